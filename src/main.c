@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot - boot-time initrd tooling for LTSP clients.
+ * Dispatches to the sub-commands; each one returns an exit code.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ramboot.h"
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "load",     cmd_load,     "stream an image into RAM (tmpfs file or zram), or prefetch it" },
+	{ "manifest", cmd_manifest, "write the manifest (size, SHA-256) of an image" },
+	{ "swap",     cmd_swap,     "set up compressed swap on a zram device" },
+	{ "status",   cmd_status,   "show the boot report and live zram statistics" },
+	{ "boot",     cmd_boot,     "initramfs entry point: act on the kernel command line" },
+	{ "initrd",   cmd_initrd,   "write or list an initrd holding ramboot" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "Usage: ramboot COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].help);
+	fprintf(out, "  %-9s %s\n", "help", "show this help");
+	fprintf(out, "\nRun 'ramboot COMMAND --help' for the options of a command.\n"
+		"Exit codes: 0 ok, 1 runtime error, 2 usage, 3 not enough memory.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+	size_t i;
+
+	rb_root_init();
+	if (argc < 2) {
+		usage(stderr);
+		return RB_EXIT_USAGE;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+		printf("ramboot %s\n", RAMBOOT_VERSION);
+		return RB_EXIT_OK;
+	}
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(cmd, commands[i].name))
+			continue;
+		rb_set_cmd(commands[i].name);
+		return commands[i].fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "ramboot: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return RB_EXIT_USAGE;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ramboot - common declarations: error reporting, the root prefix through
+ * which every /proc, /sys and /dev access goes, sizes and retrying I/O.
+ */
+#ifndef RAMBOOT_H
+#define RAMBOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#ifndef RAMBOOT_VERSION
+#define RAMBOOT_VERSION "0.1.0"
+#endif
+
+/* Exit codes, documented in docs/ramboot.md and pinned by tests. */
+enum {
+	RB_EXIT_OK = 0,
+	RB_EXIT_FAIL = 1,   /* runtime error: I/O, corrupt input, verify failed */
+	RB_EXIT_USAGE = 2,  /* bad command line */
+	RB_EXIT_NOMEM = 3,  /* not enough memory: the caller should fall back */
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define KiB (1024ULL)
+#define MiB (1024ULL * 1024)
+#define GiB (1024ULL * 1024 * 1024)
+
+/* ---- messages (util.c) ---- */
+extern int rb_verbose;
+/* "ramboot: <cmd>: " prefix for every message of the running command. */
+void rb_set_cmd(const char *cmd);
+void rb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rb_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rb_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the root prefix (util.c) ----
+ * Every path below /proc, /sys and /dev is resolved through the prefix set
+ * from $RAMBOOT_ROOT (empty: the real system), so tests run against fixture
+ * trees. rb_path() returns 0 or -ENAMETOOLONG. */
+void rb_root_init(void);
+const char *rb_root(void);
+bool rb_root_is_real(void);
+int rb_path(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Read a small file below the root prefix into buf (NUL-terminated,
+ * trailing newline stripped). Returns length or -errno. */
+ssize_t rb_read_str(const char *path, char *buf, size_t len);
+/* Write a string to a file below the root prefix (sysfs attribute). */
+int rb_write_str(const char *path, const char *val);
+/* Same, taking a path that is already resolved (no prefix added). */
+ssize_t read_str_abs(const char *path, char *buf, size_t len);
+int write_str_abs(const char *path, const char *val);
+
+/* /proc/meminfo field in bytes ("MemAvailable", "MemTotal"). */
+int rb_meminfo(const char *field, uint64_t *bytes);
+
+/* ---- sizes (util.c) ----
+ * "123", "4K", "256M", "2G", "1T" (binary units, optional trailing 'B' or
+ * "iB"). Returns 0 or -EINVAL / -ERANGE. */
+int parse_size(const char *s, uint64_t *out);
+/* Human-readable size into buf: "1.5 GiB". */
+const char *fmt_size(uint64_t n, char *buf, size_t len);
+
+/* ---- I/O (util.c): loops over EINTR and short transfers ---- */
+ssize_t read_full(int fd, void *buf, size_t len);      /* < len only at EOF */
+int write_all(int fd, const void *buf, size_t len);    /* 0 or -errno */
+ssize_t pread_full(int fd, void *buf, size_t len, off_t off);
+int close_checked(int fd);                             /* 0 or -errno */
+
+double now_sec(void);                                  /* CLOCK_MONOTONIC */
+int online_cpus(void);
+
+/* ---- sub-commands ---- */
+int cmd_load(int argc, char **argv);
+int cmd_manifest(int argc, char **argv);
+int cmd_swap(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_boot(int argc, char **argv);
+int cmd_initrd(int argc, char **argv);
+
+#endif

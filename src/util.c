@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Messages, the root prefix, small-file helpers, sizes and retrying I/O.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ramboot.h"
+
+int rb_verbose;
+static const char *rb_cmd;
+static char rb_rootbuf[PATH_MAX];
+
+void rb_set_cmd(const char *cmd)
+{
+	rb_cmd = cmd;
+}
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n;
+
+	/* One write per message: lines from threads never interleave. */
+	n = snprintf(line, sizeof(line), "ramboot: %s%s%s", rb_cmd ? rb_cmd : "",
+		     rb_cmd ? ": " : "", kind);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	(void)write_all(STDERR_FILENO, line, (size_t)n);
+}
+
+void rb_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void rb_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void rb_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void rb_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!rb_verbose)
+		return;
+	va_start(ap, fmt);
+	vmsg("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void rb_root_init(void)
+{
+	const char *r = getenv("RAMBOOT_ROOT");
+	size_t n;
+
+	rb_rootbuf[0] = '\0';
+	if (!r || !*r)
+		return;
+	n = strlen(r);
+	while (n > 1 && r[n - 1] == '/')
+		n--;
+	if (n == 1 && r[0] == '/')
+		return;
+	if (n >= sizeof(rb_rootbuf))
+		n = sizeof(rb_rootbuf) - 1;
+	memcpy(rb_rootbuf, r, n);
+	rb_rootbuf[n] = '\0';
+}
+
+const char *rb_root(void)
+{
+	return rb_rootbuf;
+}
+
+bool rb_root_is_real(void)
+{
+	return rb_rootbuf[0] == '\0';
+}
+
+int rb_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = strlen(rb_rootbuf);
+	int m;
+
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, rb_rootbuf, n);
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	if (m < 0 || (size_t)m >= len - n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+ssize_t read_str_abs(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, rc;
+
+	if (len == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read_full(fd, buf, len - 1);
+	rc = close_checked(fd);
+	if (n < 0)
+		return n;
+	if (rc < 0)
+		return rc;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return n;
+}
+
+int write_str_abs(const char *path, const char *val)
+{
+	int fd, rc, rc2;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, val, strlen(val));
+	rc2 = close_checked(fd);
+	return rc < 0 ? rc : rc2;
+}
+
+ssize_t rb_read_str(const char *path, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	int rc = rb_path(p, sizeof(p), "%s", path);
+
+	return rc < 0 ? rc : read_str_abs(p, buf, len);
+}
+
+int rb_write_str(const char *path, const char *val)
+{
+	char p[PATH_MAX];
+	int rc = rb_path(p, sizeof(p), "%s", path);
+
+	return rc < 0 ? rc : write_str_abs(p, val);
+}
+
+int rb_meminfo(const char *field, uint64_t *bytes)
+{
+	char buf[8192], *line;
+	size_t flen = strlen(field);
+	ssize_t n = rb_read_str("/proc/meminfo", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		unsigned long long kb;
+
+		if (strncmp(line, field, flen) || line[flen] != ':')
+			continue;
+		if (sscanf(line + flen + 1, " %llu", &kb) != 1)
+			return -EINVAL;
+		*bytes = (uint64_t)kb * 1024;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': mul = KiB; end++; break;
+	case 'm': case 'M': mul = MiB; end++; break;
+	case 'g': case 'G': mul = GiB; end++; break;
+	case 't': case 'T': mul = GiB * 1024; end++; break;
+	default: return -EINVAL;
+	}
+	if (mul > 1 && *end == 'i')
+		end++;
+	if (*end == 'B' || (*end == 'b' && mul == 1 && end[1] == '\0'))
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*out = (uint64_t)v * mul;
+	return 0;
+}
+
+const char *fmt_size(uint64_t n, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " B", n);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = read(fd, (char *)buf + done, len - done);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int close_checked(int fd)
+{
+	/* Linux closes the descriptor even when close() fails with EINTR:
+	 * never retry, but report the error (NFS reports write-back
+	 * failures here). */
+	if (close(fd) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * zram devices through the root prefix: hot-add, attributes, reset,
+ * hot-remove. Used by the loader (zram block target) and by swap.
+ */
+#ifndef RAMBOOT_ZRAM_H
+#define RAMBOOT_ZRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Load the zram module if /sys/class/zram-control is missing (modprobe,
+ * real root only). 0 or -errno. */
+int zram_ensure_module(void);
+/* Hot-add a new device; its number in *id. 0 or -errno. */
+int zram_hot_add(int *id);
+/* Remove a device added with zram_hot_add (resets it first). */
+int zram_hot_remove(int id);
+/* Write "1" to reset: the kernel refuses (EBUSY) while the node is open. */
+int zram_reset(int id);
+/* Read / write /sys/block/zram<id>/<attr>. */
+int zram_get(int id, const char *attr, char *buf, size_t len);
+int zram_set(int id, const char *attr, const char *val);
+/* disksize in bytes (0: not initialised). */
+int zram_disksize(int id, uint64_t *bytes);
+/* 1 when the device has a disksize (initialised), 0 when free, -errno. */
+int zram_is_initialised(int id);
+/* "/dev/zram3" -> 3; -EINVAL when the path is not a zram node. */
+int zram_id_from_path(const char *dev);
+/* Pick the first algorithm of a comma list the device offers in
+ * comp_algorithm; NULL when none (caller keeps the kernel default). */
+const char *zram_pick_algorithm(int id, const char *list, char *out, size_t len);
+
+#endif

@@ -1,0 +1,35 @@
+#!/bin/sh
+# tests/deps.sh check|install - the Debian packages ramboot builds and tests with.
+set -eu
+PKGS="gcc make libc6-dev libzstd-dev liblzma-dev liblzo2-dev zlib1g-dev libblkid-dev
+nettle-dev libarchive-dev bats bats-assert bats-support shellcheck squashfs-tools
+zstd xz-utils lzop gzip pigz cpio busybox-static e2fsprogs util-linux kmod
+erofs-utils clang libclang-rt-14-dev qemu-system-x86 linux-image-amd64"
+
+missing() {
+	for p in $PKGS; do
+		dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || echo "$p"
+	done
+}
+
+case "${1:-check}" in
+check)
+	m=$(missing)
+	[ -z "$m" ] && exit 0
+	echo "missing packages:" $m >&2
+	exit 1 ;;
+install)
+	m=$(missing)
+	[ -z "$m" ] && exit 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: need root to apt-get install:" $m >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $m ;;
+*)
+	echo "usage: $0 check|install" >&2
+	exit 2 ;;
+esac
