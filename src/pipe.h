@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The load pipeline: a reader thread fills input buffers from the source,
+ * a codec driver turns them into output chunks (in order), a writer thread
+ * writes the chunks to the sink and a hasher thread hashes them behind it.
+ *
+ *   source --read--> [in queue] --codec--> [out queue] --write--> sink
+ *                                                      \--hash--> SHA-256
+ */
+#ifndef RAMBOOT_PIPE_H
+#define RAMBOOT_PIPE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <nettle/sha2.h>
+
+#define PIPE_BUF_SIZE  (2u * 1024 * 1024)
+#define PIPE_NBUF_IN   8
+#define PIPE_NBUF_OUT  8
+
+struct pipe;
+
+/* A unit of data moving through the pipeline. Output chunks are "futures":
+ * a parallel codec queues them in stream order and fills them later; the
+ * writer waits until a chunk is ready. */
+struct chunk {
+	uint8_t *data;
+	size_t len, cap;
+	bool eof;                /* input: end of the source */
+	bool ready;              /* output: filled (set by chunk_ready) */
+	int error;               /* output: the producer failed (-errno) */
+	struct chunk *next;      /* queue link */
+	struct pool *pool;       /* NULL: malloc'd, freed with free() */
+};
+
+struct queue {
+	struct chunk *head, *tail;
+	size_t n;
+};
+
+struct pool {
+	struct chunk *free;
+	unsigned int nfree;
+	struct chunk *all;
+	unsigned int nall;
+};
+
+struct pipe_stats {
+	uint64_t bytes_in;       /* read from the source */
+	uint64_t bytes_out;      /* written to the sink */
+	uint64_t total_in;       /* source size when known, else 0 */
+	uint64_t expect_out;     /* expected output size when known, else 0 */
+};
+
+struct pipe {
+	/* settings */
+	int src_fd, dst_fd;
+	bool hash;
+	bool dst_is_blk;
+	uint64_t max_in;         /* read at most this much (0: to EOF) */
+	uint64_t max_out;        /* refuse output beyond this (0: no limit) */
+	uint64_t min_free;       /* abort with -ENOMEM when MemAvailable drops below */
+	int threads;
+
+	/* state, protected by lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct queue inq, outq, hashq;
+	struct pool inpool, outpool;
+	int error;               /* first error, -errno; stops every stage */
+	const char *error_where; /* "read", "write", "decode", ... */
+	char error_msg[160];     /* codec detail ("frame checksum mismatch") */
+	bool out_closed;         /* the codec driver emitted its last chunk */
+	bool writer_done, hasher_done;
+	struct pipe_stats st;
+	uint64_t dropped_cache;  /* block sink: bytes dropped from page cache */
+
+	struct sha256_ctx sha;
+	pthread_t reader, writer, hasher;
+	bool reader_started, writer_started, hasher_started;
+};
+
+int pipe_init(struct pipe *p);
+void pipe_destroy(struct pipe *p);
+/* Start reader, writer and hasher threads. */
+int pipe_start(struct pipe *p);
+/* Wait for the writer and hasher to drain; returns the pipe's error. */
+int pipe_finish(struct pipe *p);
+
+/* Record the first error; wakes every stage. */
+void pipe_fail(struct pipe *p, int err, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int pipe_error(struct pipe *p);
+
+/* For codec drivers. */
+struct chunk *pipe_get_input(struct pipe *p);         /* blocks; NULL on error */
+void pipe_put_input(struct pipe *p, struct chunk *c); /* give back after use */
+/* Push an input chunk straight to the output (codec "none"). */
+void pipe_pass_through(struct pipe *p, struct chunk *c);
+struct chunk *pipe_get_outbuf(struct pipe *p);        /* blocks; NULL on error */
+/* Queue an output chunk in stream order; it may be filled later. */
+void pipe_emit(struct pipe *p, struct chunk *c);
+/* Wait until fewer than max output chunks wait for the writer. */
+void pipe_wait_outq(struct pipe *p, size_t max);
+/* Mark a queued chunk filled (or failed with err). */
+void pipe_chunk_done(struct pipe *p, struct chunk *c, int err);
+/* A malloc'd output chunk of cap bytes (for parallel codecs). */
+struct chunk *chunk_new(size_t cap);
+
+void pipe_stats(struct pipe *p, struct pipe_stats *out);
+void pipe_digest(struct pipe *p, uint8_t digest[32]);
+
+#endif
