@@ -90,7 +90,9 @@ fuzz:
 install: ramboot static/ramboot
 	install -D -m 0755 ramboot $(DESTDIR)$(BINDIR)/ramboot
 	install -D -m 0755 static/ramboot $(DESTDIR)$(DATADIR)/ramboot.static
-	install -D -m 0644 conf/ramboot.conf $(DESTDIR)$(SYSCONFDIR)/ramboot.conf
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ramboot.conf ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/ramboot.conf"; \
+	else install -D -m 0644 conf/ramboot.conf $(DESTDIR)$(SYSCONFDIR)/ramboot.conf; fi
 	@if [ -f initrd-hooks/install.sh ]; then \
 		DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' DATADIR='$(DATADIR)' SYSCONFDIR='$(SYSCONFDIR)' \
 		sh initrd-hooks/install.sh; fi

@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Install the boot integration; `make install` runs it with DESTDIR,
+# PREFIX, DATADIR and SYSCONFDIR set, after installing the binaries.
+#
+#   $DATADIR/hooks/...                 the scripts `ramboot initrd -o` packs
+#   $DATADIR/ltsp.conf                 the ltsp.conf snippet, for reference
+#   $SYSCONFDIR/ltsp/ramboot/ramboot   the static binary and the LTSP hook:
+#   $SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh  `ltsp initrd` copies /etc/ltsp
+#                                      into ltsp.img (and the client root)
+#   /usr/share/initramfs-tools/hooks/ramboot               build hook
+#   /usr/share/initramfs-tools/scripts/init-bottom/ramboot boot script
+#
+# NO_LTSP=1 or NO_INITRAMFS_TOOLS=1 leave out either part.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+DESTDIR=${DESTDIR:-}
+PREFIX=${PREFIX:-/usr/local}
+DATADIR=${DATADIR:-$PREFIX/share/ramboot}
+SYSCONFDIR=${SYSCONFDIR:-/etc}
+ITDIR=${INITRAMFS_TOOLS_DIR:-/usr/share/initramfs-tools}
+
+say() {
+	echo "install: $*"
+}
+
+inst() { # mode src dst
+	install -D -m "$1" "$2" "$DESTDIR$3"
+	say "$3"
+}
+
+inst 0644 "$here/ltsp-hook.sh" "$DATADIR/hooks/ltsp-hook.sh"
+inst 0755 "$here/initramfs-tools/script" "$DATADIR/hooks/initramfs-tools/script"
+inst 0644 "$here/initramfs-tools/order.conf" "$DATADIR/hooks/initramfs-tools/order.conf"
+inst 0644 "$here/../conf/ltsp.conf" "$DATADIR/ltsp.conf"
+
+if [ "${NO_LTSP:-0}" != 1 ]; then
+	static="$DESTDIR$DATADIR/ramboot.static"
+	if [ -f "$static" ]; then
+		inst 0755 "$static" "$SYSCONFDIR/ltsp/ramboot/ramboot"
+	else
+		say "warning: $static missing; LTSP clients need it in $SYSCONFDIR/ltsp/ramboot/ramboot"
+	fi
+	inst 0644 "$here/ltsp-hook.sh" "$SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh"
+fi
+
+if [ "${NO_INITRAMFS_TOOLS:-0}" != 1 ]; then
+	tmp=$(mktemp)
+	trap 'rm -f "$tmp"' EXIT
+	sed -e "s|@DATADIR@|$DATADIR|g" -e "s|@SYSCONFDIR@|$SYSCONFDIR|g" \
+		"$here/initramfs-tools/hook" >"$tmp"
+	inst 0755 "$tmp" "$ITDIR/hooks/ramboot"
+	inst 0755 "$here/initramfs-tools/script" "$ITDIR/scripts/init-bottom/ramboot"
+fi
+
+if [ -z "$DESTDIR" ]; then
+	say "done. LTSP: add the lines of $DATADIR/ltsp.conf to /etc/ltsp/ltsp.conf, then run 'ltsp initrd'."
+	say "initramfs-tools: run 'update-initramfs -u' to include ramboot."
+fi

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Settings of `ramboot boot`: the kernel command line (ramboot=,
+ * ramboot.*=, ltsp.image=), RAMBOOT_* environment variables (set from
+ * ltsp.conf), /etc/ramboot.conf and built-in defaults.
+ *
+ * Every parser reads a string and fills a struct: no I/O, no global
+ * state, so the unit tests and the fuzz target can feed it anything.
+ * Sources are applied from the lowest precedence to the highest
+ * (defaults, file, environment, command line): a later valid value
+ * replaces an earlier one; an invalid value is a warning and keeps the
+ * earlier one.
+ */
+#ifndef RAMBOOT_CMDLINE_H
+#define RAMBOOT_CMDLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum boot_mode { BOOT_OFF, BOOT_PREFETCH, BOOT_RAM };
+enum boot_target { TARGET_TMPFS, TARGET_ZRAM };
+enum boot_swap { SWAP_OFF, SWAP_ZRAM };
+
+#define SET_PATH_MAX 1024
+#define SET_WARN_MAX 16
+#define SET_WARN_LEN 200
+
+/* Where a setting came from (lowest precedence first). */
+enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
+
+struct boot_settings {
+	enum boot_mode mode;
+	char image[SET_PATH_MAX];      /* ramboot.image=, "" when unset */
+	char ltsp_image[SET_PATH_MAX]; /* ltsp.image= as given (whole list) */
+	char decompress[32];           /* "auto", "none", "zstd", ... */
+	enum boot_target target;
+	uint64_t minfree;              /* bytes; 0 with minfree_set false */
+	bool minfree_set;              /* false: the loader's default */
+	char sha256[65];               /* "" when unset */
+	char manifest[SET_PATH_MAX];   /* "" auto (IMAGE.manifest), "none" */
+	enum boot_swap swap;
+	char swap_size[128];           /* "" : swap's default */
+	char swap_algorithm[128];      /* "" : swap's default */
+	int swap_priority;             /* with swap_priority_set */
+	bool swap_priority_set;
+	bool debug;
+
+	enum set_source mode_source;   /* for the report and debug log */
+	/* Warnings of the parse, in order; nwarn may exceed SET_WARN_MAX
+	 * (the rest were dropped). */
+	char warn[SET_WARN_MAX][SET_WARN_LEN];
+	int nwarn;
+};
+
+/* Built-in defaults. */
+void settings_init(struct boot_settings *s);
+
+/* Set one setting by its command-line name without the "ramboot."
+ * prefix: "" (the mode itself, ramboot=), "image", "decompress",
+ * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
+ * "swap.algorithm", "swap.priority", "debug". val is NULL for a bare
+ * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
+ * -EINVAL for a bad value (a warning naming `origin` is added in both
+ * cases). */
+int settings_set(struct boot_settings *s, const char *key, const char *val,
+		 const char *origin, enum set_source src);
+
+/* The kernel command line, split as the kernel does it (lib/cmdline.c
+ * next_arg: double quotes group spaces and are removed from the value;
+ * "--" ends the kernel's parameters). Takes ramboot=, ramboot.* and
+ * ltsp.image=; ignores everything else. */
+void settings_parse_cmdline(struct boot_settings *s, const char *cmdline);
+
+/* Environment: an envp-style array ("RAMBOOT_SWAP_SIZE=4G"); NULL ends
+ * it. RAMBOOT=mode, RAMBOOT_IMAGE=..., RAMBOOT_SWAP_SIZE=... (the
+ * command-line name upper-cased, '.' -> '_'). RAMBOOT_ROOT and
+ * RAMBOOT_BIN are not settings and are skipped. */
+void settings_parse_env(struct boot_settings *s, char *const *envp);
+
+/* /etc/ramboot.conf contents: the same KEY=value names as the
+ * environment; shell-like: comments, blank lines, optional "export ",
+ * single or double quotes. len bytes; buf need not be NUL-terminated. */
+void settings_parse_conf(struct boot_settings *s, const char *buf, size_t len);
+
+/* Split one kernel parameter off *p (NUL-free input string), the kernel
+ * way. Copies the parameter name to name and its value to val (quotes
+ * removed); *has_val tells "a" from "a=". Returns false at the end. */
+bool cmdline_next(const char **p, char *name, size_t nlen, char *val,
+		  size_t vlen, bool *has_val);
+
+/* The first comma field of an LTSP image list ("img,opts,,img2,...")
+ * into out. 0 or -ENAMETOOLONG / -EINVAL (empty). */
+int ltsp_image_first(const char *list, char *out, size_t len);
+
+const char *boot_mode_name(enum boot_mode m);
+const char *boot_target_name(enum boot_target t);
+
+#endif

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The boot report writer. One key=value per line, the value being the
+ * rest of the line (control characters replaced by spaces), so that
+ * `sed -n 's/^fstype=//p'` in an initramfs script and `ramboot status`
+ * read it without a parser.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ramboot.h"
+#include "report.h"
+
+void report_init(struct boot_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->mode_asked, sizeof(r->mode_asked), "off");
+	snprintf(r->mode_done, sizeof(r->mode_done), "off");
+	snprintf(r->hash, sizeof(r->hash), "none");
+}
+
+void report_add_error(struct boot_report *r, const char *msg)
+{
+	size_t n = strlen(r->error);
+
+	if (!msg || !*msg)
+		return;
+	snprintf(r->error + n, sizeof(r->error) - n, "%s%s", n ? "; " : "", msg);
+	for (; r->error[n]; n++)
+		if ((unsigned char)r->error[n] < 0x20)
+			r->error[n] = ' ';
+}
+
+struct out {
+	char *buf;
+	size_t len, pos;
+	bool full;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->pos, o->len - o->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->len - o->pos) {
+		o->full = true;
+		return;
+	}
+	o->pos += (size_t)n;
+}
+
+/* key=value with the value on one line. */
+static void kv(struct out *o, const char *key, const char *val)
+{
+	const unsigned char *p;
+
+	put(o, "%s=", key);
+	for (p = (const unsigned char *)val; *p; p++)
+		put(o, "%c", *p < 0x20 || *p == 0x7f ? ' ' : *p);
+	put(o, "\n");
+}
+
+int report_format(const struct boot_report *r, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0, false };
+	char num[64];
+
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	kv(&o, "mode_asked", r->mode_asked);
+	kv(&o, "mode_done", r->mode_done);
+	kv(&o, "source", r->source);
+	kv(&o, "ram_path", r->ram_path);
+	kv(&o, "target", r->target);
+	snprintf(num, sizeof(num), "%" PRIu64, r->bytes);
+	kv(&o, "bytes", num);
+	snprintf(num, sizeof(num), "%.3f", r->seconds);
+	kv(&o, "seconds", num);
+	snprintf(num, sizeof(num), "%.1f", r->mbps);
+	kv(&o, "mbps", num);
+	kv(&o, "codec", r->codec);
+	kv(&o, "hash", r->hash);
+	kv(&o, "fstype", r->fstype);
+	kv(&o, "swap_device", r->swap_device);
+	snprintf(num, sizeof(num), "%" PRIu64, r->swap_size);
+	kv(&o, "swap_size", r->swap_device[0] ? num : "");
+	snprintf(num, sizeof(num), "%d", r->swap_priority);
+	kv(&o, "swap_algorithm", r->swap_algorithm);
+	kv(&o, "swap_priority", r->swap_device[0] ? num : "");
+	kv(&o, "fallback", r->fallback);
+	kv(&o, "error", r->error);
+	return o.full ? -ENOSPC : (int)o.pos;
+}
+
+static void js(struct out *o, const char *key, const char *val, bool last)
+{
+	const unsigned char *p;
+
+	put(o, "  \"%s\": \"", key);
+	for (p = (const unsigned char *)val; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			put(o, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			put(o, "\\u%04x", *p);
+		else
+			put(o, "%c", *p);
+	}
+	put(o, "\"%s\n", last ? "" : ",");
+}
+
+int report_format_json(const struct boot_report *r, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0, false };
+
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	put(&o, "{\n");
+	js(&o, "mode_asked", r->mode_asked, false);
+	js(&o, "mode_done", r->mode_done, false);
+	js(&o, "source", r->source, false);
+	js(&o, "ram_path", r->ram_path, false);
+	js(&o, "target", r->target, false);
+	put(&o, "  \"bytes\": %" PRIu64 ",\n", r->bytes);
+	put(&o, "  \"seconds\": %.3f,\n", r->seconds);
+	put(&o, "  \"mbps\": %.1f,\n", r->mbps);
+	js(&o, "codec", r->codec, false);
+	js(&o, "hash", r->hash, false);
+	js(&o, "fstype", r->fstype, false);
+	js(&o, "swap_device", r->swap_device, false);
+	if (r->swap_device[0]) {
+		put(&o, "  \"swap_size\": %" PRIu64 ",\n", r->swap_size);
+		js(&o, "swap_algorithm", r->swap_algorithm, false);
+		put(&o, "  \"swap_priority\": %d,\n", r->swap_priority);
+	} else {
+		put(&o, "  \"swap_size\": null,\n");
+		js(&o, "swap_algorithm", r->swap_algorithm, false);
+		put(&o, "  \"swap_priority\": null,\n");
+	}
+	js(&o, "fallback", r->fallback, false);
+	js(&o, "error", r->error, true);
+	put(&o, "}\n");
+	return o.full ? -ENOSPC : (int)o.pos;
+}
+
+int report_mkdir(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p))
+		return -ENAMETOOLONG;
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		p[i] = i < n ? '/' : '\0';
+	}
+	return 0;
+}
+
+static int write_atomic(const char *dir, const char *name, const char *data, size_t len)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int fd, rc, rc2;
+
+	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, data, len);
+	rc2 = close_checked(fd);
+	if (rc == 0)
+		rc = rc2;
+	if (rc == 0 && rename(tmp, dst) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+int report_write(const struct boot_report *r, const char *dir, bool json)
+{
+	size_t cap = 8192;
+	char *buf;
+	int n, rc;
+
+	rc = report_mkdir(dir);
+	if (rc < 0)
+		return rc;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	n = report_format(r, buf, cap);
+	rc = n < 0 ? n : write_atomic(dir, "report", buf, (size_t)n);
+	if (rc == 0 && json) {
+		n = report_format_json(r, buf, cap);
+		rc = n < 0 ? n : write_atomic(dir, "report.json", buf, (size_t)n);
+	}
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The boot report: what `ramboot boot` asked for and what it did, as
+ * key=value lines in /run/ramboot/report (and report.json with --json).
+ * `ramboot status` prints it; the initramfs-tools boot script reads
+ * fstype= from it.
+ */
+#ifndef RAMBOOT_REPORT_H
+#define RAMBOOT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define REPORT_DIR "/run/ramboot"
+
+struct boot_report {
+	char mode_asked[16];      /* off | prefetch | ram */
+	char mode_done[16];       /* off | prefetch | ram */
+	char source[4096];        /* the network image */
+	char ram_path[4096];      /* the RAM copy, "" when none */
+	char target[16];          /* tmpfs | zram | "" */
+	uint64_t bytes;           /* bytes written to RAM (read, for prefetch) */
+	double seconds;
+	double mbps;              /* MB/s (10^6 bytes) read from the source */
+	char codec[16];
+	char hash[16];            /* ok | mismatch | none */
+	char fstype[32];
+	char swap_device[64];
+	uint64_t swap_size;
+	char swap_algorithm[32];
+	int swap_priority;        /* meaningful with swap_device set */
+	char fallback[256];       /* "" or why the boot stays on the network */
+	char error[1024];         /* "" or the one-line error(s) */
+};
+
+void report_init(struct boot_report *r);
+
+/* Append a message to r->error ("; " between several). */
+void report_add_error(struct boot_report *r, const char *msg);
+
+/* Format as key=value lines / as one JSON object. Returns the length
+ * or -ENOSPC. */
+int report_format(const struct boot_report *r, char *buf, size_t len);
+int report_format_json(const struct boot_report *r, char *buf, size_t len);
+
+/* Write dir/report (and dir/report.json when json) atomically: a
+ * temporary file renamed over the old one. dir is an absolute,
+ * already prefixed path; it is created (mode 0755) if missing.
+ * 0 or -errno. */
+int report_write(const struct boot_report *r, const char *dir, bool json);
+
+/* mkdir -p with mode 0755. 0 or -errno. */
+int report_mkdir(const char *dir);
+
+#endif

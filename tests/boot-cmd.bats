@@ -1,0 +1,298 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# `ramboot boot` against fixture trees: $RAMBOOT_ROOT holds proc/cmdline,
+# proc/meminfo, the network root (root/) and receives run/ramboot/.
+# Exit status is 0 in every runtime outcome; stdout is empty unless a
+# RAM copy was made. Root-only cases load a real squashfs into a tmpfs
+# and into a zram device, and remove what they made.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+BIN=${RAMBOOT:-$TOP/ramboot}
+
+setup() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/root/images" "$R/etc"
+	: >"$R/proc/cmdline"
+	meminfo 8000000
+	ZRAM_ID=
+}
+
+teardown() {
+	if [ -n "${ZRAM_ID:-}" ] && [ -e "/sys/block/zram$ZRAM_ID" ]; then
+		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
+		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+	fi
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
+		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
+	fi
+}
+
+meminfo() { # MemAvailable in kB
+	printf 'MemTotal:       %s kB\nMemFree:        %s kB\nMemAvailable:   %s kB\n' \
+		"$(($1 + 100000))" "$1" "$1" >"$R/proc/meminfo"
+}
+
+# Run `ramboot boot` in the fixture root. $RAMBOOT (the binary under
+# test) must not reach it: RAMBOOT= is the mode setting.
+rb() {
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot "$@"
+}
+
+rbenv() { # VAR=value... -- args
+	local vars=()
+	while [ "$1" != -- ]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "${vars[@]}" "$BIN" boot "$@"
+}
+
+report() { # key -> value
+	sed -n "s/^$1=//p" "$R/run/ramboot/report"
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (mount, zram)"
+}
+
+make_sqfs() { # path
+	local d=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$d/etc" "$d/sbin"
+	echo hello >"$d/etc/hostname"
+	head -c 300000 /dev/urandom >"$d/sbin/init"
+	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
+}
+
+@test "boot: off by default: nothing on stdout, report says off" {
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_asked)" = off ]
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "" ]
+	[ ! -e "$R/run/ramboot/ram" ]
+}
+
+@test "boot: the report has every key, in order" {
+	rb
+	assert_success
+	run cut -d= -f1 "$R/run/ramboot/report"
+	assert_output "$(printf '%s\n' mode_asked mode_done source ram_path target bytes \
+		seconds mbps codec hash fstype swap_device swap_size swap_algorithm swap_priority \
+		fallback error)"
+}
+
+@test "boot: ramboot=off with an image does nothing" {
+	echo "ramboot=off ltsp.image=images/x.img" >"$R/proc/cmdline"
+	head -c 4096 /dev/zero >"$R/root/images/x.img"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = off ]
+	[ "$(report source)" = "" ]
+}
+
+@test "boot: bad values and unknown keys warn, the boot goes on" {
+	echo 'quiet ramboot=turbo ramboot.colour=blue ramboot.target=nvme ramboot.minfree=lots' \
+		>"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[[ $stderr == *"ramboot: boot: warning: ramboot=: invalid value 'turbo', ignored"* ]]
+	[[ $stderr == *"ramboot.colour=: unknown setting"* ]]
+	[[ $stderr == *"ramboot.target=: invalid value 'nvme'"* ]]
+	[[ $stderr == *"ramboot.minfree=: invalid value 'lots'"* ]]
+	[ "$(report mode_asked)" = off ]
+}
+
+@test "boot: usage errors exit 2, --help exits 0" {
+	rb --bogus
+	assert_failure 2
+	rb extra-argument
+	assert_failure 2
+	rb --image=
+	assert_failure 2
+	rb --help
+	assert_success
+	assert_output --partial "Usage: ramboot boot"
+}
+
+@test "boot: missing image: exit 0, fallback recorded, no RAMBOOT_IMAGE" {
+	echo "ramboot=ram ltsp.image=images/x86_64.img,fstype=squashfs,,b.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_asked)" = ram ]
+	[ "$(report mode_done)" = off ]
+	[ "$(report source)" = "$R/root/images/x86_64.img" ]
+	[ "$(report fallback)" = "image not found" ]
+	[[ $(report error) == *"No such file or directory"* ]]
+	[[ $stderr == *"booting from the network image"* ]]
+}
+
+@test "boot: ram without any image setting falls back" {
+	echo "ramboot=ram" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "no image" ]
+}
+
+@test "boot: image paths: ramboot.image > ltsp.image, rootmnt, absolute under the prefix" {
+	rb --cmdline="ramboot=ram ramboot.image=a.img ltsp.image=b.img"
+	[ "$(report source)" = "$R/root/a.img" ]
+	rbenv rootmnt=/sysroot -- --cmdline="ramboot=ram ltsp.image=b.img,ro"
+	[ "$(report source)" = "$R/sysroot/b.img" ]
+	rb --cmdline='ramboot=ram "ramboot.image=/srv/my images/c.img"'
+	[ "$(report source)" = "$R/srv/my images/c.img" ]
+	rb --image=/elsewhere/d.img --cmdline="ramboot=ram ramboot.image=a.img"
+	[ "$(report source)" = /elsewhere/d.img ]
+	rb --default-image=/dev/nbd0 --cmdline="ramboot=ram"
+	[ "$(report source)" = /dev/nbd0 ]
+	rb --default-image=/dev/nbd0 --cmdline="ramboot=ram ltsp.image=e.img"
+	[ "$(report source)" = "$R/root/e.img" ]
+}
+
+@test "boot: precedence: cmdline > environment > ramboot.conf > default" {
+	echo "RAMBOOT=prefetch" >"$R/etc/ramboot.conf"
+	rb
+	[ "$(report mode_asked)" = prefetch ]
+	rbenv RAMBOOT=ram --
+	[ "$(report mode_asked)" = ram ]
+	echo "ramboot=off" >"$R/proc/cmdline"
+	rbenv RAMBOOT=ram --
+	[ "$(report mode_asked)" = off ]
+	# --cmdline replaces /proc/cmdline
+	rbenv RAMBOOT=off -- --cmdline="ramboot=ram"
+	[ "$(report mode_asked)" = ram ]
+}
+
+@test "boot: not enough memory: exit 0, fallback, nothing left behind" {
+	head -c 2M /dev/urandom >"$R/root/images/x.img"
+	meminfo 300000
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.minfree=1G" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "not enough memory" ]
+	run ls -A "$R/run/ramboot"
+	assert_output "report"
+}
+
+@test "boot: --json writes report.json too" {
+	command -v python3 >/dev/null || skip "no python3"
+	echo "ramboot=ram" >"$R/proc/cmdline"
+	rb --json
+	assert_success
+	run python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["mode_asked"], d["fallback"], d["bytes"])' \
+		"$R/run/ramboot/report.json"
+	assert_output "ram no image 0"
+}
+
+@test "boot: swap that cannot be set up is an error in the report, exit 0" {
+	echo "ramboot.swap=zram ramboot.swap.priority=5" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report swap_device)" = "" ]
+	[[ $(report error) == swap:* ]]
+}
+
+@test "boot: ramboot.debug keeps a log in /run/ramboot" {
+	echo "ramboot=ram ramboot.debug ltsp.image=none.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	grep -q "debug: mode ram" "$R/run/ramboot/boot.log"
+	grep -q "image not found" "$R/run/ramboot/boot.log"
+	[[ $stderr == *"debug: mode ram"* ]]
+}
+
+@test "boot: prefetch returns at once with an empty stdout" {
+	head -c 1M /dev/urandom >"$R/root/images/x.img"
+	echo "ramboot=prefetch ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = prefetch ]
+	[ ! -e "$R/run/ramboot/ram" ]
+}
+
+@test "boot: ram into tmpfs (root): RAMBOOT_IMAGE is the verified copy" {
+	need_root
+	make_sqfs "$R/root/images/x86_64.img"
+	"$BIN" manifest "$R/root/images/x86_64.img" >"$R/root/images/x86_64.img.manifest"
+	echo "ramboot=ram ltsp.image=images/x86_64.img,fstype=squashfs" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/x86_64.img"
+	cmp "$R/root/images/x86_64.img" "$R/run/ramboot/ram/x86_64.img"
+	grep -qs " $R/run/ramboot/ram tmpfs " /proc/mounts
+	[ "$(report mode_done)" = ram ]
+	[ "$(report target)" = tmpfs ]
+	[ "$(report ram_path)" = "$R/run/ramboot/ram/x86_64.img" ]
+	[ "$(report fstype)" = squashfs ]
+	[ "$(report hash)" = ok ]
+	[ "$(report bytes)" = "$(stat -c %s "$R/root/images/x86_64.img")" ]
+	[ "$(report fallback)" = "" ]
+}
+
+@test "boot: hash mismatch (root): fallback, tmpfs gone" {
+	need_root
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.sha256=$(printf '0%.0s' $(seq 64))" \
+		>"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report hash)" = mismatch ]
+	[ "$(report fallback)" = "hash mismatch" ]
+	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+	[ ! -e "$R/run/ramboot/ram/x.img" ]
+}
+
+@test "boot: ram into zram (root): RAMBOOT_IMAGE is a new zram device" {
+	need_root
+	[ -e /sys/class/zram-control/hot_add ] || skip "no zram module"
+	# /sys and /dev through the prefix, /proc faked
+	ln -s /sys "$R/sys"
+	ln -s /dev "$R/dev"
+	make_sqfs "$R/root/images/x.img"
+	before=$(ls /sys/block | grep '^zram' | tr '\n' ' ')
+	echo "ramboot=ram ramboot.target=zram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	[[ $output =~ ^RAMBOOT_IMAGE=$R/dev/zram([0-9]+)$ ]]
+	ZRAM_ID=${BASH_REMATCH[1]}
+	[[ " $before " != *" zram$ZRAM_ID "* ]]
+	size=$(stat -c %s "$R/root/images/x.img")
+	cmp -n "$size" "$R/root/images/x.img" "/dev/zram$ZRAM_ID"
+	[ "$(report target)" = zram ]
+	[ "$(report fstype)" = squashfs ]
+}
+
+@test "boot: zram load failure (root): the device is removed again" {
+	need_root
+	[ -e /sys/class/zram-control/hot_add ] || skip "no zram module"
+	ln -s /sys "$R/sys"
+	ln -s /dev "$R/dev"
+	make_sqfs "$R/root/images/x.img"
+	before=$(ls /sys/block | grep '^zram' | sort | tr '\n' ' ')
+	echo "ramboot=ram ramboot.target=zram ltsp.image=images/x.img ramboot.sha256=$(printf 'a%.0s' $(seq 64))" \
+		>"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "hash mismatch" ]
+	after=$(ls /sys/block | grep '^zram' | sort | tr '\n' ' ')
+	[ "$before" = "$after" ]
+}

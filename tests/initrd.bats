@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# `ramboot initrd`: write an extra initrd (newc cpio) and list initrds,
+# plain, compressed and concatenated as the kernel takes them.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+BIN=${RAMBOOT:-$TOP/ramboot}
+
+setup() {
+	cd "$TOP" || return 1
+	T=$BATS_TEST_TMPDIR
+	# Any ELF program stands in for the static binary.
+	STATIC=$TOP/static/ramboot
+	[ -x "$STATIC" ] || STATIC=$BIN
+}
+
+@test "initrd: -o writes a newc cpio that cpio -t lists" {
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
+	assert_success
+	[ ! -e "$T/rb.img.tmp" ]
+	run cpio -t -H newc -F "$T/rb.img"
+	assert_success
+	assert_line usr/sbin/ramboot
+	assert_line etc/ltsp/ramboot/ltsp-hook.sh
+	assert_line scripts/init-bottom/ramboot
+	assert_line conf/conf.d/zz-ramboot.conf
+	# parent directories come first: the kernel does not create them
+	[ "$(cpio -t -F "$T/rb.img" 2>/dev/null | head -1)" = usr ]
+	mkdir "$T/x" && cd "$T/x" && cpio -id -F "$T/rb.img" 2>/dev/null
+	cmp "$STATIC" "$T/x/usr/sbin/ramboot"
+	[ -x "$T/x/scripts/init-bottom/ramboot" ]
+	cmp "$TOP/initrd-hooks/ltsp-hook.sh" "$T/x/etc/ltsp/ramboot/ltsp-hook.sh"
+}
+
+@test "initrd: --conf adds etc/ramboot.conf" {
+	echo "RAMBOOT=ram" >"$T/conf"
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --conf="$T/conf"
+	assert_success
+	run cpio -t -F "$T/rb.img"
+	assert_line etc/ramboot.conf
+}
+
+@test "initrd: --list finds ramboot in our initrd" {
+	"$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
+	run "$BIN" initrd --list "$T/rb.img"
+	assert_success
+	assert_line "# member 1: offset 0, compression none, 13 entries"
+	assert_line --regexp '^ramboot: present \(usr/sbin/ramboot, [0-9.]+ (KiB|MiB)\)$'
+}
+
+@test "initrd: --list reads a gzip-compressed initrd" {
+	"$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
+	gzip -c "$T/rb.img" >"$T/rb.gz"
+	run "$BIN" initrd --list "$T/rb.gz"
+	assert_success
+	assert_line --partial "compression gzip, 13 entries"
+	assert_line --partial "ramboot: present"
+}
+
+@test "initrd: --list walks concatenated members and zero padding" {
+	"$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
+	mkdir -p "$T/other/etc" && echo x >"$T/other/etc/x"
+	(cd "$T/other" && find . | cpio -o -H newc 2>/dev/null) >"$T/other.cpio"
+	(cd "$T/other" && find . | cpio -o -H newc 2>/dev/null | zstd -q -c) >"$T/other.zst"
+	{ cat "$T/other.cpio"; head -c 1000 /dev/zero; cat "$T/rb.img" "$T/other.zst"; } >"$T/cat.img"
+	run "$BIN" initrd --list "$T/cat.img"
+	assert_success
+	assert_line --regexp '^# member 1: offset 0, compression none, [0-9]+ entries$'
+	assert_line --regexp '^# member 2: offset [0-9]+, compression none, 13 entries$'
+	assert_line --regexp '^# member 3: offset [0-9]+, compression zstd, [0-9]+ entries$'
+	assert_line --partial "ramboot: present"
+}
+
+@test "initrd: --list says absent, and a script named ramboot is not the binary" {
+	mkdir -p "$T/t/scripts/init-bottom"
+	echo '#!/bin/sh' >"$T/t/scripts/init-bottom/ramboot"
+	(cd "$T/t" && find . | cpio -o -H newc 2>/dev/null) >"$T/t.cpio"
+	run "$BIN" initrd --list "$T/t.cpio"
+	assert_success
+	assert_line "ramboot: absent"
+}
+
+@test "initrd: --list of this machine's initrd" {
+	set -- /boot/initrd.img-*
+	[ -f "$1" ] || skip "no /boot/initrd.img-*"
+	[ -r "$1" ] || skip "$1 not readable"
+	run "$BIN" initrd --list "$1"
+	assert_success
+	assert_line --regexp '^# member 1: offset 0, compression [a-z0-9]+, [0-9]+ entries$'
+	assert_line --regexp '^ramboot: (present|absent)'
+}
+
+@test "initrd: errors: missing file, garbage, usage" {
+	run "$BIN" initrd --list "$T/nope"
+	assert_failure 1
+	assert_output --partial "ramboot: initrd: $T/nope: No such file or directory"
+	head -c 4096 /dev/urandom >"$T/garbage"
+	run "$BIN" initrd --list "$T/garbage"
+	assert_failure 1
+	run "$BIN" initrd
+	assert_failure 2
+	run "$BIN" initrd -o "$T/a" --list "$T/b"
+	assert_failure 2
+	run "$BIN" initrd -o "$T/a" --binary="$T/nope"
+	assert_failure 1
+	[ ! -e "$T/a" ]
+}
+
+@test "initrd: the static build says it has no initrd support" {
+	[ -x "$TOP/static/ramboot" ] || skip "no static build (make static)"
+	run "$TOP/static/ramboot" initrd --list /dev/null
+	assert_failure 1
+	assert_output "ramboot: initrd: built without initrd support"
+}

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Settings of `ramboot boot`: kernel command line, environment,
+ * ramboot.conf, precedence; and the boot report format. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "ramboot.h"
+#include "cmdline.h"
+#include "report.h"
+
+static struct boot_settings S;
+
+static void fresh(void)
+{
+	settings_init(&S);
+}
+
+static bool has_warn(const char *needle)
+{
+	int i;
+
+	for (i = 0; i < S.nwarn && i < SET_WARN_MAX; i++)
+		if (strstr(S.warn[i], needle))
+			return true;
+	return false;
+}
+
+static void defaults(void)
+{
+	fresh();
+	CHECK_EQ_INT(S.mode, BOOT_OFF);
+	CHECK_EQ_INT(S.target, TARGET_TMPFS);
+	CHECK_EQ_INT(S.swap, SWAP_OFF);
+	CHECK_EQ_STR(S.decompress, "auto");
+	CHECK_EQ_STR(S.image, "");
+	CHECK(!S.minfree_set);
+	CHECK(!S.debug);
+	CHECK_EQ_INT(S.nwarn, 0);
+}
+
+static void next_arg_kernel_way(void)
+{
+	const char *p = "  a=1 \"b=x y\" c=\"d e\" bare   e= \"q\" ";
+	char n[64], v[64];
+	bool hv;
+
+	CHECK(cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+	CHECK_EQ_STR(n, "a"); CHECK_EQ_STR(v, "1"); CHECK(hv);
+	CHECK(cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+	CHECK_EQ_STR(n, "b"); CHECK_EQ_STR(v, "x y");
+	CHECK(cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+	CHECK_EQ_STR(n, "c"); CHECK_EQ_STR(v, "d e");
+	CHECK(cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+	CHECK_EQ_STR(n, "bare"); CHECK(!hv);
+	CHECK(cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+	CHECK_EQ_STR(n, "e"); CHECK(hv); CHECK_EQ_STR(v, "");
+	CHECK(cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+	CHECK_EQ_STR(n, "q"); CHECK(!hv);
+	CHECK(!cmdline_next(&p, n, sizeof(n), v, sizeof(v), &hv));
+}
+
+static void cmdline_switches(void)
+{
+	fresh();
+	settings_parse_cmdline(&S, "BOOT_IMAGE=/vmlinuz root=/dev/nfs ramboot=ram "
+			       "ramboot.target=zram ramboot.minfree=512M "
+			       "ramboot.decompress=zstd ramboot.swap=zram ramboot.swap.size=ram/2 "
+			       "ramboot.swap.algorithm=lz4,zstd ramboot.swap.priority=50 "
+			       "ramboot.debug quiet");
+	CHECK_EQ_INT(S.mode, BOOT_RAM);
+	CHECK_EQ_INT(S.mode_source, SRC_CMDLINE);
+	CHECK_EQ_INT(S.target, TARGET_ZRAM);
+	CHECK(S.minfree_set);
+	CHECK_EQ_INT(S.minfree, 512ULL << 20);
+	CHECK_EQ_STR(S.decompress, "zstd");
+	CHECK_EQ_INT(S.swap, SWAP_ZRAM);
+	CHECK_EQ_STR(S.swap_size, "ram/2");
+	CHECK_EQ_STR(S.swap_algorithm, "lz4,zstd");
+	CHECK(S.swap_priority_set);
+	CHECK_EQ_INT(S.swap_priority, 50);
+	CHECK(S.debug);
+	CHECK_EQ_INT(S.nwarn, 0);
+}
+
+static void quoted_image(void)
+{
+	fresh();
+	settings_parse_cmdline(&S, "ramboot=prefetch ramboot.image=\"/srv/my images/x.img\" ro");
+	CHECK_EQ_INT(S.mode, BOOT_PREFETCH);
+	CHECK_EQ_STR(S.image, "/srv/my images/x.img");
+	fresh();
+	settings_parse_cmdline(&S, "\"ramboot.image=/a b\" ramboot");
+	CHECK_EQ_STR(S.image, "/a b");
+	CHECK_EQ_INT(S.mode, BOOT_RAM);   /* a bare "ramboot" asks for it */
+}
+
+static void unknown_and_bad(void)
+{
+	fresh();
+	settings_parse_cmdline(&S, "ramboot=fast ramboot.colour=blue ramboot.target=nvme "
+			       "ramboot.minfree=lots ramboot.sha256=abc ramboot.swap.priority=99999 "
+			       "ramboothing=1 ramboot.debug=maybe");
+	CHECK_EQ_INT(S.mode, BOOT_OFF);
+	CHECK_EQ_INT(S.target, TARGET_TMPFS);
+	CHECK(!S.minfree_set);
+	CHECK_EQ_STR(S.sha256, "");
+	CHECK(!S.swap_priority_set);
+	CHECK(!S.debug);
+	CHECK_EQ_INT(S.nwarn, 7);
+	CHECK(has_warn("ramboot=: invalid value 'fast'"));
+	CHECK(has_warn("ramboot.colour=: unknown setting"));
+	CHECK(has_warn("ramboot.target=: invalid value 'nvme'"));
+	CHECK(!has_warn("ramboothing"));
+}
+
+static void sha256_lowercased(void)
+{
+	fresh();
+	settings_parse_cmdline(&S, "ramboot.sha256="
+			       "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08");
+	CHECK_EQ_STR(S.sha256, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+	CHECK_EQ_INT(S.nwarn, 0);
+}
+
+static void double_dash_ends(void)
+{
+	fresh();
+	settings_parse_cmdline(&S, "ramboot=prefetch -- ramboot=ram");
+	CHECK_EQ_INT(S.mode, BOOT_PREFETCH);
+}
+
+static void ltsp_image_field(void)
+{
+	char out[64];
+
+	fresh();
+	settings_parse_cmdline(&S, "ltsp.image=images/x86_64.img,fstype=squashfs,,boot.img,subdir=boot");
+	CHECK_EQ_STR(S.ltsp_image, "images/x86_64.img,fstype=squashfs,,boot.img,subdir=boot");
+	CHECK_EQ_INT(ltsp_image_first(S.ltsp_image, out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "images/x86_64.img");
+	CHECK_EQ_INT(ltsp_image_first("x.img", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "x.img");
+	CHECK(ltsp_image_first(",opts", out, sizeof(out)) < 0);
+	CHECK(ltsp_image_first("averyveryverylongname.img", out, 8) < 0);
+	/* ltsp.image does not set ramboot.image */
+	CHECK_EQ_STR(S.image, "");
+}
+
+static void env_mapping(void)
+{
+	char *env[] = {
+		"PATH=/bin", "RAMBOOT=ram", "RAMBOOT_IMAGE=/srv/a.img", "RAMBOOT_SWAP=zram",
+		"RAMBOOT_SWAP_SIZE=4G", "RAMBOOT_SWAP_PRIORITY=7", "RAMBOOT_TARGET=zram",
+		"RAMBOOT_ROOT=/tmp/x", "RAMBOOT_BIN=/x", "RAMBOOT_BOGUS=1", "RAMBOOTX=1",
+		"RAMBOOT_DEBUG=", NULL,
+	};
+
+	fresh();
+	settings_parse_env(&S, env);
+	CHECK_EQ_INT(S.mode, BOOT_RAM);
+	CHECK_EQ_INT(S.mode_source, SRC_ENV);
+	CHECK_EQ_STR(S.image, "/srv/a.img");
+	CHECK_EQ_INT(S.swap, SWAP_ZRAM);
+	CHECK_EQ_STR(S.swap_size, "4G");
+	CHECK_EQ_INT(S.swap_priority, 7);
+	CHECK_EQ_INT(S.target, TARGET_ZRAM);
+	CHECK(!S.debug);
+	CHECK_EQ_INT(S.nwarn, 1);
+	CHECK(has_warn("RAMBOOT_BOGUS=: unknown setting"));
+}
+
+static void conf_syntax(void)
+{
+	const char conf[] =
+		"# ramboot settings\n"
+		"\n"
+		"RAMBOOT=prefetch\n"
+		"  export RAMBOOT_IMAGE=\"/srv/with space.img\"  # comment\n"
+		"RAMBOOT_SWAP_ALGORITHM='zstd,lz4'\n"
+		"RAMBOOT_MINFREE=1G\n"
+		"RAMBOOT_TARGET=\"zram\n"
+		"RAMBOOT_DECOMPRESS=xz trailing\n"
+		"NOT_OURS=1\n"
+		"garbage line\n"
+		"RAMBOOT_SWAP=";
+
+	fresh();
+	settings_parse_conf(&S, conf, sizeof(conf) - 1);
+	CHECK_EQ_INT(S.mode, BOOT_PREFETCH);
+	CHECK_EQ_INT(S.mode_source, SRC_CONF);
+	CHECK_EQ_STR(S.image, "/srv/with space.img");
+	CHECK_EQ_STR(S.swap_algorithm, "zstd,lz4");
+	CHECK_EQ_INT(S.minfree, 1ULL << 30);
+	CHECK_EQ_INT(S.target, TARGET_TMPFS);
+	CHECK_EQ_STR(S.decompress, "auto");
+	CHECK_EQ_INT(S.swap, SWAP_OFF);
+	CHECK_EQ_INT(S.nwarn, 4);
+	CHECK(has_warn("line 7: RAMBOOT_TARGET=: unterminated quote"));
+	CHECK(has_warn("line 8: RAMBOOT_DECOMPRESS=: trailing text"));
+	CHECK(has_warn("line 9: NOT_OURS=: unknown setting"));
+	CHECK(has_warn("line 10: expected KEY=value"));
+}
+
+static void precedence(void)
+{
+	const char conf[] = "RAMBOOT=prefetch\nRAMBOOT_IMAGE=/conf.img\nRAMBOOT_MINFREE=1G\n"
+			    "RAMBOOT_SWAP_SIZE=1G\n";
+	char *env[] = { "RAMBOOT_IMAGE=/env.img", "RAMBOOT_SWAP_SIZE=2G", "RAMBOOT=off", NULL };
+
+	/* The order cmd_boot applies them: defaults, file, environment,
+	 * command line. */
+	fresh();
+	settings_parse_conf(&S, conf, sizeof(conf) - 1);
+	settings_parse_env(&S, env);
+	settings_parse_cmdline(&S, "ramboot=ram ramboot.swap.size=bogus size");
+	CHECK_EQ_INT(S.mode, BOOT_RAM);                   /* cmdline > env > conf */
+	CHECK_EQ_STR(S.image, "/env.img");                /* env > conf */
+	CHECK_EQ_INT(S.minfree, 1ULL << 30);              /* conf > default */
+	CHECK_EQ_STR(S.decompress, "auto");               /* default */
+	CHECK_EQ_STR(S.swap_size, "bogus");               /* cmdline wins, checked later */
+	/* An invalid higher-precedence value keeps the lower one. */
+	fresh();
+	settings_parse_env(&S, env);
+	settings_parse_cmdline(&S, "ramboot=turbo");
+	CHECK_EQ_INT(S.mode, BOOT_OFF);
+	CHECK_EQ_INT(S.mode_source, SRC_ENV);
+	CHECK_EQ_INT(S.nwarn, 1);
+}
+
+static void garbage_is_safe(void)
+{
+	char buf[3000];
+	unsigned seed = 12345;
+	size_t i;
+	int round;
+
+	/* Random bytes (no NUL) through every parser: no crash, no overflow
+	 * (the unit build runs under ASan/UBSan). */
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < sizeof(buf) - 1; i++) {
+			seed = seed * 1103515245 + 12345;
+			buf[i] = (char)(1 + (seed >> 16) % 255);
+			/* Odd rounds: mostly our own keys, quotes and '=' */
+			if (round % 2)
+				buf[i] = "ramboot.=\" \n'#_RAMBOOT"[(seed >> 16) % 22];
+		}
+		buf[sizeof(buf) - 1] = '\0';
+		fresh();
+		settings_parse_cmdline(&S, buf);
+		settings_parse_conf(&S, buf, sizeof(buf) - 1);
+	}
+	fresh();
+	settings_parse_cmdline(&S, "\"");
+	settings_parse_cmdline(&S, "=");
+	settings_parse_cmdline(&S, "ramboot.image=\"");
+	settings_parse_conf(&S, "=", 1);
+	settings_parse_conf(&S, "RAMBOOT=\"", 9);
+	CHECK(1);
+}
+
+static void long_values(void)
+{
+	char *line = malloc(SET_PATH_MAX + 64);
+
+	fresh();
+	strcpy(line, "ramboot.image=/");
+	memset(line + 15, 'a', SET_PATH_MAX + 10);
+	line[15 + SET_PATH_MAX + 10] = '\0';
+	settings_parse_cmdline(&S, line);
+	CHECK_EQ_STR(S.image, "");
+	CHECK(has_warn("too long"));
+	free(line);
+}
+
+static void report_lines(void)
+{
+	struct boot_report r;
+	char buf[8192];
+	int n;
+
+	report_init(&r);
+	strcpy(r.mode_asked, "ram");
+	strcpy(r.mode_done, "off");
+	strcpy(r.source, "/root/images/x86_64.img");
+	strcpy(r.fallback, "not enough memory");
+	report_add_error(&r, "needs 2 GiB,\nhas 1 GiB");
+	report_add_error(&r, "swap: no zram");
+	n = report_format(&r, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK(strstr(buf, "mode_asked=ram\nmode_done=off\nsource=/root/images/x86_64.img\n") == buf);
+	CHECK(strstr(buf, "\nhash=none\n"));
+	CHECK(strstr(buf, "\nswap_size=\n"));
+	CHECK(strstr(buf, "\nfallback=not enough memory\n"));
+	CHECK(strstr(buf, "\nerror=needs 2 GiB, has 1 GiB; swap: no zram\n"));
+	CHECK(report_format(&r, buf, 20) < 0);
+	n = report_format_json(&r, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK(strstr(buf, "\"mode_asked\": \"ram\","));
+	CHECK(strstr(buf, "\"bytes\": 0,"));
+	CHECK(strstr(buf, "\"swap_size\": null,"));
+	CHECK(strstr(buf, "\"error\": \"needs 2 GiB, has 1 GiB; swap: no zram\"\n}"));
+}
+
+int main(void)
+{
+	RUN(defaults);
+	RUN(next_arg_kernel_way);
+	RUN(cmdline_switches);
+	RUN(quoted_image);
+	RUN(unknown_and_bad);
+	RUN(sha256_lowercased);
+	RUN(double_dash_ends);
+	RUN(ltsp_image_field);
+	RUN(env_mapping);
+	RUN(conf_syntax);
+	RUN(precedence);
+	RUN(garbage_is_safe);
+	RUN(long_values);
+	RUN(report_lines);
+	return TAP_DONE();
+}
