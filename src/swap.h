@@ -17,6 +17,9 @@ struct swap_opts {
 	const char *mem_limit;   /* expression or NULL */
 	bool local_swap;         /* also enable local swap partitions */
 	bool tune;               /* apply vm.* / zswap tuning (default true) */
+	int swappiness;          /* -1 (default): 180, or 100 where the kernel caps it */
+	int page_cluster;        /* default 0; -1 leaves the kernel's value */
+	bool keep_zswap;         /* leave zswap as it is (default: disable it) */
 };
 
 void swap_opts_init(struct swap_opts *o);
@@ -30,7 +33,14 @@ struct swap_result {
 };
 
 /* Returns RB_EXIT_OK, RB_EXIT_FAIL or RB_EXIT_USAGE; on failure the
- * half-configured device is reset and removed. */
+ * half-configured device is reset and removed and r->error holds the
+ * one-line message ("zram2: disksize: Cannot allocate memory") for the
+ * caller to print. Tuning and local-swap lines go to stderr as they
+ * happen; their failures are warnings. */
 int swap_setup(const struct swap_opts *o, struct swap_result *r);
+
+/* Swapoff, reset and hot-remove a zram device set up by swap_setup();
+ * refuses one whose swap label is not "ramboot-zram" unless force. */
+int swap_release(const char *device, bool force, char *error, size_t len);
 
 #endif

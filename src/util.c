@@ -150,7 +150,9 @@ int write_str_abs(const char *path, const char *val)
 {
 	int fd, rc, rc2;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* O_TRUNC is a no-op on sysfs and procfs and makes fixture files
+	 * hold the last value written, as an attribute does. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	rc = write_all(fd, val, strlen(val));

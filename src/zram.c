@@ -4,6 +4,8 @@
  * Documentation/admin-guide/blockdev/zram.rst for the attributes.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,43 @@ int zram_ensure_module(void)
 	return -ENODEV;
 }
 
+void rb_sysfs_log(const char *path, const char *val, int rc)
+{
+	const char *log = getenv("RAMBOOT_WRITE_LOG");
+	char line[512];
+	int fd, n;
+
+	if (rb_root_is_real() || !log || !*log)
+		return;
+	if (rc < 0)
+		n = snprintf(line, sizeof(line), "%s=%s: %s\n", path, val, strerror(-rc));
+	else
+		n = snprintf(line, sizeof(line), "%s=%s\n", path, val);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	(void)write_all(fd, line, (size_t)n);
+	(void)close_checked(fd);
+}
+
+int rb_sysfs_write(const char *path, const char *val)
+{
+	char p[PATH_MAX];
+	int rc;
+
+	/* A store to a sysfs or sysctl attribute replaces its value; a
+	 * fixture's regular file must be emptied first to behave the same. */
+	if (!rb_root_is_real() && rb_path(p, sizeof(p), "%s", path) == 0 &&
+	    truncate(p, 0) < 0 && errno != EINVAL)
+		rb_debug("%s: truncate: %s", p, strerror(errno));
+	rc = rb_write_str(path, val);
+
+	rb_sysfs_log(path, val, rc);
+	return rc;
+}
+
 int zram_get(int id, const char *attr, char *buf, size_t len)
 {
 	char p[128];
@@ -60,7 +99,7 @@ int zram_set(int id, const char *attr, const char *val)
 	char p[128];
 
 	snprintf(p, sizeof(p), "/sys/block/zram%d/%s", id, attr);
-	return rb_write_str(p, val);
+	return rb_sysfs_write(p, val);
 }
 
 int zram_hot_add(int *id)
@@ -75,6 +114,8 @@ int zram_hot_add(int *id)
 		return rc;
 	/* Reading hot_add allocates a new device and returns its number. */
 	n = rb_read_str("/sys/class/zram-control/hot_add", buf, sizeof(buf));
+	rb_sysfs_log("/sys/class/zram-control/hot_add", n < 0 ? "" : buf,
+		     n < 0 ? (int)n : 0);
 	if (n < 0)
 		return (int)n;
 	v = strtol(buf, &end, 10);
@@ -84,20 +125,41 @@ int zram_hot_add(int *id)
 	return 0;
 }
 
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 int zram_reset(int id)
 {
-	return zram_set(id, "reset", "1");
+	int rc, tries;
+
+	/* The kernel refuses reset while anyone holds the node open; udev's
+	 * probe after swapoff or close can hold it for a few milliseconds. */
+	for (tries = 0; ; tries++) {
+		rc = zram_set(id, "reset", "1");
+		if (rc != -EBUSY || tries >= 20)
+			return rc;
+		nap_ms(50);
+	}
 }
 
 int zram_hot_remove(int id)
 {
 	char buf[16];
-	int rc;
+	int rc, tries;
 
 	(void)zram_reset(id);
 	snprintf(buf, sizeof(buf), "%d", id);
-	rc = rb_write_str("/sys/class/zram-control/hot_remove", buf);
-	return rc;
+	for (tries = 0; ; tries++) {
+		rc = rb_sysfs_write("/sys/class/zram-control/hot_remove", buf);
+		if (rc != -EBUSY || tries >= 20)
+			return rc;
+		nap_ms(50);
+	}
 }
 
 int zram_disksize(int id, uint64_t *bytes)
@@ -134,28 +196,62 @@ int zram_id_from_path(const char *dev)
 	return (int)v;
 }
 
+bool zram_algo_offered(const char *avail, const char *name)
+{
+	size_t tl = strlen(name);
+	const char *p = avail;
+
+	if (!tl)
+		return false;
+	while ((p = strstr(p, name)) != NULL) {
+		bool start = p == avail || p[-1] == ' ' || p[-1] == '[';
+		bool stop = p[tl] == '\0' || p[tl] == ' ' || p[tl] == ']' || p[tl] == '\n';
+
+		if (start && stop)
+			return true;
+		p += tl;
+	}
+	return false;
+}
+
+const char *zram_algo_current(const char *avail, char *out, size_t len)
+{
+	const char *a = strchr(avail, '['), *b;
+
+	if (!a || !(b = strchr(a, ']')))
+		return NULL;
+	snprintf(out, len, "%.*s", (int)(b - a - 1), a + 1);
+	return out;
+}
+
+const char *zram_algo_choose(const char *avail, const char *list, char *out, size_t len)
+{
+	const char *t = list;
+
+	while (*t) {
+		size_t n = strcspn(t, ",");
+		char name[64];
+
+		if (n > 0 && n < sizeof(name)) {
+			memcpy(name, t, n);
+			name[n] = '\0';
+			if (zram_algo_offered(avail, name)) {
+				snprintf(out, len, "%s", name);
+				return out;
+			}
+		}
+		t += n;
+		if (*t == ',')
+			t++;
+	}
+	return NULL;
+}
+
 const char *zram_pick_algorithm(int id, const char *list, char *out, size_t len)
 {
-	char avail[512], want[256], *tok, *save = NULL;
+	char avail[512];
 
 	if (zram_get(id, "comp_algorithm", avail, sizeof(avail)) < 0)
 		return NULL;
-	snprintf(want, sizeof(want), "%s", list);
-	for (tok = strtok_r(want, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *p = avail;
-		size_t tl = strlen(tok);
-
-		/* The file reads "lzo [lzo-rle] lz4": names, current in []. */
-		while ((p = strstr(p, tok)) != NULL) {
-			bool start = p == avail || p[-1] == ' ' || p[-1] == '[';
-			bool stop = p[tl] == '\0' || p[tl] == ' ' || p[tl] == ']';
-
-			if (start && stop) {
-				snprintf(out, len, "%s", tok);
-				return out;
-			}
-			p += tl;
-		}
-	}
-	return NULL;
+	return zram_algo_choose(avail, list, out, len);
 }

@@ -1,0 +1,520 @@
+#!/usr/bin/env bats
+# ramboot swap / ramboot status: against fixture roots (exact sysfs results,
+# order of writes, exit codes, messages), then as root on the real kernel.
+#
+# A fixture root has proc/meminfo, proc/swaps, sys/class/zram-control/
+# {hot_add,hot_remove}, sys/block/zramN/* and dev/zramN as regular files.
+# Reading hot_add returns the fixture's next id. Against a fixture, swapon
+# appends to proc/swaps and swapoff removes the line, and every write is
+# logged to $RAMBOOT_WRITE_LOG (see src/zram.h).
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+bats_require_minimum_version 1.5.0
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+RAMBOOT=${RAMBOOT:-$TOP/ramboot}
+HDR='Filename				Type		Size		Used		Priority'
+
+setup_file() {
+	if [ "$(id -u)" = 0 ] && [ -d /sys/class/zram-control ]; then
+		cc -std=c11 -D_GNU_SOURCE -O2 -o "$BATS_FILE_TMPDIR/dochog" \
+			"$TOP/tests/fixtures/swap/dochog.c"
+	fi
+}
+
+# zdev ID [DISKSIZE] [COMP_ALGORITHM]
+zdev() {
+	d=$R/sys/block/zram$1
+	mkdir -p "$d"
+	echo "${2:-0}" >"$d/disksize"
+	echo "${3:-[lzo-rle] lzo lz4}" >"$d/comp_algorithm"
+	: >"$d/mem_limit"
+	: >"$d/reset"
+	echo "0 0 0 0 0 0 0 0 0" >"$d/mm_stat"
+	: >"$R/dev/zram$1"
+}
+
+setup() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc/sys/vm" "$R/sys/class/zram-control" "$R/sys/block" "$R/dev" \
+		"$R/sys/module/zswap/parameters" "$R/run"
+	printf 'MemTotal:        4194304 kB\nMemFree:         3000000 kB\n' >"$R/proc/meminfo"
+	printf '%s\n' "$HDR" >"$R/proc/swaps"
+	echo 60 >"$R/proc/sys/vm/swappiness"
+	echo 3 >"$R/proc/sys/vm/page-cluster"
+	echo Y >"$R/sys/module/zswap/parameters/enabled"
+	echo 2 >"$R/sys/class/zram-control/hot_add"
+	: >"$R/sys/class/zram-control/hot_remove"
+	zdev 0
+	zdev 2
+	export RAMBOOT_ROOT=$R
+	export RAMBOOT_WRITE_LOG=$BATS_TEST_TMPDIR/writes
+	: >"$RAMBOOT_WRITE_LOG"
+	EXP=$BATS_TEST_TMPDIR/expected
+}
+
+# The fixture as it is now, for a later diff -r.
+snapshot() {
+	rm -rf "$EXP"
+	cp -a "$R" "$EXP"
+}
+
+assert_tree() { # compare the root with $EXP, ignoring the device contents
+	run diff -r -x 'zram[0-9]*' -x sda -x 'vd[a-z]*' "$EXP" "$R"
+	assert_success
+	run diff -r "$EXP/sys" "$R/sys"
+	assert_success
+}
+
+# --- fixture: set-up ---------------------------------------------------
+
+@test "swap --help and status --help" {
+	run "$RAMBOOT" swap --help
+	assert_success
+	assert_output --partial 'Usage: ramboot swap [OPTIONS]'
+	assert_output --partial '--size=EXPR'
+	assert_output --partial 'min(ram, 8G)'
+	run "$RAMBOOT" status --help
+	assert_success
+	assert_output --partial 'Usage: ramboot status [--json]'
+}
+
+@test "swap: default size min(ram, 8G), exact sysfs writes in the kernel's order" {
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap
+	assert_success
+	assert_output '/dev/zram2'
+	[ "${stderr_lines[0]}" = 'ramboot: swap: vm.swappiness = 180' ]
+	[ "${stderr_lines[1]}" = 'ramboot: swap: vm.page-cluster = 0' ]
+	[ "${stderr_lines[2]}" = 'ramboot: swap: zswap.enabled = N' ]
+	[ "${stderr_lines[3]}" = 'ramboot: swap: /dev/zram2: 4.0 GiB swap, lzo-rle, priority 100' ]
+	# The expected tree: what the kernel would hold afterwards.
+	echo lzo-rle >"$EXP/sys/block/zram2/comp_algorithm"
+	echo 4294967296 >"$EXP/sys/block/zram2/disksize"
+	echo N >"$EXP/sys/module/zswap/parameters/enabled"
+	echo 180 >"$EXP/proc/sys/vm/swappiness"
+	echo 0 >"$EXP/proc/sys/vm/page-cluster"
+	printf '/dev/zram2\tpartition\t4194300\t0\t100\n' >>"$EXP/proc/swaps"
+	for f in "$EXP"/sys/block/zram2/comp_algorithm "$EXP"/sys/block/zram2/disksize \
+		"$EXP"/sys/module/zswap/parameters/enabled "$EXP"/proc/sys/vm/*; do
+		printf '%s' "$(cat "$f")" >"$f"     # sysfs writes carry no newline
+	done
+	assert_tree
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/class/zram-control/hot_add=2
+/sys/block/zram2/comp_algorithm=lzo-rle
+/sys/block/zram2/disksize=4294967296
+swapon=/dev/zram2
+/proc/sys/vm/swappiness=180
+/proc/sys/vm/page-cluster=0
+/sys/module/zswap/parameters/enabled=N"
+	# The header mkswap would have written, as blkid sees it (on a copy as
+	# long as a real device: blkid wants more than the first page).
+	[ "$(stat -c %s "$R/dev/zram2")" = "$(getconf PAGESIZE)" ]
+	cp "$R/dev/zram2" "$BATS_TEST_TMPDIR/dev.img"
+	truncate -s 1M "$BATS_TEST_TMPDIR/dev.img"
+	run blkid -p -o export "$BATS_TEST_TMPDIR/dev.img"
+	assert_output --partial 'TYPE=swap'
+	assert_output --partial 'LABEL=ramboot-zram'
+}
+
+@test "swap: size expression, priority, mem_limit and writeback in order" {
+	echo none >"$R/sys/block/zram2/backing_dev"
+	run --separate-stderr "$RAMBOOT" swap --size='ram / 8 + 64M' --priority=7 \
+		--mem-limit='25%' --writeback=/dev/vdb --algorithm=zstd,lz4 --no-tune
+	assert_success
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/class/zram-control/hot_add=2
+/sys/block/zram2/comp_algorithm=lz4
+/sys/block/zram2/backing_dev=/dev/vdb
+/sys/block/zram2/mem_limit=1073741824
+/sys/block/zram2/disksize=603979776
+swapon=/dev/zram2"
+	run grep zram2 "$R/proc/swaps"
+	assert_output "$(printf '/dev/zram2\tpartition\t589820\t0\t7')"
+	[ "$(cat "$R/proc/sys/vm/swappiness")" = 60 ]
+	[ "$(cat "$R/sys/module/zswap/parameters/enabled")" = Y ]
+}
+
+@test "swap: percentages of a MemTotal that is not whole MiB" {
+	printf 'MemTotal:         126976 kB\n' >"$R/proc/meminfo"   # 124 MiB
+	run "$RAMBOOT" swap --size=50% --no-tune
+	assert_success
+	[ "$(cat "$R/sys/block/zram2/disksize")" = $((62 << 20)) ]
+}
+
+@test "swap: explicit tuning values, zswap kept" {
+	run --separate-stderr "$RAMBOOT" swap --size=64M --swappiness=150 --page-cluster=2 --keep-zswap
+	assert_success
+	[ "$(cat "$R/proc/sys/vm/swappiness")" = 150 ]
+	[ "$(cat "$R/proc/sys/vm/page-cluster")" = 2 ]
+	[ "$(cat "$R/sys/module/zswap/parameters/enabled")" = Y ]
+	[ "${stderr_lines[0]}" = 'ramboot: swap: vm.swappiness = 150' ]
+	[ "${stderr_lines[1]}" = 'ramboot: swap: vm.page-cluster = 2' ]
+}
+
+@test "swap: no listed algorithm offered -> warning, kernel default kept" {
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --size=64M --algorithm=zstd,deflate --no-tune
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: zram2: none of zstd,deflate offered ([lzo-rle] lzo lz4); keeping the kernel default lzo-rle' ]
+	[ "${stderr_lines[1]}" = 'ramboot: swap: /dev/zram2: 64.0 MiB swap, lzo-rle, priority 100' ]
+	# comp_algorithm was not written.
+	run diff "$EXP/sys/block/zram2/comp_algorithm" "$R/sys/block/zram2/comp_algorithm"
+	assert_success
+}
+
+@test "swap: writeback without backing_dev in the kernel is a warning" {
+	run --separate-stderr "$RAMBOOT" swap --size=64M --writeback=/dev/vdb --no-tune
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: zram2: no backing_dev (kernel without zram writeback): --writeback ignored' ]
+}
+
+@test "swap: bad size expressions are usage errors with the column; nothing written" {
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --size='min(ram,'
+	assert_failure 2
+	[ "$stderr" = "ramboot: swap: --size: 'min(ram,': expected expression at column 9" ]
+	run --separate-stderr "$RAMBOOT" swap --size='ram * foo'
+	assert_failure 2
+	[ "$stderr" = "ramboot: swap: --size: 'ram * foo': unknown name 'foo' at column 7" ]
+	run --separate-stderr "$RAMBOOT" swap --size='ram / 0'
+	assert_failure 2
+	[ "$stderr" = "ramboot: swap: --size: 'ram / 0': division by zero at column 5" ]
+	run --separate-stderr "$RAMBOOT" swap --size=16K
+	assert_failure 2
+	[ "$stderr" = "ramboot: swap: --size: '16K' is 16384 bytes, below the 40 KiB a swap area needs" ]
+	run --separate-stderr "$RAMBOOT" swap --mem-limit='1G -'
+	assert_failure 2
+	[ "$stderr" = "ramboot: swap: --mem-limit: '1G -': expected expression at column 5" ]
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+	assert_tree
+}
+
+@test "swap: bad options are usage errors" {
+	run "$RAMBOOT" swap --priority=high
+	assert_failure 2
+	assert_output --partial "--priority: 'high': expected an integer in 0..32767"
+	run "$RAMBOOT" swap --priority=40000
+	assert_failure 2
+	run "$RAMBOOT" swap --swappiness=201
+	assert_failure 2
+	run "$RAMBOOT" swap --bogus
+	assert_failure 2
+	run "$RAMBOOT" swap extra
+	assert_failure 2
+	run "$RAMBOOT" swap --force
+	assert_failure 2
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+}
+
+@test "swap: never touches a device that is already initialised" {
+	zdev 3 1048576 'lzo [lz4]'
+	echo 3 >"$R/sys/class/zram-control/hot_add"
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --size=64M
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: zram3: already initialised or in use: not touching it' ]
+	# Not reset, not removed, nothing written.
+	assert_tree
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output '/sys/class/zram-control/hot_add=3'
+}
+
+@test "swap: never touches a device that is active swap" {
+	printf '/dev/zram2\tpartition\t1020\t0\t5\n' >>"$R/proc/swaps"
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --size=64M
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: zram2: already initialised or in use: not touching it' ]
+	assert_tree
+}
+
+@test "swap: a failing disksize write resets and removes the device" {
+	# /dev/full fails every write (ENOSPC), standing in for the kernel's
+	# EBUSY/ENOMEM from the disksize store; the same path is taken.
+	ln -sf /dev/full "$R/sys/block/zram2/disksize"
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --size=64M
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: zram2: disksize 67108864: No space left on device' ]
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/class/zram-control/hot_add=2
+/sys/block/zram2/comp_algorithm=lzo-rle
+/sys/block/zram2/disksize=67108864: No space left on device
+/sys/block/zram2/reset=1
+/sys/class/zram-control/hot_remove=2"
+	[ "$(cat "$R/sys/class/zram-control/hot_remove")" = 2 ]
+	[ "$(cat "$R/sys/block/zram2/reset")" = 1 ]
+	run diff "$EXP/proc/swaps" "$R/proc/swaps"
+	assert_success
+}
+
+@test "swap: a refused swapon resets and removes the device" {
+	# proc/swaps as a directory: swapon's append fails with EISDIR.
+	rm "$R/proc/swaps"
+	mkdir "$R/proc/swaps"
+	run --separate-stderr "$RAMBOOT" swap --size=64M
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: /dev/zram2: swapon: Is a directory' ]
+	[ "$(cat "$R/sys/class/zram-control/hot_remove")" = 2 ]
+	[ "$(cat "$R/sys/block/zram2/reset")" = 1 ]
+	[ "$(cat "$R/proc/sys/vm/swappiness")" = 60 ]
+}
+
+@test "swap: missing zram-control is a one-line error" {
+	rm -r "$R/sys/class/zram-control"
+	run --separate-stderr "$RAMBOOT" swap --size=64M
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: zram: module not available: No such device' ]
+}
+
+@test "swap: --local-swap enables local swap partitions below zram, once" {
+	mkdir -p "$R/sys/class/block/vda" "$R/sys/class/block/vda1" "$R/sys/class/block/vda2" \
+		"$R/sys/class/block/nvme0n1p3" "$R/sys/class/block/loop0" "$R/sys/class/block/zram2"
+	truncate -s 1M "$R/dev/vda" "$R/dev/vda2" "$R/dev/nvme0n1p3" "$R/dev/loop0" "$R/dev/vda1"
+	mkswap -L disk "$R/dev/vda1" >/dev/null 2>&1
+	mkswap -L other "$R/dev/nvme0n1p3" >/dev/null 2>&1
+	mkswap "$R/dev/loop0" >/dev/null 2>&1          # a loop device is not a local disk
+	printf '/dev/nvme0n1p3\tpartition\t1020\t0\t-2\n' >>"$R/proc/swaps"
+	run --separate-stderr "$RAMBOOT" swap --size=64M --local-swap --no-tune
+	assert_success
+	run grep -c nvme0n1p3 "$R/proc/swaps"
+	assert_output 1
+	run grep -E 'vda1|loop0|vda2' "$R/proc/swaps"
+	assert_output "$(printf '/dev/vda1\tpartition\t1020\t0\t50')"
+	echo "$stderr" | grep -qx 'ramboot: swap: /dev/vda1: local swap, priority 50'
+	echo "$stderr" | grep -qx 'ramboot: swap: /dev/nvme0n1p3: local swap already active'
+}
+
+# --- fixture: release --------------------------------------------------
+
+@test "swap --off releases a ramboot device: swapoff, reset, hot_remove" {
+	run "$RAMBOOT" swap --size=64M --no-tune
+	assert_success
+	: >"$RAMBOOT_WRITE_LOG"
+	run --separate-stderr "$RAMBOOT" swap --off /dev/zram2
+	assert_success
+	[ "$stderr" = 'ramboot: swap: /dev/zram2 released' ]
+	run cat "$R/proc/swaps"
+	assert_output "$HDR"
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+/sys/block/zram2/reset=1
+/sys/block/zram2/reset=1
+/sys/class/zram-control/hot_remove=2"
+}
+
+@test "swap --off refuses a device ramboot did not label, unless --force" {
+	zdev 5 1048576
+	truncate -s 1M "$R/dev/zram5"
+	mkswap -L other "$R/dev/zram5" >/dev/null 2>&1
+	printf '/dev/zram5\tpartition\t1020\t0\t5\n' >>"$R/proc/swaps"
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --off /dev/zram5
+	assert_failure 1
+	[ "$stderr" = "ramboot: swap: /dev/zram5: swap label is 'other', not 'ramboot-zram': not set up by ramboot swap (--force to release it anyway)" ]
+	assert_tree
+	run "$RAMBOOT" swap --off /dev/zram5 --force
+	assert_success
+	[ "$(cat "$R/sys/class/zram-control/hot_remove")" = 5 ]
+	run grep zram5 "$R/proc/swaps"
+	assert_failure
+}
+
+@test "swap --off refuses a device without a swap signature" {
+	snapshot
+	run --separate-stderr "$RAMBOOT" swap --off /dev/zram0
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: /dev/zram0: no swap signature: not set up by ramboot swap (--force to release it anyway)' ]
+	assert_tree
+}
+
+@test "swap --off: not a zram device is a usage error" {
+	run --separate-stderr "$RAMBOOT" swap --off /dev/sda
+	assert_failure 2
+	[ "$stderr" = "ramboot: swap: --off: '/dev/sda': not a zram device" ]
+}
+
+# --- fixture: status ---------------------------------------------------
+
+@test "status: nothing to show is not an error" {
+	run "$RAMBOOT" status
+	assert_success
+	assert_output 'no initialised zram devices'
+	run "$RAMBOOT" status --json
+	assert_success
+	assert_output '{
+  "report": null,
+  "zram": []
+}'
+}
+
+status_fixture() {
+	zdev 2 67108864 'lzo [lzo-rle] lz4'
+	echo '50331648 12582912 13631488 0 14680064 256 0 12 0' >"$R/sys/block/zram2/mm_stat"
+	zdev 4 1073741824 'lzo-rle [lz4]'
+	echo '0 0 0 0 0 0 0 0 0' >"$R/sys/block/zram4/mm_stat"
+	printf '/dev/zram2\tpartition\t65532\t49152\t100\n' >>"$R/proc/swaps"
+	mkdir -p "$R/run/ramboot"
+	printf 'result=ok\nimage=/srv/ltsp/images/x86_64.img\nbytes=1048576\nseconds=1.5\nnote=say "hi"\n' \
+		>"$R/run/ramboot/report"
+}
+
+@test "status: report and table of initialised zram devices" {
+	status_fixture
+	run "$RAMBOOT" status
+	assert_success
+	assert_output 'boot report (/run/ramboot/report):
+result=ok
+image=/srv/ltsp/images/x86_64.img
+bytes=1048576
+seconds=1.5
+note=say "hi"
+
+DEVICE        DISKSIZE ALGORITHM       DATA      COMPR  RATIO      TOTAL  PRIO
+/dev/zram2    64.0 MiB lzo-rle     48.0 MiB   12.0 MiB   4.00   13.0 MiB   100
+/dev/zram4     1.0 GiB lz4              0 B        0 B      -        0 B     -'
+	run "$RAMBOOT" swap --status
+	assert_success
+	assert_output --partial '/dev/zram2    64.0 MiB lzo-rle'
+}
+
+@test "status --json: report object and zram array" {
+	status_fixture
+	run "$RAMBOOT" status --json
+	assert_success
+	assert_output '{
+  "report": {
+    "result": "ok",
+    "image": "/srv/ltsp/images/x86_64.img",
+    "bytes": 1048576,
+    "seconds": "1.5",
+    "note": "say \"hi\""
+  },
+  "zram": [
+    {"device": "/dev/zram2", "disksize": 67108864, "algorithm": "lzo-rle", "orig_data_size": 50331648, "compr_data_size": 12582912, "mem_used_total": 13631488, "mem_limit": 0, "mem_used_max": 14680064, "same_pages": 256, "huge_pages": 12, "ratio": 4.00, "swap": true, "priority": 100},
+    {"device": "/dev/zram4", "disksize": 1073741824, "algorithm": "lz4", "orig_data_size": 0, "compr_data_size": 0, "mem_used_total": 0, "mem_limit": 0, "mem_used_max": 0, "same_pages": 0, "huge_pages": 0, "ratio": null, "swap": false, "priority": null}
+  ]
+}'
+	if command -v jq >/dev/null; then
+		run jq -e '.report.bytes == 1048576 and .zram[0].priority == 100' <<<"$output"
+		assert_success
+	fi
+	run "$RAMBOOT" swap --status --json
+	assert_success
+	assert_output --partial '"report": {'
+}
+
+@test "status: bad option is a usage error" {
+	run "$RAMBOOT" status --bogus
+	assert_failure 2
+}
+
+# --- the real kernel ----------------------------------------------------
+
+real_setup() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -d /sys/class/zram-control ] || skip "no zram-control in this kernel"
+	[ -x "$BATS_FILE_TMPDIR/dochog" ] || skip "dochog not built"
+	unset RAMBOOT_ROOT RAMBOOT_WRITE_LOG
+	# One swap test or benchmark at a time: they save and restore the
+	# same vm settings.
+	exec 8>/run/lock/ramboot-swap-test.lock
+	flock -w 300 8 || skip "another swap test holds the lock"
+	SAVE_SWAPPINESS=$(cat /proc/sys/vm/swappiness)
+	SAVE_PAGECLUSTER=$(cat /proc/sys/vm/page-cluster)
+	SAVE_ZSWAP=$(cat /sys/module/zswap/parameters/enabled 2>/dev/null || true)
+	ZRAM_BEFORE=$(ls /sys/block | grep '^zram' | sort)
+	ZRAM_STATE_BEFORE=$(for d in $ZRAM_BEFORE; do
+		echo "$d $(cat /sys/block/$d/disksize) $(cat /sys/block/$d/comp_algorithm)"; done)
+	DEV=
+	. "$TOP/tests/fixtures/swap/lib.sh"
+	CG=
+}
+
+teardown() {
+	[ -n "${SAVE_SWAPPINESS:-}" ] || return 0
+	cg_remove || true
+	if [ -n "${DEV:-}" ] && [ -e "/sys/block/${DEV#/dev/}" ]; then
+		swapoff "$DEV" 2>/dev/null || true
+		echo 1 >"/sys/block/${DEV#/dev/}/reset" 2>/dev/null || true
+		echo "${DEV#/dev/zram}" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+	fi
+	echo "$SAVE_SWAPPINESS" >/proc/sys/vm/swappiness
+	echo "$SAVE_PAGECLUSTER" >/proc/sys/vm/page-cluster
+	[ -z "$SAVE_ZSWAP" ] || echo "$SAVE_ZSWAP" >/sys/module/zswap/parameters/enabled
+}
+
+@test "real kernel: swap --size=64M carries 77 MiB through a 32M cgroup, then --off" {
+	real_setup
+	run --separate-stderr "$RAMBOOT" swap --size=64M
+	assert_success
+	DEV=$output
+	[[ "$DEV" =~ ^/dev/zram[0-9]+$ ]]
+	z=${DEV#/dev/}
+	# A new device: not one of those that were there before.
+	! echo "$ZRAM_BEFORE" | grep -qx "$z"
+	run awk -v d="$DEV" '$1 == d { print $3, $5 }' /proc/swaps
+	assert_output '65532 100'
+	[ "$(cat /sys/block/$z/disksize)" = 67108864 ]
+	grep -q '\[lzo-rle\]' /sys/block/$z/comp_algorithm
+	run blkid -p -o export "$DEV"
+	assert_output --partial 'LABEL=ramboot-zram'
+	assert_output --partial 'TYPE=swap'
+	[ "$(cat /proc/sys/vm/swappiness)" = 180 ]
+	[ "$(cat /proc/sys/vm/page-cluster)" = 0 ]
+
+	# Real file content: the corpus is written out here, so its page
+	# cache is not charged to the test cgroup.
+	corpus=$BATS_TEST_TMPDIR/corpus
+	make_corpus "$corpus" 32
+	out0=$(awk '$1 == "pswpout" { print $2 }' /proc/vmstat)
+	cg_create "ramboot-test-$$" $((32 << 20))
+	run cg_run "$BATS_FILE_TMPDIR/dochog" -n 7 -s 11 "$corpus"
+	assert_success
+	assert_line 'doc 7'
+	assert_line 'verified 7'
+	out1=$(awk '$1 == "pswpout" { print $2 }' /proc/vmstat)
+	# At least the 45 MiB that cannot fit went out to swap...
+	[ $((out1 - out0)) -ge $((45 << 20 >> 12)) ]
+	# ...and through our device.
+	used_max=$(awk '{ print $5 }' /sys/block/$z/mm_stat)
+	[ "$used_max" -gt $((4 << 20)) ]
+	cg_remove
+
+	run --separate-stderr "$RAMBOOT" status
+	assert_success
+	assert_output --partial "$DEV"
+
+	run --separate-stderr "$RAMBOOT" swap --off "$DEV"
+	assert_success
+	! grep -q "^$DEV " /proc/swaps
+	[ ! -e "/sys/block/$z" ]
+	DEV=
+	# Nothing of ours left, the devices that were there untouched.
+	[ "$(ls /sys/block | grep '^zram' | sort)" = "$ZRAM_BEFORE" ]
+	[ "$(for d in $ZRAM_BEFORE; do
+		echo "$d $(cat /sys/block/$d/disksize) $(cat /sys/block/$d/comp_algorithm)"; done)" = "$ZRAM_STATE_BEFORE" ]
+}
+
+@test "real kernel: --off of a busy device fails with EBUSY, then succeeds" {
+	real_setup
+	run --separate-stderr "$RAMBOOT" swap --size=8M --no-tune
+	assert_success
+	DEV=$output
+	z=${DEV#/dev/}
+	# Hold the node open: the kernel refuses reset (EBUSY) after swapoff.
+	exec 9<"$DEV"
+	run --separate-stderr "$RAMBOOT" swap --off "$DEV"
+	exec 9<&-
+	assert_failure 1
+	[ "$stderr" = "ramboot: swap: $z: reset: Device or resource busy" ]
+	run --separate-stderr "$RAMBOOT" swap --off "$DEV"
+	assert_success
+	[ ! -e "/sys/block/$z" ]
+	DEV=
+	[ "$(ls /sys/block | grep '^zram' | sort)" = "$ZRAM_BEFORE" ]
+}
