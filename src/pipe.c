@@ -205,7 +205,8 @@ static void *reader_main(void *arg)
 {
 	struct pipe *p = arg;
 
-	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	/* Cancelled only while blocked in read(): never with the lock held. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	for (;;) {
 		struct chunk *c = pool_get(p, &p->inpool);
 		size_t want;
@@ -216,7 +217,9 @@ static void *reader_main(void *arg)
 		want = c->cap;
 		if (p->max_in && p->max_in - p->st.bytes_in < want)
 			want = (size_t)(p->max_in - p->st.bytes_in);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		n = want ? read_full(p->src_fd, c->data, want) : 0;
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (n < 0) {
 			pipe_fail(p, (int)n, "read", NULL);
 			pthread_mutex_lock(&p->lock);
