@@ -40,27 +40,40 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/unit/%)
 
 all: ramboot
 
+# V=1 shows the full commands.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
 ramboot: $(OBJ)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(HOST_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(HOST_LIBS)
 
 build/host/%.o: src/%.c $(HDR) | build/host
-	$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) -c -o $@ $<
 
 static: static/ramboot
 static/ramboot: $(SOBJ) | static-dir
-	$(CC) $(ALL_CFLAGS) -static -Wl,--gc-sections $(LDFLAGS) -o $@ $(SOBJ) $(LIBS)
-	strip $@
+	@echo "  LD      $@ (static)"
+	$(Q)$(CC) $(ALL_CFLAGS) -static -Wl,--gc-sections $(LDFLAGS) -o $@ $(SOBJ) $(LIBS)
+	$(Q)strip $@
 	@echo "static/ramboot: $$(stat -c %s $@) bytes"
 
 build/static/%.o: src/%.c $(HDR) | build/static
-	$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 $(ALL_CFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 $(ALL_CFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
 
 # Sanitizer build: the unit tests link against it.
 build/asan/%.o: src/%.c $(HDR) | build/asan
-	$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
 build/unit/%: tests/unit/%.c tests/unit/tap.h $(LIBOBJ) | build/unit
-	$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
 
 unit: $(UNIT_BIN)
 
