@@ -17,7 +17,7 @@
 # docs/benchmarks.md.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-RAMBOOT=${RAMBOOT:-$top/ramboot}
+RAMBOOT_BIN=${RAMBOOT_BIN:-$top/ramboot}
 BUDGET=${BUDGET:-128}
 DOC=${DOC:-12}
 SIZES=${SIZES:-0 32 64 96 128 160 192}
@@ -32,7 +32,7 @@ die() { echo "swap-bench: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (zram, swapon, cgroups)"
 [ -d /sys/class/zram-control ] || modprobe -q zram num_devices=0 2>/dev/null
 [ -d /sys/class/zram-control ] || die "no zram in this kernel"
-[ -x "$RAMBOOT" ] || die "$RAMBOOT: build it first (make)"
+[ -x "$RAMBOOT_BIN" ] || die "$RAMBOOT_BIN: build it first (make)"
 grep -q . /proc/swaps && [ "$(wc -l </proc/swaps)" -gt 1 ] &&
 	die "other swap is active; the numbers would not mean anything"
 
@@ -50,7 +50,7 @@ DEV=
 cleanup() {
 	cg_remove
 	if [ -n "$DEV" ]; then
-		"$RAMBOOT" swap --off "$DEV" 2>/dev/null || {
+		"$RAMBOOT_BIN" swap --off "$DEV" 2>/dev/null || {
 			swapoff "$DEV" 2>/dev/null
 			echo 1 >"/sys/block/${DEV#/dev/}/reset" 2>/dev/null
 			echo "${DEV#/dev/zram}" >/sys/class/zram-control/hot_remove 2>/dev/null
@@ -93,7 +93,7 @@ for size in $SIZES; do
 	DEV=
 	algo=-
 	if [ "$size" -gt 0 ]; then
-		DEV=$("$RAMBOOT" swap --size="${size}M" ${ALGORITHM:+--algorithm="$ALGORITHM"} 2>"$tmp/swap.err") ||
+		DEV=$("$RAMBOOT_BIN" swap --size="${size}M" ${ALGORITHM:+--algorithm="$ALGORITHM"} 2>"$tmp/swap.err") ||
 			die "ramboot swap --size=${size}M: $(cat "$tmp/swap.err")"
 		algo=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/${DEV#/dev/}/comp_algorithm")
 	fi
@@ -119,7 +119,7 @@ for size in $SIZES; do
 		z=/sys/block/${DEV#/dev/}
 		peak=$(awk '{ printf "%.1f", $5 / 1048576 }' "$z/mm_stat")
 		ratio=$(awk '$1 == "zram" && $3 > 0 { printf "%.2f", $2 / $3 }' "$tmp/retouch")
-		"$RAMBOOT" swap --off "$DEV" 2>/dev/null || die "swap --off $DEV failed"
+		"$RAMBOOT_BIN" swap --off "$DEV" 2>/dev/null || die "swap --off $DEV failed"
 		DEV=
 	fi
 	label=none

@@ -14,7 +14,7 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT:-$TOP/ramboot}
+BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 
 setup() {
 	R=$BATS_TEST_TMPDIR/root
@@ -39,7 +39,7 @@ meminfo() { # MemAvailable in kB
 		"$(($1 + 100000))" "$1" "$1" >"$R/proc/meminfo"
 }
 
-# Run `ramboot boot` in the fixture root. $RAMBOOT (the binary under
+# Run `ramboot boot` in the fixture root. $RAMBOOT_BIN (the binary under
 # test) must not reach it: RAMBOOT= is the mode setting.
 rb() {
 	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot "$@"

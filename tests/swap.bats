@@ -14,7 +14,7 @@ load '/usr/lib/bats/bats-assert/load'
 bats_require_minimum_version 1.5.0
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-RAMBOOT=${RAMBOOT:-$TOP/ramboot}
+RAMBOOT_BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 HDR='Filename				Type		Size		Used		Priority'
 
 setup_file() {
@@ -71,19 +71,19 @@ assert_tree() { # compare the root with $EXP, ignoring the device contents
 # --- fixture: set-up ---------------------------------------------------
 
 @test "swap --help and status --help" {
-	run "$RAMBOOT" swap --help
+	run "$RAMBOOT_BIN" swap --help
 	assert_success
 	assert_output --partial 'Usage: ramboot swap [OPTIONS]'
 	assert_output --partial '--size=EXPR'
 	assert_output --partial 'min(ram, 8G)'
-	run "$RAMBOOT" status --help
+	run "$RAMBOOT_BIN" status --help
 	assert_success
 	assert_output --partial 'Usage: ramboot status [--json]'
 }
 
 @test "swap: default size min(ram, 8G), exact sysfs writes in the kernel's order" {
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap
+	run --separate-stderr "$RAMBOOT_BIN" swap
 	assert_success
 	assert_output '/dev/zram2'
 	[ "${stderr_lines[0]}" = 'ramboot: swap: vm.swappiness = 180' ]
@@ -122,7 +122,7 @@ swapon=/dev/zram2
 
 @test "swap: size expression, priority, mem_limit and writeback in order" {
 	echo none >"$R/sys/block/zram2/backing_dev"
-	run --separate-stderr "$RAMBOOT" swap --size='ram / 8 + 64M' --priority=7 \
+	run --separate-stderr "$RAMBOOT_BIN" swap --size='ram / 8 + 64M' --priority=7 \
 		--mem-limit='25%' --writeback=/dev/vdb --algorithm=zstd,lz4 --no-tune
 	assert_success
 	run cat "$RAMBOOT_WRITE_LOG"
@@ -140,13 +140,13 @@ swapon=/dev/zram2"
 
 @test "swap: percentages of a MemTotal that is not whole MiB" {
 	printf 'MemTotal:         126976 kB\n' >"$R/proc/meminfo"   # 124 MiB
-	run "$RAMBOOT" swap --size=50% --no-tune
+	run "$RAMBOOT_BIN" swap --size=50% --no-tune
 	assert_success
 	[ "$(cat "$R/sys/block/zram2/disksize")" = $((62 << 20)) ]
 }
 
 @test "swap: explicit tuning values, zswap kept" {
-	run --separate-stderr "$RAMBOOT" swap --size=64M --swappiness=150 --page-cluster=2 --keep-zswap
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --swappiness=150 --page-cluster=2 --keep-zswap
 	assert_success
 	[ "$(cat "$R/proc/sys/vm/swappiness")" = 150 ]
 	[ "$(cat "$R/proc/sys/vm/page-cluster")" = 2 ]
@@ -157,7 +157,7 @@ swapon=/dev/zram2"
 
 @test "swap: no listed algorithm offered -> warning, kernel default kept" {
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --size=64M --algorithm=zstd,deflate --no-tune
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --algorithm=zstd,deflate --no-tune
 	assert_success
 	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: zram2: none of zstd,deflate offered ([lzo-rle] lzo lz4); keeping the kernel default lzo-rle' ]
 	[ "${stderr_lines[1]}" = 'ramboot: swap: /dev/zram2: 64.0 MiB swap, lzo-rle, priority 100' ]
@@ -167,26 +167,26 @@ swapon=/dev/zram2"
 }
 
 @test "swap: writeback without backing_dev in the kernel is a warning" {
-	run --separate-stderr "$RAMBOOT" swap --size=64M --writeback=/dev/vdb --no-tune
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --writeback=/dev/vdb --no-tune
 	assert_success
 	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: zram2: no backing_dev (kernel without zram writeback): --writeback ignored' ]
 }
 
 @test "swap: bad size expressions are usage errors with the column; nothing written" {
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --size='min(ram,'
+	run --separate-stderr "$RAMBOOT_BIN" swap --size='min(ram,'
 	assert_failure 2
 	[ "$stderr" = "ramboot: swap: --size: 'min(ram,': expected expression at column 9" ]
-	run --separate-stderr "$RAMBOOT" swap --size='ram * foo'
+	run --separate-stderr "$RAMBOOT_BIN" swap --size='ram * foo'
 	assert_failure 2
 	[ "$stderr" = "ramboot: swap: --size: 'ram * foo': unknown name 'foo' at column 7" ]
-	run --separate-stderr "$RAMBOOT" swap --size='ram / 0'
+	run --separate-stderr "$RAMBOOT_BIN" swap --size='ram / 0'
 	assert_failure 2
 	[ "$stderr" = "ramboot: swap: --size: 'ram / 0': division by zero at column 5" ]
-	run --separate-stderr "$RAMBOOT" swap --size=16K
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=16K
 	assert_failure 2
 	[ "$stderr" = "ramboot: swap: --size: '16K' is 16384 bytes, below the 40 KiB a swap area needs" ]
-	run --separate-stderr "$RAMBOOT" swap --mem-limit='1G -'
+	run --separate-stderr "$RAMBOOT_BIN" swap --mem-limit='1G -'
 	assert_failure 2
 	[ "$stderr" = "ramboot: swap: --mem-limit: '1G -': expected expression at column 5" ]
 	[ ! -s "$RAMBOOT_WRITE_LOG" ]
@@ -194,18 +194,18 @@ swapon=/dev/zram2"
 }
 
 @test "swap: bad options are usage errors" {
-	run "$RAMBOOT" swap --priority=high
+	run "$RAMBOOT_BIN" swap --priority=high
 	assert_failure 2
 	assert_output --partial "--priority: 'high': expected an integer in 0..32767"
-	run "$RAMBOOT" swap --priority=40000
+	run "$RAMBOOT_BIN" swap --priority=40000
 	assert_failure 2
-	run "$RAMBOOT" swap --swappiness=201
+	run "$RAMBOOT_BIN" swap --swappiness=201
 	assert_failure 2
-	run "$RAMBOOT" swap --bogus
+	run "$RAMBOOT_BIN" swap --bogus
 	assert_failure 2
-	run "$RAMBOOT" swap extra
+	run "$RAMBOOT_BIN" swap extra
 	assert_failure 2
-	run "$RAMBOOT" swap --force
+	run "$RAMBOOT_BIN" swap --force
 	assert_failure 2
 	[ ! -s "$RAMBOOT_WRITE_LOG" ]
 }
@@ -214,7 +214,7 @@ swapon=/dev/zram2"
 	zdev 3 1048576 'lzo [lz4]'
 	echo 3 >"$R/sys/class/zram-control/hot_add"
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --size=64M
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: zram3: already initialised or in use: not touching it' ]
 	# Not reset, not removed, nothing written.
@@ -226,7 +226,7 @@ swapon=/dev/zram2"
 @test "swap: never touches a device that is active swap" {
 	printf '/dev/zram2\tpartition\t1020\t0\t5\n' >>"$R/proc/swaps"
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --size=64M
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: zram2: already initialised or in use: not touching it' ]
 	assert_tree
@@ -237,7 +237,7 @@ swapon=/dev/zram2"
 	# EBUSY/ENOMEM from the disksize store; the same path is taken.
 	ln -sf /dev/full "$R/sys/block/zram2/disksize"
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --size=64M
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: zram2: disksize 67108864: No space left on device' ]
 	run cat "$RAMBOOT_WRITE_LOG"
@@ -256,7 +256,7 @@ swapon=/dev/zram2"
 	# proc/swaps as a directory: swapon's append fails with EISDIR.
 	rm "$R/proc/swaps"
 	mkdir "$R/proc/swaps"
-	run --separate-stderr "$RAMBOOT" swap --size=64M
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: /dev/zram2: swapon: Is a directory' ]
 	[ "$(cat "$R/sys/class/zram-control/hot_remove")" = 2 ]
@@ -266,7 +266,7 @@ swapon=/dev/zram2"
 
 @test "swap: missing zram-control is a one-line error" {
 	rm -r "$R/sys/class/zram-control"
-	run --separate-stderr "$RAMBOOT" swap --size=64M
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: zram: module not available: No such device' ]
 }
@@ -279,7 +279,7 @@ swapon=/dev/zram2"
 	mkswap -L other "$R/dev/nvme0n1p3" >/dev/null 2>&1
 	mkswap "$R/dev/loop0" >/dev/null 2>&1          # a loop device is not a local disk
 	printf '/dev/nvme0n1p3\tpartition\t1020\t0\t-2\n' >>"$R/proc/swaps"
-	run --separate-stderr "$RAMBOOT" swap --size=64M --local-swap --no-tune
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --local-swap --no-tune
 	assert_success
 	run grep -c nvme0n1p3 "$R/proc/swaps"
 	assert_output 1
@@ -292,10 +292,10 @@ swapon=/dev/zram2"
 # --- fixture: release --------------------------------------------------
 
 @test "swap --off releases a ramboot device: swapoff, reset, hot_remove" {
-	run "$RAMBOOT" swap --size=64M --no-tune
+	run "$RAMBOOT_BIN" swap --size=64M --no-tune
 	assert_success
 	: >"$RAMBOOT_WRITE_LOG"
-	run --separate-stderr "$RAMBOOT" swap --off /dev/zram2
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
 	assert_success
 	[ "$stderr" = 'ramboot: swap: /dev/zram2 released' ]
 	run cat "$R/proc/swaps"
@@ -313,11 +313,11 @@ swapon=/dev/zram2"
 	mkswap -L other "$R/dev/zram5" >/dev/null 2>&1
 	printf '/dev/zram5\tpartition\t1020\t0\t5\n' >>"$R/proc/swaps"
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --off /dev/zram5
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram5
 	assert_failure 1
 	[ "$stderr" = "ramboot: swap: /dev/zram5: swap label is 'other', not 'ramboot-zram': not set up by ramboot swap (--force to release it anyway)" ]
 	assert_tree
-	run "$RAMBOOT" swap --off /dev/zram5 --force
+	run "$RAMBOOT_BIN" swap --off /dev/zram5 --force
 	assert_success
 	[ "$(cat "$R/sys/class/zram-control/hot_remove")" = 5 ]
 	run grep zram5 "$R/proc/swaps"
@@ -326,14 +326,14 @@ swapon=/dev/zram2"
 
 @test "swap --off refuses a device without a swap signature" {
 	snapshot
-	run --separate-stderr "$RAMBOOT" swap --off /dev/zram0
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram0
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: /dev/zram0: no swap signature: not set up by ramboot swap (--force to release it anyway)' ]
 	assert_tree
 }
 
 @test "swap --off: not a zram device is a usage error" {
-	run --separate-stderr "$RAMBOOT" swap --off /dev/sda
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/sda
 	assert_failure 2
 	[ "$stderr" = "ramboot: swap: --off: '/dev/sda': not a zram device" ]
 }
@@ -341,10 +341,10 @@ swapon=/dev/zram2"
 # --- fixture: status ---------------------------------------------------
 
 @test "status: nothing to show is not an error" {
-	run "$RAMBOOT" status
+	run "$RAMBOOT_BIN" status
 	assert_success
 	assert_output 'no initialised zram devices'
-	run "$RAMBOOT" status --json
+	run "$RAMBOOT_BIN" status --json
 	assert_success
 	assert_output '{
   "report": null,
@@ -365,7 +365,7 @@ status_fixture() {
 
 @test "status: report and table of initialised zram devices" {
 	status_fixture
-	run "$RAMBOOT" status
+	run "$RAMBOOT_BIN" status
 	assert_success
 	assert_output 'boot report (/run/ramboot/report):
 result=ok
@@ -377,14 +377,14 @@ note=say "hi"
 DEVICE        DISKSIZE ALGORITHM       DATA      COMPR  RATIO      TOTAL  PRIO
 /dev/zram2    64.0 MiB lzo-rle     48.0 MiB   12.0 MiB   4.00   13.0 MiB   100
 /dev/zram4     1.0 GiB lz4              0 B        0 B      -        0 B     -'
-	run "$RAMBOOT" swap --status
+	run "$RAMBOOT_BIN" swap --status
 	assert_success
 	assert_output --partial '/dev/zram2    64.0 MiB lzo-rle'
 }
 
 @test "status --json: report object and zram array" {
 	status_fixture
-	run "$RAMBOOT" status --json
+	run "$RAMBOOT_BIN" status --json
 	assert_success
 	assert_output '{
   "report": {
@@ -403,13 +403,13 @@ DEVICE        DISKSIZE ALGORITHM       DATA      COMPR  RATIO      TOTAL  PRIO
 		run jq -e '.report.bytes == 1048576 and .zram[0].priority == 100' <<<"$output"
 		assert_success
 	fi
-	run "$RAMBOOT" swap --status --json
+	run "$RAMBOOT_BIN" swap --status --json
 	assert_success
 	assert_output --partial '"report": {'
 }
 
 @test "status: bad option is a usage error" {
-	run "$RAMBOOT" status --bogus
+	run "$RAMBOOT_BIN" status --bogus
 	assert_failure 2
 }
 
@@ -450,7 +450,7 @@ teardown() {
 
 @test "real kernel: swap --size=64M carries 77 MiB through a 32M cgroup, then --off" {
 	real_setup
-	run --separate-stderr "$RAMBOOT" swap --size=64M
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_success
 	DEV=$output
 	[[ "$DEV" =~ ^/dev/zram[0-9]+$ ]]
@@ -485,11 +485,11 @@ teardown() {
 	[ "$used_max" -gt $((4 << 20)) ]
 	cg_remove
 
-	run --separate-stderr "$RAMBOOT" status
+	run --separate-stderr "$RAMBOOT_BIN" status
 	assert_success
 	assert_output --partial "$DEV"
 
-	run --separate-stderr "$RAMBOOT" swap --off "$DEV"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
 	assert_success
 	! grep -q "^$DEV " /proc/swaps
 	[ ! -e "/sys/block/$z" ]
@@ -502,17 +502,17 @@ teardown() {
 
 @test "real kernel: --off of a busy device fails with EBUSY, then succeeds" {
 	real_setup
-	run --separate-stderr "$RAMBOOT" swap --size=8M --no-tune
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=8M --no-tune
 	assert_success
 	DEV=$output
 	z=${DEV#/dev/}
 	# Hold the node open: the kernel refuses reset (EBUSY) after swapoff.
 	exec 9<"$DEV"
-	run --separate-stderr "$RAMBOOT" swap --off "$DEV"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
 	exec 9<&-
 	assert_failure 1
 	[ "$stderr" = "ramboot: swap: $z: reset: Device or resource busy" ]
-	run --separate-stderr "$RAMBOOT" swap --off "$DEV"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
 	assert_success
 	[ ! -e "/sys/block/$z" ]
 	DEV=

@@ -1,0 +1,269 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench/load-bench.sh - `ramboot load` against the tools an initramfs would
+# otherwise use (cp, dd, zstd, xz, lzop, gzip, pigz), same image, same
+# machine, same run. Writes the table into the load-bench section of
+# docs/benchmarks.md and prints it.
+#
+#   BENCH_MB=400        size of the squashfs image to build (MiB, about)
+#   BENCH_RUNS=3        runs per job; the median wall time counts
+#   BENCH_FRAME_MB=32   uncompressed size of each zstd frame (multi-frame)
+#   BENCH_SQFS_COMP=none  the squashfs's own compression (mksquashfs -comp);
+#                       "none" for an uncompressed squashfs, which gives the
+#                       transport codecs real work (otherwise their output is
+#                       about as large as the image)
+#   BENCH_NO_DOC=1      print the table, leave docs/benchmarks.md alone
+#   BENCH_DOC=FILE      write the section into FILE instead
+#   RAMBOOT_BIN=./ramboot  the binary under test
+#
+# The image is real files from /usr as a squashfs (uncompressed by default,
+# see above), cached in build/bench/ and reused while the settings are
+# unchanged.
+# Sources are read once before timing (page-cached); DEST is a tmpfs
+# mounted here (root) or a directory in /dev/shm, emptied between runs.
+set -eu
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+MB=${BENCH_MB:-400}
+RUNS=${BENCH_RUNS:-3}
+FRAME_MB=${BENCH_FRAME_MB:-32}
+SQCOMP=${BENCH_SQFS_COMP:-none}
+RAMBOOT_BIN=${RAMBOOT_BIN:-$top/ramboot}
+case $RAMBOOT_BIN in /*) ;; *) RAMBOOT_BIN=$top/$RAMBOOT_BIN ;; esac
+dir=$top/build/bench
+doc=${BENCH_DOC:-$top/docs/benchmarks.md}
+
+die() { echo "load-bench: $*" >&2; exit 1; }
+log() { echo "load-bench: $*" >&2; }
+
+[ -x "$RAMBOOT_BIN" ] || die "no $RAMBOOT_BIN (run make)"
+"$RAMBOOT_BIN" load --help >/dev/null 2>&1 || die "$RAMBOOT_BIN has no working 'load'"
+for t in mksquashfs zstd xz lzop gzip; do
+	command -v "$t" >/dev/null || die "$t not installed (tests/deps.sh install)"
+done
+have_pigz=0
+command -v pigz >/dev/null && have_pigz=1
+
+mkdir -p "$dir"
+
+# ---- the image --------------------------------------------------------------
+
+build_images() {
+	local list=$dir/files.list want tree=$dir/tree chunk n
+	local sqopt
+	case $SQCOMP in
+	none) sqopt="-noI -noD -noF -noX" ;;
+	*) sqopt="-comp $SQCOMP" ;;
+	esac
+	log "building a ~${MB} MiB squashfs ($SQCOMP) from /usr (cached in $dir)"
+	rm -rf "$tree" "$dir"/image.* "$dir"/frames "$dir/stamp"
+	# squashfs with zstd packs /usr files to about 40 %: collect 2.5x
+	want=$((MB * 1024 * 1024 * 5 / 2))
+	[ "$SQCOMP" = none ] && want=$((MB * 1024 * 1024))
+	find /usr/lib /usr/share /usr/bin -xdev -type f -readable -size -64M \
+		-printf '%s\t%p\n' 2>/dev/null | sort -t "$(printf '\t')" -k2 |
+		awk -F '\t' -v want="$want" '{ s += $1; print $2; if (s >= want) exit }' >"$list"
+	mkdir -p "$tree"
+	sed 's|^/||' "$list" | (cd / && cpio -pdm --quiet "$tree") 2>/dev/null || true
+	# shellcheck disable=SC2086
+	mksquashfs "$tree" "$dir/image.sqfs" $sqopt -quiet -no-progress \
+		-noappend -all-root -no-xattrs >/dev/null
+	rm -rf "$tree"
+
+	log "compressing: zstd, zstd multi-frame, xz multi-block, lzop, gzip"
+	zstd -q -3 -T1 -c "$dir/image.sqfs" >"$dir/image.zst"
+	# multi-frame: one frame per FRAME_MB of image, concatenated
+	mkdir -p "$dir/frames"
+	split -b "${FRAME_MB}M" -d -a 4 "$dir/image.sqfs" "$dir/frames/f"
+	for chunk in "$dir"/frames/f*; do
+		zstd -q -3 -c "$chunk"
+	done >"$dir/image.mf.zst"
+	rm -rf "$dir/frames"
+	xz -T2 -6 -c "$dir/image.sqfs" >"$dir/image.xz"
+	lzop -3 -c "$dir/image.sqfs" >"$dir/image.lzo"
+	gzip -6 -n -c "$dir/image.sqfs" >"$dir/image.gz"
+	n=$(xz --robot -lv "$dir/image.xz" | awk '$1 == "totals" { print $3 }')
+	echo "xz_blocks=$n" >"$dir/info"
+	sha256sum "$dir/image.sqfs" | cut -d' ' -f1 >"$dir/image.sha256"
+	echo "$MB $FRAME_MB $SQCOMP" >"$dir/stamp"
+}
+
+if [ "$(cat "$dir/stamp" 2>/dev/null)" != "$MB $FRAME_MB $SQCOMP" ] || [ ! -s "$dir/image.gz" ]; then
+	build_images
+fi
+IMG=$dir/image.sqfs
+SIZE=$(stat -c %s "$IMG")
+SHA=$(cat "$dir/image.sha256")
+
+# ---- the destination --------------------------------------------------------
+
+mnt=
+cleanup() {
+	if [ -n "$mnt" ]; then
+		rm -f "$mnt/dest"
+		if mountpoint -q "$mnt"; then
+			umount "$mnt" || umount -l "$mnt"
+		fi
+		rmdir "$mnt" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ "$(id -u)" = 0 ]; then
+	mnt=$(mktemp -d /tmp/load-bench.XXXXXX)
+	mount -t tmpfs -o "size=$((SIZE / 1048576 + 128))M,mode=0700" ramboot-bench "$mnt"
+	destkind="a tmpfs mounted for the run"
+else
+	mnt=$(mktemp -d /dev/shm/load-bench.XXXXXX)
+	destkind="/dev/shm (not root)"
+fi
+DEST=$mnt/dest
+
+# page-cache every source
+cat "$dir"/image.* >/dev/null
+
+# ---- timing -----------------------------------------------------------------
+
+# timeit CMD: run the shell command RUNS times (DEST removed before each,
+# not timed); prints the median wall time in seconds. The last output is
+# compared with the image: a wrong result is not a benchmark.
+timeit() {
+	local cmd=$1 i t0 t1 times=()
+	for ((i = 0; i < RUNS; i++)); do
+		rm -f "$DEST"
+		sync
+		t0=$(date +%s.%N)
+		if ! RAMBOOT=$RAMBOOT_BIN DEST=$DEST sh -c "$cmd" </dev/null >/dev/null 2>"$dir/last.err"; then
+			log "FAILED: $cmd"
+			sed 's/^/  /' "$dir/last.err" >&2
+			echo "fail"
+			return 0
+		fi
+		t1=$(date +%s.%N)
+		times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
+	done
+	if ! cmp -s "$IMG" "$DEST"; then
+		log "WRONG OUTPUT: $cmd"
+		echo "fail"
+		return 0
+	fi
+	printf '%s\n' "${times[@]}" | sort -g | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }'
+}
+
+mbps() { # seconds -> MB/s of decompressed output
+	[ "$1" = fail ] && { echo "fail"; return; }
+	awk -v s="$SIZE" -v t="$1" 'BEGIN { printf "%.0f", s / 1e6 / t }'
+}
+
+rows=()
+verdicts=()
+# row JOB PEERNAME PEER_T RAMBOOT_T KIND TARGET
+#   KIND ratio: met when peer_t / ramboot_t >= TARGET
+#   KIND cost:  met when ramboot_t / peer_t - 1 <= TARGET (a fraction)
+row() {
+	local job=$1 peer=$2 tp=$3 tr=$4 kind=$5 target=$6 ratio met tgt
+	if [ "$tp" = fail ] || [ "$tr" = fail ]; then
+		ratio="fail"
+		met="no"
+	else
+		ratio=$(awk -v p="$tp" -v r="$tr" 'BEGIN { printf "%.2f", p / r }')
+		case $kind in
+		ratio)
+			met=$(awk -v x="$ratio" -v t="$target" 'BEGIN { print (x >= t) ? "yes" : "no" }') ;;
+		cost)
+			met=$(awk -v p="$tp" -v r="$tr" -v t="$target" 'BEGIN { print (r / p - 1 <= t) ? "yes" : "no" }')
+			ratio="$ratio (cost $(awk -v p="$tp" -v r="$tr" 'BEGIN { printf "%+.1f %%", (r / p - 1) * 100 }'))" ;;
+		*) met="-" ;;
+		esac
+	fi
+	case $kind in
+	ratio) tgt=">= ${target}x" ;;
+	cost) tgt="cost <= $(awk -v t="$target" 'BEGIN { printf "%d", t * 100 }') %" ;;
+	*) tgt="-" ;;
+	esac
+	rows+=("| $job | $peer | $(mbps "$tp") | $(mbps "$tr") | $ratio | $tgt | $met |")
+	[ "$kind" = info ] || verdicts+=("$met")
+	log "$job: $peer $(mbps "$tp") MB/s, ramboot $(mbps "$tr") MB/s, $ratio"
+}
+
+rl="\"\$RAMBOOT_BIN\" load --progress=none"
+log "image $((SIZE / 1048576)) MiB, $RUNS runs per job, DEST in $destkind"
+
+t_cp=$(timeit "cp '$IMG' \"\$DEST\"")
+t_dd=$(timeit "dd if='$IMG' of=\"\$DEST\" bs=1M status=none")
+t_raw=$(timeit "$rl -d none '$IMG' \"\$DEST\"")
+t_raw_sha=$(timeit "$rl -d none --sha256=$SHA '$IMG' \"\$DEST\"")
+row "raw copy" "cp" "$t_cp" "$t_raw" ratio 1.0
+row "raw copy" "dd bs=1M" "$t_dd" "$t_raw" info -
+row "SHA-256 cost, raw" "ramboot -d none" "$t_raw" "$t_raw_sha" cost 0.10
+
+t_zstd=$(timeit "zstd -q -dc '$dir/image.zst' >\"\$DEST\"")
+t_rzstd=$(timeit "$rl '$dir/image.zst' \"\$DEST\"")
+t_rzstd_sha=$(timeit "$rl --sha256=$SHA '$dir/image.zst' \"\$DEST\"")
+row "zstd, one frame" "zstd -dc" "$t_zstd" "$t_rzstd" info -
+row "SHA-256 cost, zstd" "ramboot (zstd)" "$t_rzstd" "$t_rzstd_sha" cost 0.10
+
+t_zstd_mf=$(timeit "zstd -q -dc '$dir/image.mf.zst' >\"\$DEST\"")
+t_rzstd_mf=$(timeit "$rl '$dir/image.mf.zst' \"\$DEST\"")
+row "zstd, ${FRAME_MB} MiB frames" "zstd -dc" "$t_zstd_mf" "$t_rzstd_mf" ratio 1.7
+
+t_xz=$(timeit "xz -dc '$dir/image.xz' >\"\$DEST\"")
+t_xz_mt=$(timeit "xz -dc -T0 '$dir/image.xz' >\"\$DEST\"")
+t_rxz=$(timeit "$rl '$dir/image.xz' \"\$DEST\"")
+row "xz, multi-block" "xz -dc" "$t_xz" "$t_rxz" ratio 1.7
+row "xz, multi-block" "xz -dc -T0" "$t_xz_mt" "$t_rxz" info -
+
+t_lzo=$(timeit "lzop -dc '$dir/image.lzo' >\"\$DEST\"")
+t_rlzo=$(timeit "$rl '$dir/image.lzo' \"\$DEST\"")
+row "lzop" "lzop -dc" "$t_lzo" "$t_rlzo" ratio 1.0
+
+t_gz=$(timeit "gzip -dc '$dir/image.gz' >\"\$DEST\"")
+t_rgz=$(timeit "$rl '$dir/image.gz' \"\$DEST\"")
+row "gzip" "gzip -dc" "$t_gz" "$t_rgz" ratio 1.0
+if [ "$have_pigz" = 1 ]; then
+	t_pigz=$(timeit "pigz -dc '$dir/image.gz' >\"\$DEST\"")
+	row "gzip" "pigz -dc" "$t_pigz" "$t_rgz" info -
+fi
+
+# ---- the report -------------------------------------------------------------
+
+met=0
+for v in "${verdicts[@]}"; do [ "$v" = yes ] && met=$((met + 1)); done
+sz() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
+xzb=$(sed -n 's/^xz_blocks=//p' "$dir/info")
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+mem=$(awk '$1 == "MemTotal:" { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+
+section=$(mktemp)
+{
+	echo "Measured $(date -u +%Y-%m-%d) by \`make bench\` (bench/load-bench.sh)."
+	echo
+	echo "- Machine: ${cpu:-unknown CPU}, $(nproc) CPUs, $mem RAM, Linux $(uname -r)"
+	echo "- Tools: $(zstd -V | sed 's/^\*\*\* //; s/ \*\*\*$//; s/, by.*//'), $(xz --version | head -1), lzop $(lzop --version 2>&1 | sed -n 's/^lzop \([0-9.]*\).*/\1/p' | head -1), gzip $(gzip --version | head -1 | awk '{ print $2 }')$([ "$have_pigz" = 1 ] && echo ", $(pigz --version 2>&1)")"
+	echo "- Image: $(sz "$IMG") squashfs ($SQCOMP inside) of files from /usr;" \
+		"transport files: zstd -3 $(sz "$dir/image.zst"), zstd -3 in ${FRAME_MB} MiB frames $(sz "$dir/image.mf.zst")," \
+		"xz -T2 -6 $(sz "$dir/image.xz") (${xzb:-?} blocks), lzop -3 $(sz "$dir/image.lzo"), gzip -6 $(sz "$dir/image.gz")"
+	echo "- Sources page-cached; DEST in $destkind; median of $RUNS runs;" \
+		"MB/s = 10^6 bytes of image written per second; ratio = peer time / ramboot time;" \
+		"ramboot uses $(nproc) threads (default)"
+	echo
+	echo "| job | peer | peer MB/s | ramboot MB/s | ratio | target | met? |"
+	echo "|---|---|---:|---:|---:|---|---|"
+	printf '%s\n' "${rows[@]}"
+	echo
+	echo "Targets met: $met of ${#verdicts[@]}."
+} >"$section"
+
+cat "$section"
+if [ "${BENCH_NO_DOC:-0}" != 1 ] && [ -f "$doc" ] && grep -q '<!-- load-bench:begin -->' "$doc"; then
+	awk -v f="$section" '
+		/<!-- load-bench:begin -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next }
+		/<!-- load-bench:end -->/ { skip = 0 }
+		!skip' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
+	log "updated $doc"
+fi
+rm -f "$section"

@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# fuzz/run.sh [SECONDS] - build the libFuzzer targets into build/fuzz/ and
+# run each for SECONDS/2 (default 300 in total) on a seed corpus made here.
+# Prints TAP: "ok N - fuzz NAME (RUNS runs)". A crash leaves the input in
+# build/fuzz/artifacts/ and makes the run fail. See docs/fuzzing.md.
+#   FUZZ_CC=clang    compiler (needs the libFuzzer runtime: libclang-rt-*-dev)
+#   FUZZ_ARGS=...    extra libFuzzer options, e.g. "-jobs=2 -workers=2"
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+
+secs=${1:-300}
+case $secs in
+'' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
+esac
+each=$((secs / 2))
+[ "$each" -ge 1 ] || each=1
+
+cc=${FUZZ_CC:-clang}
+out=build/fuzz
+cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+-fno-omit-frame-pointer -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 -Isrc"
+targets="manifest lzop"
+n=0
+failed=0
+
+echo "1..2"
+
+# sources and libraries of each target: the one parser plus util.c
+srcs() {
+	case $1 in
+	manifest) echo "src/manifest.c src/util.c" ;;
+	lzop) echo "src/lzop.c src/util.c" ;;
+	esac
+}
+libs() {
+	case $1 in
+	lzop) echo "-lz" ;;
+	esac
+}
+
+# seed NAME DIR: a few valid inputs to start from
+seed() {
+	d=$2
+	rm -rf "$d"
+	mkdir -p "$d"
+	case $1 in
+	manifest)
+		h=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+		printf 'ramboot-manifest 1\nsize 1073741824\nsha256 %s\n' "$h" >"$d/good"
+		printf 'ramboot-manifest 1\n# comment\n\nsha256 %s\ncompression zstd\nsize 0' "$h" >"$d/comments"
+		printf 'ramboot-manifest 1\r\nsize 42\r\nsha256 %s\r\n' "$h" >"$d/crlf"
+		printf 'ramboot-manifest 1\nsize 18446744073709551615\nsha256 %s\nsignature x\n' "$h" >"$d/max"
+		printf '%s' "$h" >"$d/hex" ;;
+	lzop)
+		if ! command -v lzop >/dev/null; then
+			printf '\211LZO\000\r\n\032\n' >"$d/magic"
+			return 0
+		fi
+		printf 'hello\n' >"$d/.in"
+		lzop -1 -c "$d/.in" >"$d/l1"
+		lzop -9 -c "$d/.in" >"$d/l9"
+		lzop --crc32 -c "$d/.in" >"$d/crc"
+		lzop -c <"$d/.in" >"$d/stdin"
+		rm -f "$d/.in" ;;
+	esac
+}
+
+mkdir -p "$out/artifacts"
+for t in $targets; do
+	n=$((n + 1))
+	bin=$out/fuzz_$t
+	log=$out/fuzz_$t.log
+	missing=
+	for s in $(srcs "$t"); do
+		[ -f "$s" ] || missing="$missing $s"
+	done
+	if [ -n "$missing" ]; then
+		echo "not ok $n - fuzz $t # missing sources:$missing"
+		failed=1
+		continue
+	fi
+	if ! command -v "$cc" >/dev/null; then
+		echo "not ok $n - fuzz $t # $cc not found (tests/deps.sh install)"
+		failed=1
+		continue
+	fi
+	# shellcheck disable=SC2046,SC2086
+	if ! "$cc" $cflags -o "$bin" "fuzz/fuzz_$t.c" $(srcs "$t") $(libs "$t") >"$log" 2>&1; then
+		sed 's/^/# /' "$log"
+		echo "not ok $n - fuzz $t # build failed (is libclang-rt-*-dev installed?)"
+		failed=1
+		continue
+	fi
+	seed "$t" "$out/seed_$t"
+	mkdir -p "$out/corpus_$t"
+	# shellcheck disable=SC2086
+	"$bin" -max_total_time="$each" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$out/artifacts/$t-" ${FUZZ_ARGS:-} \
+		"$out/corpus_$t" "$out/seed_$t" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+	if [ "$rc" -eq 0 ]; then
+		echo "ok $n - fuzz $t (${runs:-?} runs)"
+	else
+		grep -E 'ERROR|SUMMARY|Test unit written|abort|runtime error' "$log" | head -20 | sed 's/^/# /'
+		echo "not ok $n - fuzz $t (exit $rc, log in $log)"
+		failed=1
+	fi
+done
+exit "$failed"
