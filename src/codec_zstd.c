@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * zstd with libzstd. A stream made of several independent frames that
- * record their content size (pzstd output, or images compressed in
- * chunks) is decoded frame-parallel: the driver cuts the input into
- * frames, workers decode them, and their output chunks are queued in
- * stream order. A frame without a content size, or a large one, is
+ * (pzstd output, or images compressed in chunks) is decoded frame-
+ * parallel: the driver cuts the input into frames, workers decode them,
+ * and their output chunks are queued in stream order. A large frame is
  * decoded streaming in the driver's thread. Skippable frames are dropped.
  */
 #include <errno.h>
@@ -19,7 +18,12 @@
 #include "codec.h"
 #include "pipe.h"
 
-#define FRAME_PAR_MAX (64u * 1024 * 1024)  /* largest frame decoded in one piece */
+/* A frame is decoded by a worker in one piece when its output is at most
+ * FRAME_PAR_MAX and its input at most FRAME_COLLECT_MAX; a larger one is
+ * decoded streaming, overlapped with reading and writing. */
+#define FRAME_PAR_MAX (32u * 1024 * 1024)
+#define FRAME_COLLECT_MAX (16u * 1024 * 1024)
+#define BLOCK_MAX (128u * 1024)
 #define ZSTD_MAGIC 0xFD2FB528u
 #define SKIP_MAGIC 0x184D2A50u             /* ... to 0x184D2A5F */
 
@@ -33,6 +37,9 @@ static uint32_t le32(const uint8_t *p)
 struct job {
 	uint8_t *src;
 	size_t src_len;
+	size_t src_cap;
+	bool known;              /* the frame header records the size */
+	size_t want;             /* content size, or a bound on it */
 	struct chunk *out;       /* queued already; cap = content size */
 	struct job *next;
 };
@@ -46,6 +53,14 @@ struct zpar {
 	int nworkers;
 	pthread_t tid[64];
 	unsigned int inflight;   /* jobs queued or running */
+	struct sbuf *spare;      /* frame input buffers for reuse */
+};
+
+/* Frame input buffers are reused: fresh memory costs a page fault per
+ * page, more than the copy into it. */
+struct sbuf {
+	struct sbuf *next;
+	size_t cap;
 };
 
 static void *worker_main(void *arg)
@@ -78,11 +93,11 @@ static void *worker_main(void *arg)
 		} else if (pipe_error(z->p)) {
 			pipe_chunk_done(z->p, j->out, pipe_error(z->p));
 		} else {
-			r = ZSTD_decompressDCtx(d, j->out->data, j->out->cap, j->src, j->src_len);
+			r = ZSTD_decompressDCtx(d, j->out->data, j->want, j->src, j->src_len);
 			if (ZSTD_isError(r)) {
 				pipe_fail(z->p, -EBADMSG, "decode", "zstd: %s", ZSTD_getErrorName(r));
 				pipe_chunk_done(z->p, j->out, -EBADMSG);
-			} else if (r != j->out->cap) {
+			} else if (j->known && r != j->want) {
 				pipe_fail(z->p, -EBADMSG, "decode", "zstd: frame size differs from its header");
 				pipe_chunk_done(z->p, j->out, -EBADMSG);
 			} else {
@@ -90,9 +105,15 @@ static void *worker_main(void *arg)
 				pipe_chunk_done(z->p, j->out, 0);
 			}
 		}
-		free(j->src);
-		free(j);
 		pthread_mutex_lock(&z->lock);
+		{
+			struct sbuf *sb = (struct sbuf *)(void *)j->src;
+
+			sb->cap = j->src_cap;
+			sb->next = z->spare;
+			z->spare = sb;
+		}
+		free(j);
 		z->inflight--;
 		pthread_cond_broadcast(&z->cond);
 		pthread_mutex_unlock(&z->lock);
@@ -116,8 +137,9 @@ struct zdrv {
 	size_t scan_pos;         /* next block header in fb, 0: none yet */
 	bool scan_last;          /* the last block has been seen */
 	size_t frame_end;        /* frame size once known */
-	uint64_t content;        /* content size of the frame in fb */
-	uint64_t frames;
+	uint64_t content;        /* content size of the frame in fb, or ... */
+	bool content_known;      /* ... an upper bound from its block headers */
+	uint64_t frames, par_frames;
 	char msg[160];
 };
 
@@ -149,10 +171,11 @@ static enum scan scan_frame(struct zdrv *z)
 		if (n < h)
 			return SCAN_MORE;
 		cs = ZSTD_getFrameContentSize(b, n);
-		if (!z->parallel || cs == ZSTD_CONTENTSIZE_UNKNOWN ||
-		    cs == ZSTD_CONTENTSIZE_ERROR || cs > FRAME_PAR_MAX)
+		if (!z->parallel || cs == ZSTD_CONTENTSIZE_ERROR ||
+		    (cs != ZSTD_CONTENTSIZE_UNKNOWN && cs > FRAME_PAR_MAX))
 			return SCAN_STREAM;
-		z->content = cs;
+		z->content_known = cs != ZSTD_CONTENTSIZE_UNKNOWN;
+		z->content = z->content_known ? cs : 0;
 		z->scan_pos = h;
 		z->scan_last = false;
 	}
@@ -160,7 +183,7 @@ static enum scan scan_frame(struct zdrv *z)
 		uint32_t bh, type, size;
 
 		if (n < z->scan_pos + 3)
-			return SCAN_MORE;
+			return n > FRAME_COLLECT_MAX ? SCAN_STREAM : SCAN_MORE;
 		bh = (uint32_t)b[z->scan_pos] | (uint32_t)b[z->scan_pos + 1] << 8 |
 		     (uint32_t)b[z->scan_pos + 2] << 16;
 		type = (bh >> 1) & 3;
@@ -168,8 +191,15 @@ static enum scan scan_frame(struct zdrv *z)
 		if (type == 3)
 			return SCAN_BAD;
 		z->scan_last = bh & 1;
-		/* RLE blocks store one byte; raw and compressed store size. */
+		/* RLE blocks store one byte; raw and compressed store size.
+		 * Without a content size, bound the output: raw and RLE
+		 * blocks give their size, compressed ones at most 128 KiB. */
 		z->scan_pos += 3 + (type == 1 ? 1 : size);
+		if (!z->content_known) {
+			z->content += type == 2 ? BLOCK_MAX : size;
+			if (z->content > FRAME_PAR_MAX)
+				return SCAN_STREAM;
+		}
 		if (z->scan_last && (b[4] & 0x04))
 			z->scan_pos += 4;        /* content checksum */
 	}
@@ -180,7 +210,7 @@ static enum scan scan_frame(struct zdrv *z)
 static int fb_append(struct zdrv *z, const uint8_t *d, size_t n)
 {
 	if (z->fb_len + n > z->fb_cap) {
-		size_t cap = z->fb_cap ? z->fb_cap : 1 << 20;
+		size_t cap = z->fb_cap ? z->fb_cap : 4u << 20;
 		uint8_t *nb;
 
 		while (cap < z->fb_len + n)
@@ -196,21 +226,45 @@ static int fb_append(struct zdrv *z, const uint8_t *d, size_t n)
 	return 0;
 }
 
-/* Drop the first n bytes of fb (a frame handed over or skipped). */
-static int fb_consume(struct zdrv *z, size_t n, uint8_t **taken)
+/* A spare input buffer of at least cap bytes, or a new one. */
+static uint8_t *spare_get(struct zdrv *z, size_t want, size_t *cap)
+{
+	struct sbuf **pp, *sb = NULL;
+
+	pthread_mutex_lock(&z->par.lock);
+	for (pp = &z->par.spare; *pp; pp = &(*pp)->next) {
+		if ((*pp)->cap >= want) {
+			sb = *pp;
+			*pp = sb->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&z->par.lock);
+	if (sb) {
+		*cap = sb->cap;
+		return (uint8_t *)sb;
+	}
+	*cap = want < (4u << 20) ? 4u << 20 : want;
+	return malloc(*cap);
+}
+
+/* Drop the first n bytes of fb (a frame handed over or skipped). With
+ * taken, the buffer goes to the caller and the rest moves to another. */
+static int fb_consume(struct zdrv *z, size_t n, uint8_t **taken, size_t *taken_cap)
 {
 	size_t rest = z->fb_len - n;
 
 	if (taken) {
-		/* Hand the buffer to the job; the rest moves to a new one. */
-		uint8_t *nb = malloc(rest > (1u << 20) ? rest * 2 : 1u << 20);
+		size_t cap;
+		uint8_t *nb = spare_get(z, rest > sizeof(struct sbuf) ? rest : sizeof(struct sbuf), &cap);
 
 		if (!nb)
 			return -ENOMEM;
 		memcpy(nb, z->fb + n, rest);
 		*taken = z->fb;
+		*taken_cap = z->fb_cap;
 		z->fb = nb;
-		z->fb_cap = rest > (1u << 20) ? rest * 2 : 1u << 20;
+		z->fb_cap = cap;
 	} else {
 		memmove(z->fb, z->fb + n, rest);
 	}
@@ -223,7 +277,7 @@ static int fb_consume(struct zdrv *z, size_t n, uint8_t **taken)
 static int dispatch(struct zdrv *z)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	struct chunk *out = j ? chunk_new((size_t)z->content) : NULL;
+	struct chunk *out = j ? pipe_get_big(z->p, (size_t)z->content) : NULL;
 	size_t len = z->frame_end;
 	int rc;
 
@@ -231,7 +285,7 @@ static int dispatch(struct zdrv *z)
 		free(j);
 		return -ENOMEM;
 	}
-	rc = fb_consume(z, len, &j->src);
+	rc = fb_consume(z, len, &j->src, &j->src_cap);
 	if (rc < 0) {
 		free(out->data);
 		free(out);
@@ -239,12 +293,15 @@ static int dispatch(struct zdrv *z)
 		return rc;
 	}
 	j->src_len = len;
+	j->known = z->content_known;
+	j->want = (size_t)z->content;
 	j->out = out;
 	out->len = (size_t)z->content;
 	/* Bound what waits for the writer, then queue in stream order; a
 	 * worker fills the chunk later. */
 	pipe_wait_outq(z->p, (size_t)z->par.nworkers * 2 + 2);
 	pipe_emit(z->p, out);
+	z->par_frames++;
 
 	pthread_mutex_lock(&z->par.lock);
 	/* Bound the memory: a few frames in flight per worker. */
@@ -396,7 +453,7 @@ static int zstd_drive(struct pipe *p, struct chunk *first, const struct codec_cf
 					goto out_in;
 				}
 				if (s == SCAN_SKIP) {
-					fb_consume(&z, z.frame_end, NULL);
+					fb_consume(&z, z.frame_end, NULL, NULL);
 				} else if (s == SCAN_FRAME) {
 					rc = dispatch(&z);
 					if (rc < 0)
@@ -412,7 +469,7 @@ static int zstd_drive(struct pipe *p, struct chunk *first, const struct codec_cf
 						rc = (int)used;
 						goto out_in;
 					}
-					fb_consume(&z, (size_t)used, NULL);
+					fb_consume(&z, (size_t)used, NULL, NULL);
 					if (done)
 						z.streaming = false;
 					else
@@ -440,6 +497,8 @@ static int zstd_drive(struct pipe *p, struct chunk *first, const struct codec_cf
 		snprintf(z.msg, sizeof(z.msg), "empty input, not a zstd stream");
 		rc = -EBADMSG;
 	}
+	rb_debug("zstd: %llu frames, %llu decoded in parallel by %d workers",
+		 (unsigned long long)z.frames, (unsigned long long)z.par_frames, z.par.nworkers);
 	goto out;
 out_in:
 	if (in)
@@ -448,6 +507,12 @@ out:
 	if (rc < 0)
 		pipe_fail(p, rc, "decode", "zstd: %s", z.msg[0] ? z.msg : strerror(-rc));
 	par_stop(&z);
+	while (z.par.spare) {
+		struct sbuf *sb = z.par.spare;
+
+		z.par.spare = sb->next;
+		free(sb);
+	}
 	ZSTD_freeDCtx(z.dctx);
 	free(z.fb);
 	pthread_cond_destroy(&z.par.cond);

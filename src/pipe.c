@@ -80,10 +80,19 @@ static void pool_destroy(struct pool *pl)
 	memset(pl, 0, sizeof(*pl));
 }
 
+#define BIG_KEEP 16
+
 /* Called with the lock held. */
 static void chunk_release_locked(struct pipe *p, struct chunk *c)
 {
-	if (c->pool) {
+	if (c->big && p->nbigfree < BIG_KEEP) {
+		c->len = 0;
+		c->ready = false;
+		c->error = 0;
+		c->next = p->bigfree;
+		p->bigfree = c;
+		p->nbigfree++;
+	} else if (c->pool) {
 		c->len = 0;
 		c->eof = false;
 		c->ready = false;
@@ -130,6 +139,33 @@ struct chunk *chunk_new(size_t cap)
 		return NULL;
 	}
 	c->cap = cap;
+	return c;
+}
+
+struct chunk *pipe_get_big(struct pipe *p, size_t cap)
+{
+	struct chunk **pp, *c = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	for (pp = &p->bigfree; *pp; pp = &(*pp)->next) {
+		if ((*pp)->cap >= cap) {
+			c = *pp;
+			*pp = c->next;
+			p->nbigfree--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!c) {
+		c = chunk_new(cap);
+		if (!c)
+			return NULL;
+		c->big = true;
+	}
+	c->next = NULL;
+	c->len = 0;
+	c->ready = false;
+	c->error = 0;
 	return c;
 }
 
@@ -183,6 +219,11 @@ void pipe_destroy(struct pipe *p)
 
 	/* Chunks still queued after an error: malloc'd ones are freed here,
 	 * pool ones with their pool. */
+	while ((c = p->bigfree) != NULL) {
+		p->bigfree = c->next;
+		free(c->data);
+		free(c);
+	}
 	while ((c = q_pop(&p->outq)) != NULL)
 		if (!c->pool) {
 			free(c->data);

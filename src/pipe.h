@@ -32,6 +32,7 @@ struct chunk {
 	int error;               /* output: the producer failed (-errno) */
 	struct chunk *next;      /* queue link */
 	struct pool *pool;       /* NULL: malloc'd, freed with free() */
+	bool big;                /* from pipe_get_big(): kept for reuse */
 };
 
 struct queue {
@@ -68,6 +69,8 @@ struct pipe {
 	pthread_cond_t cond;
 	struct queue inq, outq, hashq;
 	struct pool inpool, outpool;
+	struct chunk *bigfree;   /* released big chunks, for reuse */
+	unsigned int nbigfree;
 	int error;               /* first error, -errno; stops every stage */
 	const char *error_where; /* "read", "write", "decode", ... */
 	char error_msg[160];     /* codec detail ("frame checksum mismatch") */
@@ -107,6 +110,9 @@ void pipe_wait_outq(struct pipe *p, size_t max);
 void pipe_chunk_done(struct pipe *p, struct chunk *c, int err);
 /* A malloc'd output chunk of cap bytes (for parallel codecs). */
 struct chunk *chunk_new(size_t cap);
+/* An output chunk of at least cap bytes that is reused after the writer
+ * is done with it: fresh memory costs a page fault per page. */
+struct chunk *pipe_get_big(struct pipe *p, size_t cap);
 
 void pipe_stats(struct pipe *p, struct pipe_stats *out);
 void pipe_digest(struct pipe *p, uint8_t digest[32]);
