@@ -11,7 +11,7 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT:-$TOP/ramboot}
+BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 
 setup() {
 	cd "$TOP" || return 1
