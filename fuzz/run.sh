@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fuzz/run.sh [SECONDS] - build the libFuzzer targets into build/fuzz/ and
-# run each for SECONDS/2 (default 300 in total) on a seed corpus made here.
+# run each for SECONDS/4 (default 300 in total) on a seed corpus made here.
 # Prints TAP: "ok N - fuzz NAME (RUNS runs)". A crash leaves the input in
 # build/fuzz/artifacts/ and makes the run fail. See docs/fuzzing.md.
 #   FUZZ_CC=clang    compiler (needs the libFuzzer runtime: libclang-rt-*-dev)
@@ -14,24 +14,26 @@ secs=${1:-300}
 case $secs in
 '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
-each=$((secs / 2))
+each=$((secs / 4))
 [ "$each" -ge 1 ] || each=1
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
 cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 -fno-omit-frame-pointer -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 -Isrc"
-targets="manifest lzop"
+targets="manifest lzop sizeexpr cmdline"
 n=0
 failed=0
 
-echo "1..2"
+echo "1..4"
 
 # sources and libraries of each target: the one parser plus util.c
 srcs() {
 	case $1 in
 	manifest) echo "src/manifest.c src/util.c" ;;
 	lzop) echo "src/lzop.c src/util.c" ;;
+	sizeexpr) echo "src/sizeexpr.c src/util.c" ;;
+	cmdline) echo "src/cmdline.c src/util.c" ;;
 	esac
 }
 libs() {
@@ -64,6 +66,13 @@ seed() {
 		lzop --crc32 -c "$d/.in" >"$d/crc"
 		lzop -c <"$d/.in" >"$d/stdin"
 		rm -f "$d/.in" ;;
+	sizeexpr)
+		printf 'min(ram, 8G)' >"$d/default"
+		printf '50%%' >"$d/pct"
+		printf 'max(ram / 2 + 256M, (1G - 512K) * 2)' >"$d/nested" ;;
+	cmdline)
+		printf 'console=ttyS0 ramboot=ram ramboot.image="/a b/x.img" ramboot.swap=zram ramboot.swap.size=min(ram,4G) ltsp.image=images/x.img,squashfs,,b.img -- init=/x' >"$d/line"
+		printf 'RAMBOOT=ram\nexport RAMBOOT_SWAP_SIZE="50%%"\n# c\nRAMBOOT_MINFREE='"'"'1G'"'"'\n' >"$d/conf" ;;
 	esac
 }
 
