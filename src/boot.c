@@ -338,7 +338,9 @@ static void fallback(struct boot_report *rep, const char *reason, const char *er
 	snprintf(rep->fallback, sizeof(rep->fallback), "%s", reason);
 	report_add_error(rep, error);
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "off");
-	if (error && *error)
+	if (error && *error && !strncmp(error, reason, strlen(reason)))
+		rb_warn("%s; booting from the network image", error);
+	else if (error && *error)
 		rb_warn("%s: %s; booting from the network image", reason, error);
 	else
 		rb_warn("%s; booting from the network image", reason);
@@ -360,10 +362,12 @@ static void fill_opts(struct load_opts *o, const struct boot_settings *s,
 static void do_ram(const struct boot_settings *s, const char *image,
 		   const char *manifest, const char *rundir, struct boot_report *rep)
 {
+	static const char *const suffixes[] = { ".zst", ".zstd", ".xz", ".lzo", ".lzop", ".gz" };
 	struct load_opts o;
 	struct load_result *r;
-	char tmpfs[PATH_MAX], dest[PATH_MAX], msg[PATH_MAX + 64];
+	char tmpfs[PATH_MAX], dest[PATH_MAX], msg[PATH_MAX + 64], name[NAME_MAX + 1];
 	const char *base;
+	size_t i, n;
 	int rc, id = -1;
 
 	r = calloc(1, sizeof(*r));
@@ -393,8 +397,20 @@ static void do_ram(const struct boot_settings *s, const char *image,
 		base = base ? base + 1 : image;
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 			base = "image";
+		/* The copy is decompressed: x86_64.img.zst -> x86_64.img. */
+		n = strnlen(base, sizeof(name) - 1);
+		memcpy(name, base, n);
+		name[n] = '\0';
+		for (i = 0; i < ARRAY_SIZE(suffixes); i++) {
+			size_t sl = strlen(suffixes[i]);
+
+			if (n > sl && !strcmp(name + n - sl, suffixes[i])) {
+				name[n - sl] = '\0';
+				break;
+			}
+		}
 		if (snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir) >= (int)sizeof(tmpfs) ||
-		    snprintf(dest, sizeof(dest), "%s/%s", tmpfs, base) >= (int)sizeof(dest)) {
+		    snprintf(dest, sizeof(dest), "%s/%s", tmpfs, name) >= (int)sizeof(dest)) {
 			fallback(rep, "load failed", "path too long");
 			goto out;
 		}

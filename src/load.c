@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "ramboot.h"
@@ -179,6 +180,18 @@ static int check_memory(struct run *u)
 	return 0;
 }
 
+/* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse the mount
+ * and log "Unknown parameter" on the console, so do not ask them. */
+static bool kernel_has_noswap(void)
+{
+	struct utsname un;
+	int major = 0, minor = 0;
+
+	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 4);
+}
+
 static int mount_tmpfs(struct run *u)
 {
 	const char *dir = u->o->tmpfs;
@@ -205,9 +218,10 @@ static int mount_tmpfs(struct run *u)
 	size = (size + 4095) & ~4095ULL;
 	/* noswap (Linux 6.4+): the image must stay in RAM, never be swapped
 	 * out to the zram swap we set up next. Older kernels refuse it. */
-	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755,noswap", size);
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755%s", size,
+		 kernel_has_noswap() ? ",noswap" : "");
 	rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts);
-	if (rc < 0 && errno == EINVAL) {
+	if (rc < 0 && errno == EINVAL && strstr(opts, "noswap")) {
 		snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", size);
 		rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts);
 	}

@@ -220,14 +220,14 @@ static int run_modprobe(const char *name)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ENOENT;
 }
 
-/* The first algorithm of the list that the device offers. A compressor
- * built as a module (zstd on some kernels) is listed only once the
- * crypto module is loaded, so on the real root each name missing from
- * the list gets one modprobe before the next name is considered. */
-static const char *choose_algorithm(int id, const char *list, char *out, size_t len,
+/* The next algorithm of the list, from *cursor on, that the device
+ * offers. A compressor built as a module (zstd on some kernels) is listed
+ * only once the crypto module is loaded, so on the real root each name
+ * missing from the list gets one modprobe before the next is considered. */
+static const char *choose_algorithm(int id, const char **cursor, char *out, size_t len,
 				    char *avail, size_t alen)
 {
-	const char *t = list;
+	const char *t = *cursor;
 
 	if (zram_get(id, "comp_algorithm", avail, alen) < 0)
 		return NULL;
@@ -237,16 +237,19 @@ static const char *choose_algorithm(int id, const char *list, char *out, size_t 
 		if (n > 0 && n < len) {
 			memcpy(out, t, n);
 			out[n] = '\0';
-			if (zram_algo_offered(avail, out))
-				return out;
-			if (rb_root_is_real() && run_modprobe(out) == 0 &&
-			    zram_get(id, "comp_algorithm", avail, alen) == 0 &&
-			    zram_algo_offered(avail, out))
-				return out;
 		}
 		t += n;
 		if (*t == ',')
 			t++;
+		*cursor = t;
+		if (n == 0 || n >= len)
+			continue;
+		if (zram_algo_offered(avail, out))
+			return out;
+		if (rb_root_is_real() && run_modprobe(out) == 0 &&
+		    zram_get(id, "comp_algorithm", avail, alen) == 0 &&
+		    zram_algo_offered(avail, out))
+			return out;
 	}
 	return NULL;
 }
@@ -426,7 +429,8 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 	uint64_t size, mem_limit = 0, devsize = 0;
 	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
 	uint8_t uuid[16];
-	bool swapped_on = false;
+	bool swapped_on = false, algo_set;
+	const char *cursor;
 	int id = -1, rc, fd, prio = -1, ex;
 
 	memset(r, 0, sizeof(*r));
@@ -474,14 +478,24 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 		return RB_EXIT_FAIL;
 	}
 
-	if (choose_algorithm(id, o->algorithm, r->algorithm, sizeof(r->algorithm),
-			     avail, sizeof(avail))) {
+	algo_set = false;
+	for (cursor = o->algorithm;
+	     choose_algorithm(id, &cursor, r->algorithm, sizeof(r->algorithm), avail, sizeof(avail));) {
 		rc = zram_set(id, "comp_algorithm", r->algorithm);
-		if (rc < 0) {
+		if (rc == 0) {
+			algo_set = true;
+			break;
+		}
+		/* Listed but refused: the kernel could not load the crypto
+		 * module (an initrd without zstd.ko). Try the next one. */
+		if (rc != -EINVAL && rc != -ENOENT) {
 			FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
 			goto fail;
 		}
-	} else {
+		rb_warn("%s: comp_algorithm %s refused (%s), trying the next", zdir,
+			r->algorithm, strerror(-rc));
+	}
+	if (!algo_set) {
 		if (!zram_algo_current(avail, cur, sizeof(cur)))
 			snprintf(cur, sizeof(cur), "unknown");
 		rb_warn("%s: none of %s offered (%s); keeping the kernel default %s",

@@ -1,0 +1,493 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/boot/run.sh - boot a client in QEMU and check what ramboot did.
+#
+# Modelled on dracut's TEST-30-DMSQUASH: build a client root, its squashfs
+# and an initramfs once (cached in build/boot/ while their inputs do not
+# change), then boot each case with -nodefaults, a timeout and the serial
+# console in a log. The client's init prints the ramboot report between
+# markers; the assertions read that report, never timing.
+#
+# The network image is served two ways, as an LTSP client gets it: a virtio
+# disk throttled to a gigabit link (stands in for NBD) and a 9p share
+# (stands in for NFS). The last case boots Debian's own initrd with the
+# real LTSP code (ltsp.img) and the shipped ramboot hook.
+#
+#   RBTEST_CASES=regex   run only the cases whose name matches
+#   RBTEST_LTSP=0        skip the LTSP case (it installs ltsp, runs
+#                        `make install` and `ltsp initrd` on this machine)
+#   RBTEST_KEEP=1        keep the serial logs even when every case passes
+#   RBTEST_TIMEOUT=s     per boot (default 180)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+cache=${RBTEST_CACHE:-$top/build/boot}
+rb=${RAMBOOT_STATIC:-$top/static/ramboot}
+timeout_s=${RBTEST_TIMEOUT:-180}
+mem=512
+
+CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
+ram-zram-target prefetch swap-zram fallback-corrupt fallback-sha256
+fallback-minfree ltsp-ram"
+
+n=0
+failed=0
+# shellcheck disable=SC2086 # one word per case
+set -- $CASES
+echo "1..$#"
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # skip $2"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+diag() { sed 's/^/# /'; }
+
+skip_all() {
+	for c in $CASES; do skip "$c" "$1"; done
+	exit 0
+}
+
+kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+kernel=/boot/vmlinuz-$kver
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 not installed"
+{ [ -n "$kver" ] && [ -r "$kernel" ]; } || skip_all "no Debian kernel in /boot (apt-get install linux-image-amd64)"
+[ "$(id -u)" = 0 ] || skip_all "needs root (a 9p share with security_model=none; make install for the LTSP case)"
+for t in busybox mksquashfs cpio zstd xz lzop mkfs.ext4 modprobe; do
+	command -v "$t" >/dev/null || skip_all "$t not installed (tests/deps.sh install)"
+done
+[ -x "$rb" ] || skip_all "static/ramboot missing (make static)"
+
+# QEMU tries the accelerators in order: KVM where it works, else TCG.
+accel="-accel tcg"
+[ -w /dev/kvm ] && accel="-accel kvm -accel tcg"
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/ramboot-boot.XXXXXX")
+cleanup() {
+	if [ "$failed" -eq 0 ] && [ "${RBTEST_KEEP:-0}" != 1 ]; then
+		rm -rf "$logs"
+	else
+		echo "# serial logs kept in $logs"
+	fi
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------- artefacts
+
+# key FILE... : the content hash of the inputs of an artefact
+key() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# fresh NAME KEY: true when the artefact NAME was built from KEY
+fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
+stamp() { echo "$2" > "$cache/$1.key"; }
+
+build_err=
+mkdir -p "$cache"
+bb=$(command -v busybox)
+rootkey=$(key images/build-test-root.sh images/client-init "$rb" "$bb")
+net=$cache/net
+if ! fresh root "$rootkey" || [ ! -f "$net/x86_64.img" ]; then
+	rm -f "$cache/root.key"
+	rm -rf "$net" "$cache/blk"
+	mkdir -p "$net" "$cache/blk"
+	{
+		images/build-test-root.sh "$cache/root" "$rb" &&
+		mksquashfs "$cache/root" "$net/x86_64.img" -noappend -quiet -all-root -no-progress &&
+		zstd -q -19 -T0 -c "$net/x86_64.img" > "$net/x86_64.img.zst" &&
+		xz -T0 --block-size=1MiB -c "$net/x86_64.img" > "$net/x86_64.img.xz" &&
+		lzop -c "$net/x86_64.img" > "$net/x86_64.img.lzo" &&
+		cp "$net/x86_64.img.zst" "$net/bad.img.zst" &&
+		size=$(stat -c %s "$net/bad.img.zst") &&
+		# Flip bytes in the middle of the compressed stream.
+		printf '\377\000\377\000\377\000\377\000' |
+			dd of="$net/bad.img.zst" bs=1 seek=$((size / 2)) conv=notrunc status=none &&
+		cp "$net/x86_64.img" "$cache/blk/x86_64.img" &&
+		# A disk is whole sectors: pad the zstd stream with a skippable
+		# frame (magic 0x184D2A50, 32-bit little-endian length), which
+		# every zstd decoder passes over.
+		cp "$net/x86_64.img.zst" "$cache/blk/x86_64.img.zst" &&
+		size=$(stat -c %s "$cache/blk/x86_64.img.zst") &&
+		pad=$(( (512 - (size + 8) % 512) % 512 )) &&
+		{
+			printf '\120\052\115\030'
+			printf '%b' "\\0$(printf %o $((pad % 256)))\\0$(printf %o $((pad / 256)))\\0\\0"
+			head -c "$pad" /dev/zero
+		} >> "$cache/blk/x86_64.img.zst" &&
+		[ $(($(stat -c %s "$cache/blk/x86_64.img.zst") % 512)) = 0 ] &&
+		zstd -qdc "$cache/blk/x86_64.img.zst" | cmp -s - "$net/x86_64.img" &&
+		stamp root "$rootkey"
+	} >"$cache/build-root.log" 2>&1 || build_err="client image build failed: $(tail -n 3 "$cache/build-root.log")"
+fi
+img_size=$(stat -c %s "$net/x86_64.img" 2>/dev/null)
+img_sha=$(sha256sum "$net/x86_64.img" 2>/dev/null | cut -d' ' -f1)
+
+initrd=$cache/initramfs.cpio
+irdkey=$(key images/build-initramfs.sh images/initramfs-init "$rb" "$bb"; echo "$kver")
+if [ -z "$build_err" ] && { ! fresh initramfs "$irdkey" || [ ! -f "$initrd" ]; }; then
+	images/build-initramfs.sh "$initrd" "$kver" "$rb" >"$cache/build-initramfs.log" 2>&1 &&
+		stamp initramfs "$irdkey" ||
+		build_err="initramfs build failed: $(tail -n 3 "$cache/build-initramfs.log")"
+fi
+[ -z "$build_err" ] || { echo "$build_err" | diag; }
+
+# ---------------------------------------------------------------- booting
+
+# boot NAME NET CMDLINE: boot the test initramfs. The network images are on
+# a 9p share; NET=blk:FILE adds a throttled virtio disk holding FILE.
+boot() {
+	name=$1; where=$2; cmdline=$3
+	log=$logs/$name.log
+	dev="-virtfs local,path=$net,mount_tag=netroot,security_model=none,readonly=on"
+	case $where in
+	blk:*) dev="$dev -drive file=${where#blk:},if=virtio,format=raw,readonly=on,throttling.bps-total=125000000" ;;
+	esac
+	# shellcheck disable=SC2086 # $dev is a list of options
+	timeout "$timeout_s" qemu-system-x86_64 -nodefaults -no-reboot -display none \
+		$accel -cpu max -smp "${RBTEST_SMP:-2}" -m "$mem" \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $cmdline" \
+		$dev -serial "file:$log" >"$logs/$name.qemu" 2>&1
+	echo "qemu exit $?" >> "$logs/$name.qemu"
+	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
+	why=
+}
+
+fail() { why="${why}$*
+"; }
+
+# report KEY: the value in the report the guest printed
+report() {
+	sed -n '/^RBTEST-REPORT-BEGIN/,/^RBTEST-REPORT-END/p' "$log.txt" |
+		sed -n "s/^$1=//p" | head -n 1
+}
+has_key() {
+	sed -n '/^RBTEST-REPORT-BEGIN/,/^RBTEST-REPORT-END/p' "$log.txt" | grep -q "^$1="
+}
+
+expect_done() {
+	grep -q '^RBTEST-DONE' "$log.txt" && return 0
+	fail "the client root was never reached"
+	return 1
+}
+expect() { # KEY VALUE
+	v=$(report "$1")
+	[ "$v" = "$2" ] || fail "report: $1='$v', expected '$2'"
+}
+expect_like() { # KEY GLOB
+	v=$(report "$1")
+	# shellcheck disable=SC2254 # the pattern is the point
+	case $v in $2) ;; *) fail "report: $1='$v', expected $2" ;; esac
+}
+expect_not() { # KEY VALUE...
+	k=$1; shift
+	v=$(report "$k")
+	for bad; do
+		[ "$v" != "$bad" ] || fail "report: $k='$v', expected anything else"
+	done
+}
+expect_set() { # KEY
+	has_key "$1" || { fail "report: no $1= line"; return; }
+	[ -n "$(report "$1")" ] || fail "report: $1 is empty"
+}
+expect_root() { # ram|network
+	v=$(sed -n 's/^RBTEST root-source=//p' "$log.txt" | head -n 1)
+	case $v in "$1 "*) ;; *) fail "root came from '$v', expected $1" ;; esac
+}
+expect_ram_copy() { # the bytes in RAM are the image
+	v=$(sed -n 's/^RBTEST ram-sha256=//p' "$log.txt" | head -n 1)
+	[ "$v" = "$img_sha" ] || fail "RAM copy sha256 '$v' differs from the image's $img_sha"
+}
+expect_fallback() { # the boot went on from the network, saying why
+	expect_root network
+	expect mode_asked ram
+	expect_not mode_done ram
+	expect_set error
+	expect_set fallback
+	expect_not fallback 0 no none
+	expect ram_path ""
+	# Nothing half-done left behind: no tmpfs of ours, no loaded zram.
+	v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
+	[ -z "$v" ] || fail "left behind after the fallback: $v"
+}
+
+# result NAME: one TAP line from $why
+result() {
+	if [ -z "$why" ]; then
+		ok "$1"
+		return
+	fi
+	not_ok "$1"
+	printf '%s' "$why" | diag
+	echo "serial console ($log), last lines:" | diag
+	tail -n 30 "$log.txt" 2>/dev/null | diag
+	grep -v '^qemu exit 0$' "$logs/$1.qemu" 2>/dev/null | diag
+}
+
+wanted() {
+	[ -z "${RBTEST_CASES:-}" ] || echo "$1" | grep -Eq -- "$RBTEST_CASES"
+}
+
+run_case() {
+	c=$1
+	case $c in
+	off)
+		boot "$c" 9p "ramboot=off"
+		expect_done && {
+			expect_root network
+			expect mode_asked off
+			expect_not mode_done ram prefetch
+			expect ram_path ""
+		} ;;
+	ram-blk-zstd)
+		boot "$c" "blk:$cache/blk/x86_64.img.zst" "rbtest.net=blk rbtest.src=/dev/vda ramboot=ram"
+		expect_done && {
+			expect_root ram
+			expect mode_asked ram
+			expect mode_done ram
+			expect source /dev/vda
+			expect target tmpfs
+			expect_like ram_path "/run/ramboot/ram/*"
+			expect bytes "$img_size"
+			expect codec zstd
+			expect fstype squashfs
+			expect_ram_copy
+		} ;;
+	ram-9p-zstd)
+		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.zst ramboot=ram"
+		expect_done && {
+			expect_root ram
+			expect mode_done ram
+			expect target tmpfs
+			expect codec zstd
+			expect fstype squashfs
+			expect_ram_copy
+		} ;;
+	ram-9p-xz-sha256)
+		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.xz ramboot=ram ramboot.sha256=$img_sha"
+		expect_done && {
+			expect_root ram
+			expect mode_done ram
+			expect codec xz
+			expect hash ok
+			expect_ram_copy
+		} ;;
+	ram-9p-lzo)
+		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.lzo ramboot=ram"
+		expect_done && {
+			expect_root ram
+			expect mode_done ram
+			expect codec lzo
+			expect_ram_copy
+		} ;;
+	ram-zram-target)
+		boot "$c" "blk:$cache/blk/x86_64.img" "rbtest.net=blk rbtest.root=/dev/vda ramboot=ram ramboot.target=zram"
+		expect_done && {
+			expect_root ram
+			expect mode_done ram
+			expect target zram
+			expect_like ram_path "/dev/zram*"
+			expect source /dev/vda
+			expect codec none
+			expect fstype squashfs
+			expect_ram_copy
+		} ;;
+	prefetch)
+		boot "$c" 9p "ramboot=prefetch"
+		expect_done && {
+			expect_root network
+			expect mode_asked prefetch
+			expect mode_done prefetch
+			expect ram_path ""
+			expect_like bytes "[1-9]*"
+		} ;;
+	swap-zram)
+		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.zst ramboot=ram ramboot.swap=zram ramboot.swap.size=64M ramboot.swap.algorithm=zstd ramboot.swap.priority=77"
+		expect_done && {
+			expect_root ram
+			expect mode_done ram
+			expect_like swap_device "/dev/zram*"
+			expect swap_size 67108864
+			expect swap_algorithm zstd
+			expect swap_priority 77
+			dev=$(report swap_device)
+			sed -n '/^RBTEST-SWAPS-BEGIN/,/^RBTEST-SWAPS-END/p' "$log.txt" |
+				grep -Eq "^${dev:-/dev/zram}[[:space:]].*[[:space:]]77\$" ||
+				fail "/proc/swaps has no $dev with priority 77"
+		} ;;
+	fallback-corrupt)
+		boot "$c" 9p "rbtest.src=/mnt/net/bad.img.zst ramboot=ram"
+		expect_done && expect_fallback ;;
+	fallback-sha256)
+		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.zst ramboot=ram ramboot.sha256=$(printf '%064d' 0)"
+		expect_done && {
+			expect_fallback
+			expect hash mismatch
+		} ;;
+	fallback-minfree)
+		boot "$c" 9p "ramboot=ram ramboot.minfree=4G"
+		expect_done && expect_fallback ;;
+	ltsp-ram)
+		ltsp_case
+		return ;;
+	esac
+	result "$c"
+}
+
+# ---------------------------------------------------------------- LTSP
+
+# The case that boots the real LTSP code. Debian's `ltsp` package is
+# installed if missing. `ltsp initrd` packs /usr/share/ltsp and /etc/ltsp:
+# ramboot is installed with `make install DESTDIR=build/boot/ltsp/destdir`
+# and, only while `ltsp initrd` runs, its /etc/ltsp/ramboot and an
+# /etc/ltsp/ltsp.conf holding the shipped snippet (conf/ltsp.conf) are put
+# in /etc/ltsp; whatever was there before is put back afterwards. ltsp.img
+# goes to build/boot/ltsp/tftp (not /srv/tftp).
+#
+# The boot: ltsp.img, a cpio with conf/conf.d/zz-net.conf (LTSP wants a
+# network identity and the guest has no NIC), then Debian's initrd.img; an
+# ext4 virtio disk holding images/x86_64.img stands in for the server.
+
+ltsp_log() { echo "$*" >> "$lt/setup.log"; }
+
+# ltsp_setup: prepare everything; on failure, $why says what is missing
+ltsp_setup() {
+	lt=$cache/ltsp
+	mkdir -p "$lt"
+	: > "$lt/setup.log"
+	if ! dpkg-query -W -f='${db:Status-Status}\n' ltsp 2>/dev/null | grep -qx installed; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ltsp \
+			>> "$lt/setup.log" 2>&1 || { fail "apt-get install ltsp failed"; return 1; }
+	fi
+	command -v ltsp >/dev/null || { fail "no ltsp command after installing ltsp"; return 1; }
+	[ -f conf/ltsp.conf ] ||
+		{ fail "conf/ltsp.conf (the ramboot snippet for ltsp.conf) is missing"; return 1; }
+	# LTSP clients get ramboot from /etc/ltsp/ramboot (packed by `ltsp
+	# initrd`); the initramfs-tools integration is not needed here.
+	rm -rf "$lt/destdir"
+	NO_INITRAMFS_TOOLS=1 make -s install DESTDIR="$lt/destdir" >> "$lt/setup.log" 2>&1 ||
+		{ fail "make install failed: $(tail -n 3 "$lt/setup.log")"; return 1; }
+	[ -d "$lt/destdir/etc/ltsp/ramboot" ] ||
+		{ fail "make install put nothing in /etc/ltsp/ramboot (what \`ltsp initrd\` packs)"; return 1; }
+
+	# Debian's initrd must hold the modules LTSP and ramboot need
+	# (installing ltsp regenerates it with them).
+	deb_initrd=/boot/initrd.img-$kver
+	need=0
+	for m in squashfs overlay loop zram virtio_blk ext4; do
+		lsinitramfs "$deb_initrd" 2>/dev/null | grep -q "/$m\.ko" || need=1
+	done
+	if [ "$need" = 1 ]; then
+		ltsp_log "update-initramfs -u -k $kver"
+		update-initramfs -u -k "$kver" >> "$lt/setup.log" 2>&1 ||
+			{ fail "update-initramfs failed"; return 1; }
+	fi
+
+	# /etc/ltsp for one `ltsp initrd` run: ltsp.conf is the shipped snippet.
+	{
+		echo "# generated by tests/boot/run.sh for one \`ltsp initrd\` run"
+		cat conf/ltsp.conf
+	} > "$lt/ltsp.conf"
+	rm -rf "$lt/saved" "$lt/tftp"
+	mkdir -p "$lt/saved" /etc/ltsp
+	for f in ltsp.conf ramboot; do
+		[ -e "/etc/ltsp/$f" ] && mv "/etc/ltsp/$f" "$lt/saved/$f"
+	done
+	cp "$lt/ltsp.conf" /etc/ltsp/ltsp.conf
+	cp -a "$lt/destdir/etc/ltsp/ramboot" /etc/ltsp/ramboot
+	ltsp --tftp-dir="$lt/tftp" initrd >> "$lt/setup.log" 2>&1
+	rc=$?
+	for f in ltsp.conf ramboot; do
+		rm -rf "/etc/ltsp/${f:?}"
+		[ -e "$lt/saved/$f" ] && mv "$lt/saved/$f" "/etc/ltsp/$f"
+	done
+	rmdir "$lt/saved"
+	{ [ "$rc" = 0 ] && [ -f "$lt/tftp/ltsp/ltsp.img" ]; } ||
+		{ fail "ltsp initrd failed: $(tail -n 3 "$lt/setup.log")"; return 1; }
+
+	# `ltsp initrd` packs /etc/ltsp: the binary and the hook must be there.
+	for f in etc/ltsp/ramboot/ramboot etc/ltsp/ramboot/ltsp-hook.sh; do
+		cpio -it < "$lt/tftp/ltsp/ltsp.img" 2>/dev/null | grep -Eqx "(\./)?$f" ||
+			{ fail "ltsp.img has no $f (make install puts it in /etc/ltsp for \`ltsp initrd\`)"; return 1; }
+	done
+
+	# No NIC: give LTSP's network_vars an identity.
+	rm -rf "$lt/net"
+	mkdir -p "$lt/net/conf/conf.d"
+	echo 'export DEVICE=lo IP_ADDRESS=127.0.0.1 MAC_ADDRESS=52:54:00:12:34:56' \
+		> "$lt/net/conf/conf.d/zz-net.conf"
+	(cd "$lt/net" && find . | cpio -o -H newc -R 0:0 --quiet) > "$lt/zz-net.cpio"
+	cat "$lt/tftp/ltsp/ltsp.img" "$lt/zz-net.cpio" "$deb_initrd" > "$lt/initrd.combined"
+
+	# The "server": an ext4 disk with images/x86_64.img.
+	if ! fresh ltsp/disk "$rootkey" || [ ! -f "$lt/disk.ext4" ]; then
+		rm -rf "$lt/srv"
+		mkdir -p "$lt/srv/images"
+		cp "$net/x86_64.img" "$lt/srv/images/x86_64.img"
+		mkfs.ext4 -q -F -L ltsp-srv -d "$lt/srv" "$lt/disk.ext4" 64M >> "$lt/setup.log" 2>&1 ||
+			{ fail "mkfs.ext4 -d failed"; return 1; }
+		rm -rf "$lt/srv"
+		stamp ltsp/disk "$rootkey"
+	fi
+	return 0
+}
+
+ltsp_case() {
+	name=ltsp-ram
+	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
+		skip "$name" "RBTEST_LTSP=0"
+		return
+	fi
+	log=$logs/$name.log
+	why=
+	: > "$log.txt"
+	if ltsp_setup; then
+		# shellcheck disable=SC2086 # $accel is a list of options
+		timeout "$timeout_s" qemu-system-x86_64 -nodefaults -no-reboot -display none \
+			$accel -cpu max -smp "${RBTEST_SMP:-2}" -m 768 \
+			-kernel "$kernel" -initrd "$lt/initrd.combined" \
+			-append "console=ttyS0 panic=-1 loglevel=4 root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram ramboot.swap=zram rbtest.size=$img_size" \
+			-drive "file=$lt/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000" \
+			-serial "file:$log" >"$logs/$name.qemu" 2>&1
+		echo "qemu exit $?" >> "$logs/$name.qemu"
+		tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
+		grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
+		grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
+		if expect_done; then
+			expect mode_asked ram
+			expect mode_done ram
+			expect source /root/images/x86_64.img
+			expect_like ram_path "/run/ramboot/ram/*"
+			expect fstype squashfs
+			expect_ram_copy
+			expect_like swap_device "/dev/zram*"
+			dev=$(report swap_device)
+			sed -n '/^RBTEST-SWAPS-BEGIN/,/^RBTEST-SWAPS-END/p' "$log.txt" |
+				grep -q "^${dev:-/dev/zram}[[:space:]]" || fail "/proc/swaps has no $dev"
+			ram=$(report ram_path)
+			# LTSP itself mounted the RAM copy (its "Running: mount" line).
+			grep -q "^Running: mount -t squashfs -o ro $ram " "$log.txt" ||
+				fail "LTSP did not mount $ram"
+			case $ram in
+			/dev/zram*)
+				grep -q "^RBTEST mount $ram " "$log.txt" ||
+					fail "$ram is not the mounted image" ;;
+			*)
+				grep -q "^RBTEST loop loop[0-9]*=$ram\$" "$log.txt" ||
+					fail "no loop device is backed by the RAM copy $ram" ;;
+			esac
+		fi
+	else
+		cp "$lt/setup.log" "$log.txt" 2>/dev/null
+	fi
+	result "$name"
+}
+
+for c in $CASES; do
+	if ! wanted "$c"; then
+		skip "$c" "not selected by RBTEST_CASES"
+	elif [ -n "$build_err" ]; then
+		not_ok "$c"
+		echo "$build_err" | diag
+	else
+		run_case "$c"
+	fi
+done
+[ "$failed" -eq 0 ]
