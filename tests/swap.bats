@@ -448,7 +448,7 @@ teardown() {
 	[ -z "$SAVE_ZSWAP" ] || echo "$SAVE_ZSWAP" >/sys/module/zswap/parameters/enabled
 }
 
-@test "real kernel: swap --size=64M carries 77 MiB through a 32M cgroup, then --off" {
+@test "real kernel: swap --size=64M carries 77 MiB through a 48M cgroup, then --off" {
 	real_setup
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_success
@@ -472,14 +472,16 @@ teardown() {
 	corpus=$BATS_TEST_TMPDIR/corpus
 	make_corpus "$corpus" 32
 	out0=$(awk '$1 == "pswpout" { print $2 }' /proc/vmstat)
-	cg_create "ramboot-test-$$" $((32 << 20))
+	# 48M, not less: reclaim on a busy machine must keep up with the
+	# writer, or the cgroup OOM-kills it before zram can take the pages.
+	cg_create "ramboot-test-$$" $((48 << 20))
 	run cg_run "$BATS_FILE_TMPDIR/dochog" -n 7 -s 11 "$corpus"
 	assert_success
 	assert_line 'doc 7'
 	assert_line 'verified 7'
 	out1=$(awk '$1 == "pswpout" { print $2 }' /proc/vmstat)
-	# At least the 45 MiB that cannot fit went out to swap...
-	[ $((out1 - out0)) -ge $((45 << 20 >> 12)) ]
+	# At least the 29 MiB that cannot fit went out to swap...
+	[ $((out1 - out0)) -ge $((29 << 20 >> 12)) ]
 	# ...and through our device.
 	used_max=$(awk '{ print $5 }' /sys/block/$z/mm_stat)
 	[ "$used_max" -gt $((4 << 20)) ]
