@@ -210,14 +210,16 @@ static enum scan scan_frame(struct zdrv *z)
 static int fb_append(struct zdrv *z, const uint8_t *d, size_t n)
 {
 	if (z->fb_len + n > z->fb_cap) {
-		size_t cap = z->fb_cap ? z->fb_cap : 4u << 20;
+		size_t cap = z->fb_cap ? z->fb_cap : 16u << 20;
 		uint8_t *nb;
 
 		while (cap < z->fb_len + n)
 			cap *= 2;
-		nb = realloc(z->fb, cap);
+		nb = alloc_big(cap);
 		if (!nb)
 			return -ENOMEM;
+		memcpy(nb, z->fb, z->fb_len);
+		free(z->fb);
 		z->fb = nb;
 		z->fb_cap = cap;
 	}
@@ -244,8 +246,8 @@ static uint8_t *spare_get(struct zdrv *z, size_t want, size_t *cap)
 		*cap = sb->cap;
 		return (uint8_t *)sb;
 	}
-	*cap = want < (4u << 20) ? 4u << 20 : want;
-	return malloc(*cap);
+	*cap = want < (16u << 20) ? 16u << 20 : want;
+	return alloc_big(*cap);
 }
 
 /* Drop the first n bytes of fb (a frame handed over or skipped). With
@@ -299,13 +301,13 @@ static int dispatch(struct zdrv *z)
 	out->len = (size_t)z->content;
 	/* Bound what waits for the writer, then queue in stream order; a
 	 * worker fills the chunk later. */
-	pipe_wait_outq(z->p, (size_t)z->par.nworkers * 2 + 2);
+	pipe_wait_outq(z->p, (size_t)z->par.nworkers + 1);
 	pipe_emit(z->p, out);
 	z->par_frames++;
 
 	pthread_mutex_lock(&z->par.lock);
 	/* Bound the memory: a few frames in flight per worker. */
-	while (z->par.inflight >= (unsigned int)z->par.nworkers * 2 && !pipe_error(z->p))
+	while (z->par.inflight >= (unsigned int)z->par.nworkers + 1 && !pipe_error(z->p))
 		pthread_cond_wait(&z->par.cond, &z->par.lock);
 	z->par.inflight++;
 	if (z->par.tail)

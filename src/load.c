@@ -412,6 +412,44 @@ static void hex(const uint8_t *d, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* A raw copy between regular files, hashing nothing: the kernel copies
+ * page cache to page cache (what cp does) with no pass through user
+ * space. Returns 1 when copy_file_range does not apply (the caller runs
+ * the pipeline instead), 0 when done, or -errno. Stats go to the pipe
+ * for the progress display. */
+static int copy_range(struct run *u, struct pipe *p)
+{
+	const uint64_t step = 64 * MiB;
+	uint64_t done = 0, avail;
+
+	for (;;) {
+		ssize_t n;
+
+		if (p->min_free && rb_meminfo("MemAvailable", &avail) == 0 && avail < p->min_free) {
+			pipe_fail(p, -ENOMEM, "memory", "MemAvailable fell below the reserve");
+			return -ENOMEM;
+		}
+		n = copy_file_range(u->src_fd, NULL, u->dst_fd, NULL, step, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && done == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+					   errno == EOPNOTSUPP || errno == EBADF))
+			return 1;
+		if (n < 0) {
+			int e = errno;
+
+			pipe_fail(p, -e, "write", NULL);
+			return -e;
+		}
+		if (n == 0)
+			return 0;
+		done += (uint64_t)n;
+		pthread_mutex_lock(&p->lock);
+		p->st.bytes_in = p->st.bytes_out = done;
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
 static int run_pipe(struct run *u, bool hash, uint64_t max_out)
 {
 	const struct load_opts *o = u->o;
@@ -438,6 +476,14 @@ static int run_pipe(struct run *u, bool hash, uint64_t max_out)
 	p.min_free = u->dst_fd >= 0 && u->o->dest ? o->min_free : 0;
 	p.threads = cfg.threads;
 	progress_start(&pg, &p, o->progress, u->estimate);
+	if (u->codec == &codec_none && !hash && S_ISREG(u->src_st.st_mode) && !u->dst_blk &&
+	    !max_out) {
+		rc = copy_range(u, &p);
+		if (rc <= 0) {
+			rb_debug("codec none, copy_file_range");
+			goto out;
+		}
+	}
 	rc = pipe_start(&p);
 	if (rc < 0) {
 		pipe_fail(&p, rc, "start", NULL);

@@ -56,7 +56,8 @@ static int pool_init(struct pool *pl, unsigned int n)
 		struct chunk *c = &pl->all[i];
 		void *mem;
 
-		if (posix_memalign(&mem, 4096, PIPE_BUF_SIZE))
+		mem = alloc_big(PIPE_BUF_SIZE);
+		if (!mem)
 			return -ENOMEM;
 		c->data = mem;
 		c->cap = PIPE_BUF_SIZE;
@@ -157,9 +158,15 @@ struct chunk *pipe_get_big(struct pipe *p, size_t cap)
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (!c) {
-		c = chunk_new(cap);
+		c = calloc(1, sizeof(*c));
 		if (!c)
 			return NULL;
+		c->data = alloc_big(cap);
+		if (!c->data) {
+			free(c);
+			return NULL;
+		}
+		c->cap = cap;
 		c->big = true;
 	}
 	c->next = NULL;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -314,6 +315,20 @@ int close_checked(int fd)
 	if (close(fd) < 0 && errno != EINTR)
 		return -errno;
 	return 0;
+}
+
+void *alloc_big(size_t len)
+{
+	const size_t huge = 2u << 20;
+	void *p;
+
+	if (len < huge)
+		return malloc(len ? len : 1);
+	len = (len + huge - 1) & ~(huge - 1);
+	if (posix_memalign(&p, huge, len))
+		return NULL;
+	(void)madvise(p, len, MADV_HUGEPAGE);
+	return p;
 }
 
 double now_sec(void)
