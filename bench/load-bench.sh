@@ -137,7 +137,7 @@ timeit() {
 		rm -f "$DEST"
 		sync
 		t0=$(date +%s.%N)
-		if ! RAMBOOT=$RAMBOOT_BIN DEST=$DEST sh -c "$cmd" </dev/null >/dev/null 2>"$dir/last.err"; then
+		if ! RAMBOOT_BIN=$RAMBOOT_BIN DEST=$DEST sh -c "$cmd" </dev/null >/dev/null 2>"$dir/last.err"; then
 			log "FAILED: $cmd"
 			sed 's/^/  /' "$dir/last.err" >&2
 			echo "fail"
