@@ -21,7 +21,7 @@ CFLAGS   ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 \
             -DRAMBOOT_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread
-LIBS     := -lzstd -llzma -llzo2 -lz -lblkid -lnettle -lpthread
+LIBS     := -lzstd -llzma -llzo2 -lz -lblkid -lcrypto -lpthread
 # libarchive (initrd writing/listing) is a server-side feature: the host
 # build has it, the static initramfs build leaves it out.
 HOST_LIBS := $(LIBS) -larchive

@@ -213,7 +213,7 @@ int pipe_init(struct pipe *p)
 	p->src_fd = p->dst_fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	sha256_init(&p->sha);
+	SHA256_Init(&p->sha);
 	rc = pool_init(&p->inpool, PIPE_NBUF_IN);
 	if (rc == 0)
 		rc = pool_init(&p->outpool, PIPE_NBUF_OUT);
@@ -452,7 +452,7 @@ static void *hasher_main(void *arg)
 		}
 		c = q_pop(&p->hashq);
 		pthread_mutex_unlock(&p->lock);
-		sha256_update(&p->sha, c->len, c->data);
+		SHA256_Update(&p->sha, c->data, c->len);
 		pipe_put_input(p, c);
 	}
 }
@@ -511,5 +511,5 @@ void pipe_stats(struct pipe *p, struct pipe_stats *out)
 
 void pipe_digest(struct pipe *p, uint8_t digest[32])
 {
-	sha256_digest(&p->sha, SHA256_DIGEST_SIZE, digest);
+	SHA256_Final(digest, &p->sha);
 }

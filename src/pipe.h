@@ -13,11 +13,12 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <nettle/sha2.h>
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+#include <openssl/sha.h>
 
 #define PIPE_BUF_SIZE  (2u * 1024 * 1024)
 #define PIPE_NBUF_IN   8
-#define PIPE_NBUF_OUT  8
+#define PIPE_NBUF_OUT  16
 
 struct pipe;
 
@@ -79,7 +80,7 @@ struct pipe {
 	struct pipe_stats st;
 	uint64_t dropped_cache;  /* block sink: bytes dropped from page cache */
 
-	struct sha256_ctx sha;
+	SHA256_CTX sha;
 	pthread_t reader, writer, hasher;
 	bool reader_started, writer_started, hasher_started;
 };
