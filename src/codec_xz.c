@@ -17,6 +17,24 @@ struct xz {
 	lzma_stream s;
 };
 
+/* The dictionary (8 MiB at -6, per thread) is read at random offsets:
+ * backed by huge pages it costs far fewer TLB misses. */
+static void *xz_alloc(void *opaque, size_t nmemb, size_t size)
+{
+	(void)opaque;
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	return alloc_big(nmemb * size);
+}
+
+static void xz_free(void *opaque, void *ptr)
+{
+	(void)opaque;
+	free(ptr);
+}
+
+static const lzma_allocator xz_allocator = { xz_alloc, xz_free, NULL };
+
 static int xz_init(void **state, const struct codec_cfg *cfg)
 {
 	struct xz *x = calloc(1, sizeof(*x));
@@ -26,6 +44,7 @@ static int xz_init(void **state, const struct codec_cfg *cfg)
 	if (!x)
 		return -ENOMEM;
 	x->s = (lzma_stream)LZMA_STREAM_INIT;
+	x->s.allocator = &xz_allocator;
 	if (cfg->threads > 1) {
 		lzma_mt mt;
 
