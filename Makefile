@@ -88,7 +88,7 @@ check:
 	$(MAKE) all static unit
 	tests/run-tests.sh
 
-bench: all
+bench: static
 	bench/load-bench.sh
 
 bench-swap: all

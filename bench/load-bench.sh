@@ -6,15 +6,17 @@
 # docs/benchmarks.md and prints it.
 #
 #   BENCH_MB=400        size of the squashfs image to build (MiB, about)
-#   BENCH_RUNS=3        runs per job; the median wall time counts
-#   BENCH_FRAME_MB=32   uncompressed size of each zstd frame (multi-frame)
+#   BENCH_RUNS=5        runs per job; the median wall time counts
+#   BENCH_FRAME_MB=8    uncompressed size of each zstd frame (multi-frame;
+#                       8 MiB is what pzstd writes)
 #   BENCH_SQFS_COMP=none  the squashfs's own compression (mksquashfs -comp);
 #                       "none" for an uncompressed squashfs, which gives the
 #                       transport codecs real work (otherwise their output is
 #                       about as large as the image)
 #   BENCH_NO_DOC=1      print the table, leave docs/benchmarks.md alone
 #   BENCH_DOC=FILE      write the section into FILE instead
-#   RAMBOOT_BIN=./ramboot  the binary under test
+#   RAMBOOT_BIN=static/ramboot  the binary under test (the static build:
+#                       what runs in the initramfs)
 #
 # The image is real files from /usr as a squashfs (uncompressed by default,
 # see above), cached in build/bench/ and reused while the settings are
@@ -28,10 +30,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 MB=${BENCH_MB:-400}
-RUNS=${BENCH_RUNS:-3}
-FRAME_MB=${BENCH_FRAME_MB:-32}
+RUNS=${BENCH_RUNS:-5}
+FRAME_MB=${BENCH_FRAME_MB:-8}
 SQCOMP=${BENCH_SQFS_COMP:-none}
-RAMBOOT_BIN=${RAMBOOT_BIN:-$top/ramboot}
+RAMBOOT_BIN=${RAMBOOT_BIN:-$top/static/ramboot}
 case $RAMBOOT_BIN in /*) ;; *) RAMBOOT_BIN=$top/$RAMBOOT_BIN ;; esac
 dir=$top/build/bench
 doc=${BENCH_DOC:-$top/docs/benchmarks.md}
