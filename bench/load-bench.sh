@@ -130,30 +130,39 @@ cat "$dir"/image.* >/dev/null
 
 # ---- timing -----------------------------------------------------------------
 
-# timeit CMD: run the shell command RUNS times (DEST removed before each,
-# not timed); prints the median wall time in seconds. The last output is
-# compared with the image: a wrong result is not a benchmark.
-timeit() {
-	local cmd=$1 i t0 t1 times=()
-	for ((i = 0; i < RUNS; i++)); do
-		rm -f "$DEST"
-		sync
-		t0=$(date +%s.%N)
-		if ! RAMBOOT_BIN=$RAMBOOT_BIN DEST=$DEST sh -c "$cmd" </dev/null >/dev/null 2>"$dir/last.err"; then
-			log "FAILED: $cmd"
-			sed 's/^/  /' "$dir/last.err" >&2
-			echo "fail"
-			return 0
-		fi
-		t1=$(date +%s.%N)
-		times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
-	done
-	if ! cmp -s "$IMG" "$DEST"; then
-		log "WRONG OUTPUT: $cmd"
-		echo "fail"
+# Each job is a shell command writing $DEST (removed before each run, not
+# timed); its first output is compared with the image: a wrong result is
+# not a benchmark. The median wall time counts. Every job runs once per round, RUNS rounds, so that peer and ramboot see
+# the same machine (a busy neighbour, memory state) as far as possible.
+declare -A cmds times
+jobs=()
+job() { jobs+=("$1"); cmds[$1]=$2; times[$1]=""; }
+
+run_once() { # KEY: one timed run, the output checked on the first one
+	local k=$1 t0 t1
+	[ "${times[$k]}" = fail ] && return 0
+	rm -f "$DEST"
+	sync
+	t0=$(date +%s.%N)
+	if ! RAMBOOT_BIN=$RAMBOOT_BIN DEST=$DEST sh -c "${cmds[$k]}" </dev/null >/dev/null 2>"$dir/last.err"; then
+		log "FAILED: ${cmds[$k]}"
+		sed 's/^/  /' "$dir/last.err" >&2
+		times[$k]=fail
 		return 0
 	fi
-	printf '%s\n' "${times[@]}" | sort -g | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }'
+	t1=$(date +%s.%N)
+	if [ -z "${times[$k]}" ] && ! cmp -s "$IMG" "$DEST"; then
+		log "WRONG OUTPUT: ${cmds[$k]}"
+		times[$k]=fail
+		return 0
+	fi
+	times[$k]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') "
+}
+
+median() { # KEY
+	[ "${times[$1]}" = fail ] && { echo fail; return; }
+	# shellcheck disable=SC2086 # one word per run
+	printf '%s\n' ${times[$1]} | sort -g | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }'
 }
 
 mbps() { # seconds -> MB/s of decompressed output
@@ -195,41 +204,42 @@ row() {
 rl="\"\$RAMBOOT_BIN\" load --progress=none"
 log "image $((SIZE / 1048576)) MiB, $RUNS runs per job, DEST in $destkind"
 
-t_cp=$(timeit "cp '$IMG' \"\$DEST\"")
-t_dd=$(timeit "dd if='$IMG' of=\"\$DEST\" bs=1M status=none")
-t_raw=$(timeit "$rl -d none '$IMG' \"\$DEST\"")
-t_raw_sha=$(timeit "$rl -d none --sha256=$SHA '$IMG' \"\$DEST\"")
-row "raw copy" "cp" "$t_cp" "$t_raw" ratio 1.0
-row "raw copy" "dd bs=1M" "$t_dd" "$t_raw" info -
-row "SHA-256 cost, raw" "ramboot -d none" "$t_raw" "$t_raw_sha" cost 0.10
+job cp "cp '$IMG' \"\$DEST\""
+job dd "dd if='$IMG' of=\"\$DEST\" bs=1M status=none"
+job raw "$rl -d none '$IMG' \"\$DEST\""
+job raw_sha "$rl -d none --sha256=$SHA '$IMG' \"\$DEST\""
+job zstd "zstd -q -dc '$dir/image.zst' >\"\$DEST\""
+job rzstd "$rl '$dir/image.zst' \"\$DEST\""
+job rzstd_sha "$rl --sha256=$SHA '$dir/image.zst' \"\$DEST\""
+job zstd_mf "zstd -q -dc '$dir/image.mf.zst' >\"\$DEST\""
+job rzstd_mf "$rl '$dir/image.mf.zst' \"\$DEST\""
+job xz "xz -dc '$dir/image.xz' >\"\$DEST\""
+job xz_mt "xz -dc -T0 '$dir/image.xz' >\"\$DEST\""
+job rxz "$rl '$dir/image.xz' \"\$DEST\""
+job lzo "lzop -dc '$dir/image.lzo' >\"\$DEST\""
+job rlzo "$rl '$dir/image.lzo' \"\$DEST\""
+job gz "gzip -dc '$dir/image.gz' >\"\$DEST\""
+job rgz "$rl '$dir/image.gz' \"\$DEST\""
+[ "$have_pigz" = 1 ] && job pigz "pigz -dc '$dir/image.gz' >\"\$DEST\""
 
-t_zstd=$(timeit "zstd -q -dc '$dir/image.zst' >\"\$DEST\"")
-t_rzstd=$(timeit "$rl '$dir/image.zst' \"\$DEST\"")
-t_rzstd_sha=$(timeit "$rl --sha256=$SHA '$dir/image.zst' \"\$DEST\"")
-row "zstd, one frame" "zstd -dc" "$t_zstd" "$t_rzstd" info -
-row "SHA-256 cost, zstd" "ramboot (zstd)" "$t_rzstd" "$t_rzstd_sha" cost 0.10
+for ((round = 1; round <= RUNS; round++)); do
+	log "round $round of $RUNS"
+	for k in "${jobs[@]}"; do
+		run_once "$k"
+	done
+done
 
-t_zstd_mf=$(timeit "zstd -q -dc '$dir/image.mf.zst' >\"\$DEST\"")
-t_rzstd_mf=$(timeit "$rl '$dir/image.mf.zst' \"\$DEST\"")
-row "zstd, ${FRAME_MB} MiB frames" "zstd -dc" "$t_zstd_mf" "$t_rzstd_mf" ratio 1.7
-
-t_xz=$(timeit "xz -dc '$dir/image.xz' >\"\$DEST\"")
-t_xz_mt=$(timeit "xz -dc -T0 '$dir/image.xz' >\"\$DEST\"")
-t_rxz=$(timeit "$rl '$dir/image.xz' \"\$DEST\"")
-row "xz, multi-block" "xz -dc" "$t_xz" "$t_rxz" ratio 1.7
-row "xz, multi-block" "xz -dc -T0" "$t_xz_mt" "$t_rxz" info -
-
-t_lzo=$(timeit "lzop -dc '$dir/image.lzo' >\"\$DEST\"")
-t_rlzo=$(timeit "$rl '$dir/image.lzo' \"\$DEST\"")
-row "lzop" "lzop -dc" "$t_lzo" "$t_rlzo" ratio 1.0
-
-t_gz=$(timeit "gzip -dc '$dir/image.gz' >\"\$DEST\"")
-t_rgz=$(timeit "$rl '$dir/image.gz' \"\$DEST\"")
-row "gzip" "gzip -dc" "$t_gz" "$t_rgz" ratio 1.0
-if [ "$have_pigz" = 1 ]; then
-	t_pigz=$(timeit "pigz -dc '$dir/image.gz' >\"\$DEST\"")
-	row "gzip" "pigz -dc" "$t_pigz" "$t_rgz" info -
-fi
+row "raw copy" "cp" "$(median cp)" "$(median raw)" ratio 1.0
+row "raw copy" "dd bs=1M" "$(median dd)" "$(median raw)" info -
+row "SHA-256 cost, raw" "ramboot -d none" "$(median raw)" "$(median raw_sha)" cost 0.10
+row "zstd, one frame" "zstd -dc" "$(median zstd)" "$(median rzstd)" info -
+row "SHA-256 cost, zstd" "ramboot (zstd)" "$(median rzstd)" "$(median rzstd_sha)" cost 0.10
+row "zstd, ${FRAME_MB} MiB frames" "zstd -dc" "$(median zstd_mf)" "$(median rzstd_mf)" ratio 1.7
+row "xz, multi-block" "xz -dc" "$(median xz)" "$(median rxz)" ratio 1.7
+row "xz, multi-block" "xz -dc -T0" "$(median xz_mt)" "$(median rxz)" info -
+row "lzop" "lzop -dc" "$(median lzo)" "$(median rlzo)" ratio 1.0
+row "gzip" "gzip -dc" "$(median gz)" "$(median rgz)" ratio 1.0
+[ "$have_pigz" = 1 ] && row "gzip" "pigz -dc" "$(median pigz)" "$(median rgz)" info -
 
 # ---- the report -------------------------------------------------------------
 
@@ -249,7 +259,7 @@ section=$(mktemp)
 	echo "- Image: $(sz "$IMG") squashfs ($SQCOMP inside) of files from /usr;" \
 		"transport files: zstd -3 $(sz "$dir/image.zst"), zstd -3 in ${FRAME_MB} MiB frames $(sz "$dir/image.mf.zst")," \
 		"xz -T2 -6 $(sz "$dir/image.xz") (${xzb:-?} blocks), lzop -3 $(sz "$dir/image.lzo"), gzip -6 $(sz "$dir/image.gz")"
-	echo "- Sources page-cached; DEST in $destkind; median of $RUNS runs;" \
+	echo "- Sources page-cached; jobs interleaved, one run of each per round; DEST in $destkind; median of $RUNS runs;" \
 		"MB/s = 10^6 bytes of image written per second; ratio = peer time / ramboot time;" \
 		"ramboot uses $(nproc) threads (default)"
 	echo
