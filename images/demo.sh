@@ -78,6 +78,9 @@ if ! fresh image "$ikey" || [ ! -f "$demo/net/x86_64.img.zst" ]; then
 	rm -f "$demo/net/x86_64.img" "$demo/net/x86_64.img.zst"
 	mksquashfs "$root" "$demo/net/x86_64.img" -noappend -quiet -no-progress -comp zstd
 	zstd -q -T0 -3 "$demo/net/x86_64.img" -o "$demo/net/x86_64.img.zst"
+	# What the server publishes next to the image: the client checks
+	# the SHA-256 of its RAM copy against it.
+	"$top/ramboot" manifest -o "$demo/net/x86_64.img.zst.manifest" "$demo/net/x86_64.img.zst"
 	echo "$ikey" > "$demo/image.key"
 fi
 ls -l "$demo/net/x86_64.img" "$demo/net/x86_64.img.zst"
