@@ -10,12 +10,16 @@
 #
 # The network image is served two ways, as an LTSP client gets it: a virtio
 # disk throttled to a gigabit link (stands in for NBD) and a 9p share
-# (stands in for NFS). The last case boots Debian's own initrd with the
-# real LTSP code (ltsp.img) and the shipped ramboot hook.
+# (stands in for NFS). The itools cases boot Debian's own initrd (plain
+# initramfs-tools) with the extra initrd `ramboot initrd -o` writes; the
+# last case boots it with the real LTSP code (ltsp.img) and the shipped
+# ramboot hook.
 #
 #   RBTEST_CASES=regex   run only the cases whose name matches
 #   RBTEST_LTSP=0        skip the LTSP case (it installs ltsp, runs
 #                        `make install` and `ltsp initrd` on this machine)
+#   RAMBOOT_BIN=path     the server-side ramboot for `ramboot initrd -o`
+#                        (default ./ramboot)
 #   RBTEST_KEEP=1        keep the serial logs even when every case passes
 #   RBTEST_TIMEOUT=s     per boot (default 180)
 set -u
@@ -28,7 +32,7 @@ mem=512
 
 CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
 ram-zram-target prefetch swap-zram fallback-corrupt fallback-sha256
-fallback-minfree ltsp-ram"
+fallback-minfree itools-ram itools-fallback ltsp-ram"
 
 n=0
 failed=0
@@ -324,11 +328,149 @@ run_case() {
 	fallback-minfree)
 		boot "$c" 9p "ramboot=ram ramboot.minfree=4G"
 		expect_done && expect_fallback ;;
+	itools-*)
+		itools_case "$c"
+		return ;;
 	ltsp-ram)
 		ltsp_case
 		return ;;
 	esac
 	result "$c"
+}
+
+# ---------------------------------------------------------------- Debian's initrd
+
+# deb_initrd_ready MODULE...: Debian's /boot/initrd.img-$kver holds these
+# modules (update-initramfs once if not: installing ltsp makes it add them).
+deb_initrd=/boot/initrd.img-$kver
+deb_initrd_ready() {
+	command -v lsinitramfs >/dev/null || return 1
+	[ -r "$deb_initrd" ] || return 1
+	deb_mods=$(lsinitramfs "$deb_initrd" 2>/dev/null)
+	for m; do
+		echo "$deb_mods" | grep -q "/$m\.ko" && continue
+		update-initramfs -u -k "$kver" > "$cache/update-initramfs.log" 2>&1 || return 1
+		deb_mods=$(lsinitramfs "$deb_initrd" 2>/dev/null)
+		break
+	done
+	for m; do
+		echo "$deb_mods" | grep -q "/$m\.ko" || return 1
+	done
+	return 0
+}
+
+# boot_debian NAME INITRD MEM CMDLINE DRIVE: boot Debian's kernel with a
+# combined initrd and one virtio disk, no 9p share.
+boot_debian() {
+	name=$1
+	log=$logs/$name.log
+	# shellcheck disable=SC2086 # $accel is a list of options
+	timeout "$timeout_s" qemu-system-x86_64 -nodefaults -no-reboot -display none \
+		$accel -cpu max -smp "${RBTEST_SMP:-2}" -m "$3" \
+		-kernel "$kernel" -initrd "$2" \
+		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $4" \
+		-drive "$5" -serial "file:$log" >"$logs/$name.qemu" 2>&1
+	echo "qemu exit $?" >> "$logs/$name.qemu"
+	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
+}
+
+# The initramfs-tools cases: Debian's initrd.img as it is, after the extra
+# initrd `ramboot initrd -o` writes (uncompressed, so it must come first:
+# the kernel does not look past a compressed archive for another one). Its
+# conf/conf.d/zz-ramboot.conf puts the boot script into init-bottom's
+# ORDER. The root is the raw squashfs on a virtio disk, root=/dev/vda: the
+# boot script hands it to `ramboot boot` as --default-image.
+itools_setup() {
+	it=$cache/itools
+	mkdir -p "$it"
+	rbtool=${RAMBOOT_BIN:-$top/ramboot}
+	deb_initrd_ready squashfs overlay loop zram virtio_blk || {
+		skip "$1" "$deb_initrd lacks squashfs/overlay/loop/zram/virtio_blk (or no initramfs-tools)"
+		return 1
+	}
+	[ -x "$rbtool" ] || { skip "$1" "$rbtool missing (make)"; return 1; }
+	# A fixed, empty configuration: not this machine's /etc/ramboot.conf.
+	echo "# ramboot.conf of the itools boot cases: defaults" > "$it/ramboot.conf"
+	if ! "$rbtool" initrd -o "$it/ramboot.cpio" --binary="$rb" --hooks=initrd-hooks \
+		--conf="$it/ramboot.conf" > "$it/initrd.log" 2>&1; then
+		if grep -q 'without initrd support' "$it/initrd.log"; then
+			skip "$1" "$rbtool was built without libarchive (no \`ramboot initrd\`)"
+			return 1
+		fi
+		fail "ramboot initrd -o failed: $(tail -n 3 "$it/initrd.log")"
+		return 0
+	fi
+	cat "$it/ramboot.cpio" "$deb_initrd" > "$it/initrd.combined"
+	return 0
+}
+
+itools_case() {
+	name=$1
+	why=
+	log=$logs/$name.log
+	: > "$log.txt"
+	itools_setup "$name" || return
+	if [ -n "$why" ]; then
+		result "$name"
+		return
+	fi
+	args="root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init ramboot=ram"
+	case $name in
+	itools-ram) args="$args ramboot.swap=zram" ;;
+	itools-fallback) args="$args ramboot.minfree=4G" ;;
+	esac
+	boot_debian "$name" "$it/initrd.combined" "$mem" "$args" \
+		"file=$cache/blk/x86_64.img,if=virtio,format=raw,readonly=on,throttling.bps-total=125000000"
+	grep -q 'Running /scripts/init-bottom' "$log.txt" ||
+		fail "initramfs-tools' init-bottom never ran"
+	expect_done || { result "$name"; return; }
+	expect mode_asked ram
+	expect source /dev/vda
+	case $name in
+	itools-ram)
+		expect mode_done ram
+		expect target tmpfs
+		expect_like ram_path "/run/ramboot/ram/*"
+		expect bytes "$img_size"
+		expect fstype squashfs
+		expect fallback ""
+		expect error ""
+		expect_ram_copy
+		ram=$(report ram_path)
+		grep -q "ramboot: init-bottom: root file system in RAM: $ram\$" "$log.txt" ||
+			fail "the boot script did not say it put the root in RAM"
+		# The root is a tmpfs overlay on the squashfs in RAM, through a
+		# loop device backed by the copy; /dev/vda is no longer mounted.
+		grep -q '^RBTEST mount overlay / overlay .*lowerdir=/run/ramboot/ro[,:]' "$log.txt" ||
+			fail "/ is not the overlay on /run/ramboot/ro"
+		loopdev=$(sed -n "s|^RBTEST loop \\(loop[0-9]*\\)=$ram\$|\\1|p" "$log.txt" | head -n 1)
+		if [ -z "$loopdev" ]; then
+			fail "no loop device is backed by the RAM copy $ram"
+		else
+			grep -q "^RBTEST mount /dev/$loopdev /run/ramboot/ro squashfs " "$log.txt" ||
+				fail "/run/ramboot/ro is not the squashfs on /dev/$loopdev"
+		fi
+		! grep -q '^RBTEST mount /dev/vda ' "$log.txt" ||
+			fail "/dev/vda is still mounted"
+		# zram from Debian's initrd; the extra initrd brings no modules,
+		# so the algorithm is whatever that kernel and initrd offer.
+		expect_like swap_device "/dev/zram*"
+		dev=$(report swap_device)
+		sed -n '/^RBTEST-SWAPS-BEGIN/,/^RBTEST-SWAPS-END/p' "$log.txt" |
+			grep -q "^${dev:-/dev/zram}[[:space:]]" || fail "/proc/swaps has no $dev" ;;
+	itools-fallback)
+		expect_not mode_done ram
+		expect ram_path ""
+		expect_set fallback
+		expect_set error
+		grep -q '^RBTEST mount /dev/vda / squashfs ' "$log.txt" ||
+			fail "/ is not /dev/vda"
+		! grep -q '^RBTEST mount overlay / ' "$log.txt" ||
+			fail "/ is an overlay after the fallback"
+		v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
+		[ -z "$v" ] || fail "left behind after the fallback: $v" ;;
+	esac
+	result "$name"
 }
 
 # ---------------------------------------------------------------- LTSP
@@ -369,16 +511,8 @@ ltsp_setup() {
 
 	# Debian's initrd must hold the modules LTSP and ramboot need
 	# (installing ltsp regenerates it with them).
-	deb_initrd=/boot/initrd.img-$kver
-	need=0
-	for m in squashfs overlay loop zram virtio_blk ext4; do
-		lsinitramfs "$deb_initrd" 2>/dev/null | grep -q "/$m\.ko" || need=1
-	done
-	if [ "$need" = 1 ]; then
-		ltsp_log "update-initramfs -u -k $kver"
-		update-initramfs -u -k "$kver" >> "$lt/setup.log" 2>&1 ||
-			{ fail "update-initramfs failed"; return 1; }
-	fi
+	deb_initrd_ready squashfs overlay loop zram virtio_blk ext4 ||
+		{ fail "$deb_initrd lacks squashfs/overlay/loop/zram/virtio_blk/ext4 ($cache/update-initramfs.log)"; return 1; }
 
 	# /etc/ltsp for one `ltsp initrd` run: ltsp.conf is the shipped snippet.
 	{
@@ -439,15 +573,9 @@ ltsp_case() {
 	why=
 	: > "$log.txt"
 	if ltsp_setup; then
-		# shellcheck disable=SC2086 # $accel is a list of options
-		timeout "$timeout_s" qemu-system-x86_64 -nodefaults -no-reboot -display none \
-			$accel -cpu max -smp "${RBTEST_SMP:-2}" -m 768 \
-			-kernel "$kernel" -initrd "$lt/initrd.combined" \
-			-append "console=ttyS0 panic=-1 loglevel=4 root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram ramboot.swap=zram rbtest.size=$img_size" \
-			-drive "file=$lt/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000" \
-			-serial "file:$log" >"$logs/$name.qemu" 2>&1
-		echo "qemu exit $?" >> "$logs/$name.qemu"
-		tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
+		boot_debian "$name" "$lt/initrd.combined" 768 \
+			"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram ramboot.swap=zram" \
+			"file=$lt/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000"
 		grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
 		grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
 		if expect_done; then
