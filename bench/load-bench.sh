@@ -48,6 +48,12 @@ for t in mksquashfs zstd xz lzop gzip; do
 done
 have_pigz=0
 command -v pigz >/dev/null && have_pigz=1
+# pv stands in for the network: a source at a gigabit link's speed.
+if ! command -v pv >/dev/null && [ "$(id -u)" = 0 ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pv >/dev/null 2>&1 || true
+fi
+have_pv=0
+command -v pv >/dev/null && have_pv=1
 
 mkdir -p "$dir"
 
@@ -188,6 +194,9 @@ row() {
 		cost)
 			met=$(awk -v p="$tp" -v r="$tr" -v t="$target" 'BEGIN { print (r / p - 1 <= t) ? "yes" : "no" }')
 			ratio="$ratio (cost $(awk -v p="$tp" -v r="$tr" 'BEGIN { printf "%+.1f %%", (r / p - 1) * 100 }'))" ;;
+		costinfo)
+			met="-"
+			ratio="$ratio (cost $(awk -v p="$tp" -v r="$tr" 'BEGIN { printf "%+.1f %%", (r / p - 1) * 100 }'))" ;;
 		*) met="-" ;;
 		esac
 	fi
@@ -197,7 +206,7 @@ row() {
 	*) tgt="-" ;;
 	esac
 	rows+=("| $job | $peer | $(mbps "$tp") | $(mbps "$tr") | $ratio | $tgt | $met |")
-	[ "$kind" = info ] || verdicts+=("$met")
+	case $kind in info | costinfo) ;; *) verdicts+=("$met") ;; esac
 	log "$job: $peer $(mbps "$tp") MB/s, ramboot $(mbps "$tr") MB/s, $ratio"
 }
 
@@ -221,6 +230,10 @@ job rlzo "$rl '$dir/image.lzo' \"\$DEST\""
 job gz "gzip -dc '$dir/image.gz' >\"\$DEST\""
 job rgz "$rl '$dir/image.gz' \"\$DEST\""
 [ "$have_pigz" = 1 ] && job pigz "pigz -dc '$dir/image.gz' >\"\$DEST\""
+if [ "$have_pv" = 1 ]; then
+	job link "pv -q -L 125m '$dir/image.zst' | $rl - \"\$DEST\""
+	job link_sha "pv -q -L 125m '$dir/image.zst' | $rl --sha256=$SHA - \"\$DEST\""
+fi
 
 for ((round = 1; round <= RUNS; round++)); do
 	log "round $round of $RUNS"
@@ -240,6 +253,8 @@ row "xz, multi-block" "xz -dc -T0" "$(median xz_mt)" "$(median rxz)" info -
 row "lzop" "lzop -dc" "$(median lzo)" "$(median rlzo)" ratio 1.0
 row "gzip" "gzip -dc" "$(median gz)" "$(median rgz)" ratio 1.0
 [ "$have_pigz" = 1 ] && row "gzip" "pigz -dc" "$(median pigz)" "$(median rgz)" info -
+[ "$have_pv" = 1 ] && row "SHA-256 cost, zstd at 1 Gb/s (pv -L 125m)" "ramboot (zstd)" \
+	"$(median link)" "$(median link_sha)" costinfo -
 
 # ---- the report -------------------------------------------------------------
 
