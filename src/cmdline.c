@@ -14,6 +14,7 @@
 
 #include "ramboot.h"
 #include "cmdline.h"
+#include "manifest.h"
 
 static const char *const mode_names[] = { "off", "prefetch", "ram" };
 static const char *const target_names[] = { "tmpfs", "zram" };
@@ -145,20 +146,12 @@ int settings_set(struct boot_settings *s, const char *key, const char *val,
 		s->minfree = n;
 		s->minfree_set = true;
 	} else if (!strcmp(key, "sha256")) {
-		size_t k;
-
 		if (!strcmp(v, "none")) {
 			s->sha256[0] = '\0';
 			return 0;
 		}
-		if (strlen(v) != 64)
+		if (sha256_hex_parse(v, s->sha256) < 0)
 			goto bad;
-		for (k = 0; k < 64; k++) {
-			if (!isxdigit((unsigned char)v[k]))
-				goto bad;
-			s->sha256[k] = (char)tolower((unsigned char)v[k]);
-		}
-		s->sha256[64] = '\0';
 	} else if (!strcmp(key, "manifest")) {
 		if (!*v)
 			goto bad;

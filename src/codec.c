@@ -113,8 +113,6 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 	b.out = out->data;
 	b.out_len = out->cap;
 	for (;;) {
-		bool eof = in->eof;
-
 		b.in = in->data;
 		b.in_len = in->len;
 		while (b.in_len > 0) {
@@ -133,15 +131,11 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 				goto fail_in;
 			}
 		}
-		pipe_put_input(p, in);
-		in = NULL;
-		if (eof)
-			break;
-		in = pipe_get_input(p);
-		if (!in) {
-			rc = pipe_error(p);
+		rc = pipe_next_input(p, &in);
+		if (rc < 0)
 			goto fail;
-		}
+		if (rc == 0)
+			break;
 	}
 	b.in = NULL;
 	b.in_len = 0;

@@ -407,7 +407,6 @@ static int zstd_drive(struct pipe *p, struct chunk *first, const struct codec_cf
 	while (in) {
 		const uint8_t *d = in->data;
 		size_t n = in->len;
-		bool eof = in->eof;
 
 		while (n > 0) {
 			enum scan s;
@@ -481,16 +480,11 @@ static int zstd_drive(struct pipe *p, struct chunk *first, const struct codec_cf
 					break;
 			}
 		}
-		pipe_put_input(p, in);
-		in = NULL;
-		if (eof)
-			break;
-		in = pipe_get_input(p);
-		if (!in) {
-			rc = pipe_error(p);
+		rc = pipe_next_input(p, &in);
+		if (rc < 0)
 			goto out;
-		}
 	}
+	rc = 0;
 	if (z.streaming || z.fb_len) {
 		snprintf(z.msg, sizeof(z.msg), "%s", z.frames || z.fb_len >= 4 ?
 			 "truncated input" : "not a zstd stream");

@@ -15,8 +15,10 @@
 
 int sha256_hex_parse(const char *s, char out[65])
 {
+	char hex[65];
 	size_t i;
 
+	/* out is left alone unless the whole string is good. */
 	for (i = 0; i < 64; i++) {
 		char c = s[i];
 
@@ -24,11 +26,12 @@ int sha256_hex_parse(const char *s, char out[65])
 			c = (char)(c - 'A' + 'a');
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
 			return -EINVAL;
-		out[i] = c;
+		hex[i] = c;
 	}
 	if (s[64] != '\0')
 		return -EINVAL;
-	out[64] = '\0';
+	hex[64] = '\0';
+	memcpy(out, hex, sizeof(hex));
 	return 0;
 }
 

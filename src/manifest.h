@@ -36,7 +36,8 @@ int manifest_parse(const char *buf, size_t len, struct manifest *m,
 int manifest_load(const char *path, struct manifest *m, char *err, size_t errlen);
 /* Format a manifest into buf; returns length or -ENOSPC. */
 int manifest_format(const struct manifest *m, char *buf, size_t len);
-/* 64 hex digits, case-insensitive; normalised to lower case in out. */
+/* 64 hex digits, case-insensitive; normalised to lower case in out,
+ * which is left alone on -EINVAL. */
 int sha256_hex_parse(const char *s, char out[65]);
 
 #endif

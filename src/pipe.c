@@ -310,6 +310,18 @@ void pipe_put_input(struct pipe *p, struct chunk *c)
 	pthread_mutex_unlock(&p->lock);
 }
 
+int pipe_next_input(struct pipe *p, struct chunk **in)
+{
+	bool eof = (*in)->eof;
+
+	pipe_put_input(p, *in);
+	*in = NULL;
+	if (eof)
+		return 0;
+	*in = pipe_get_input(p);
+	return *in ? 1 : pipe_error(p);
+}
+
 /* ---- codec side: output ---- */
 
 struct chunk *pipe_get_outbuf(struct pipe *p)

@@ -100,6 +100,10 @@ int pipe_error(struct pipe *p);
 /* For codec drivers. */
 struct chunk *pipe_get_input(struct pipe *p);         /* blocks; NULL on error */
 void pipe_put_input(struct pipe *p, struct chunk *c); /* give back after use */
+/* Give back *in, used up, and take the next input chunk into *in.
+ * Returns 1 with the next chunk, 0 when *in was the last one (*in is
+ * then NULL), or the pipe's error (*in NULL). */
+int pipe_next_input(struct pipe *p, struct chunk **in);
 /* Push an input chunk straight to the output (codec "none"). */
 void pipe_pass_through(struct pipe *p, struct chunk *c);
 struct chunk *pipe_get_outbuf(struct pipe *p);        /* blocks; NULL on error */
