@@ -18,6 +18,7 @@
 
 #include "ramboot.h"
 #include "report.h"
+#include "sysutil.h"
 
 void report_init(struct boot_report *r)
 {
@@ -110,16 +111,15 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 
 static void js(struct out *o, const char *key, const char *val, bool last)
 {
-	const unsigned char *p;
+	size_t n;
 
 	put(o, "  \"%s\": \"", key);
-	for (p = (const unsigned char *)val; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			put(o, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			put(o, "\\u%04x", *p);
+	if (!o->full) {
+		n = json_escape(o->buf + o->pos, o->len - o->pos, val);
+		if (n >= o->len - o->pos)
+			o->full = true;
 		else
-			put(o, "%c", *p);
+			o->pos += n;
 	}
 	put(o, "\"%s\n", last ? "" : ",");
 }

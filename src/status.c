@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ramboot.h"
+#include "sysutil.h"
 #include "zram.h"
 
 #define REPORT "/run/ramboot/report"
@@ -45,22 +46,29 @@ static void usage(FILE *out)
 "Exit codes: 0 ok (also when there is nothing to show), 2 usage.\n");
 }
 
+/* A JSON string through json_escape(), in pieces of up to 64 bytes cut
+ * before a byte that starts a character, so that a UTF-8 sequence is
+ * never split (a run of stray continuation bytes is cut anywhere: each of
+ * them is escaped alone). */
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	char piece[65], out[6 * 64 + 1];
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	fputc('"', f);
+	while (*s) {
+		size_t n = strnlen(s, 64), cut = n;
+
+		if (s[n]) {
+			while (cut > 1 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+				cut--;
+			if (cut <= 1)
+				cut = n;
+		}
+		memcpy(piece, s, cut);
+		piece[cut] = '\0';
+		json_escape(out, sizeof(out), piece);
+		fputs(out, f);
+		s += cut;
 	}
 	fputc('"', f);
 }
@@ -105,26 +113,6 @@ static void report_json(FILE *f, char *text)
 	fputs(first ? "}" : "\n  }", f);
 }
 
-static int swaps_prio(int id, int *prio)
-{
-	char buf[16384], dev[32], *line, *save = NULL;
-	ssize_t n = rb_read_str("/proc/swaps", buf, sizeof(buf));
-
-	if (n < 0)
-		return 0;
-	snprintf(dev, sizeof(dev), "/dev/zram%d", id);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char path[256];
-		int p;
-
-		if (sscanf(line, "%255s %*s %*s %*s %d", path, &p) == 2 && !strcmp(path, dev)) {
-			*prio = p;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static int cmp_id(const void *a, const void *b)
 {
 	return ((const struct zdev *)a)->id - ((const struct zdev *)b)->id;
@@ -143,7 +131,7 @@ static int collect(struct zdev *devs, int max)
 		return 0;
 	while ((de = readdir(d)) != NULL && n < max) {
 		struct zdev *z = &devs[n];
-		char buf[512], cur[32];
+		char buf[512], cur[32], dev[32];
 		int id = zram_id_from_path(de->d_name);
 
 		if (id < 0)
@@ -161,7 +149,8 @@ static int collect(struct zdev *devs, int max)
 			sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
 			       " %" SCNu64 " %*u %" SCNu64, &z->orig, &z->compr, &z->used,
 			       &z->limit, &z->used_max, &z->same, &z->huge);
-		z->swap = swaps_prio(id, &z->priority) == 1;
+		snprintf(dev, sizeof(dev), "/dev/zram%d", id);
+		z->swap = swaps_find(dev, &z->priority) == 1;
 		n++;
 	}
 	closedir(d);

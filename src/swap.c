@@ -13,24 +13,18 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/fs.h>
-
-#include <blkid/blkid.h>
 
 #include "ramboot.h"
 #include "sizeexpr.h"
 #include "swap.h"
 #include "swaphdr.h"
+#include "sysutil.h"
 #include "zram.h"
 
 #ifndef SWAP_FLAG_PREFER
@@ -60,55 +54,14 @@ void swap_opts_init(struct swap_opts *o)
 	o->page_cluster = 0;
 }
 
-static void seterr(char *error, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The first error of a set-up is the one reported. */
+#define FAIL(r, ...) errbuf_set((r)->error, sizeof((r)->error), __VA_ARGS__)
 
-static void seterr(char *error, size_t len, const char *fmt, ...)
+int swap_flags(int prio)
 {
-	va_list ap;
-
-	if (error[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(error, len, fmt, ap);
-	va_end(ap);
-}
-
-#define FAIL(r, ...) seterr((r)->error, sizeof((r)->error), __VA_ARGS__)
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* ---- /proc/swaps ---- */
-
-/* 1 with *prio filled when dev ("/dev/zram2") is an active swap area,
- * 0 when not, -errno when /proc/swaps cannot be read. */
-static int swaps_find(const char *dev, int *prio)
-{
-	char buf[16384], *line, *save = NULL;
-	ssize_t n = rb_read_str("/proc/swaps", buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char path[PATH_MAX], type[32];
-		unsigned long long size, used;
-		int p;
-
-		if (sscanf(line, "%4095s %31s %llu %llu %d", path, type, &size, &used, &p) != 5)
-			continue;
-		if (!strcmp(path, dev)) {
-			if (prio)
-				*prio = p;
-			return 1;
-		}
-	}
-	return 0;
+	if (prio < 0)
+		return 0;
+	return SWAP_FLAG_PREFER | ((prio << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);
 }
 
 /* ---- the seam: syscalls a fixture root cannot take ----
@@ -119,12 +72,10 @@ static int swaps_find(const char *dev, int *prio)
 static int sys_swapon(const char *dev, int prio, uint64_t size, size_t pagesize)
 {
 	char p[PATH_MAX], line[PATH_MAX + 96];
-	int flags = 0, fd, rc;
+	int fd, rc;
 
-	if (prio >= 0)
-		flags = SWAP_FLAG_PREFER | ((prio << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);
 	if (rb_root_is_real())
-		return swapon(dev, flags) < 0 ? -errno : 0;
+		return swapon(dev, swap_flags(prio)) < 0 ? -errno : 0;
 	rc = rb_path(p, sizeof(p), "/proc/swaps");
 	if (rc < 0)
 		return rc;
@@ -132,21 +83,23 @@ static int sys_swapon(const char *dev, int prio, uint64_t size, size_t pagesize)
 	snprintf(line, sizeof(line), "%s\tpartition\t%" PRIu64 "\t0\t%d\n", dev,
 		 (size / pagesize - 1) * (pagesize / 1024), prio >= 0 ? prio : -2);
 	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	rc = write_all(fd, line, strlen(line));
-	if (close_checked(fd) < 0 && rc == 0)
-		rc = -EIO;
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		rc = write_all(fd, line, strlen(line));
+		if (close_checked(fd) < 0 && rc == 0)
+			rc = -EIO;
+	}
 	rb_sysfs_log("swapon", dev, rc);
 	return rc;
 }
 
 static int sys_swapoff(const char *dev)
 {
-	char buf[16384], out[16384], p[PATH_MAX], *line, *save = NULL;
+	char buf[16384], out[16384], p[PATH_MAX], path[PATH_MAX], *line, *save = NULL;
 	size_t o = 0;
 	ssize_t n;
-	int rc;
+	int rc, prio;
 
 	if (rb_root_is_real())
 		return swapoff(dev) < 0 ? -errno : 0;
@@ -155,9 +108,7 @@ static int sys_swapoff(const char *dev)
 		return (int)n;
 	out[0] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t l = strlen(dev);
-
-		if (!strncmp(line, dev, l) && (line[l] == ' ' || line[l] == '\t'))
+		if (swaps_parse_line(line, path, sizeof(path), &prio) == 0 && !strcmp(path, dev))
 			continue;
 		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s\n", line);
 		if (o >= sizeof(out))
@@ -181,11 +132,8 @@ static int dev_size(int fd, int zram_id, uint64_t *size)
 {
 	struct stat st;
 
-	if (rb_root_is_real()) {
-		if (ioctl(fd, BLKGETSIZE64, size) < 0)
-			return -errno;
-		return 0;
-	}
+	if (rb_root_is_real())
+		return blk_size(fd, size);
 	if (zram_id >= 0)
 		return zram_disksize(zram_id, size);
 	if (fstat(fd, &st) < 0)
@@ -196,62 +144,76 @@ static int dev_size(int fd, int zram_id, uint64_t *size)
 
 /* ---- algorithm ---- */
 
-static int run_modprobe(const char *name)
+int swap_choose_algorithm(const struct swap_algo_dev *d, const char *list, char *out,
+			  size_t len)
 {
-	pid_t pid;
-	int status;
+	char avail[512] = "", name[64];
+	const char *t = list;
+	int rc = d->read(d->ctx, avail, sizeof(avail));
 
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execlp("modprobe", "modprobe", "-q", name, (char *)NULL);
-		_exit(127);
+	if (rc < 0) {
+		rb_warn("%s: comp_algorithm: %s; keeping the kernel default", d->name,
+			strerror(-rc));
+		snprintf(out, len, "unknown");
+		return 0;
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ENOENT;
-}
-
-/* The next algorithm of the list, from *cursor on, that the device
- * offers. A compressor built as a module (zstd on some kernels) is listed
- * only once the crypto module is loaded, so on the real root each name
- * missing from the list gets one modprobe before the next is considered. */
-static const char *choose_algorithm(int id, const char **cursor, char *out, size_t len,
-				    char *avail, size_t alen)
-{
-	const char *t = *cursor;
-
-	if (zram_get(id, "comp_algorithm", avail, alen) < 0)
-		return NULL;
 	while (*t) {
+		const char *item = t;
 		size_t n = strcspn(t, ",");
 
-		if (n > 0 && n < len) {
-			memcpy(out, t, n);
-			out[n] = '\0';
-		}
 		t += n;
 		if (*t == ',')
 			t++;
-		*cursor = t;
-		if (n == 0 || n >= len)
+		if (n == 0 || n >= sizeof(name) || n >= len)
 			continue;
-		if (zram_algo_offered(avail, out))
-			return out;
-		if (rb_root_is_real() && run_modprobe(out) == 0 &&
-		    zram_get(id, "comp_algorithm", avail, alen) == 0 &&
-		    zram_algo_offered(avail, out))
-			return out;
+		memcpy(name, item, n);
+		name[n] = '\0';
+		/* A compressor built as a module (zstd on some kernels) is
+		 * listed only once its crypto module is loaded. */
+		if (!zram_algo_offered(avail, name)) {
+			if (!d->load || d->load(d->ctx, name) < 0)
+				continue;
+			rc = d->read(d->ctx, avail, sizeof(avail));
+			if (rc < 0)
+				avail[0] = '\0';
+			if (rc < 0 || !zram_algo_offered(avail, name))
+				continue;
+		}
+		snprintf(out, len, "%s", name);
+		rc = d->write(d->ctx, name);
+		if (rc == 0)
+			return 1;
+		/* Listed but refused: the kernel could not load the crypto
+		 * module (an initrd without zstd.ko). Try the next one. */
+		if (rc != -EINVAL && rc != -ENOENT)
+			return rc;
+		rb_warn("%s: comp_algorithm %s refused (%s), trying the next", d->name, name,
+			strerror(-rc));
 	}
-	return NULL;
+	if (!zram_algo_current(avail, out, len))
+		snprintf(out, len, "unknown");
+	rb_warn("%s: none of %s offered (%s); keeping the kernel default %s", d->name, list,
+		avail, out);
+	return 0;
+}
+
+/* The device side of swap_choose_algorithm(): ctx points to the zram id. */
+static int zram_algo_read(void *ctx, char *buf, size_t len)
+{
+	return zram_get(*(const int *)ctx, "comp_algorithm", buf, len);
+}
+
+static int zram_algo_write(void *ctx, const char *name)
+{
+	return zram_set(*(const int *)ctx, "comp_algorithm", name);
+}
+
+static int zram_algo_load(void *ctx, const char *name)
+{
+	const char *const args[] = { "-q", name, NULL };
+
+	(void)ctx;
+	return run_modprobe(args);
 }
 
 /* ---- sizes ---- */
@@ -342,19 +304,9 @@ static bool local_candidate(const char *name)
  * it as swap would destroy it. */
 static bool probe_is_swap(const char *path)
 {
-	blkid_probe pr = blkid_new_probe_from_filename(path);
-	const char *type = NULL;
-	bool yes = false;
+	char type[32];
 
-	if (!pr)
-		return false;
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	if (blkid_do_safeprobe(pr) == 0 &&
-	    blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0 && !strcmp(type, "swap"))
-		yes = true;
-	blkid_free_probe(pr);
-	return yes;
+	return blkid_fstype(path, type, sizeof(type)) == 0 && !strcmp(type, "swap");
 }
 
 static int enable_local_swap(int prio, size_t pagesize)
@@ -425,12 +377,12 @@ static int open_node(const char *dev, int flags)
 
 int swap_setup(const struct swap_opts *o, struct swap_result *r)
 {
-	char avail[512], cur[32], buf[32], zdir[64];
+	char buf[32], zdir[64];
 	uint64_t size, mem_limit = 0, devsize = 0;
 	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
 	uint8_t uuid[16];
-	bool swapped_on = false, algo_set;
-	const char *cursor;
+	bool swapped_on = false;
+	struct swap_algo_dev algo_dev;
 	int id = -1, rc, fd, prio = -1, ex;
 
 	memset(r, 0, sizeof(*r));
@@ -478,29 +430,18 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 		return RB_EXIT_FAIL;
 	}
 
-	algo_set = false;
-	for (cursor = o->algorithm;
-	     choose_algorithm(id, &cursor, r->algorithm, sizeof(r->algorithm), avail, sizeof(avail));) {
-		rc = zram_set(id, "comp_algorithm", r->algorithm);
-		if (rc == 0) {
-			algo_set = true;
-			break;
-		}
-		/* Listed but refused: the kernel could not load the crypto
-		 * module (an initrd without zstd.ko). Try the next one. */
-		if (rc != -EINVAL && rc != -ENOENT) {
-			FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
-			goto fail;
-		}
-		rb_warn("%s: comp_algorithm %s refused (%s), trying the next", zdir,
-			r->algorithm, strerror(-rc));
-	}
-	if (!algo_set) {
-		if (!zram_algo_current(avail, cur, sizeof(cur)))
-			snprintf(cur, sizeof(cur), "unknown");
-		rb_warn("%s: none of %s offered (%s); keeping the kernel default %s",
-			zdir, o->algorithm, avail, cur);
-		snprintf(r->algorithm, sizeof(r->algorithm), "%s", cur);
+	algo_dev = (struct swap_algo_dev){
+		.read = zram_algo_read,
+		.write = zram_algo_write,
+		/* modprobe only where the modules are the running kernel's */
+		.load = rb_root_is_real() ? zram_algo_load : NULL,
+		.ctx = &id,
+		.name = zdir,
+	};
+	rc = swap_choose_algorithm(&algo_dev, o->algorithm, r->algorithm, sizeof(r->algorithm));
+	if (rc < 0) {
+		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
+		goto fail;
 	}
 
 	if (o->writeback) {
@@ -600,43 +541,43 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 
 	error[0] = '\0';
 	if (id < 0) {
-		seterr(error, len, "--off: '%s': not a zram device", device);
+		errbuf_set(error, len, "--off: '%s': not a zram device", device);
 		return RB_EXIT_USAGE;
 	}
 	snprintf(dev, sizeof(dev), "/dev/zram%d", id);
 	fd = open_node(dev, O_RDONLY);
 	if (fd < 0) {
-		seterr(error, len, "%s: %s", dev, strerror(-fd));
+		errbuf_set(error, len, "%s: %s", dev, strerror(-fd));
 		return RB_EXIT_FAIL;
 	}
 	rc = swaphdr_read(fd, pagesize, label, uuid);
 	(void)close_checked(fd);
 	if (!force && (rc < 0 || strcmp(label, SWAPHDR_LABEL))) {
 		if (rc < 0)
-			seterr(error, len, "%s: no swap signature: not set up by ramboot swap "
-			       "(--force to release it anyway)", dev);
+			errbuf_set(error, len, "%s: no swap signature: not set up by ramboot "
+				   "swap (--force to release it anyway)", dev);
 		else
-			seterr(error, len, "%s: swap label is '%s', not '%s': not set up by "
-			       "ramboot swap (--force to release it anyway)", dev, label,
-			       SWAPHDR_LABEL);
+			errbuf_set(error, len, "%s: swap label is '%s', not '%s': not set up "
+				   "by ramboot swap (--force to release it anyway)", dev, label,
+				   SWAPHDR_LABEL);
 		return RB_EXIT_FAIL;
 	}
 	active = swaps_find(dev, NULL);
 	if (active == 1) {
 		rc = sys_swapoff(dev);
 		if (rc < 0) {
-			seterr(error, len, "%s: swapoff: %s", dev, strerror(-rc));
+			errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
 			return RB_EXIT_FAIL;
 		}
 	}
 	rc = zram_reset(id);
 	if (rc < 0) {
-		seterr(error, len, "zram%d: reset: %s", id, strerror(-rc));
+		errbuf_set(error, len, "zram%d: reset: %s", id, strerror(-rc));
 		return RB_EXIT_FAIL;
 	}
 	rc = zram_hot_remove(id);
 	if (rc < 0) {
-		seterr(error, len, "zram%d: hot_remove: %s", id, strerror(-rc));
+		errbuf_set(error, len, "zram%d: hot_remove: %s", id, strerror(-rc));
 		return RB_EXIT_FAIL;
 	}
 	return RB_EXIT_OK;

@@ -7,6 +7,7 @@
 #define RAMBOOT_SWAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct swap_opts {
@@ -42,5 +43,32 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r);
 /* Swapoff, reset and hot-remove a zram device set up by swap_setup();
  * refuses one whose swap label is not "ramboot-zram" unless force. */
 int swap_release(const char *device, bool force, char *error, size_t len);
+
+/* swapon(2) flags for a priority: SWAP_FLAG_PREFER with it for 0..32767,
+ * none for a negative one (the kernel assigns it). */
+int swap_flags(int prio);
+
+/* Choosing the compressor. What that needs from a device: swap_setup()
+ * passes the zram attribute and modprobe, tests a model of the kernel. */
+struct swap_algo_dev {
+	/* Read comp_algorithm: "lzo [lzo-rle] lz4". 0 or -errno. */
+	int (*read)(void *ctx, char *buf, size_t len);
+	/* Store one name in comp_algorithm. 0 or -errno; -EINVAL and
+	 * -ENOENT mean the kernel refuses that compressor. */
+	int (*write)(void *ctx, const char *name);
+	/* Load the module of a name that is not offered; NULL: never. */
+	int (*load)(void *ctx, const char *name);
+	void *ctx;
+	const char *name;        /* the device in messages: "zram2" */
+};
+
+/* Store the first name of list (comma-separated, empty items skipped)
+ * that the device offers, or offers once load() succeeded, and accepts;
+ * a refused one is a warning and the next is tried. Returns 1 with out =
+ * the name stored; 0 when none was (out = the kernel's current one, or
+ * "unknown"; a warning says so); -errno when a store fails otherwise
+ * (out = the name refused). */
+int swap_choose_algorithm(const struct swap_algo_dev *d, const char *list, char *out,
+			  size_t len);
 
 #endif

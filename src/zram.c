@@ -5,24 +5,23 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ramboot.h"
+#include "sysutil.h"
 #include "zram.h"
 
 int zram_ensure_module(void)
 {
+	static const char *const args[] = { "-q", "zram", "num_devices=0", NULL };
 	char p[PATH_MAX];
 	struct stat st;
-	pid_t pid;
-	int status, rc;
+	int rc;
 
 	rc = rb_path(p, sizeof(p), "/sys/class/zram-control");
 	if (rc < 0)
@@ -31,20 +30,13 @@ int zram_ensure_module(void)
 		return 0;
 	if (!rb_root_is_real())
 		return -ENODEV;
-	/* num_devices=0: we hot-add what we need and leave no idle devices. */
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execlp("modprobe", "modprobe", "-q", "zram", "num_devices=0", (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	/* num_devices=0: we hot-add what we need and leave no idle devices.
+	 * Whatever modprobe says, zram-control is what counts (a zram built
+	 * into the kernel but not yet registered is not expected). */
+	rc = run_modprobe(args);
 	if (stat(p, &st) == 0)
 		return 0;
-	return -ENODEV;
+	return rc == 0 || rc == -ENOENT ? -ENODEV : rc;
 }
 
 void rb_sysfs_log(const char *path, const char *val, int rc)
@@ -125,41 +117,36 @@ int zram_hot_add(int *id)
 	return 0;
 }
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-int zram_reset(int id)
+/* The kernel refuses reset and hot_remove (EBUSY) while anyone holds the
+ * node open; udev's probe after swapoff or close can hold it for a few
+ * milliseconds. Retry for about a second. */
+static int write_retry_busy(const char *path, const char *val)
 {
 	int rc, tries;
 
-	/* The kernel refuses reset while anyone holds the node open; udev's
-	 * probe after swapoff or close can hold it for a few milliseconds. */
 	for (tries = 0; ; tries++) {
-		rc = zram_set(id, "reset", "1");
+		rc = rb_sysfs_write(path, val);
 		if (rc != -EBUSY || tries >= 20)
 			return rc;
 		nap_ms(50);
 	}
+}
+
+int zram_reset(int id)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "/sys/block/zram%d/reset", id);
+	return write_retry_busy(p, "1");
 }
 
 int zram_hot_remove(int id)
 {
 	char buf[16];
-	int rc, tries;
 
 	(void)zram_reset(id);
 	snprintf(buf, sizeof(buf), "%d", id);
-	for (tries = 0; ; tries++) {
-		rc = rb_sysfs_write("/sys/class/zram-control/hot_remove", buf);
-		if (rc != -EBUSY || tries >= 20)
-			return rc;
-		nap_ms(50);
-	}
+	return write_retry_busy("/sys/class/zram-control/hot_remove", buf);
 }
 
 int zram_disksize(int id, uint64_t *bytes)
@@ -222,36 +209,4 @@ const char *zram_algo_current(const char *avail, char *out, size_t len)
 		return NULL;
 	snprintf(out, len, "%.*s", (int)(b - a - 1), a + 1);
 	return out;
-}
-
-const char *zram_algo_choose(const char *avail, const char *list, char *out, size_t len)
-{
-	const char *t = list;
-
-	while (*t) {
-		size_t n = strcspn(t, ",");
-		char name[64];
-
-		if (n > 0 && n < sizeof(name)) {
-			memcpy(name, t, n);
-			name[n] = '\0';
-			if (zram_algo_offered(avail, name)) {
-				snprintf(out, len, "%s", name);
-				return out;
-			}
-		}
-		t += n;
-		if (*t == ',')
-			t++;
-	}
-	return NULL;
-}
-
-const char *zram_pick_algorithm(int id, const char *list, char *out, size_t len)
-{
-	char avail[512];
-
-	if (zram_get(id, "comp_algorithm", avail, sizeof(avail)) < 0)
-		return NULL;
-	return zram_algo_choose(avail, list, out, len);
 }

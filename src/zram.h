@@ -27,16 +27,11 @@ int zram_disksize(int id, uint64_t *bytes);
 int zram_is_initialised(int id);
 /* "/dev/zram3" -> 3; -EINVAL when the path is not a zram node. */
 int zram_id_from_path(const char *dev);
-/* Pick the first algorithm of a comma list the device offers in
- * comp_algorithm; NULL when none (caller keeps the kernel default). */
-const char *zram_pick_algorithm(int id, const char *list, char *out, size_t len);
 
 /* comp_algorithm reads "lzo [lzo-rle] lz4": the names the kernel offers,
  * the current one in brackets. Pure helpers over that text: */
 bool zram_algo_offered(const char *avail, const char *name);
 const char *zram_algo_current(const char *avail, char *out, size_t len);
-/* The first name of the comma list that avail offers; NULL when none. */
-const char *zram_algo_choose(const char *avail, const char *list, char *out, size_t len);
 
 /* Write a sysfs/procfs attribute below the root prefix. Against a fixture
  * root, every write (and hot_add read) is also appended to the file named

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small system helpers shared by the swap, zram, status, report and loader
+ * code: waiting, modprobe, /proc/swaps, JSON strings, block devices and
+ * the first-error buffer. Each returns 0 or -errno unless said otherwise.
+ */
+#ifndef RAMBOOT_SYSUTIL_H
+#define RAMBOOT_SYSUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sleep ms milliseconds, resuming after signal handlers. */
+void nap_ms(long ms);
+
+/* Run `modprobe ARGS...` (args NULL-terminated, at most 15, no shell;
+ * searched in $PATH) and wait for it. 0 when it exits 0; the spawn's
+ * -errno when it cannot be run (-ENOENT: no modprobe); -ENOENT when it
+ * ran and failed (module unknown or not loadable: with -q modprobe is
+ * silent about an unknown module, other failures it says on stderr). */
+int run_modprobe(const char *const args[]);
+
+/* ---- /proc/swaps ----
+ * "Filename Type Size Used Priority": the kernel escapes space, tab,
+ * newline and backslash in the file name as \ooo. */
+
+/* One line (up to its newline or NUL): 0 with the unescaped path and
+ * the priority; -EINVAL for the header or a malformed line;
+ * -ENAMETOOLONG when the path does not fit plen. */
+int swaps_parse_line(const char *line, char *path, size_t plen, int *prio);
+/* 1 when text (the whole file) lists dev, with *prio set when prio is
+ * not NULL; 0 when not. */
+int swaps_text_find(const char *text, const char *dev, int *prio);
+/* How many active areas have a negative (kernel-assigned) priority. */
+int swaps_text_count_negative(const char *text);
+/* swaps_text_find over /proc/swaps below the root prefix: 1, 0, or
+ * -errno when it cannot be read. */
+int swaps_find(const char *dev, int *prio);
+
+/* ---- JSON ---- */
+
+/* src as the body of a JSON string (no quotes added): " and \ escaped,
+ * control characters and DEL as \n, \t, ... or \u00XX, valid UTF-8
+ * copied, each byte of an invalid UTF-8 sequence as \ufffd. snprintf
+ * semantics: returns the full length, writes at most len - 1 bytes and
+ * a NUL (when len > 0); the output is cut when the return is >= len. */
+size_t json_escape(char *dst, size_t len, const char *src);
+
+/* ---- block devices ---- */
+
+/* The filesystem (or swap, ...) type libblkid finds in the superblocks
+ * of path: 0 with type set, "" when nothing (or nothing unambiguous) is
+ * found; -errno when path cannot be opened or read, -ERANGE when the
+ * name does not fit len. */
+int blkid_fstype(const char *path, char *type, size_t len);
+
+/* Size of a block device in bytes (BLKGETSIZE64). */
+int blk_size(int fd, uint64_t *size);
+
+/* ---- errors ---- */
+
+/* Format into buf unless it already holds a message: the first error
+ * of a run is the one reported. */
+void errbuf_set(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void errbuf_vset(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+#endif
