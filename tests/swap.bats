@@ -408,6 +408,19 @@ DEVICE        DISKSIZE ALGORITHM       DATA      COMPR  RATIO      TOTAL  PRIO
 	assert_output --partial '"report": {'
 }
 
+@test "status --json: control characters and bytes that are not UTF-8 stay valid JSON" {
+	zdev 2 67108864 'lzo [lzo-rle] lz4'
+	mkdir -p "$R/run/ramboot"
+	printf 'source=/srv/caf\xc3\xa9 \xe9t\xe9\\x\x01\x7f\nerror=cut \xe2\x82\n' >"$R/run/ramboot/report"
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	assert_output --partial '"source": "/srv/café \ufffdt\ufffd\\x\u0001\u007f"'
+	assert_output --partial '"error": "cut \ufffd\ufffd"'
+	run python3 -c 'import json, sys; d = json.loads(sys.stdin.buffer.read().decode("utf-8")); print(d["report"]["source"])' <<<"$output"
+	assert_success
+	assert_output $'/srv/caf\u00e9 \ufffdt\ufffd\\x\x01\x7f'
+}
+
 @test "status: bad option is a usage error" {
 	run "$RAMBOOT_BIN" status --bogus
 	assert_failure 2

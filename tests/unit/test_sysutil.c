@@ -11,6 +11,7 @@
 
 #include "tap.h"
 #include "ramboot.h"
+#include "report.h"
 #include "swaphdr.h"
 #include "sysutil.h"
 
@@ -156,6 +157,22 @@ static void json_strings(void)
 	CHECK_EQ_INT(json_escape(NULL, 0, "ab\n"), 4);
 }
 
+/* report.json goes through the same escaper. */
+static void report_json_strings(void)
+{
+	static struct boot_report r;
+	char buf[4096];
+
+	report_init(&r);
+	snprintf(r.source, sizeof(r.source), "/srv/caf\xc3\xa9 \xe9\"\n");
+	snprintf(r.error, sizeof(r.error), "a\\b\x01");
+	CHECK(report_format_json(&r, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "  \"source\": \"/srv/caf\xc3\xa9 \\ufffd\\\"\\n\",\n") != NULL);
+	CHECK(strstr(buf, "  \"error\": \"a\\\\b\\u0001\"\n}\n") != NULL);
+	/* Too small: refused, not cut inside an escape. */
+	CHECK_EQ_INT(report_format_json(&r, buf, 64), -ENOSPC);
+}
+
 static void make_file(const char *name, uint64_t size, char *path, size_t len)
 {
 	int fd;
@@ -273,6 +290,7 @@ int main(void)
 	RUN(swaps_lookup);
 	RUN(swaps_in_a_root);
 	RUN(json_strings);
+	RUN(report_json_strings);
 	RUN(blkid_types);
 	RUN(modprobe_runs);
 	RUN(first_error_wins);
