@@ -71,7 +71,8 @@ int swap_flags(int prio)
 
 static int sys_swapon(const char *dev, int prio, uint64_t size, size_t pagesize)
 {
-	char p[PATH_MAX], line[PATH_MAX + 96];
+	char p[PATH_MAX], line[PATH_MAX + 96], cur[16384];
+	ssize_t n;
 	int fd, rc;
 
 	if (rb_root_is_real())
@@ -79,9 +80,15 @@ static int sys_swapon(const char *dev, int prio, uint64_t size, size_t pagesize)
 	rc = rb_path(p, sizeof(p), "/proc/swaps");
 	if (rc < 0)
 		return rc;
+	/* Without SWAP_FLAG_PREFER the kernel counts down from -2: one
+	 * below the areas that already have a priority of its choosing. */
+	if (prio < 0) {
+		n = rb_read_str("/proc/swaps", cur, sizeof(cur));
+		prio = -2 - (n < 0 ? 0 : swaps_text_count_negative(cur));
+	}
 	/* The kernel shows the usable size: the header page is not swap. */
 	snprintf(line, sizeof(line), "%s\tpartition\t%" PRIu64 "\t0\t%d\n", dev,
-		 (size / pagesize - 1) * (pagesize / 1024), prio >= 0 ? prio : -2);
+		 (size / pagesize - 1) * (pagesize / 1024), prio);
 	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
@@ -387,8 +394,9 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 
 	memset(r, 0, sizeof(*r));
 	r->priority = o->priority;
-	if (o->priority < 0 || o->priority > SWAP_FLAG_PRIO_MASK) {
-		FAIL(r, "--priority: %d: not in 0..%d", o->priority, SWAP_FLAG_PRIO_MASK);
+	if (o->priority < SWAP_PRIO_KERNEL || o->priority > SWAP_FLAG_PRIO_MASK) {
+		FAIL(r, "--priority: %d: not in %d..%d", o->priority, SWAP_PRIO_KERNEL,
+		     SWAP_FLAG_PRIO_MASK);
 		return RB_EXIT_USAGE;
 	}
 	ex = eval_size("--size", o->size, &size, r);
@@ -499,23 +507,29 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 		goto fail;
 	}
 	swapped_on = true;
+	/* Without a priority of ours the kernel picks a negative one. */
 	rc = swaps_find(r->device, &prio);
-	if (rc != 1 || prio != o->priority) {
+	if (rc != 1 || (o->priority >= 0 ? prio != o->priority : prio >= 0)) {
 		if (rc < 0)
 			FAIL(r, "%s: /proc/swaps: %s", r->device, strerror(-rc));
 		else if (rc == 0)
 			FAIL(r, "%s: swapon succeeded but /proc/swaps does not list it", r->device);
-		else
+		else if (o->priority >= 0)
 			FAIL(r, "%s: /proc/swaps shows priority %d, not %d", r->device, prio,
 			     o->priority);
+		else
+			FAIL(r, "%s: /proc/swaps shows priority %d, not one the kernel assigns",
+			     r->device, prio);
 		goto fail;
 	}
+	r->priority = prio;
 	r->size = size;
 
 	if (o->tune)
 		swap_tune(o);
 	if (o->local_swap) {
-		int lp = o->priority >= LOCAL_PRIO_GAP ? o->priority - LOCAL_PRIO_GAP : -1;
+		int lp = o->priority >= LOCAL_PRIO_GAP ? o->priority - LOCAL_PRIO_GAP :
+			 SWAP_PRIO_KERNEL;
 
 		rc = enable_local_swap(lp, pagesize);
 		if (rc < 0)
@@ -597,7 +611,8 @@ static void usage(FILE *out)
 "                       numbers in MiB or with K/M/G/T, N%% of ram, + - * /,\n"
 "                       parentheses, min(), max()\n"
 "  --algorithm=LIST     compressors in order of preference (default %s)\n"
-"  --priority=N         swap priority 0..32767 (default %d)\n"
+"  --priority=N         swap priority 0..32767 (default %d); -1: the kernel\n"
+"                       assigns one (negative, below every other swap)\n"
 "  --writeback=DEV      backing device for idle/incompressible pages\n"
 "  --mem-limit=EXPR     cap on the RAM the device may use\n"
 "  --local-swap         also enable swap partitions on local disks,\n"
@@ -672,7 +687,8 @@ int cmd_swap(int argc, char **argv)
 		case OPT_SIZE: o.size = optarg; break;
 		case OPT_ALGO: o.algorithm = optarg; break;
 		case OPT_PRIO:
-			if (parse_int("--priority", optarg, 0, SWAP_FLAG_PRIO_MASK, &o.priority) < 0)
+			if (parse_int("--priority", optarg, SWAP_PRIO_KERNEL, SWAP_FLAG_PRIO_MASK,
+				      &o.priority) < 0)
 				return RB_EXIT_USAGE;
 			break;
 		case OPT_WB: o.writeback = optarg; break;
@@ -736,8 +752,9 @@ int cmd_swap(int argc, char **argv)
 	{
 		char h[32];
 
-		rb_info("%s: %s swap, %s, priority %d", r.device,
-			fmt_size(r.size, h, sizeof(h)), r.algorithm, r.priority);
+		rb_info("%s: %s swap, %s, %spriority %d", r.device,
+			fmt_size(r.size, h, sizeof(h)), r.algorithm,
+			o.priority == SWAP_PRIO_KERNEL ? "kernel-assigned " : "", r.priority);
 	}
 	printf("%s\n", r.device);
 	return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;

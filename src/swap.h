@@ -10,10 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* --priority / ramboot.swap.priority: -1 lets the kernel assign one
+ * (swapon(2) without SWAP_FLAG_PREFER; it counts down from -2). */
+#define SWAP_PRIO_KERNEL (-1)
+
 struct swap_opts {
 	const char *size;        /* expression over ram, default "min(ram, 8G)" */
 	const char *algorithm;   /* preference list, default "zstd,lzo-rle,lzo,lz4" */
-	int priority;            /* default 100 */
+	int priority;            /* 0..32767, default 100; SWAP_PRIO_KERNEL */
 	const char *writeback;   /* backing device or NULL */
 	const char *mem_limit;   /* expression or NULL */
 	bool local_swap;         /* also enable local swap partitions */
@@ -29,7 +33,7 @@ struct swap_result {
 	char device[64];         /* "/dev/zram2" */
 	uint64_t size;           /* disksize in bytes */
 	char algorithm[32];
-	int priority;
+	int priority;            /* as /proc/swaps shows it */
 	char error[256];         /* one-line error, "" on success */
 };
 

@@ -138,6 +138,34 @@ swapon=/dev/zram2"
 	[ "$(cat "$R/sys/module/zswap/parameters/enabled")" = Y ]
 }
 
+@test "swap: --priority=-1 leaves the priority to the kernel" {
+	# The fixture's swapon does what the kernel does without
+	# SWAP_FLAG_PREFER: -2, then one less for each such area.
+	printf '/dev/vda1\tpartition\t1020\t0\t-2\n' >>"$R/proc/swaps"
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --priority=-1 --no-tune
+	assert_success
+	assert_output /dev/zram2
+	[ "$stderr" = 'ramboot: swap: /dev/zram2: 64.0 MiB swap, lzo-rle, kernel-assigned priority -3' ]
+	run grep zram2 "$R/proc/swaps"
+	assert_output "$(printf '/dev/zram2\tpartition\t65532\t0\t-3')"
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/class/zram-control/hot_add=2
+/sys/block/zram2/comp_algorithm=lzo-rle
+/sys/block/zram2/disksize=67108864
+swapon=/dev/zram2"
+}
+
+@test "boot: ramboot.swap.priority=-1 sets up swap with the kernel's priority" {
+	echo 'ramboot.swap=zram ramboot.swap.size=64M ramboot.swap.priority=-1' >"$R/proc/cmdline"
+	run --separate-stderr env -u RAMBOOT "$RAMBOOT_BIN" boot
+	assert_success
+	[ "$(sed -n 's/^swap_device=//p' "$R/run/ramboot/report")" = /dev/zram2 ]
+	[ "$(sed -n 's/^swap_priority=//p' "$R/run/ramboot/report")" = -2 ]
+	[ "$(sed -n 's/^error=//p' "$R/run/ramboot/report")" = "" ]
+	run grep zram2 "$R/proc/swaps"
+	assert_output "$(printf '/dev/zram2\tpartition\t65532\t0\t-2')"
+}
+
 @test "swap: percentages of a MemTotal that is not whole MiB" {
 	printf 'MemTotal:         126976 kB\n' >"$R/proc/meminfo"   # 124 MiB
 	run "$RAMBOOT_BIN" swap --size=50% --no-tune
@@ -196,8 +224,10 @@ swapon=/dev/zram2"
 @test "swap: bad options are usage errors" {
 	run "$RAMBOOT_BIN" swap --priority=high
 	assert_failure 2
-	assert_output --partial "--priority: 'high': expected an integer in 0..32767"
+	assert_output --partial "--priority: 'high': expected an integer in -1..32767"
 	run "$RAMBOOT_BIN" swap --priority=40000
+	assert_failure 2
+	run "$RAMBOOT_BIN" swap --priority=-2
 	assert_failure 2
 	run "$RAMBOOT_BIN" swap --swappiness=201
 	assert_failure 2
@@ -513,6 +543,22 @@ teardown() {
 	[ "$(ls /sys/block | grep '^zram' | sort)" = "$ZRAM_BEFORE" ]
 	[ "$(for d in $ZRAM_BEFORE; do
 		echo "$d $(cat /sys/block/$d/disksize) $(cat /sys/block/$d/comp_algorithm)"; done)" = "$ZRAM_STATE_BEFORE" ]
+}
+
+@test "real kernel: --priority=-1: swapon without a priority, the kernel's negative one" {
+	real_setup
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=8M --no-tune --priority=-1
+	assert_success
+	DEV=$output
+	[[ "$DEV" =~ ^/dev/zram[0-9]+$ ]]
+	prio=$(awk -v d="$DEV" '$1 == d { print $5 }' /proc/swaps)
+	[ -n "$prio" ]
+	[ "$prio" -lt 0 ]
+	[[ "$stderr" =~ ^"ramboot: swap: $DEV: 8.0 MiB swap, "[a-z0-9-]+", kernel-assigned priority $prio"$ ]]
+	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
+	assert_success
+	DEV=
+	[ "$(ls /sys/block | grep '^zram' | sort)" = "$ZRAM_BEFORE" ]
 }
 
 @test "real kernel: --off of a busy device fails with EBUSY, then succeeds" {

@@ -255,10 +255,10 @@ static void device_names(void)
 	CHECK_EQ_INT(zram_id_from_path("/dev/zram-1"), -EINVAL);
 }
 
-/* A negative priority: swapon without SWAP_FLAG_PREFER. */
+/* -1 (ramboot.swap.priority=-1): swapon without SWAP_FLAG_PREFER. */
 static void swapon_flags(void)
 {
-	CHECK_EQ_INT(swap_flags(-1), 0);
+	CHECK_EQ_INT(swap_flags(SWAP_PRIO_KERNEL), 0);
 	CHECK_EQ_INT(swap_flags(0), SWAP_FLAG_PREFER);
 	CHECK_EQ_INT(swap_flags(100), SWAP_FLAG_PREFER | 100);
 	CHECK_EQ_INT(swap_flags(32767), SWAP_FLAG_PREFER | 32767);
