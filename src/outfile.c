@@ -114,7 +114,7 @@ int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 		return oerr(err, errlen, rc, "%s: cannot look at it", path);
 	}
 
-	of->fd = openat(of->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+	of->fd = openat(of->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
 	if (of->fd >= 0) {
 		of->anonymous = true;
 		return 0;
@@ -131,7 +131,7 @@ int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 		if (rc < 0)
 			break;
 		of->fd = openat(of->dirfd, of->tmpname,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (of->fd >= 0)
 			return 0;
 		rc = -errno;
