@@ -80,8 +80,13 @@
  * call in at once: the counters are atomic, and no call path allocates.
  * Static binaries ignore LD_PRELOAD.
  */
+/* Both open and open64 etc. are defined here: no header redirection of
+ * one to the other, and no fortify wrappers around them. */
 #undef _FORTIFY_SOURCE
+#undef _FILE_OFFSET_BITS
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
