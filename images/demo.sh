@@ -13,6 +13,9 @@
 #
 #   DEMO_ROOT=busybox   use the small busybox root, skip mmdebstrap
 #   DEMO_MEM=MiB        guest RAM (default 1024)
+#   RAMBOOT_QEMU_ACCEL=kvm|tcg   the QEMU accelerator; by default KVM when
+#                       a probe guest runs with it, else TCG
+#                       (images/qemu-accel.sh)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -23,6 +26,12 @@ t0=$(date +%s)
 say() { printf '\n==> %s\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }
 elapsed() { echo "$(($(date +%s) - t0)) s"; }
+
+# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
+qemu_bin='' qemu_accel='' qemu_accel_why=''
+# shellcheck disable=SC1091 source=images/qemu-accel.sh
+. "$top/images/qemu-accel.sh"
+accel_err=$(qemu_accel_check 2>&1) || die "$accel_err"
 
 [ "$(id -u)" = 0 ] || die "run as root: it installs Debian packages and boots QEMU with a 9p share"
 
@@ -92,17 +101,16 @@ if ! fresh initramfs "$irkey" || [ ! -f "$demo/initramfs.cpio" ]; then
 	echo "$irkey" > "$demo/initramfs.key"
 fi
 
-accel="-accel tcg"
-[ -w /dev/kvm ] && accel="-accel kvm -accel tcg"
 cmdline="console=ttyS0 panic=-1 loglevel=4 rbtest.src=/mnt/net/x86_64.img.zst"
 cmdline="$cmdline rbtest.init=/sbin/rbtest-init rbtest.size=$(stat -c %s "$demo/net/x86_64.img")"
 cmdline="$cmdline ramboot=ram ramboot.swap=zram"
-say "boot (QEMU, ${mem} MiB, $(echo "$accel" | sed 's/-accel //g; s/ /, else /')): $cmdline"
+say "boot (QEMU, ${mem} MiB): $cmdline"
+qemu_accel_choose || die "no accelerator"
+echo "accelerator: $qemu_accel ($qemu_accel_why)"
 log=$demo/console.log
 tb=$(date +%s)
-# shellcheck disable=SC2086 # $accel is a list of options
-timeout 300 qemu-system-x86_64 -nodefaults -no-reboot -display none \
-	$accel -cpu max -smp 2 -m "$mem" \
+timeout 300 "$qemu_bin" -nodefaults -no-reboot -display none \
+	-accel "$qemu_accel" -cpu max -smp 2 -m "$mem" \
 	-kernel "$kernel" -initrd "$demo/initramfs.cpio" -append "$cmdline" \
 	-virtfs "local,path=$demo/net,mount_tag=netroot,security_model=none,readonly=on" \
 	-serial stdio </dev/null | tr -d '\r' | tee "$log"

@@ -50,6 +50,13 @@ const struct codec *codec_detect(const uint8_t *buf, size_t len)
 	return &codec_none;
 }
 
+uint64_t codec_mem_bound(const struct codec *c, const struct codec_cfg *cfg)
+{
+	if (!c || c == &codec_none)
+		return 0;
+	return cfg->memlimit;
+}
+
 /* "none": input chunks go straight to the writer, no copy. */
 static int none_drive(struct pipe *p, struct chunk *first, const struct codec_cfg *cfg)
 {
@@ -102,7 +109,7 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 	rc = c->init(&st, cfg);
 	if (rc < 0) {
 		pipe_put_input(p, in);
-		pipe_fail(p, rc, "decode", "%s: cannot initialise the decoder", c->name);
+		pipe_fail(p, rc, PS_DECODE, "%s: cannot initialise the decoder", c->name);
 		return rc;
 	}
 	out = pipe_get_outbuf(p);
@@ -161,6 +168,6 @@ fail:
 		pipe_put_input(p, out);
 	if (st)
 		c->end(st);
-	pipe_fail(p, rc, "decode", "%s: %s", c->name, msg[0] ? msg : strerror(-rc));
+	pipe_fail(p, rc, PS_DECODE, "%s: %s", c->name, msg[0] ? msg : strerror(-rc));
 	return rc;
 }

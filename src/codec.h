@@ -20,9 +20,12 @@ struct codec_buf {
 	size_t out_len;          /* room left at out */
 };
 
+/* Decoder memory allowed unless a manifest raises it. */
+#define CODEC_MEMLIMIT_DEFAULT (256ULL * 1024 * 1024)
+
 struct codec_cfg {
 	int threads;
-	uint64_t memlimit;       /* decoder memory limit (xz) */
+	uint64_t memlimit;       /* decoder memory limit, all threads */
 };
 
 struct codec {
@@ -53,6 +56,9 @@ extern const struct codec codec_none, codec_zstd, codec_xz, codec_lzo, codec_gzi
 const struct codec *codec_by_name(const char *name);
 /* Detect from the first bytes; codec_none when nothing matches. */
 const struct codec *codec_detect(const uint8_t *buf, size_t len);
+/* An upper bound of the memory the codec allocates with cfg (0 for none
+ * or an unknown codec), counted in the loader's memory check. */
+uint64_t codec_mem_bound(const struct codec *c, const struct codec_cfg *cfg);
 /* Drive a stream codec over the pipe. Returns 0 or -errno. */
 int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 		const struct codec_cfg *cfg);

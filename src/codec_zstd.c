@@ -88,17 +88,17 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&z->lock);
 
 		if (!d) {
-			pipe_fail(z->p, -ENOMEM, "decode", "zstd: cannot allocate a decoder");
+			pipe_fail(z->p, -ENOMEM, PS_DECODE, "zstd: cannot allocate a decoder");
 			pipe_chunk_done(z->p, j->out, -ENOMEM);
 		} else if (pipe_error(z->p)) {
 			pipe_chunk_done(z->p, j->out, pipe_error(z->p));
 		} else {
 			r = ZSTD_decompressDCtx(d, j->out->data, j->want, j->src, j->src_len);
 			if (ZSTD_isError(r)) {
-				pipe_fail(z->p, -EBADMSG, "decode", "zstd: %s", ZSTD_getErrorName(r));
+				pipe_fail(z->p, -EBADMSG, PS_DECODE, "zstd: %s", ZSTD_getErrorName(r));
 				pipe_chunk_done(z->p, j->out, -EBADMSG);
 			} else if (j->known && r != j->want) {
-				pipe_fail(z->p, -EBADMSG, "decode", "zstd: frame size differs from its header");
+				pipe_fail(z->p, -EBADMSG, PS_DECODE, "zstd: frame size differs from its header");
 				pipe_chunk_done(z->p, j->out, -EBADMSG);
 			} else {
 				j->out->len = r;
@@ -501,7 +501,7 @@ out_in:
 		pipe_put_input(p, in);
 out:
 	if (rc < 0)
-		pipe_fail(p, rc, "decode", "zstd: %s", z.msg[0] ? z.msg : strerror(-rc));
+		pipe_fail(p, rc, PS_DECODE, "zstd: %s", z.msg[0] ? z.msg : strerror(-rc));
 	par_stop(&z);
 	while (z.par.spare) {
 		struct sbuf *sb = z.par.spare;

@@ -3,7 +3,14 @@
  * The loader: stream an image (file, block device or pipe) into RAM
  * (a file in a dedicated tmpfs, or a zram block device), decompressing
  * and hashing on the way. `ramboot load` and `ramboot boot` both call
- * load_run().
+ * load_run(). The stages have a file each:
+ *
+ *   source.c  open the source, learn its format and size
+ *   pipe.c    reader -> codec (codec*.c) -> writer -> hasher threads
+ *   sink.c    the destination: tmpfs, file (outfile.c), block device, zram
+ *   load.c    the run: memory check, the pipeline, verification, undo
+ *   guard.c   signals and stalls become a cancellation
+ *   prefetch.c, progress.c, load_cmd.c (ramboot load / ramboot manifest)
  */
 #ifndef RAMBOOT_LOAD_H
 #define RAMBOOT_LOAD_H
@@ -13,11 +20,14 @@
 
 enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE };
 
+#define LOAD_STALL_TIMEOUT 30.0  /* seconds without progress (default) */
+
 /* Settings: filled once from the command line, never changed by the run. */
 struct load_opts {
 	const char *source;      /* path, block device, or "-" for stdin */
 	const char *dest;        /* file, block device; NULL with prefetch */
 	bool prefetch;           /* read once into the page cache, keep nothing */
+	bool force;              /* replace an existing regular file DEST */
 	const char *decompress;  /* "auto" (default), "none", "zstd", ... */
 	int threads;             /* 0: online CPUs */
 	const char *sha256;      /* 64 hex digits or NULL */
@@ -26,9 +36,32 @@ struct load_opts {
 	const char *tmpfs;       /* mount a tmpfs here and write DEST inside */
 	enum progress_mode progress;
 	const char *expect_fs;   /* "squashfs", ... or NULL */
+	double stall_timeout;    /* seconds without progress, 0: never */
 };
 
 void load_opts_init(struct load_opts *o);
+
+/* Why a run failed: the report and the exit code switch on it. */
+enum load_err {
+	LOAD_OK,
+	LOAD_USAGE,      /* bad options (exit 2) */
+	LOAD_SOURCE,     /* the source cannot be opened or read */
+	LOAD_MANIFEST,   /* the manifest cannot be read or is malformed */
+	LOAD_FORMAT,     /* corrupt input, or a format that cannot be decoded */
+	LOAD_DEST,       /* the destination cannot be made or written */
+	LOAD_NOMEM,      /* not enough memory (exit 3) */
+	LOAD_SIZE,       /* the image size differs from the manifest */
+	LOAD_HASH,       /* the SHA-256 differs */
+	LOAD_FSTYPE,     /* not the file system expected, or a truncated one */
+	LOAD_CHANGED,    /* the source changed while it was read */
+	LOAD_STALL,      /* the source stopped making progress */
+	LOAD_SIGNAL,     /* interrupted by a signal */
+};
+
+/* "hash-mismatch", "stall", ...: stable names for reports. */
+const char *load_err_name(enum load_err e);
+/* RB_EXIT_* for an outcome. */
+int load_exit_code(enum load_err e);
 
 /* What happened; filled as far as the run got. */
 struct load_result {
@@ -41,12 +74,16 @@ struct load_result {
 	char fstype[32];         /* blkid TYPE of the result, "" if unknown */
 	char dest_path[4096];    /* the file/device holding the image */
 	bool mounted_tmpfs;      /* we mounted opts.tmpfs (left mounted on success) */
+	bool reader_stuck;       /* a read the kernel would not interrupt was left behind */
+	enum load_err err;       /* LOAD_OK on success */
+	int signo;               /* the signal, with LOAD_SIGNAL */
 	char error[256];         /* the one-line error, "" on success */
 };
 
 /* Run a load. Returns RB_EXIT_OK, RB_EXIT_FAIL, RB_EXIT_USAGE or
- * RB_EXIT_NOMEM; on failure nothing is left behind (partial output
- * removed, zram device reset, our tmpfs unmounted). */
+ * RB_EXIT_NOMEM (load_exit_code(r->err)); on failure nothing is left
+ * behind (the new file never got a name, a zram device we sized is
+ * reset, our tmpfs unmounted, an old DEST untouched). */
 int load_run(const struct load_opts *o, struct load_result *r);
 
 #endif

@@ -3,8 +3,11 @@
  * ramboot - boot-time initrd tooling for LTSP clients.
  * Dispatches to the sub-commands; each one returns an exit code.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ramboot.h"
 
@@ -33,11 +36,37 @@ static void usage(FILE *out)
 		"Exit codes: 0 ok, 1 runtime error, 2 usage, 3 not enough memory.\n");
 }
 
+/* Descriptors 0, 1 and 2 are open before anything else is: a program
+ * started with one of them closed would otherwise get its next file
+ * there, and write messages into it (a log line inside an image). */
+static int std_fds_open(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (n < 0)
+			return -errno;
+		if (n != fd) {
+			/* A lower one was closed too and got it: still a hole. */
+			(void)close(n);
+			return -EBADF;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
 	size_t i;
 
+	if (std_fds_open() < 0)
+		return RB_EXIT_FAIL;     /* nowhere to say it, nothing done */
 	rb_root_init();
 	if (argc < 2) {
 		usage(stderr);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ramboot.h"
@@ -46,6 +47,7 @@ int manifest_parse(const char *buf, size_t len, struct manifest *m,
 		   char *err, size_t errlen)
 {
 	bool have_magic = false, have_size = false, have_sha = false, have_comp = false;
+	bool have_mem = false;
 	unsigned int lineno = 0;
 	size_t pos = 0;
 
@@ -105,6 +107,20 @@ int manifest_parse(const char *buf, size_t len, struct manifest *m,
 			if (strlen(val) != 64 || sha256_hex_parse(val, m->sha256) < 0)
 				return perr(err, errlen, lineno, "bad sha256");
 			have_sha = true;
+		} else if (!strcmp(key, "memlimit")) {
+			char *e;
+			unsigned long long v;
+
+			if (have_mem)
+				return perr(err, errlen, lineno, "memlimit given twice");
+			if (*val < '0' || *val > '9')
+				return perr(err, errlen, lineno, "bad memlimit");
+			errno = 0;
+			v = strtoull(val, &e, 10);
+			if (errno || *e)
+				return perr(err, errlen, lineno, "bad memlimit");
+			m->memlimit = v;
+			have_mem = true;
 		} else if (!strcmp(key, "compression")) {
 			if (have_comp)
 				return perr(err, errlen, lineno, "compression given twice");
@@ -126,18 +142,31 @@ int manifest_parse(const char *buf, size_t len, struct manifest *m,
 
 int manifest_load(const char *path, struct manifest *m, char *err, size_t errlen)
 {
-	char *buf = malloc(MANIFEST_MAX + 1);
+	struct stat st;
+	char *buf;
 	ssize_t n;
 	int fd, rc;
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (err && errlen)
+		err[0] = '\0';
+	/* O_NONBLOCK: a FIFO planted as the manifest must not hang a boot. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s", strerror(errno));
-		free(buf);
+		snprintf(err, errlen, "%s", strerror(-rc));
 		return rc;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, errlen, "not a regular file");
+		(void)close(fd);
+		return rc;
+	}
+	buf = malloc(MANIFEST_MAX + 1);
+	if (!buf) {
+		(void)close(fd);
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
 	n = read_full(fd, buf, MANIFEST_MAX + 1);
 	rc = close_checked(fd);
@@ -157,6 +186,9 @@ int manifest_format(const struct manifest *m, char *buf, size_t len)
 	int n = snprintf(buf, len, "ramboot-manifest 1\nsize %" PRIu64 "\nsha256 %s\n%s%s%s",
 			 m->size, m->sha256, m->compression[0] ? "compression " : "",
 			 m->compression, m->compression[0] ? "\n" : "");
+
+	if (n >= 0 && (size_t)n < len && m->memlimit)
+		n += snprintf(buf + n, len - (size_t)n, "memlimit %" PRIu64 "\n", m->memlimit);
 
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ramboot.h"
@@ -128,21 +129,6 @@ static struct chunk *pool_get(struct pipe *p, struct pool *pl)
 	return c;
 }
 
-struct chunk *chunk_new(size_t cap)
-{
-	struct chunk *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->data = malloc(cap ? cap : 1);
-	if (!c->data) {
-		free(c);
-		return NULL;
-	}
-	c->cap = cap;
-	return c;
-}
-
 struct chunk *pipe_get_big(struct pipe *p, size_t cap)
 {
 	struct chunk **pp, *c = NULL;
@@ -176,7 +162,7 @@ struct chunk *pipe_get_big(struct pipe *p, size_t cap)
 	return c;
 }
 
-void pipe_fail(struct pipe *p, int err, const char *where, const char *fmt, ...)
+void pipe_fail(struct pipe *p, int err, enum pipe_stage where, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -224,6 +210,11 @@ void pipe_destroy(struct pipe *p)
 {
 	struct chunk *c;
 
+	/* An abandoned reader may still wake up and touch the pipe: the
+	 * whole pipe is then left to the process exit. */
+	if (p->reader_abandoned)
+		return;
+
 	/* Chunks still queued after an error: malloc'd ones are freed here,
 	 * pool ones with their pool. */
 	while ((c = p->bigfree) != NULL) {
@@ -269,7 +260,7 @@ static void *reader_main(void *arg)
 		n = want ? read_full(p->src_fd, c->data, want) : 0;
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (n < 0) {
-			pipe_fail(p, (int)n, "read", NULL);
+			pipe_fail(p, (int)n, PS_READ, NULL);
 			pthread_mutex_lock(&p->lock);
 			chunk_release_locked(p, c);
 			pthread_mutex_unlock(&p->lock);
@@ -362,12 +353,18 @@ void pipe_pass_through(struct pipe *p, struct chunk *c)
 
 /* ---- writer ---- */
 
+/* Fails closed: a MemAvailable that cannot be read is no licence to
+ * go on filling RAM. */
 static int check_memory(struct pipe *p)
 {
 	uint64_t avail;
+	int rc;
 
-	if (!p->min_free || rb_meminfo("MemAvailable", &avail) < 0)
+	if (!p->min_free)
 		return 0;
+	rc = rb_meminfo("MemAvailable", &avail);
+	if (rc < 0)
+		return rc;
 	return avail < p->min_free ? -ENOMEM : 0;
 }
 
@@ -406,12 +403,12 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&p->lock);
 
 		if (c->error) {
-			pipe_fail(p, c->error, "decode", NULL);
+			pipe_fail(p, c->error, PS_DECODE, NULL);
 			pipe_put_input(p, c);
 			continue;
 		}
-		if (p->max_out && out + c->len > p->max_out) {
-			pipe_fail(p, -EFBIG, "write", "output larger than expected (%llu bytes)",
+		if (p->cap_out && out + c->len > p->max_out) {
+			pipe_fail(p, -EFBIG, PS_WRITE, "output larger than expected (%llu bytes)",
 				  (unsigned long long)p->max_out);
 			pipe_put_input(p, c);
 			continue;
@@ -419,7 +416,9 @@ static void *writer_main(void *arg)
 		if (out >= next_check) {
 			rc = check_memory(p);
 			if (rc < 0) {
-				pipe_fail(p, rc, "memory", "MemAvailable fell below the reserve");
+				pipe_fail(p, rc == -ENOMEM ? rc : -ENOMEM, PS_MEMORY, rc == -ENOMEM ?
+					  "MemAvailable fell below the reserve" :
+					  "cannot read MemAvailable (%s)", strerror(-rc));
 				pipe_put_input(p, c);
 				continue;
 			}
@@ -429,7 +428,7 @@ static void *writer_main(void *arg)
 		}
 		rc = c->len ? write_all(p->dst_fd, c->data, c->len) : 0;
 		if (rc < 0) {
-			pipe_fail(p, rc, "write", NULL);
+			pipe_fail(p, rc, PS_WRITE, NULL);
 			pipe_put_input(p, c);
 			continue;
 		}
@@ -437,6 +436,10 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 		p->st.bytes_out = out;
 		if (p->hash) {
+			/* The hasher may lag, not without bound: big decoder
+			 * chunks are not from a pool. */
+			while (p->hashq.n >= PIPE_HASHQ_MAX && !p->error)
+				pthread_cond_wait(&p->cond, &p->lock);
 			q_push(&p->hashq, c);
 			pthread_cond_broadcast(&p->cond);
 		} else {
@@ -463,6 +466,7 @@ static void *hasher_main(void *arg)
 			return NULL;
 		}
 		c = q_pop(&p->hashq);
+		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 		SHA256_Update(&p->sha, c->data, c->len);
 		pipe_put_input(p, c);
@@ -490,6 +494,17 @@ int pipe_start(struct pipe *p)
 	return 0;
 }
 
+#define READER_GRACE_S 2
+
+static int join_within(pthread_t t, int seconds)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += seconds;
+	return -pthread_timedjoin_np(t, NULL, &ts);
+}
+
 int pipe_finish(struct pipe *p)
 {
 	/* The codec driver is done: no more output. */
@@ -503,15 +518,42 @@ int pipe_finish(struct pipe *p)
 		pthread_join(p->hasher, NULL);
 	if (p->reader_started) {
 		/* A reader blocked on a pipe or a dead NFS server is not
-		 * waited for after an error. */
+		 * waited for after an error: cancelled in read(). One that
+		 * the kernel holds in an uninterruptible read is left behind
+		 * after a grace period, with its buffers (they are leaked,
+		 * not freed under it); it dies with the process. */
 		if (pipe_error(p))
 			pthread_cancel(p->reader);
-		pthread_join(p->reader, NULL);
+		if (join_within(p->reader, READER_GRACE_S) < 0) {
+			pthread_detach(p->reader);
+			p->reader_abandoned = true;
+		}
 	}
 	p->writer_started = p->hasher_started = p->reader_started = false;
 	if (!p->error && p->dst_is_blk && p->st.bytes_out)
 		drop_cache(p, p->st.bytes_out);
 	return p->error;
+}
+
+uint64_t pipe_progress(void *arg)
+{
+	struct pipe *p = arg;
+	uint64_t n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->st.bytes_in;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+void pipe_cancel(void *arg, int why_stall)
+{
+	struct pipe *p = arg;
+
+	if (why_stall)
+		pipe_fail(p, -ETIMEDOUT, PS_STALL, NULL);
+	else
+		pipe_fail(p, -EINTR, PS_CANCEL, NULL);
 }
 
 void pipe_stats(struct pipe *p, struct pipe_stats *out)

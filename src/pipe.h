@@ -19,8 +19,21 @@
 #define PIPE_BUF_SIZE  (2u * 1024 * 1024)
 #define PIPE_NBUF_IN   8
 #define PIPE_NBUF_OUT  16
+#define PIPE_HASHQ_MAX 16        /* written chunks waiting for the hasher */
 
 struct pipe;
+
+/* Where the pipeline failed: the loader turns it into its result. */
+enum pipe_stage {
+	PS_NONE,
+	PS_START,                /* a thread or buffer could not be had */
+	PS_READ,                 /* reading the source */
+	PS_DECODE,               /* corrupt or unsupported input */
+	PS_WRITE,                /* writing the destination */
+	PS_MEMORY,               /* MemAvailable fell below the reserve */
+	PS_STALL,                /* the source stopped making progress */
+	PS_CANCEL,               /* a signal: the run was cancelled */
+};
 
 /* A unit of data moving through the pipeline. Output chunks are "futures":
  * a parallel codec queues them in stream order and fills them later; the
@@ -51,8 +64,6 @@ struct pool {
 struct pipe_stats {
 	uint64_t bytes_in;       /* read from the source */
 	uint64_t bytes_out;      /* written to the sink */
-	uint64_t total_in;       /* source size when known, else 0 */
-	uint64_t expect_out;     /* expected output size when known, else 0 */
 };
 
 struct pipe {
@@ -61,7 +72,8 @@ struct pipe {
 	bool hash;
 	bool dst_is_blk;
 	uint64_t max_in;         /* read at most this much (0: to EOF) */
-	uint64_t max_out;        /* refuse output beyond this (0: no limit) */
+	bool cap_out;            /* refuse output beyond max_out (0 included) */
+	uint64_t max_out;
 	uint64_t min_free;       /* abort with -ENOMEM when MemAvailable drops below */
 	int threads;
 
@@ -73,7 +85,7 @@ struct pipe {
 	struct chunk *bigfree;   /* released big chunks, for reuse */
 	unsigned int nbigfree;
 	int error;               /* first error, -errno; stops every stage */
-	const char *error_where; /* "read", "write", "decode", ... */
+	enum pipe_stage error_where;
 	char error_msg[160];     /* codec detail ("frame checksum mismatch") */
 	bool out_closed;         /* the codec driver emitted its last chunk */
 	bool writer_done, hasher_done;
@@ -83,9 +95,12 @@ struct pipe {
 	SHA256_CTX sha;
 	pthread_t reader, writer, hasher;
 	bool reader_started, writer_started, hasher_started;
+	bool reader_abandoned;   /* stuck in the kernel: its buffers are leaked */
 };
 
 int pipe_init(struct pipe *p);
+/* Frees the buffers; does nothing when the reader was abandoned (a pipe
+ * on the heap is then leaked, never freed: see pipe_finish). */
 void pipe_destroy(struct pipe *p);
 /* Start reader, writer and hasher threads. */
 int pipe_start(struct pipe *p);
@@ -93,7 +108,7 @@ int pipe_start(struct pipe *p);
 int pipe_finish(struct pipe *p);
 
 /* Record the first error; wakes every stage. */
-void pipe_fail(struct pipe *p, int err, const char *where, const char *fmt, ...)
+void pipe_fail(struct pipe *p, int err, enum pipe_stage where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int pipe_error(struct pipe *p);
 
@@ -113,13 +128,15 @@ void pipe_emit(struct pipe *p, struct chunk *c);
 void pipe_wait_outq(struct pipe *p, size_t max);
 /* Mark a queued chunk filled (or failed with err). */
 void pipe_chunk_done(struct pipe *p, struct chunk *c, int err);
-/* A malloc'd output chunk of cap bytes (for parallel codecs). */
-struct chunk *chunk_new(size_t cap);
 /* An output chunk of at least cap bytes that is reused after the writer
  * is done with it: fresh memory costs a page fault per page. */
 struct chunk *pipe_get_big(struct pipe *p, size_t cap);
 
 void pipe_stats(struct pipe *p, struct pipe_stats *out);
+/* Bytes read from the source so far (the guard's progress counter). */
+uint64_t pipe_progress(void *p);
+/* Stop the pipeline: a signal or a stalled source (the guard's cancel). */
+void pipe_cancel(void *p, int why_stall);
 void pipe_digest(struct pipe *p, uint8_t digest[32]);
 
 #endif

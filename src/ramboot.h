@@ -42,7 +42,6 @@ void rb_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * from $RAMBOOT_ROOT (empty: the real system), so tests run against fixture
  * trees. rb_path() returns 0 or -ENAMETOOLONG. */
 void rb_root_init(void);
-const char *rb_root(void);
 bool rb_root_is_real(void);
 int rb_path(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -63,6 +62,8 @@ int rb_meminfo(const char *field, uint64_t *bytes);
  * "123", "4K", "256M", "2G", "1T" (binary units, optional trailing 'B' or
  * "iB"). Returns 0 or -EINVAL / -ERANGE. */
 int parse_size(const char *s, uint64_t *out);
+/* Seconds: "30", "2.5", "0" (non-negative, at most a day). 0 or -EINVAL. */
+int parse_seconds(const char *s, double *out);
 /* Human-readable size into buf: "1.5 GiB". */
 const char *fmt_size(uint64_t n, char *buf, size_t len);
 
@@ -76,6 +77,12 @@ int close_checked(int fd);                             /* 0 or -errno */
  * where the kernel allows (one fault per 2 MiB instead of 512: faults
  * are costly, in a VM most of all). Freed with free(). */
 void *alloc_big(size_t len);
+
+/* Size of a block device (BLKGETSIZE64). 0 or -errno. */
+int blk_size(int fd, uint64_t *size);
+/* The file system blkid finds on fd ("squashfs", ...; "" when none).
+ * 0 or -errno. */
+int blkid_fstype_fd(int fd, char *type, size_t len);
 
 double now_sec(void);                                  /* CLOCK_MONOTONIC */
 int online_cpus(void);

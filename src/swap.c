@@ -307,15 +307,6 @@ static bool local_candidate(const char *name)
 	return true;
 }
 
-/* TYPE=swap only: a hibernation image is TYPE=swsuspend, and activating
- * it as swap would destroy it. */
-static bool probe_is_swap(const char *path)
-{
-	char type[32];
-
-	return blkid_fstype(path, type, sizeof(type)) == 0 && !strcmp(type, "swap");
-}
-
 static int enable_local_swap(int prio, size_t pagesize)
 {
 	char p[PATH_MAX];
@@ -329,25 +320,32 @@ static int enable_local_swap(int prio, size_t pagesize)
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)) != NULL) {
-		char dev[PATH_MAX], node[PATH_MAX];
+		char dev[PATH_MAX], node[PATH_MAX], type[32];
 		uint64_t size = 0;
+		bool swap;
 		int fd;
 
 		if (!local_candidate(de->d_name))
 			continue;
 		snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-		if (rb_path(node, sizeof(node), "%s", dev) < 0 || !probe_is_swap(node))
+		if (rb_path(node, sizeof(node), "%s", dev) < 0)
+			continue;
+		fd = open(node, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* TYPE=swap only: a hibernation image is TYPE=swsuspend, and
+		 * activating it as swap would destroy it. */
+		swap = blkid_fstype_fd(fd, type, sizeof(type)) == 0 && !strcmp(type, "swap");
+		if (swap && dev_size(fd, -1, &size) < 0)
+			size = 0;
+		(void)close_checked(fd);
+		if (!swap)
 			continue;
 		found++;
 		if (swaps_find(dev, NULL) == 1) {
 			rb_info("%s: local swap already active", dev);
 			continue;
 		}
-		fd = open(node, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || dev_size(fd, -1, &size) < 0)
-			size = 0;
-		if (fd >= 0)
-			(void)close_checked(fd);
 		rc = sys_swapon(dev, prio, size, pagesize);
 		if (rc < 0)
 			rb_warn("%s: swapon: %s", dev, strerror(-rc));

@@ -9,13 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/fs.h>
-
-#include <blkid/blkid.h>
 
 #include "ramboot.h"
 #include "sysutil.h"
@@ -262,49 +258,6 @@ size_t json_escape(char *dst, size_t len, const char *src)
 	if (len > 0)
 		dst[pos < len ? pos : len - 1] = '\0';
 	return pos;
-}
-
-/* ---- block devices ---- */
-
-int blkid_fstype(const char *path, char *type, size_t len)
-{
-	const char *t = NULL;
-	blkid_probe pr;
-	int rc = 0;
-
-	if (len == 0)
-		return -ERANGE;
-	type[0] = '\0';
-	errno = 0;
-	pr = blkid_new_probe_from_filename(path);
-	if (!pr)
-		return errno ? -errno : -ENOMEM;
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	/* 0 found, 1 nothing, -2 ambiguous (two signatures: trust neither),
-	 * -1 error. */
-	errno = 0;
-	switch (blkid_do_safeprobe(pr)) {
-	case 0:
-		if (blkid_probe_lookup_value(pr, "TYPE", &t, NULL) == 0 && t &&
-		    snprintf(type, len, "%s", t) >= (int)len) {
-			type[0] = '\0';
-			rc = -ERANGE;
-		}
-		break;
-	case 1:
-	case -2:
-		break;
-	default:
-		rc = errno ? -errno : -EIO;
-	}
-	blkid_free_probe(pr);
-	return rc;
-}
-
-int blk_size(int fd, uint64_t *size)
-{
-	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
 }
 
 /* ---- errors ---- */

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small system helpers shared by the swap, zram, status, report and loader
- * code: waiting, modprobe, /proc/swaps, JSON strings, block devices and
- * the first-error buffer. Each returns 0 or -errno unless said otherwise.
+ * code: waiting, modprobe, /proc/swaps, JSON strings and the first-error
+ * buffer. Each returns 0 or -errno unless said otherwise. (Block device
+ * size and the blkid probe are in util.c: blk_size, blkid_fstype_fd.)
  */
 #ifndef RAMBOOT_SYSUTIL_H
 #define RAMBOOT_SYSUTIL_H
 
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 
 /* Sleep ms milliseconds, resuming after signal handlers. */
 void nap_ms(long ms);
@@ -46,17 +46,6 @@ int swaps_find(const char *dev, int *prio);
  * semantics: returns the full length, writes at most len - 1 bytes and
  * a NUL (when len > 0); the output is cut when the return is >= len. */
 size_t json_escape(char *dst, size_t len, const char *src);
-
-/* ---- block devices ---- */
-
-/* The filesystem (or swap, ...) type libblkid finds in the superblocks
- * of path: 0 with type set, "" when nothing (or nothing unambiguous) is
- * found; -errno when path cannot be opened or read, -ERANGE when the
- * name does not fit len. */
-int blkid_fstype(const char *path, char *type, size_t len);
-
-/* Size of a block device in bytes (BLKGETSIZE64). */
-int blk_size(int fd, uint64_t *size);
 
 /* ---- errors ---- */
 

@@ -2,6 +2,7 @@
 /*
  * Messages, the root prefix, small-file helpers, sizes and retrying I/O.
  */
+#include <blkid/blkid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,11 +99,6 @@ void rb_root_init(void)
 		n = sizeof(rb_rootbuf) - 1;
 	memcpy(rb_rootbuf, r, n);
 	rb_rootbuf[n] = '\0';
-}
-
-const char *rb_root(void)
-{
-	return rb_rootbuf;
 }
 
 bool rb_root_is_real(void)
@@ -204,7 +202,9 @@ int parse_size(const char *s, uint64_t *out)
 	uint64_t mul = 1;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* strtoull would skip leading space and take a sign: " -1" is
+	 * UINT64_MAX to it. Digits only. */
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -229,6 +229,21 @@ int parse_size(const char *s, uint64_t *out)
 	if (v > UINT64_MAX / mul)
 		return -ERANGE;
 	*out = (uint64_t)v * mul;
+	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 86400)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -329,6 +344,32 @@ void *alloc_big(size_t len)
 		return NULL;
 	(void)madvise(p, len, MADV_HUGEPAGE);
 	return p;
+}
+
+int blk_size(int fd, uint64_t *size)
+{
+	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+}
+
+int blkid_fstype_fd(int fd, char *type, size_t len)
+{
+	blkid_probe pr = blkid_new_probe();
+	const char *t = NULL;
+	int rc;
+
+	if (len)
+		type[0] = '\0';
+	if (!pr)
+		return -ENOMEM;
+	rc = blkid_probe_set_device(pr, fd, 0, 0) < 0 ? -EIO : 0;
+	if (rc == 0) {
+		blkid_probe_enable_superblocks(pr, 1);
+		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+		if (blkid_do_safeprobe(pr) == 0 && blkid_probe_lookup_value(pr, "TYPE", &t, NULL) == 0)
+			snprintf(type, len, "%s", t);
+	}
+	blkid_free_probe(pr);
+	return rc;
 }
 
 double now_sec(void)

@@ -22,6 +22,9 @@
 #                        (default ./ramboot)
 #   RBTEST_KEEP=1        keep the serial logs even when every case passes
 #   RBTEST_TIMEOUT=s     per boot (default 180)
+#   RAMBOOT_QEMU_ACCEL=kvm|tcg   the QEMU accelerator; by default KVM when
+#                        a probe guest runs with it, else TCG
+#                        (images/qemu-accel.sh)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -49,10 +52,21 @@ skip_all() {
 	for c in $CASES; do skip "$c" "$1"; done
 	exit 0
 }
+fail_all() {
+	for c in $CASES; do not_ok "$c"; echo "$1" | diag; done
+	exit 1
+}
+
+# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
+qemu_bin='' qemu_accel='' qemu_accel_why=''
+# shellcheck disable=SC1091 source=images/qemu-accel.sh
+. "$top/images/qemu-accel.sh"
+# A bad RAMBOOT_QEMU_ACCEL is an error even where the boots would be skipped.
+accel_err=$(qemu_accel_check 2>&1) || fail_all "$accel_err"
 
 kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
 kernel=/boot/vmlinuz-$kver
-command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 not installed"
+command -v "$qemu_bin" >/dev/null || skip_all "$qemu_bin not installed"
 { [ -n "$kver" ] && [ -r "$kernel" ]; } || skip_all "no Debian kernel in /boot (apt-get install linux-image-amd64)"
 [ "$(id -u)" = 0 ] || skip_all "needs root (a 9p share with security_model=none; make install for the LTSP case)"
 for t in busybox mksquashfs cpio zstd xz lzop mkfs.ext4 modprobe; do
@@ -60,9 +74,10 @@ for t in busybox mksquashfs cpio zstd xz lzop mkfs.ext4 modprobe; do
 done
 [ -x "$rb" ] || skip_all "static/ramboot missing (make static)"
 
-# QEMU tries the accelerators in order: KVM where it works, else TCG.
-accel="-accel tcg"
-[ -w /dev/kvm ] && accel="-accel kvm -accel tcg"
+# KVM only where a probe guest really runs with it, else TCG; decided
+# once for every boot of the run.
+qemu_accel_choose || fail_all "no accelerator"
+echo "# accelerator: $qemu_accel ($qemu_accel_why)"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/ramboot-boot.XXXXXX")
 cleanup() {
@@ -144,8 +159,8 @@ boot() {
 	blk:*) dev="$dev -drive file=${where#blk:},if=virtio,format=raw,readonly=on,throttling.bps-total=125000000" ;;
 	esac
 	# shellcheck disable=SC2086 # $dev is a list of options
-	timeout "$timeout_s" qemu-system-x86_64 -nodefaults -no-reboot -display none \
-		$accel -cpu max -smp "${RBTEST_SMP:-2}" -m "$mem" \
+	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
+		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m "$mem" \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $cmdline" \
 		$dev -serial "file:$log" >"$logs/$name.qemu" 2>&1
@@ -364,9 +379,8 @@ deb_initrd_ready() {
 boot_debian() {
 	name=$1
 	log=$logs/$name.log
-	# shellcheck disable=SC2086 # $accel is a list of options
-	timeout "$timeout_s" qemu-system-x86_64 -nodefaults -no-reboot -display none \
-		$accel -cpu max -smp "${RBTEST_SMP:-2}" -m "$3" \
+	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
+		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m "$3" \
 		-kernel "$kernel" -initrd "$2" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $4" \
 		-drive "$5" -serial "file:$log" >"$logs/$name.qemu" 2>&1

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The commands of the loader: `ramboot load` and `ramboot manifest`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ramboot.h"
+#include "codec.h"
+#include "loadint.h"
+#include "manifest.h"
+#include "outfile.h"
+
+static void load_usage(FILE *out)
+{
+	fputs("Usage: ramboot load [OPTIONS] SOURCE DEST\n"
+	      "       ramboot load [OPTIONS] --prefetch SOURCE\n"
+	      "\n"
+	      "Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
+	      "create, normally in a tmpfs, or a block device such as a zram device),\n"
+	      "decompressing on the way.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -d, --decompress=FMT  auto (default: from magic bytes), none, zstd, xz, lzo, gzip\n"
+	      "  -j, --threads=N       threads (default: online CPUs)\n"
+	      "      --sha256=HEX      SHA-256 the written image must have\n"
+	      "      --manifest=FILE   size and SHA-256 the written image must have\n"
+	      "      --min-free=SIZE   memory that must stay available (default 256M)\n"
+	      "      --tmpfs=DIR       mount a tmpfs sized to the image at DIR; DEST is inside it\n"
+	      "      --prefetch        read SOURCE once into the page cache, keep nothing\n"
+	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
+	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
+	      "      --stall-timeout=S give up when the source delivers nothing for S\n"
+	      "                        seconds (default 30, 0: never)\n"
+	      "  -f, --force           replace an existing DEST file (only a regular file,\n"
+	      "                        never the source; the old one stays until the new\n"
+	      "                        one is verified)\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
+	      "2 usage, 3 not enough memory (the caller should fall back).\n", out);
+}
+
+static void summary(const struct load_opts *o, const struct load_result *r)
+{
+	char a[32], b[32];
+	double mbs = r->seconds > 0 ? (double)r->bytes_out / 1e6 / r->seconds : 0;
+
+	if (o->prefetch) {
+		rb_info("prefetched %s in %.2f s (%.1f MB/s)", fmt_size(r->bytes_out, a, sizeof(a)),
+			r->seconds, mbs);
+		return;
+	}
+	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s",
+		o->source, r->dest_path, fmt_size(r->bytes_in, a, sizeof(a)),
+		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, mbs,
+		r->verified ? ", sha256 ok" : "", r->fstype[0] ? ", " : "", r->fstype);
+}
+
+enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
+       OPT_EXPECT, OPT_STALL };
+
+static const struct option load_longopts[] = {
+	{ "decompress", required_argument, NULL, 'd' },
+	{ "threads", required_argument, NULL, 'j' },
+	{ "sha256", required_argument, NULL, OPT_SHA },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "min-free", required_argument, NULL, OPT_MINFREE },
+	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
+	{ "prefetch", no_argument, NULL, OPT_PREFETCH },
+	{ "progress", required_argument, NULL, OPT_PROGRESS },
+	{ "expect-fs", required_argument, NULL, OPT_EXPECT },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL },
+	{ "force", no_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rb_err("%s (see 'ramboot %s --help')", msg, cmd);
+	return RB_EXIT_USAGE;
+}
+
+/* -j: a whole number from 1 to 64. */
+static int parse_threads(const char *cmd, const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 64)
+		return usage_error(cmd, "--threads: '%s' is not a number from 1 to 64", s);
+	*out = (int)v;
+	return 0;
+}
+
+/* Does DEST stay inside DIR, by its components? ".." anywhere is
+ * refused; an absolute DEST must have DIR's components first. The
+ * loader checks again, on the mounted file system. */
+static bool dest_inside(const char *dest, const char *dir)
+{
+	const char *p = dest;
+	size_t n = strlen(dir);
+
+	for (;;) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (dest[0] != '/')
+		return true;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return !strncmp(dest, dir, n) && dest[n] == '/' && dest[n + 1];
+}
+
+int cmd_load(int argc, char **argv)
+{
+	struct load_opts o;
+	struct load_result r;
+	int c, rc;
+
+	load_opts_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "d:j:fvh", load_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.decompress = optarg;
+			break;
+		case 'j':
+			if (parse_threads("load", optarg, &o.threads))
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_SHA:
+			o.sha256 = optarg;
+			break;
+		case OPT_MANIFEST:
+			o.manifest = optarg;
+			break;
+		case OPT_MINFREE:
+			if (parse_size(optarg, &o.min_free) < 0)
+				return usage_error("load", "--min-free: bad size '%s'", optarg);
+			break;
+		case OPT_TMPFS:
+			o.tmpfs = optarg;
+			break;
+		case OPT_PREFETCH:
+			o.prefetch = true;
+			break;
+		case OPT_PROGRESS:
+			if (!strcmp(optarg, "auto"))
+				o.progress = PROGRESS_AUTO;
+			else if (!strcmp(optarg, "bar"))
+				o.progress = PROGRESS_BAR;
+			else if (!strcmp(optarg, "plain"))
+				o.progress = PROGRESS_PLAIN;
+			else if (!strcmp(optarg, "none"))
+				o.progress = PROGRESS_NONE;
+			else
+				return usage_error("load", "--progress: '%s' is not auto, bar, plain or "
+						   "none", optarg);
+			break;
+		case OPT_EXPECT:
+			o.expect_fs = optarg;
+			break;
+		case OPT_STALL:
+			if (parse_seconds(optarg, &o.stall_timeout) < 0)
+				return usage_error("load", "--stall-timeout: '%s' is not a number of "
+						   "seconds (0: never)", optarg);
+			break;
+		case 'f':
+			o.force = true;
+			break;
+		case 'v':
+			rb_verbose = 1;
+			break;
+		case 'h':
+			load_usage(stdout);
+			return RB_EXIT_OK;
+		default:
+			return usage_error("load", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o.prefetch) {
+		if (argc - optind != 1)
+			return usage_error("load", "%s", "--prefetch takes one SOURCE and no DEST");
+		if (o.sha256 || o.manifest || o.tmpfs || o.expect_fs)
+			return usage_error("load", "%s", "--prefetch keeps nothing to verify or mount");
+	} else if (argc - optind != 2) {
+		return usage_error("load", "%s", "need SOURCE and DEST");
+	}
+	o.source = argv[optind];
+	o.dest = o.prefetch ? NULL : argv[optind + 1];
+	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
+		return usage_error("load", "--decompress: unknown format '%s'", o.decompress);
+	if (o.sha256 && strlen(o.sha256) != 64)
+		return usage_error("load", "--sha256: '%s' is not 64 hex digits", o.sha256);
+	if (o.tmpfs && o.dest && !dest_inside(o.dest, o.tmpfs))
+		return usage_error("load", "DEST '%s' must be inside the --tmpfs directory", o.dest);
+
+	rc = load_run(&o, &r);
+	if (rc != RB_EXIT_OK) {
+		rb_err("%s", r.error);
+		/* Cleaned up: now die of the signal, as the caller expects. */
+		if (r.err == LOAD_SIGNAL)
+			guard_reraise(r.signo);
+		return rc;
+	}
+	summary(&o, &r);
+	return RB_EXIT_OK;
+}
+
+static void manifest_usage(FILE *out)
+{
+	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE] IMAGE\n"
+	      "\n"
+	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
+	      "image, which 'ramboot load --manifest' checks on the client.\n"
+	      "  -o, --output=FILE   write to FILE (replaced only once the new one is\n"
+	      "                      complete) instead of stdout\n"
+	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
+	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
+	      "                      (default 256M; for large zstd windows/xz dictionaries)\n",
+	      out);
+}
+
+int cmd_manifest(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "decompress", required_argument, NULL, 'd' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "memlimit", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct load_opts o;
+	struct load_result r;
+	struct manifest m;
+	const char *outpath = NULL;
+	uint64_t memlimit = 0;
+	char buf[512];
+	int c, rc, n;
+
+	load_opts_init(&o);
+	o.progress = PROGRESS_NONE;
+	o.stall_timeout = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': outpath = optarg; break;
+		case 'd': o.decompress = optarg; break;
+		case 'j':
+			if (parse_threads("manifest", optarg, &o.threads))
+				return RB_EXIT_USAGE;
+			break;
+		case 'm':
+			if (parse_size(optarg, &memlimit) < 0)
+				return usage_error("manifest", "--memlimit: bad size '%s'", optarg);
+			break;
+		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
+		default:
+			return usage_error("manifest", "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("manifest", "need one IMAGE");
+	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
+		return usage_error("manifest", "--decompress: unknown format '%s'", o.decompress);
+	o.source = argv[optind];
+	rc = load_hash_only(&o, &r);
+	if (rc) {
+		rb_err("%s", r.error);
+		if (r.err == LOAD_SIGNAL)
+			guard_reraise(r.signo);
+		return rc;
+	}
+	memset(&m, 0, sizeof(m));
+	m.size = r.bytes_out;
+	m.memlimit = memlimit;
+	memcpy(m.sha256, r.sha256, sizeof(m.sha256));
+	snprintf(m.compression, sizeof(m.compression), "%s", r.codec);
+	n = manifest_format(&m, buf, sizeof(buf));
+	if (n < 0) {
+		rb_err("manifest too long");
+		return RB_EXIT_FAIL;
+	}
+	if (outpath) {
+		struct outfile of;
+		char err[PATH_MAX + 64];
+
+		/* The old manifest stays until the new one is complete and on
+		 * disk: a failed write never leaves clients without one. */
+		rc = outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL, err,
+				  sizeof(err));
+		if (rc < 0) {
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
+		rc = write_all(of.fd, buf, (size_t)n);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+		if (rc < 0) {
+			rb_err("%s: write error: %s", outpath, strerror(-rc));
+			return RB_EXIT_FAIL;
+		}
+	} else if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) {
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
+}
