@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "ramboot.h"
 
 #ifndef HAVE_LIBARCHIVE
@@ -155,23 +156,35 @@ static int add_file(struct archive *a, struct archive_entry *e, const char *src,
 	if (n < 0)
 		rc = (int)n;
 out:
-	close(fd);
+	(void)close_checked(fd);
 	return rc;
 }
 
+/* The archive goes into a file that gets the name out only when it is
+ * complete and on disk (outfile.h): no predictable temporary to plant a
+ * link at, and a failed run leaves an existing out as it was. */
 static int write_initrd(const char *out, const char *binary, const char *hooks,
 			const char *conf)
 {
-	char tmp[PATH_MAX], src[PATH_MAX];
-	struct archive *a;
-	struct archive_entry *e;
+	char src[PATH_MAX], err[PATH_MAX + 64];
+	struct archive *a = NULL;
+	struct archive_entry *e = NULL;
+	struct outfile of;
+	struct stat bin_st;
 	unsigned ino = 1;
 	size_t i;
-	int rc = 0;
+	int rc;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", out) >= (int)sizeof(tmp)) {
-		rb_err("%s: path too long", out);
-		return RB_EXIT_USAGE;
+	/* -o at the binary itself would replace the program being packed. */
+	if (stat(binary, &bin_st) < 0) {
+		rb_err("%s: %s", binary, strerror(errno));
+		return RB_EXIT_FAIL;
+	}
+	rc = outfile_open(&of, out, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, &bin_st, err,
+			  sizeof(err));
+	if (rc < 0) {
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
 	}
 	a = archive_write_new();
 	e = archive_entry_new();
@@ -185,15 +198,15 @@ static int write_initrd(const char *out, const char *binary, const char *hooks,
 	    /* The kernel does not care about blocking; no padding but the
 	     * format's own 4-byte alignment and the trailer. */
 	    archive_write_set_bytes_per_block(a, 0) != ARCHIVE_OK ||
-	    archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		rb_err("%s: %s", tmp, archive_error_string(a));
+	    archive_write_open_fd(a, of.fd) != ARCHIVE_OK) {
+		rb_err("%s: %s", out, archive_error_string(a));
 		rc = -EIO;
 		goto out;
 	}
 	for (i = 0; i < ARRAY_SIZE(initrd_dirs) && rc == 0; i++) {
 		rc = add_dir(a, e, initrd_dirs[i], ino++);
 		if (rc < 0)
-			rb_err("%s: %s", tmp, archive_error_string(a));
+			rb_err("%s: %s", out, archive_error_string(a));
 	}
 	for (i = 0; i < ARRAY_SIZE(initrd_items) && rc == 0; i++) {
 		const struct item *it = &initrd_items[i];
@@ -216,21 +229,22 @@ static int write_initrd(const char *out, const char *binary, const char *hooks,
 		else
 			rb_debug("%s <- %s", it->dst, path);
 	}
+	/* The trailer; archive_write_open_fd leaves the descriptor open. */
 	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK) {
-		rb_err("%s: %s", tmp, archive_error_string(a));
+		rb_err("%s: %s", out, archive_error_string(a));
 		rc = -EIO;
 	}
-	if (rc == 0 && rename(tmp, out) < 0) {
-		rc = -errno;
-		rb_err("%s: %s", out, strerror(errno));
+	if (rc == 0) {
+		rc = outfile_commit(&of);
+		if (rc < 0)
+			rb_err("%s: %s", out, strerror(-rc));
 	}
 out:
 	if (a)
 		archive_write_free(a);
 	if (e)
 		archive_entry_free(e);
-	if (rc < 0)
-		unlink(tmp);
+	outfile_abort(&of);
 	return rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 }
 
@@ -348,7 +362,7 @@ static int list_initrd(const char *file)
 		if (entries == 0)
 			break;
 	}
-	close(fd);
+	(void)close_checked(fd);
 	if (member == 0) {
 		rb_err("%s: empty file", file);
 		rc = RB_EXIT_FAIL;

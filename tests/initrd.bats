@@ -9,6 +9,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load 'helpers/fault'
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 BIN=${RAMBOOT_BIN:-$TOP/ramboot}
@@ -37,6 +38,91 @@ setup() {
 	cmp "$STATIC" "$T/x/usr/sbin/ramboot"
 	[ -x "$T/x/scripts/init-bottom/ramboot" ]
 	cmp "$TOP/initrd-hooks/ltsp-hook.sh" "$T/x/etc/ltsp/ramboot/ltsp-hook.sh"
+}
+
+# The directory holds exactly the names given (no temporary left).
+assert_dir_holds() { # DIR NAME...
+	local d=$1
+	shift
+	run bash -c 'ls -A "$1"' _ "$d"
+	assert_output "$(printf '%s\n' "$@" | sort)"
+}
+
+@test "initrd: -o never writes through a link planted at a temporary name" {
+	mkdir "$T/d"
+	echo "precious" >"$T/victim"
+	cp "$T/victim" "$T/victim.orig"
+	ln -s "$T/victim" "$T/d/rb.img.tmp"
+	ln -s "$T/victim" "$T/d/.rb.img.tmp"
+	run "$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
+	assert_success
+	cmp "$T/victim.orig" "$T/victim"
+	[ "$(readlink "$T/d/rb.img.tmp")" = "$T/victim" ]
+	[ -f "$T/d/rb.img" ] && [ ! -L "$T/d/rb.img" ]
+	run cpio -t -F "$T/d/rb.img"
+	assert_line usr/sbin/ramboot
+	assert_dir_holds "$T/d" .rb.img.tmp rb.img rb.img.tmp
+	# Again over the file just written: replaced, the link still not followed.
+	run "$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
+	assert_success
+	cmp "$T/victim.orig" "$T/victim"
+	assert_dir_holds "$T/d" .rb.img.tmp rb.img rb.img.tmp
+}
+
+@test "initrd: -o at a symbolic link is refused; its target is untouched" {
+	mkdir "$T/d"
+	echo "precious" >"$T/victim"
+	ln -s "$T/victim" "$T/d/rb.img"
+	run --separate-stderr "$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
+	assert_failure 1
+	[ "$stderr" = "ramboot: initrd: $T/d/rb.img: is a symbolic link; not written through it" ]
+	[ "$(cat "$T/victim")" = precious ]
+	[ "$(readlink "$T/d/rb.img")" = "$T/victim" ]
+	assert_dir_holds "$T/d" rb.img
+}
+
+@test "initrd: -o at the binary itself is refused" {
+	cp "$STATIC" "$T/bin"
+	run --separate-stderr "$BIN" initrd -o "$T/bin" --binary="$T/bin"
+	assert_failure 1
+	[ "$stderr" = "ramboot: initrd: $T/bin: is the source itself" ]
+	cmp "$STATIC" "$T/bin"
+}
+
+@test "initrd: a failed write leaves the old file and nothing else" {
+	faultinj_require_dynamic "$BIN"
+	faultinj_build
+	mkdir "$T/d"
+	echo "old initrd" >"$T/d/rb.img"
+	# A full disk after 64 KiB of the archive.
+	run --separate-stderr faultinj_run 'write:prog=ramboot:after=64K:times=1:errno=ENOSPC' \
+		"$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
+	assert_failure 1
+	assert_fault_fired 'call=write .*errno:ENOSPC'
+	[ "$(cat "$T/d/rb.img")" = "old initrd" ]
+	assert_dir_holds "$T/d" rb.img
+	# A missing hook script, after the binary went in.
+	mkdir "$T/hooks"
+	cp "$TOP/initrd-hooks/ltsp-hook.sh" "$T/hooks/"
+	run --separate-stderr "$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC" --hooks="$T/hooks"
+	assert_failure 1
+	[[ "$stderr" == *"$T/hooks/initramfs-tools/script: No such file or directory"* ]]
+	[ "$(cat "$T/d/rb.img")" = "old initrd" ]
+	assert_dir_holds "$T/d" rb.img
+}
+
+@test "initrd: the new file is on disk before it takes the name: a failed fsync keeps the old one" {
+	faultinj_require_dynamic "$BIN"
+	faultinj_build
+	mkdir "$T/d"
+	echo "old initrd" >"$T/d/rb.img"
+	run --separate-stderr faultinj_run 'fsync:prog=ramboot:nth=1:times=1:errno=EIO' \
+		"$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
+	assert_failure 1
+	assert_fault_fired 'call=fsync n=1 .*errno:EIO'
+	[ "$stderr" = "ramboot: initrd: $T/d/rb.img: Input/output error" ]
+	[ "$(cat "$T/d/rb.img")" = "old initrd" ]
+	assert_dir_holds "$T/d" rb.img
 }
 
 @test "initrd: --conf adds etc/ramboot.conf" {
