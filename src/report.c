@@ -6,7 +6,6 @@
  * read it without a parser.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -14,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "outfile.h"
 #include "ramboot.h"
 #include "report.h"
 #include "sysutil.h"
@@ -178,25 +177,24 @@ int report_mkdir(const char *dir)
 	return 0;
 }
 
+/* Written aside and renamed over the old report only when complete
+ * (outfile.h): a reader never sees half a report, and the boot and its
+ * prefetch child, which both write it, never share a temporary. */
 static int write_atomic(const char *dir, const char *name, const char *data, size_t len)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	int fd, rc, rc2;
+	char path[PATH_MAX];
+	struct outfile of;
+	int rc;
 
-	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp))
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	rc = write_all(fd, data, len);
-	rc2 = close_checked(fd);
-	if (rc == 0)
-		rc = rc2;
-	if (rc == 0 && rename(tmp, dst) < 0)
-		rc = -errno;
+	rc = outfile_open(&of, path, 0644, OUTFILE_REPLACE, NULL, NULL, 0);
 	if (rc < 0)
-		unlink(tmp);
+		return rc;
+	rc = write_all(of.fd, data, len);
+	if (rc == 0)
+		return outfile_commit(&of);
+	outfile_abort(&of);
 	return rc;
 }
 

@@ -173,6 +173,44 @@ static void report_json_strings(void)
 	CHECK_EQ_INT(report_format_json(&r, buf, 64), -ENOSPC);
 }
 
+/* report_write goes through outfile: a link planted at the name the
+ * temporary once had is neither followed nor left in the way. */
+static void report_written_aside(void)
+{
+	static struct boot_report r;
+	char run[128], victim[128], link[256], p[256], buf[256];
+	int fd;
+
+	report_init(&r);
+	snprintf(r.source, sizeof(r.source), "/srv/img");
+	snprintf(run, sizeof(run), "%s/run/ramboot", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	CHECK_EQ_INT(report_mkdir(run), 0);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(write_all(fd, "precious", 8), 0);
+	CHECK_EQ_INT(close_checked(fd), 0);
+	snprintf(link, sizeof(link), "%s/.report.tmp", run);
+	CHECK(symlink(victim, link) == 0);
+	snprintf(link, sizeof(link), "%s/.report.json.tmp", run);
+	CHECK(symlink(victim, link) == 0);
+	CHECK_EQ_INT(report_write(&r, run, true), 0);
+	CHECK(read_str_abs(victim, buf, sizeof(buf)) > 0);
+	CHECK_EQ_STR(buf, "precious");
+	snprintf(p, sizeof(p), "%s/report", run);
+	CHECK(read_str_abs(p, buf, sizeof(buf)) > 0);
+	CHECK(!strncmp(buf, "mode_asked=off\n", 15));
+	snprintf(p, sizeof(p), "%s/report.json", run);
+	CHECK(read_str_abs(p, buf, sizeof(buf)) > 0);
+	CHECK(!strncmp(buf, "{\n", 2));
+	/* Written again: replaced. */
+	snprintf(r.source, sizeof(r.source), "/srv/other");
+	CHECK_EQ_INT(report_write(&r, run, false), 0);
+	snprintf(p, sizeof(p), "%s/report", run);
+	CHECK(read_str_abs(p, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "source=/srv/other\n") != NULL);
+}
+
 static void make_file(const char *name, uint64_t size, char *path, size_t len)
 {
 	int fd;
@@ -284,6 +322,7 @@ int main(void)
 	RUN(swaps_in_a_root);
 	RUN(json_strings);
 	RUN(report_json_strings);
+	RUN(report_written_aside);
 	RUN(blkid_types);
 	RUN(modprobe_runs);
 	RUN(first_error_wins);
