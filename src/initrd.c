@@ -107,6 +107,19 @@ static int datadir(char *out, size_t len)
 	return 0;
 }
 
+/* DATADIR/sub of an installed ramboot if ok() says so, else local (the
+ * source tree), else NULL. */
+static const char *find_default(char *buf, size_t len, const char *sub, const char *local,
+				bool (*ok)(const char *))
+{
+	char dd[PATH_MAX];
+
+	if (datadir(dd, sizeof(dd)) == 0 && snprintf(buf, len, "%s/%s", dd, sub) < (int)len &&
+	    ok(buf))
+		return buf;
+	return ok(local) ? local : NULL;
+}
+
 static int add_dir(struct archive *a, struct archive_entry *e, const char *name,
 		   unsigned ino)
 {
@@ -388,7 +401,7 @@ int cmd_initrd(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
-	char dd[PATH_MAX], bin[PATH_MAX], hk[PATH_MAX];
+	char bin[PATH_MAX], hk[PATH_MAX];
 	int c;
 
 	optind = 1;
@@ -421,32 +434,18 @@ int cmd_initrd(int argc, char **argv)
 	if (list)
 		return list_initrd(list);
 
-	if (!binary) {
-		if (datadir(dd, sizeof(dd)) == 0 &&
-		    snprintf(bin, sizeof(bin), "%s/ramboot.static", dd) < (int)sizeof(bin) &&
-		    is_file(bin))
-			binary = bin;
-		else if (is_file("static/ramboot"))
-			binary = "static/ramboot";
-		else {
-			rb_err("no static binary: build it (make static) or give --binary=PATH");
-			return RB_EXIT_FAIL;
-		}
+	if (!binary &&
+	    !(binary = find_default(bin, sizeof(bin), "ramboot.static", "static/ramboot", is_file))) {
+		rb_err("no static binary: build it (make static) or give --binary=PATH");
+		return RB_EXIT_FAIL;
 	}
 	if (!is_file(binary)) {
 		rb_err("%s: not a file", binary);
 		return RB_EXIT_FAIL;
 	}
-	if (!hooks) {
-		if (datadir(dd, sizeof(dd)) == 0 &&
-		    snprintf(hk, sizeof(hk), "%s/hooks", dd) < (int)sizeof(hk) && is_dir(hk))
-			hooks = hk;
-		else if (is_dir("initrd-hooks"))
-			hooks = "initrd-hooks";
-		else {
-			rb_err("no hook scripts: give --hooks=DIR");
-			return RB_EXIT_FAIL;
-		}
+	if (!hooks && !(hooks = find_default(hk, sizeof(hk), "hooks", "initrd-hooks", is_dir))) {
+		rb_err("no hook scripts: give --hooks=DIR");
+		return RB_EXIT_FAIL;
 	}
 	if (!conf && is_file("/etc/ramboot.conf"))
 		conf = "/etc/ramboot.conf";
