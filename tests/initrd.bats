@@ -89,11 +89,16 @@ assert_dir_holds() { # DIR NAME...
 	cmp "$STATIC" "$T/bin"
 }
 
-@test "initrd: a failed write leaves the old file and nothing else" {
+# $T/d/rb.img holds an old initrd; the fault shim is ready.
+old_initrd_under_faultinj() {
 	faultinj_require_dynamic "$BIN"
 	faultinj_build
 	mkdir "$T/d"
 	echo "old initrd" >"$T/d/rb.img"
+}
+
+@test "initrd: a failed write leaves the old file and nothing else" {
+	old_initrd_under_faultinj
 	# A full disk after 64 KiB of the archive.
 	run --separate-stderr faultinj_run 'write:prog=ramboot:after=64K:times=1:errno=ENOSPC' \
 		"$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
@@ -112,10 +117,7 @@ assert_dir_holds() { # DIR NAME...
 }
 
 @test "initrd: the new file is on disk before it takes the name: a failed fsync keeps the old one" {
-	faultinj_require_dynamic "$BIN"
-	faultinj_build
-	mkdir "$T/d"
-	echo "old initrd" >"$T/d/rb.img"
+	old_initrd_under_faultinj
 	run --separate-stderr faultinj_run 'fsync:prog=ramboot:nth=1:times=1:errno=EIO' \
 		"$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
 	assert_failure 1
