@@ -76,14 +76,6 @@ static void seterr(char *error, size_t len, const char *fmt, ...)
 
 #define FAIL(r, ...) seterr((r)->error, sizeof((r)->error), __VA_ARGS__)
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* ---- /proc/swaps ---- */
 
 /* 1 with *prio filled when dev ("/dev/zram2") is an active swap area,

@@ -125,14 +125,6 @@ int zram_hot_add(int *id)
 	return 0;
 }
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 int zram_reset(int id)
 {
 	int rc, tries;
