@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #ifndef RAMBOOT_VERSION
-#define RAMBOOT_VERSION "0.1.0"
+#error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"
 #endif
 
 /* Exit codes, documented in docs/ramboot.md and pinned by tests. */
