@@ -106,7 +106,10 @@ RAMBOOT=ram
 RAMBOOT_SWAP_SIZE='min(ram / 2, 4G)'
 IMAGE_TO_RAM=1
 PRE_INITRD_BOTTOM_RAMBOOT=". $HOOK"
-eval "\$PRE_INITRD_BOTTOM_RAMBOOT" || { echo "LTSP boot error!"; exit 1; }
+# LTSP runs under set -e; run_parameters does \`re eval "\$parameters"\`
+set -e
+re() { "\$@" || { echo "LTSP boot error!"; exit 1; }; }
+re eval "\$PRE_INITRD_BOTTOM_RAMBOOT"
 echo "status=\$?"
 kernel_vars
 echo "IMAGE=\$IMAGE"
