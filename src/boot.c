@@ -734,6 +734,7 @@ static int cmd_drop(const char *path, const char *reason)
 
 	if (rb_path(rundir, sizeof(rundir), REPORT_DIR) < 0)
 		return RB_EXIT_OK;
+	(void)report_mkdir(rundir);
 	snprintf(rpath, sizeof(rpath), "%s/report", rundir);
 	snprintf(ram, sizeof(ram), "%s/ram/", rundir);
 	text = calloc(1, 65536);
