@@ -12,28 +12,34 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/sbin
 DATADIR  ?= $(PREFIX)/share/ramboot
 SYSCONFDIR ?= /etc
-VERSION  := 0.1.0
+# The one place the version is written down.
+VERSION  := $(shell cat VERSION)
 
 CC       ?= cc
-WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wpointer-arith \
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wpointer-arith \
             -Wvla -Wformat=2 -Wcast-align -Wundef -Werror=format-security
+# -Werror in the project's own builds (make check, demo, bench, CI), not
+# forced on distribution builds with other compilers: WERROR= to drop it.
+WERROR   ?=
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 \
             -DRAMBOOT_VERSION='"$(VERSION)"'
-ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread
+ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -pthread
+DEPFLAGS = -MMD -MP
 LIBS     := -lzstd -llzma -llzo2 -lz -lblkid -lcrypto -lpthread
 # libarchive (initrd writing/listing) is a server-side feature: the host
 # build has it, the static initramfs build leaves it out.
 HOST_LIBS := $(LIBS) -larchive
 
 SRC      := $(sort $(wildcard src/*.c))
-HDR      := $(wildcard src/*.h)
 OBJ      := $(SRC:src/%.c=build/host/%.o)
 SOBJ     := $(SRC:src/%.c=build/static/%.o)
 AOBJ     := $(SRC:src/%.c=build/asan/%.o)
 LIBOBJ   := $(filter-out build/asan/main.o,$(AOBJ))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/unit/%)
+
+PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
 .PHONY: all static check deps bench bench-swap demo install clean fuzz unit
@@ -51,9 +57,9 @@ ramboot: $(OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(HOST_LIBS)
 
-build/host/%.o: src/%.c $(HDR) | build/host
+build/host/%.o: src/%.c VERSION | build/host
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 static: static/ramboot
 static/ramboot: $(SOBJ) | static-dir
@@ -62,20 +68,27 @@ static/ramboot: $(SOBJ) | static-dir
 	$(Q)strip $@
 	@echo "static/ramboot: $$(stat -c %s $@) bytes"
 
-build/static/%.o: src/%.c $(HDR) | build/static
+build/static/%.o: src/%.c VERSION | build/static
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 $(ALL_CFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 $(ALL_CFLAGS) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
 
 # Sanitizer build: the unit tests link against it.
-build/asan/%.o: src/%.c $(HDR) | build/asan
+build/asan/%.o: src/%.c VERSION | build/asan
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
-build/unit/%: tests/unit/%.c tests/unit/tap.h $(LIBOBJ) | build/unit
+build/unit/%: tests/unit/%.c $(LIBOBJ) | build/unit
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
 
 unit: $(UNIT_BIN)
+
+# The LD_PRELOAD fault-injection shim of the tests (tests/fault/README).
+build/faultinj.so: tests/fault/faultinj.c | build/host
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(WERROR) $(CFLAGS) $(DEPFLAGS) -shared -fPIC -pthread -o $@ $< -ldl
+
+-include $(wildcard build/*/*.d build/*.d)
 
 build/host build/static build/asan build/unit static-dir:
 	@mkdir -p $(if $(filter static-dir,$@),static,$@)
@@ -85,13 +98,15 @@ deps:
 
 check:
 	@tests/deps.sh check || tests/deps.sh install
-	$(MAKE) all static unit
-	tests/run-tests.sh
+	$(PROJECT_MAKE) all static unit build/faultinj.so
+	FAULTINJ_SO=$(CURDIR)/build/faultinj.so tests/run-tests.sh
 
-bench: static
+bench:
+	$(PROJECT_MAKE) static
 	bench/load-bench.sh
 
-bench-swap: all
+bench-swap:
+	$(PROJECT_MAKE) all
 	bench/swap-bench.sh
 
 demo:

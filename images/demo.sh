@@ -44,7 +44,7 @@ if [ "${DEMO_ROOT:-debian}" = debian ] && ! command -v mmdebstrap >/dev/null &&
 fi
 
 say "build"
-make -s all static
+make -s WERROR=-Werror all static
 
 kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' | sort -V | tail -n 1)
 kernel=/boot/vmlinuz-$kver

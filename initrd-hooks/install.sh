@@ -8,7 +8,8 @@
 #   $DATADIR/ltsp.conf                 the ltsp.conf snippet, for reference
 #   $SYSCONFDIR/ltsp/ramboot/ramboot   the static binary and the LTSP hook:
 #   $SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh  `ltsp initrd` copies /etc/ltsp
-#                                      into ltsp.img (and the client root)
+#   $SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh into ltsp.img (and the client
+#                                      root); the library both hooks source
 #   /usr/share/initramfs-tools/hooks/ramboot               build hook
 #   /usr/share/initramfs-tools/scripts/init-bottom/ramboot boot script
 #
@@ -32,6 +33,7 @@ inst() { # mode src dst
 }
 
 inst 0644 "$here/ltsp-hook.sh" "$DATADIR/hooks/ltsp-hook.sh"
+inst 0644 "$here/ramboot-lib.sh" "$DATADIR/hooks/ramboot-lib.sh"
 inst 0755 "$here/initramfs-tools/script" "$DATADIR/hooks/initramfs-tools/script"
 inst 0644 "$here/initramfs-tools/order.conf" "$DATADIR/hooks/initramfs-tools/order.conf"
 inst 0644 "$here/../conf/ltsp.conf" "$DATADIR/ltsp.conf"
@@ -44,6 +46,7 @@ if [ "${NO_LTSP:-0}" != 1 ]; then
 		say "warning: $static missing; LTSP clients need it in $SYSCONFDIR/ltsp/ramboot/ramboot"
 	fi
 	inst 0644 "$here/ltsp-hook.sh" "$SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh"
+	inst 0644 "$here/ramboot-lib.sh" "$SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh"
 fi
 
 if [ "${NO_INITRAMFS_TOOLS:-0}" != 1 ]; then

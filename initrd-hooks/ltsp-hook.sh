@@ -8,7 +8,8 @@
 #
 # LTSP evals PRE_INITRD_BOTTOM_* in its own shell (busybox ash) before
 # initrd_bottom_main, under `re`: a non-zero status aborts the boot. So
-# this file only defines ramboot_* names, never exits, and its last
+# this file (and ramboot-lib.sh, which it sources from the same
+# directory) only defines ramboot_* names, never exits, and its last
 # command is `:`. A failure leaves IMAGE untouched: LTSP then mounts
 # the network image as usual.
 #
@@ -19,6 +20,17 @@
 # $rootmnt, so every later list entry (relative: $rootmnt/img2, or
 # absolute) resolves inside the mounted image, never in the network
 # root; LTSP's own IMAGE_TO_RAM unmounts it just the same.
+#
+# Unmounting the network root cannot be undone here, and LTSP aborts
+# the boot if it then cannot mount IMAGE. So before anything is
+# switched the copy has to prove that it mounts: it is mounted
+# read-only on /run/ramboot/check with the file system type ramboot
+# found on it, must hold what LTSP will look for, and is unmounted
+# again. Any refusal (no copy announced in the expected form, no file,
+# no known file system type, the check mount fails or shows no root)
+# hands the copy back to `ramboot boot --drop`, which frees the RAM and
+# records the fallback in the report, and leaves IMAGE and the network
+# root alone.
 
 ramboot_say() {
 	echo "ramboot: ltsp-hook: $*" >&2
@@ -43,14 +55,28 @@ ramboot_image_list() {
 	printf '%s%s\n' "$2" "${1#"$ramboot_p"}"
 }
 
-# The RAM copy from `ramboot boot` output (one RAMBOOT_IMAGE= line, maybe
-# shell-quoted); empty for anything else.
-ramboot_parse_out() {
+# The second image of a list, if any.
+# ramboot_image_next "a.iso,fstype=iso9660,,casper/fs.squashfs,ro" -> casper/fs.squashfs
+ramboot_image_next() {
 	case $1 in
-	*"
-"*) return 0 ;;
-	RAMBOOT_IMAGE=*) (eval "$1" && printf '%s\n' "$RAMBOOT_IMAGE") ;;
+	*,,*)
+		ramboot_p=${1#*,,}
+		printf '%s\n' "${ramboot_p%%,*}"
+		;;
 	esac
+}
+
+# A mount point without trailing slashes ("/root/" -> "/root"; "/"
+# stays "/"), so that it compares equal to the paths built from it.
+ramboot_strip_slash() {
+	ramboot_p=$1
+	while :; do
+		case $ramboot_p in
+		*/) ramboot_p=${ramboot_p%/} ;;
+		*) break ;;
+		esac
+	done
+	printf '%s\n' "${ramboot_p:-/}"
 }
 
 ramboot_find_bin() {
@@ -79,6 +105,42 @@ ramboot_is_mountpoint() {
 	grep -qs "^[^ ]* $1 " /proc/mounts
 }
 
+# Mount the copy read-only on $ramboot_dir/check and look for what LTSP
+# will use once IMAGE names it: a second image given by a relative path
+# is opened inside the first one, so it must be there (an ISO holding a
+# squashfs); otherwise the copy is the root and needs /etc and
+# /sbin/init (LTSP's install step copies /sbin/init). Status 1 with
+# ramboot_why set when the copy cannot be used; nothing stays mounted.
+ramboot_check_copy() { # ram fstype next-image
+	ramboot_c=$ramboot_dir/check
+	ramboot_why=
+	if ! ramboot_mount_copy "$1" "$2" "$ramboot_c" ro; then
+		rmdir "$ramboot_c" 2>/dev/null
+		ramboot_why="cannot mount the RAM copy"
+		return 1
+	fi
+	case $3 in
+	"" | /*)
+		ramboot_is_root "$ramboot_c" ||
+			ramboot_why="no root file system in the RAM copy"
+		;;
+	*)
+		if [ ! -e "$ramboot_c/$3" ]; then
+			ramboot_say "$3 is not in the RAM copy"
+			ramboot_why="no root file system in the RAM copy"
+		fi
+		;;
+	esac
+	# A lazy unmount as a last resort: the check mount holds nothing
+	# open, and the loop device is freed when the file system goes.
+	if ! umount "$ramboot_c" && ! umount -l "$ramboot_c"; then
+		ramboot_say "$ramboot_c: umount failed"
+		ramboot_why=${ramboot_why:-"cannot unmount the RAM copy"}
+	fi
+	rmdir "$ramboot_c" 2>/dev/null
+	[ -z "$ramboot_why" ]
+}
+
 ramboot_ltsp_main() {
 	# kernel_vars parses ltsp.* from /proc/cmdline once (it sets a flag);
 	# initrd_bottom_main calls it again and finds it done, so the IMAGE
@@ -93,25 +155,37 @@ ramboot_ltsp_main() {
 		ramboot_say "ramboot binary not found; booting from the network image"
 		return 0
 	fi
-	ramboot_root=${rootmnt:-/root}
+	# Sourcing a file that is missing or broken would end LTSP's shell:
+	# try it in a subshell first.
+	ramboot_lib=${ramboot_lib:-/etc/ltsp/ramboot/ramboot-lib.sh}
+	# shellcheck source=/dev/null
+	if ! [ -f "$ramboot_lib" ] || ! (. "$ramboot_lib") 2>/dev/null; then
+		ramboot_say "$ramboot_lib: missing or broken; booting from the network image"
+		return 0
+	fi
+	# shellcheck source=/dev/null
+	. "$ramboot_lib"
+	ramboot_dir=${ramboot_dir:-/run/ramboot}
+	ramboot_root=$(ramboot_strip_slash "${rootmnt:-/root}")
 	ramboot_src=$(ramboot_image_path "$IMAGE" "$ramboot_root")
 	ramboot_export_settings
 	ramboot_out=$("$ramboot_bin" boot --image="$ramboot_src") || ramboot_out=
-	ramboot_ram=$(ramboot_parse_out "$ramboot_out")
-	if [ -z "$ramboot_ram" ]; then
-		return 0          # off, prefetch or a fallback: IMAGE unchanged
-	fi
-	if [ ! -e "$ramboot_ram" ]; then
-		ramboot_say "$ramboot_ram: missing; booting from the network image"
+	# off, prefetch or a fallback: IMAGE unchanged (a copy made but not
+	# announced properly is dropped)
+	ramboot_take_copy "$ramboot_out" || return 0
+	# shellcheck disable=SC2154 # ramboot_ram, ramboot_fstype: set by ramboot_take_copy
+	if ! ramboot_check_copy "$ramboot_ram" "$ramboot_fstype" "$(ramboot_image_next "$IMAGE")"; then
+		ramboot_drop "$ramboot_ram" "$ramboot_why"
 		return 0
 	fi
+	# The copy mounts: switch to it.
 	IMAGE=$(ramboot_image_list "$IMAGE" "$ramboot_ram")
 	# shellcheck disable=SC2034 # read by LTSP's initrd_bottom_main
 	IMAGE_TO_RAM=0
 	ramboot_say "image in RAM: $ramboot_ram"
 	case $ramboot_src in
 	"$ramboot_root"/*)
-		if ramboot_is_mountpoint "$ramboot_root"; then
+		if [ "$ramboot_root" != / ] && ramboot_is_mountpoint "$ramboot_root"; then
 			umount "$ramboot_root" ||
 				ramboot_say "$ramboot_root: umount failed; the network root stays mounted"
 		fi
@@ -121,5 +195,7 @@ ramboot_ltsp_main() {
 }
 
 ramboot_ltsp_main || :
-unset ramboot_p ramboot_bin ramboot_root ramboot_src ramboot_out ramboot_ram
+unset ramboot_p ramboot_bin ramboot_lib ramboot_dir ramboot_root ramboot_src \
+	ramboot_out ramboot_ram ramboot_fstype ramboot_why ramboot_c \
+	ramboot_v ramboot_r ramboot_o ramboot_i
 :

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include "ramboot.h"
 #include "cmdline.h"
 #include "load.h"
+#include "outfile.h"
 #include "report.h"
 #include "swap.h"
 #include "zram.h"
@@ -40,6 +44,8 @@ struct boot_args {
 	const char *default_image;  /* --default-image: used when none is set */
 	const char *cmdline;        /* --cmdline: instead of /proc/cmdline */
 	bool json;
+	const char *drop;           /* --drop: the hook refused this copy */
+	const char *reason;         /* --reason: why */
 };
 
 /* The debug log: stderr copied to /run/ramboot/boot.log by a child. */
@@ -62,6 +68,9 @@ static void usage(FILE *out)
 		"  --default-image=PATH  the image when no setting names one\n"
 		"  --cmdline=STRING      parse STRING instead of /proc/cmdline\n"
 		"  --json                also write " REPORT_DIR "/report.json\n"
+		"  --drop=PATH           (for the hooks) the RAM copy PATH was not used: free\n"
+		"                        it and record the fallback in the report\n"
+		"  --reason=TEXT         with --drop: why, for the report\n"
 		"  -h, --help            show this help\n"
 		"\n"
 		"On a RAM copy stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
@@ -79,14 +88,31 @@ static void load_settings(struct boot_settings *s, const struct boot_args *a)
 
 	settings_init(s);
 
+	/* A file that is there but cannot be read whole is not "no
+	 * settings": what it says about verification is unknown, so a RAM
+	 * copy is refused (conf_bad). Never cut at a size either. */
 	if (rb_path(path, sizeof(path), CONF_PATH) == 0) {
-		buf = malloc(CONF_MAX + 1);
-		if (buf) {
-			n = read_str_abs(path, buf, CONF_MAX + 1);
-			if (n >= 0)
+		struct stat st;
+
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT) {
+				rb_warn("%s: %s", path, strerror(errno));
+				s->conf_bad = true;
+			}
+		} else if (!S_ISREG(st.st_mode) || st.st_size > CONF_MAX) {
+			rb_warn("%s: %s; its settings are ignored", path, S_ISREG(st.st_mode) ?
+				"larger than 64 KiB" : "not a regular file");
+			s->conf_bad = true;
+		} else if ((buf = malloc(CONF_MAX + 2)) == NULL) {
+			s->conf_bad = true;
+		} else {
+			n = read_str_abs(path, buf, CONF_MAX + 2);
+			if (n >= 0 && n <= CONF_MAX) {
 				settings_parse_conf(s, buf, (size_t)n);
-			else if (n != -ENOENT)
-				rb_warn("%s: %s", path, strerror((int)-n));
+			} else {
+				rb_warn("%s: %s", path, n < 0 ? strerror((int)-n) : "grew while read");
+				s->conf_bad = true;
+			}
 			free(buf);
 		}
 	}
@@ -286,11 +312,14 @@ static const char *pick_manifest(const struct boot_settings *s, const char *imag
 	}
 	if (snprintf(buf, len, "%s.manifest", image) >= (int)len)
 		return NULL;
-	return stat(buf, &st) == 0 && S_ISREG(st.st_mode) ? buf : NULL;
+	/* Anything there (a directory, a FIFO, a dangling link) is a
+	 * manifest that the loader then fails to read: a fallback, never
+	 * an unverified copy. Only no name at all means "no manifest". */
+	return lstat(buf, &st) == 0 || errno != ENOENT ? buf : NULL;
 }
 
 static void fill_from_result(struct boot_report *rep, const struct load_result *r,
-			     bool hash_asked, const char *want_sha)
+			     bool hash_asked)
 {
 	rep->bytes = r->bytes_out ? r->bytes_out : r->bytes_in;
 	rep->seconds = r->seconds;
@@ -301,11 +330,26 @@ static void fill_from_result(struct boot_report *rep, const struct load_result *
 		snprintf(rep->hash, sizeof(rep->hash), "none");
 	else if (r->verified)
 		snprintf(rep->hash, sizeof(rep->hash), "ok");
-	else if ((want_sha && *want_sha && r->sha256[0] && strcmp(want_sha, r->sha256)) ||
-		 strstr(r->error, "mismatch"))
+	else if (r->err == LOAD_HASH || r->err == LOAD_SIZE)
 		snprintf(rep->hash, sizeof(rep->hash), "mismatch");
 	else
 		snprintf(rep->hash, sizeof(rep->hash), "none");
+}
+
+/* The fallback reason for a failed load, from its category. */
+static const char *fallback_reason(const struct load_result *r)
+{
+	switch (r->err) {
+	case LOAD_NOMEM: return "not enough memory";
+	case LOAD_HASH:
+	case LOAD_SIZE: return "hash mismatch";
+	case LOAD_MANIFEST: return "bad manifest";
+	case LOAD_STALL: return "source stalled";
+	case LOAD_SIGNAL: return "interrupted";
+	case LOAD_FSTYPE: return "not a usable image";
+	case LOAD_CHANGED: return "image changed while read";
+	default: return "load failed";
+	}
 }
 
 /* Print the one stdout line, quoted for the shell when needed. */
@@ -356,20 +400,166 @@ static void fill_opts(struct load_opts *o, const struct boot_settings *s,
 	o->manifest = o->sha256 ? NULL : manifest;
 	if (s->minfree_set)
 		o->min_free = s->minfree;
+	if (s->timeout_set)
+		o->stall_timeout = s->timeout;
 	o->progress = s->debug ? PROGRESS_PLAIN : PROGRESS_NONE;
+}
+
+/* What a load in a child process shares with the boot. */
+struct child_load {
+	struct load_result r;
+	_Atomic long long beat_ms;    /* the child's last progress */
+	_Atomic int done;             /* r and rc are final */
+	int rc;
+};
+
+#define CHILD_GRACE_S 15.0
+
+/*
+ * The load runs in a child process, so that the boot step returns even
+ * when the kernel holds a read of the source and will not let go (a
+ * hard NFS mount in D state): a process with such a thread cannot exit,
+ * and the hook waiting for `ramboot boot` would wait with it. The child
+ * cancels itself after the stall timeout (guard.c) and reports here; if
+ * it cannot even do that, the boot gives up on it after the stall
+ * timeout and a grace period, kills it, and leaves it to the kernel.
+ * Returns the load's exit code; *stuck when the child was given up.
+ */
+static int load_in_child(const struct load_opts *o, struct load_result *r, bool *stuck)
+{
+	struct child_load *c;
+	struct load_opts co = *o;
+	pid_t pid;
+	int rc, status;
+
+	*stuck = false;
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return load_run(o, r);
+	memset(c, 0, sizeof(*c));
+	atomic_store(&c->beat_ms, (long long)(now_sec() * 1000));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		munmap(c, sizeof(*c));
+		return load_run(o, r);
+	}
+	if (pid == 0) {
+		/* stdout belongs to the boot: the hook reads it to EOF. */
+		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (nul >= 0)
+			dup2(nul, STDOUT_FILENO);
+		co.heartbeat_ms = &c->beat_ms;
+		c->rc = load_run(&co, &c->r);
+		atomic_store(&c->done, 1);
+		_exit(0);
+	}
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		double idle = now_sec() - (double)atomic_load(&c->beat_ms) / 1000;
+
+		if (atomic_load(&c->done) || w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (o->stall_timeout > 0 && idle > o->stall_timeout + CHILD_GRACE_S) {
+			kill(pid, SIGKILL);
+			*stuck = true;
+			break;
+		}
+		nap_ms(100);
+	}
+	if (atomic_load(&c->done)) {
+		*r = c->r;
+		rc = c->rc;
+		/* Reaped if it can exit; a child held in the kernel is left
+		 * to init. */
+		(void)waitpid(pid, &status, WNOHANG);
+	} else {
+		memset(r, 0, sizeof(*r));
+		r->err = LOAD_STALL;
+		r->reader_stuck = true;
+		snprintf(r->error, sizeof(r->error), "%s: the copy did not return %.0f s after "
+			 "the source stopped; left to the kernel", o->source,
+			 o->stall_timeout + CHILD_GRACE_S);
+		if (!*stuck)
+			snprintf(r->error, sizeof(r->error), "%s: the copy ended without a result "
+				 "(status 0x%x)", o->source, (unsigned)status);
+		rc = load_exit_code(r->err);
+	}
+	munmap(c, sizeof(*c));
+	return rc;
+}
+
+/* The RAM copy's name: the image's, without the transport suffix
+ * (x86_64.img.zst -> x86_64.img), and only of characters that need no
+ * quoting, so that the one stdout line is always one plain line. */
+static void copy_name(const char *image, char *name, size_t len)
+{
+	static const char *const suffixes[] = { ".zst", ".zstd", ".xz", ".lzo", ".lzop", ".gz" };
+	const char *base = strrchr(image, '/');
+	size_t i, n;
+
+	base = base ? base + 1 : image;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		base = "image";
+	n = strnlen(base, len - 1);
+	memcpy(name, base, n);
+	name[n] = '\0';
+	for (i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		size_t sl = strlen(suffixes[i]);
+
+		if (n > sl && !strcmp(name + n - sl, suffixes[i])) {
+			name[n - sl] = '\0';
+			break;
+		}
+	}
+	for (i = 0; name[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._,+@%-",
+			    name[i]))
+			name[i] = '_';
+	if (name[0] == '.')
+		name[0] = '_';
+}
+
+/* Free a RAM copy made by this boot: our tmpfs (lazily, if something
+ * still holds it), or the zram device. */
+static void drop_copy(const char *rundir, const char *path)
+{
+	char tmpfs[PATH_MAX];
+	int id = zram_id_from_path(path);
+
+	if (id >= 0) {
+		int rc = zram_hot_remove(id);
+
+		if (rc < 0)
+			rb_warn("zram%d: hot_remove: %s", id, strerror(-rc));
+		return;
+	}
+	if (snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir) >= (int)sizeof(tmpfs))
+		return;
+	if (umount2(tmpfs, 0) < 0 && errno != EINVAL && errno != ENOENT)
+		(void)umount2(tmpfs, MNT_DETACH);
+	(void)rmdir(tmpfs);
 }
 
 static void do_ram(const struct boot_settings *s, const char *image,
 		   const char *manifest, const char *rundir, struct boot_report *rep)
 {
-	static const char *const suffixes[] = { ".zst", ".zstd", ".xz", ".lzo", ".lzop", ".gz" };
 	struct load_opts o;
 	struct load_result *r;
 	char tmpfs[PATH_MAX], dest[PATH_MAX], msg[PATH_MAX + 64], name[NAME_MAX + 1];
-	const char *base;
-	size_t i, n;
+	bool stuck;
 	int rc, id = -1;
 
+	if (s->verify_bad) {
+		fallback(rep, "verification unusable", "ramboot.sha256= or ramboot.manifest= does "
+			 "not parse; a copy that cannot be verified is not booted");
+		return;
+	}
+	if (s->conf_bad) {
+		fallback(rep, "settings unreadable", "ramboot.conf could not be read whole");
+		return;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		fallback(rep, "load failed", "out of memory");
@@ -393,22 +583,7 @@ static void do_ram(const struct boot_settings *s, const char *image,
 			goto out;
 		}
 	} else {
-		base = strrchr(image, '/');
-		base = base ? base + 1 : image;
-		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-			base = "image";
-		/* The copy is decompressed: x86_64.img.zst -> x86_64.img. */
-		n = strnlen(base, sizeof(name) - 1);
-		memcpy(name, base, n);
-		name[n] = '\0';
-		for (i = 0; i < ARRAY_SIZE(suffixes); i++) {
-			size_t sl = strlen(suffixes[i]);
-
-			if (n > sl && !strcmp(name + n - sl, suffixes[i])) {
-				name[n - sl] = '\0';
-				break;
-			}
-		}
+		copy_name(image, name, sizeof(name));
 		if (snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir) >= (int)sizeof(tmpfs) ||
 		    snprintf(dest, sizeof(dest), "%s/%s", tmpfs, name) >= (int)sizeof(dest)) {
 			fallback(rep, "load failed", "path too long");
@@ -424,23 +599,21 @@ static void do_ram(const struct boot_settings *s, const char *image,
 	o.dest = dest;
 
 	rb_debug("loading %s into %s", image, dest);
-	rc = load_run(&o, r);
-	fill_from_result(rep, r, o.sha256 || o.manifest, o.sha256);
+	rc = load_in_child(&o, r, &stuck);
+	fill_from_result(rep, r, o.sha256 || o.manifest);
+	if (rc == RB_EXIT_OK && !r->fstype[0]) {
+		/* Nothing could mount it: keep the network root. */
+		drop_copy(rundir, r->dest_path[0] ? r->dest_path : dest);
+		fallback(rep, "not a usable image", "the copy holds no file system that blkid "
+			 "knows");
+		goto out;
+	}
 	if (rc != RB_EXIT_OK) {
-		if (id >= 0) {
-			int rc2 = zram_hot_remove(id);
-
-			if (rc2 < 0)
-				rb_warn("zram%d: hot_remove: %s", id, strerror(-rc2));
-		}
-		if (s->target == TARGET_TMPFS)
+		if (id >= 0 || stuck)
+			drop_copy(rundir, dest);
+		else if (s->target == TARGET_TMPFS)
 			rmdir(tmpfs);   /* the loader unmounted its tmpfs */
-		if (rc == RB_EXIT_NOMEM)
-			fallback(rep, "not enough memory", r->error);
-		else if (!strcmp(rep->hash, "mismatch"))
-			fallback(rep, "hash mismatch", r->error);
-		else
-			fallback(rep, "load failed", r->error[0] ? r->error : "unknown error");
+		fallback(rep, fallback_reason(r), r->error[0] ? r->error : "unknown error");
 		goto out;
 	}
 	snprintf(rep->ram_path, sizeof(rep->ram_path), "%s",
@@ -503,7 +676,7 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 	o.prefetch = true;
 	o.dest = NULL;
 	if (load_run(&o, r) == RB_EXIT_OK) {
-		fill_from_result(rep, r, false, NULL);
+		fill_from_result(rep, r, false);
 		rb_debug("prefetch done: %llu bytes in %.1f s",
 			 (unsigned long long)r->bytes_in, r->seconds);
 	} else {
@@ -515,6 +688,91 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 	_exit(0);
 }
 
+/* Set key=value in report text (replacing the line, or appended). */
+static int report_set(char *text, size_t cap, const char *key, const char *val)
+{
+	size_t klen = strlen(key), vlen = strlen(val), tlen = strlen(text);
+	char *line = text;
+
+	while (line && *line) {
+		char *eol = strchr(line, '\n');
+		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (llen > klen && !strncmp(line, key, klen) && line[klen] == '=') {
+			size_t old = llen - klen - 1, rest = tlen - (size_t)(line - text) - llen;
+
+			if (tlen - old + vlen >= cap)
+				return -ENOSPC;
+			memmove(line + klen + 1 + vlen, line + llen, rest + 1);
+			memcpy(line + klen + 1, val, vlen);
+			return 0;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	if (tlen + klen + vlen + 3 >= cap)
+		return -ENOSPC;
+	snprintf(text + tlen, cap - tlen, "%s%s=%s\n", tlen && text[tlen - 1] != '\n' ? "\n" : "",
+		 key, val);
+	return 0;
+}
+
+/*
+ * --drop=PATH --reason=TEXT: a hook did not take the RAM copy that this
+ * boot announced (it did not mount, or the output was unusable). Free
+ * the copy if it is ours (the report's ram_path, or inside our tmpfs)
+ * and record the fallback in the report, so that the report and the
+ * running system agree. Always 0: a hook must go on booting.
+ */
+static int cmd_drop(const char *path, const char *reason)
+{
+	char rundir[PATH_MAX], rpath[PATH_MAX + 16], ram[PATH_MAX + 8], clean[256];
+	char *text = NULL;
+	const char *rp;
+	struct outfile of;
+	size_t i;
+	int rc;
+
+	if (rb_path(rundir, sizeof(rundir), REPORT_DIR) < 0)
+		return RB_EXIT_OK;
+	(void)report_mkdir(rundir);
+	snprintf(rpath, sizeof(rpath), "%s/report", rundir);
+	snprintf(ram, sizeof(ram), "%s/ram/", rundir);
+	text = calloc(1, 65536);
+	if (!text)
+		return RB_EXIT_OK;
+	if (read_str_abs(rpath, text, 65536 - 512) < 0)
+		text[0] = '\0';
+	rp = strstr(text, "\nram_path=");
+	rp = rp ? rp + 10 : !strncmp(text, "ram_path=", 9) ? text + 9 : NULL;
+	if ((rp && !strncmp(rp, path, strlen(path)) && (rp[strlen(path)] == '\n' ||
+	     !rp[strlen(path)])) || !strncmp(path, ram, strlen(ram)))
+		drop_copy(rundir, path);
+	else
+		rb_warn("%s: not the RAM copy of this boot; left alone", path);
+	for (i = 0; reason[i] && i + 1 < sizeof(clean); i++)
+		clean[i] = (unsigned char)reason[i] < 0x20 ? ' ' : reason[i];
+	clean[i] = '\0';
+	rb_warn("%s; booting from the network image", clean);
+	if (report_set(text, 65536, "mode_done", "off") == 0 &&
+	    report_set(text, 65536, "ram_path", "") == 0 &&
+	    report_set(text, 65536, "fallback", clean) == 0 &&
+	    outfile_open(&of, rpath, 0644, OUTFILE_REPLACE, NULL, NULL, 0) == 0) {
+		size_t n = strlen(text);
+
+		if (n && text[n - 1] != '\n')
+			text[n++] = '\n';
+		rc = write_all(of.fd, text, n);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+		if (rc < 0)
+			rb_warn("%s: %s", rpath, strerror(-rc));
+	}
+	free(text);
+	return RB_EXIT_OK;
+}
+
 int cmd_boot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -522,6 +780,8 @@ int cmd_boot(int argc, char **argv)
 		{ "default-image", required_argument, NULL, 'D' },
 		{ "cmdline", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "drop", required_argument, NULL, 'X' },
+		{ "reason", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -542,6 +802,8 @@ int cmd_boot(int argc, char **argv)
 		case 'D': a.default_image = optarg; break;
 		case 'c': a.cmdline = optarg; break;
 		case 'j': a.json = true; break;
+		case 'X': a.drop = optarg; break;
+		case 'R': a.reason = optarg; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			rb_err("bad option '%s'", argv[optind - 1]);
@@ -558,6 +820,12 @@ int cmd_boot(int argc, char **argv)
 		rb_err("empty image path");
 		return RB_EXIT_USAGE;
 	}
+	if (a.reason && !a.drop) {
+		rb_err("--reason goes with --drop");
+		return RB_EXIT_USAGE;
+	}
+	if (a.drop)
+		return cmd_drop(a.drop, a.reason && *a.reason ? a.reason : "the hook refused the copy");
 
 	s = malloc(sizeof(*s));
 	rep = malloc(sizeof(*rep));

@@ -146,16 +146,33 @@ int settings_set(struct boot_settings *s, const char *key, const char *val,
 		s->minfree = n;
 		s->minfree_set = true;
 	} else if (!strcmp(key, "sha256")) {
+		/* Verification fails closed: a hash that does not parse is
+		 * not "no hash"; it marks the settings so that a RAM copy is
+		 * refused. A later good value (higher precedence) clears it. */
 		if (!strcmp(v, "none")) {
 			s->sha256[0] = '\0';
+			s->verify_bad = false;
 			return 0;
 		}
-		if (sha256_hex_parse(v, s->sha256) < 0)
+		if (sha256_hex_parse(v, s->sha256) < 0) {
+			s->verify_bad = true;
 			goto bad;
+		}
+		s->verify_bad = false;
 	} else if (!strcmp(key, "manifest")) {
-		if (!*v)
+		if (!*v) {
+			s->verify_bad = true;
 			goto bad;
+		}
 		rc = set_str(s->manifest, sizeof(s->manifest), v);
+		s->verify_bad = rc < 0;
+	} else if (!strcmp(key, "timeout")) {
+		double t;
+
+		if (parse_seconds(v, &t) < 0)
+			goto bad;
+		s->timeout = t;
+		s->timeout_set = true;
 	} else if (!strcmp(key, "swap")) {
 		if (!val || !strcmp(v, "zram"))
 			s->swap = SWAP_ZRAM;
@@ -307,6 +324,14 @@ void settings_parse_cmdline(struct boot_settings *s, const char *cmdline)
 	free(val);
 }
 
+/* RAMBOOT_ROOT (the root prefix) and RAMBOOT_BIN (the hook's binary)
+ * share the prefix but are not settings: skipped wherever they appear. */
+static bool not_a_setting(const char *name, size_t n)
+{
+	return (n == 12 && !strncmp(name, "RAMBOOT_ROOT", 12)) ||
+	       (n == 11 && !strncmp(name, "RAMBOOT_BIN", 11));
+}
+
 /* "RAMBOOT_SWAP_SIZE" -> "swap.size"; "RAMBOOT" -> "". */
 static int env_key(const char *var, size_t n, char *key, size_t klen)
 {
@@ -336,8 +361,7 @@ void settings_parse_env(struct boot_settings *s, char *const *envp)
 		if (n != 7 && e[7] != '_')
 			continue;      /* RAMBOOTX=...: not ours */
 		snprintf(origin, sizeof(origin), "%.*s=", (int)(n < 60 ? n : 60), e);
-		if ((n == 12 && !strncmp(e, "RAMBOOT_ROOT", 12)) ||
-		    (n == 11 && !strncmp(e, "RAMBOOT_BIN", 11)))
+		if (not_a_setting(e, n))
 			continue;
 		if (env_key(e, n, key, sizeof(key)) < 0) {
 			add_warn(s, "%s: unknown setting, ignored", origin);
@@ -444,6 +468,8 @@ void settings_parse_conf(struct boot_settings *s, const char *buf, size_t len)
 			add_warn(s, "%s: trailing text, ignored", origin);
 			continue;
 		}
+		if (not_a_setting(name, n))
+			continue;
 		if (strncmp(name, "RAMBOOT", 7) || (n != 7 && name[7] != '_') ||
 		    env_key(name, n, key, sizeof(key)) < 0) {
 			add_warn(s, "%s: unknown setting, ignored", origin);

@@ -45,6 +45,14 @@ struct boot_settings {
 	int swap_priority;             /* with swap_priority_set */
 	bool swap_priority_set;
 	bool debug;
+	double timeout;                /* ramboot.timeout=: stall timeout, s */
+	bool timeout_set;
+	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
+	 * with a value that does not parse: a RAM copy must not boot. */
+	bool verify_bad;
+	/* ramboot.conf exists but could not be read whole: its settings
+	 * (verification among them) are unknown. */
+	bool conf_bad;
 
 	enum set_source mode_source;   /* for the report and debug log */
 	/* Warnings of the parse, in order; nwarn may exceed SET_WARN_MAX
@@ -59,7 +67,7 @@ void settings_init(struct boot_settings *s);
 /* Set one setting by its command-line name without the "ramboot."
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
- * "swap.algorithm", "swap.priority", "debug". val is NULL for a bare
+ * "swap.algorithm", "swap.priority", "timeout", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */
@@ -75,7 +83,7 @@ void settings_parse_cmdline(struct boot_settings *s, const char *cmdline);
 /* Environment: an envp-style array ("RAMBOOT_SWAP_SIZE=4G"); NULL ends
  * it. RAMBOOT=mode, RAMBOOT_IMAGE=..., RAMBOOT_SWAP_SIZE=... (the
  * command-line name upper-cased, '.' -> '_'). RAMBOOT_ROOT and
- * RAMBOOT_BIN are not settings and are skipped. */
+ * RAMBOOT_BIN are not settings and are skipped (in the file too). */
 void settings_parse_env(struct boot_settings *s, char *const *envp);
 
 /* /etc/ramboot.conf contents: the same KEY=value names as the

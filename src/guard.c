@@ -65,6 +65,8 @@ static void *guard_main(void *arg)
 				stalled = true;
 			}
 		}
+		if (g->beat_ms)
+			atomic_store(g->beat_ms, (long long)(g->last_change * 1000));
 		pthread_mutex_unlock(&g->lock);
 		if (stop)
 			return NULL;
@@ -75,13 +77,15 @@ static void *guard_main(void *arg)
 	}
 }
 
-int guard_start(struct guard *g, double stall_timeout)
+int guard_start(struct guard *g, double stall_timeout, _Atomic long long *beat_ms)
 {
 	sigset_t taken, all;
 	int rc;
 
 	memset(g, 0, sizeof(*g));
 	g->stall_timeout = stall_timeout;
+	g->beat_ms = beat_ms;
+	g->last_change = now_sec();
 	pthread_mutex_init(&g->lock, NULL);
 	fill_sets(&taken, &all);
 	rc = pthread_sigmask(SIG_BLOCK, &all, &g->oldmask);

@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,6 +37,9 @@ struct guard {
 	void *arg;
 	uint64_t last;                      /* progress at last_change */
 	double last_change;
+	/* Where the guard publishes, every tick, the monotonic time (ms) of
+	 * the last progress, for a watcher in another process; or NULL. */
+	_Atomic long long *beat_ms;
 	/* What happened (read after guard_stop, or under lock). */
 	enum guard_why why;
 	int signo;
@@ -44,7 +48,7 @@ struct guard {
 /* Block the signals in the calling thread (and so in every thread it
  * starts from now on) and start the guard thread. 0 or -errno; on
  * failure nothing is changed. */
-int guard_start(struct guard *g, double stall_timeout);
+int guard_start(struct guard *g, double stall_timeout, _Atomic long long *beat_ms);
 
 /* Point the guard at the work now running (NULL, NULL, NULL: none). The
  * stall clock restarts. When the guard has fired already, cancel is

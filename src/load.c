@@ -415,7 +415,7 @@ int load_run(const struct load_opts *o, struct load_result *r)
 	u.src.fd = u.snk.fd = -1;
 	u.snk.zram_id = -1;
 	/* The guard first: from here on a signal is a cancellation. */
-	if (guard_start(&guard, o->stall_timeout) == 0)
+	if (guard_start(&guard, o->stall_timeout, o->heartbeat_ms) == 0)
 		u.guard = &guard;
 
 	rc = run_stages(&u);
@@ -445,7 +445,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r)
 	u.r = r;
 	u.src.fd = u.snk.fd = -1;
 	u.snk.zram_id = -1;
-	if (guard_start(&guard, o->stall_timeout) == 0)
+	if (guard_start(&guard, o->stall_timeout, o->heartbeat_ms) == 0)
 		u.guard = &guard;
 	u.snk.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (u.snk.fd < 0)

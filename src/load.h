@@ -15,6 +15,7 @@
 #ifndef RAMBOOT_LOAD_H
 #define RAMBOOT_LOAD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,9 @@ struct load_opts {
 	enum progress_mode progress;
 	const char *expect_fs;   /* "squashfs", ... or NULL */
 	double stall_timeout;    /* seconds without progress, 0: never */
+	/* If set, the monotonic time (ms) of the last progress is published
+	 * here while the run goes on (a watcher in another process). */
+	_Atomic long long *heartbeat_ms;
 };
 
 void load_opts_init(struct load_opts *o);

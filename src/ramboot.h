@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #ifndef RAMBOOT_VERSION
-#define RAMBOOT_VERSION "0.1.0"
+#error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"
 #endif
 
 /* Exit codes, documented in docs/ramboot.md and pinned by tests. */
@@ -85,6 +85,7 @@ int blk_size(int fd, uint64_t *size);
 int blkid_fstype_fd(int fd, char *type, size_t len);
 
 double now_sec(void);                                  /* CLOCK_MONOTONIC */
+void nap_ms(long ms);                                  /* sleep, EINTR resumed */
 int online_cpus(void);
 
 /* ---- sub-commands ---- */

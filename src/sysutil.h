@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small system helpers shared by the swap, zram, status, report and loader
- * code: waiting, modprobe, /proc/swaps, JSON strings and the first-error
- * buffer. Each returns 0 or -errno unless said otherwise. (Block device
- * size and the blkid probe are in util.c: blk_size, blkid_fstype_fd.)
+ * code: modprobe, /proc/swaps, JSON strings and the first-error
+ * buffer. Each returns 0 or -errno unless said otherwise. (Sleeping, the
+ * block device size and the blkid probe are in util.c: nap_ms, blk_size,
+ * blkid_fstype_fd.)
  */
 #ifndef RAMBOOT_SYSUTIL_H
 #define RAMBOOT_SYSUTIL_H
 
 #include <stdarg.h>
 #include <stddef.h>
-
-/* Sleep ms milliseconds, resuming after signal handlers. */
-void nap_ms(long ms);
 
 /* Run `modprobe ARGS...` (args NULL-terminated, at most 15, no shell;
  * searched in $PATH) and wait for it. 0 when it exits 0; the spawn's

@@ -2,7 +2,6 @@
 /*
  * Messages, the root prefix, small-file helpers, sizes and retrying I/O.
  */
-#include <blkid/blkid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -346,38 +343,20 @@ void *alloc_big(size_t len)
 	return p;
 }
 
-int blk_size(int fd, uint64_t *size)
-{
-	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
-}
-
-int blkid_fstype_fd(int fd, char *type, size_t len)
-{
-	blkid_probe pr = blkid_new_probe();
-	const char *t = NULL;
-	int rc;
-
-	if (len)
-		type[0] = '\0';
-	if (!pr)
-		return -ENOMEM;
-	rc = blkid_probe_set_device(pr, fd, 0, 0) < 0 ? -EIO : 0;
-	if (rc == 0) {
-		blkid_probe_enable_superblocks(pr, 1);
-		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-		if (blkid_do_safeprobe(pr) == 0 && blkid_probe_lookup_value(pr, "TYPE", &t, NULL) == 0)
-			snprintf(type, len, "%s", t);
-	}
-	blkid_free_probe(pr);
-	return rc;
-}
-
 double now_sec(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 int online_cpus(void)

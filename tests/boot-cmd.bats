@@ -25,6 +25,7 @@ setup() {
 }
 
 teardown() {
+	kill_writer
 	if [ -n "${ZRAM_ID:-}" ] && [ -e "/sys/block/zram$ZRAM_ID" ]; then
 		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
 		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
@@ -295,4 +296,194 @@ make_sqfs() { # path
 	[ "$(report fallback)" = "hash mismatch" ]
 	after=$(ls /sys/block | grep '^zram' | sort | tr '\n' ' ')
 	[ "$before" = "$after" ]
+}
+
+# ---- failing closed, never hanging: regression tests -----------------------
+
+# A background writer that holds a FIFO open and sends nothing.
+silent_writer() { # fifo
+	mkfifo "$1"
+	(exec 3>"$1"; sleep 120) &
+	WRITER=$!
+}
+
+kill_writer() {
+	[ -n "${WRITER:-}" ] && pkill -P "$WRITER" sleep 2>/dev/null
+	[ -n "${WRITER:-}" ] && kill "$WRITER" 2>/dev/null
+	WRITER=
+	return 0
+}
+
+@test "boot: a malformed ramboot.sha256= (63 digits) is a fallback, not an unverified copy" {
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.sha256=$(printf 'a%.0s' $(seq 63))" \
+		>"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "verification unusable" ]
+	[ ! -e "$R/run/ramboot/ram" ] || [ -z "$(ls -A "$R/run/ramboot/ram")" ]
+}
+
+@test "boot: a malformed sha256 in ramboot.conf is a fallback too; a good one on the command line wins" {
+	make_sqfs "$R/root/images/x.img"
+	echo "RAMBOOT_SHA256=xyz" >"$R/etc/ramboot.conf"
+	echo "ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	[ "$(report fallback)" = "verification unusable" ]
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.sha256=none" >"$R/proc/cmdline"
+	rb
+	[ "$(report fallback)" != "verification unusable" ]
+}
+
+@test "boot: IMAGE.manifest that is a directory, a FIFO or a dangling link: fallback, never hash=none" {
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	for kind in dir fifo dangling; do
+		rm -rf "$R/root/images/x.img.manifest" "$R/run"
+		case $kind in
+		dir) mkdir "$R/root/images/x.img.manifest" ;;
+		fifo) mkfifo "$R/root/images/x.img.manifest" ;;
+		dangling) ln -s /nonexistent "$R/root/images/x.img.manifest" ;;
+		esac
+		run --separate-stderr timeout 20 env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot
+		[ "$status" -eq 0 ] || { echo "$kind: status $status"; false; }
+		[ -z "$output" ]
+		[ "$(report mode_done)" = off ] || { echo "$kind: $(cat "$R/run/ramboot/report")"; false; }
+		[ "$(report fallback)" = "bad manifest" ] || { echo "$kind: $(report fallback)"; false; }
+	done
+}
+
+@test "boot: ramboot.conf larger than 64 KiB is not cut: a warning and a fallback" {
+	make_sqfs "$R/root/images/x.img"
+	{ seq -f '# comment line %g' 1 5000; echo 'RAMBOOT_SHA256=none'; } >"$R/etc/ramboot.conf"
+	[ "$(stat -c %s "$R/etc/ramboot.conf")" -gt 65536 ]
+	echo "ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[[ $stderr == *"larger than 64 KiB"* ]]
+	[ "$(report fallback)" = "settings unreadable" ]
+}
+
+@test "boot: RAMBOOT_ROOT and RAMBOOT_BIN in ramboot.conf are not 'unknown settings'" {
+	printf 'RAMBOOT_ROOT=/x\nRAMBOOT_BIN=/y\nRAMBOOT_BOGUS=1\n' >"$R/etc/ramboot.conf"
+	rb
+	assert_success
+	[[ $stderr != *RAMBOOT_ROOT* ]]
+	[[ $stderr != *RAMBOOT_BIN* ]]
+	[[ $stderr == *"RAMBOOT_BOGUS="*"unknown setting"* ]]
+}
+
+@test "boot: ramboot.timeout= is a setting; a bad value warns" {
+	echo "ramboot.timeout=soon" >"$R/proc/cmdline"
+	rb
+	assert_success
+	[[ $stderr == *"ramboot.timeout=: invalid value 'soon'"* ]]
+	echo "ramboot.timeout=2.5" >"$R/proc/cmdline"
+	rb
+	[[ $stderr != *timeout* ]]
+}
+
+@test "boot: a stalled source (root): returns after ramboot.timeout, fallback, nothing mounted" {
+	need_root
+	silent_writer "$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.timeout=2 ramboot.manifest=none" \
+		>"$R/proc/cmdline"
+	run --separate-stderr timeout 60 env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot
+	kill_writer
+	[ "$status" -eq 0 ]
+	assert_output ""
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "source stalled" ]
+	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+}
+
+@test "boot: a read the kernel will not interrupt (root): the boot step still returns and says so" {
+	need_root
+	load helpers/fault
+	faultinj_build
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.timeout=1 ramboot.manifest=none" \
+		>"$R/proc/cmdline"
+	# The copy hangs in the open of the image, as on a dead hard NFS mount.
+	run --separate-stderr timeout 90 env -u RAMBOOT RAMBOOT_ROOT="$R" \
+		FAULTINJ='open:path=*/images/x.img:hang' FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" \
+		LD_PRELOAD="$FAULTINJ_SO" "$BIN" boot
+	[ "$status" -eq 0 ]
+	assert_output ""
+	grep -q 'action=hang' "$BATS_TEST_TMPDIR/fi.log"
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "source stalled" ]
+	[[ "$(report error)" == *"left to the kernel"* ]]
+	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+}
+
+@test "boot: a corrupt image whose path says 'mismatch' (root): load failed, not a hash mismatch" {
+	need_root
+	make_sqfs "$BATS_TEST_TMPDIR/x.img"
+	mkdir -p "$R/root/images/mismatch"
+	lzop -c "$BATS_TEST_TMPDIR/x.img" >"$R/root/images/mismatch/x.img.lzo"
+	# a flipped byte inside the first compressed block: a checksum error
+	printf '\xff' | dd of="$R/root/images/mismatch/x.img.lzo" bs=1 seek=200 conv=notrunc 2>/dev/null
+	echo "ramboot=ram ltsp.image=images/mismatch/x.img.lzo ramboot.sha256=$(sha256sum <"$BATS_TEST_TMPDIR/x.img" | cut -c1-64)" \
+		>"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" != "hash mismatch" ]
+	[ "$(report hash)" = none ]
+}
+
+@test "boot: an image name with a newline (root): the copy gets a plain one-line name" {
+	need_root
+	make_sqfs "$R/root/images/a
+b.img"
+	rbenv RAMBOOT=ram -- --image="$R/root/images/a
+b.img"
+	assert_success
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/a_b.img"
+	[ "$(report ram_path)" = "$R/run/ramboot/ram/a_b.img" ]
+	[ "$(report mode_done)" = ram ]
+}
+
+@test "boot: a copy with no known file system (root): dropped, fallback" {
+	need_root
+	head -c 1048576 /dev/urandom >"$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "not a usable image" ]
+	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+}
+
+@test "boot: --drop frees the announced copy and records the fallback (root)" {
+	need_root
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/x.img"
+	rb --drop="$R/run/ramboot/ram/x.img" --reason="cannot mount the RAM copy"
+	assert_success
+	assert_output ""
+	[[ $stderr == *"cannot mount the RAM copy; booting from the network image"* ]]
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "cannot mount the RAM copy" ]
+	[ "$(report ram_path)" = "" ]
+	[ "$(report fstype)" = squashfs ]
+	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+}
+
+@test "boot: --drop of a path that is not this boot's copy leaves it alone" {
+	echo data >"$BATS_TEST_TMPDIR/other"
+	rb --drop="$BATS_TEST_TMPDIR/other" --reason=x
+	assert_success
+	[ -e "$BATS_TEST_TMPDIR/other" ]
+	[[ $stderr == *"not the RAM copy of this boot"* ]]
+	[ "$(report fallback)" = x ]
+	rb --reason=x
+	[ "$status" -eq 2 ]
 }

@@ -15,21 +15,37 @@ load '/usr/lib/bats/bats-assert/load'
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 HOOK=$TOP/initrd-hooks/ltsp-hook.sh
 SCRIPT=$TOP/initrd-hooks/initramfs-tools/script
+LIB=$TOP/initrd-hooks/ramboot-lib.sh
 
 setup() {
 	command -v busybox >/dev/null || skip "no busybox (busybox-static)"
 	T=$BATS_TEST_TMPDIR
-	mkdir -p "$T/root/images" "$T/ram"
+	mkdir -p "$T/root/images" "$T/ram" "$T/run"
 	: >"$T/ram/x86_64.img"
 	: >"$T/log"
 }
 
-# A stub `ramboot`: logs its arguments and RAMBOOT* environment, prints
-# $1 on stdout and exits with $2.
+teardown() {
+	# the root-only test mounts for real: leave nothing behind
+	if [ -n "${T:-}" ] && grep -qs " $T/" /proc/mounts; then
+		umount "$T/run/check" 2>/dev/null
+	fi
+	if [ -n "${T:-}" ] && [ -f "$T/real.img" ] && command -v losetup >/dev/null; then
+		losetup -j "$T/real.img" | cut -d: -f1 | while read -r dev; do
+			losetup -d "$dev"
+		done
+	fi
+	return 0
+}
+
+# A stub `ramboot`: logs its arguments and RAMBOOT* environment; `boot
+# --drop=...` only logs, any other call prints $1 on stdout and exits
+# with $2.
 stub() {
 	cat >"$T/ramboot" <<EOF
 #!/bin/sh
 echo "args: \$*" >>"$T/log"
+case "\$*" in *--drop=*) exit 0 ;; esac
 env | grep '^RAMBOOT' | sort >>"$T/log"
 cat "$T/out"
 exit ${2:-0}
@@ -38,34 +54,75 @@ EOF
 	printf '%s' "$1" >"$T/out"
 }
 
+# The report `ramboot boot` leaves after a RAM copy: fstype $1 (may be
+# empty), ram_path $2.
+report() {
+	printf 'mode_asked=ram\nmode_done=ram\nram_path=%s\ntarget=tmpfs\nfstype=%s\nfallback=\n' \
+		"${2:-$T/ram/x86_64.img}" "$1" >"$T/run/report"
+}
+
+# What the stubbed check mount shows: a root file system.
+check_root() {
+	mkdir -p "$T/run/check/etc" "$T/run/check/sbin"
+	: >"$T/run/check/sbin/init"
+}
+
+# grep that must not match. (`! grep` would not fail a test: errexit
+# ignores a negated command.)
+no_grep() {
+	! grep "$@"
+}
+
+# The drop call the hooks make when they do not use the copy.
+dropped() { # path reason
+	grep -qFx "args: boot --drop=$1 --reason=$2" "$T/log"
+}
+
 # Source the LTSP hook in busybox sh the way LTSP's run_parameters does
 # (eval of PRE_INITRD_BOTTOM_RAMBOOT), after LTSP-like state.
-# $1: the ltsp.image value kernel_vars sets; $2: rootmnt.
+# $1: the ltsp.image value kernel_vars sets; $2: rootmnt; $3: the status
+# of the stubbed mount (REAL=1: no mount/umount stubs).
 ltsp() {
-	cat >"$T/ltsp.sh" <<EOF
+	{
+		cat <<EOF
 kernel_vars() {
 	test "\$kernel_vars" = "1" && return 0 || kernel_vars=1
 	IMAGE='$1'
 }
+EOF
+		if [ -z "${REAL:-}" ]; then
+			cat <<EOF
+mount() { echo "mount \$*" >>"$T/log"; return ${3:-0}; }
 umount() { echo "umount \$*" >>"$T/log"; }
+modprobe() { :; }
+EOF
+		fi
+		cat <<EOF
 rootmnt='${2:-$T/root}'
 RAMBOOT_BIN='$T/ramboot'
+ramboot_lib='${LTSP_LIB:-$LIB}'
+ramboot_dir='$T/run'
 RAMBOOT=ram
 RAMBOOT_SWAP_SIZE='min(ram / 2, 4G)'
 IMAGE_TO_RAM=1
 PRE_INITRD_BOTTOM_RAMBOOT=". $HOOK"
-eval "\$PRE_INITRD_BOTTOM_RAMBOOT" || { echo "LTSP boot error!"; exit 1; }
+# LTSP runs under set -e; run_parameters does \`re eval "\$parameters"\`
+set -e
+re() { "\$@" || { echo "LTSP boot error!"; exit 1; }; }
+re eval "\$PRE_INITRD_BOTTOM_RAMBOOT"
 echo "status=\$?"
 kernel_vars
 echo "IMAGE=\$IMAGE"
 echo "IMAGE_TO_RAM=\$IMAGE_TO_RAM"
+set | sed -n 's/^\(ramboot_[a-z_]*\)=.*/leak: \1/p'
 EOF
+	} >"$T/ltsp.sh"
 	run busybox sh "$T/ltsp.sh"
 }
 
 @test "hooks: shellcheck -s sh on every hook" {
 	command -v shellcheck >/dev/null || skip "no shellcheck"
-	run shellcheck -s sh "$HOOK" "$SCRIPT" "$TOP/initrd-hooks/initramfs-tools/hook" \
+	run shellcheck -s sh "$HOOK" "$SCRIPT" "$LIB" "$TOP/initrd-hooks/initramfs-tools/hook" \
 		"$TOP/initrd-hooks/initramfs-tools/order.conf" "$TOP/initrd-hooks/install.sh"
 	assert_success
 }
@@ -89,35 +146,161 @@ EOF
 
 @test "hooks: ltsp: RAM copy replaces the first image, settings exported" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	check_root
+	: >"$T/run/check/boot.img"   # opened inside the first image
 	ltsp "images/x86_64.img,fstype=squashfs,,boot.img,subdir=boot"
 	assert_success
 	assert_line "status=0"
 	assert_line "IMAGE=$T/ram/x86_64.img,fstype=squashfs,,boot.img,subdir=boot"
 	assert_line "IMAGE_TO_RAM=0"
+	refute_line --partial "leak:"
 	run cat "$T/log"
 	assert_line "args: boot --image=$T/root/images/x86_64.img"
 	assert_line "RAMBOOT=ram"
 	assert_line "RAMBOOT_SWAP_SIZE=min(ram / 2, 4G)"
 	refute_line --partial "RAMBOOT_BIN"
-	refute_line --partial "umount"      # $T/root is no mount point
+	refute_line --partial "--drop"
+	# the check mount, and nothing else ($T/root is no mount point)
+	run grep -E '^u?mount' "$T/log"
+	assert_output "mount -t squashfs -o ro,loop $T/ram/x86_64.img $T/run/check
+umount $T/run/check"
 }
 
 @test "hooks: ltsp: a quoted RAM path with spaces" {
 	mkdir -p "$T/ram dir"
 	: >"$T/ram dir/x.img"
 	stub "RAMBOOT_IMAGE='$T/ram dir/x.img'"
+	report erofs "$T/ram dir/x.img"
+	check_root
 	ltsp "x.img,ro"
 	assert_success
 	assert_line "IMAGE=$T/ram dir/x.img,ro"
+	grep -qFx "mount -t erofs -o ro,loop $T/ram dir/x.img $T/run/check" "$T/log"
 }
 
-@test "hooks: ltsp: the network root is unmounted after a RAM copy" {
+@test "hooks: ltsp: the network root is unmounted after the check mount" {
 	# /proc is a mount point on any Linux: stands in for the root mount
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	check_root
 	ltsp "images/x86_64.img" /proc
 	assert_success
 	assert_line "IMAGE=$T/ram/x86_64.img"
+	run grep -E '^u?mount' "$T/log"
+	assert_output "mount -t squashfs -o ro,loop $T/ram/x86_64.img $T/run/check
+umount $T/run/check
+umount /proc"
+}
+
+@test "hooks: ltsp: rootmnt with trailing slashes: the network root is still unmounted" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	check_root
+	ltsp "images/x86_64.img" /proc/
+	assert_success
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	grep -qx "args: boot --image=/proc/images/x86_64.img" "$T/log"
 	grep -qx "umount /proc" "$T/log"
+	: >"$T/log"
+	ltsp "images/x86_64.img" /proc//
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	grep -qx "umount /proc" "$T/log"
+}
+
+@test "hooks: ltsp: rootmnt / is never unmounted" {
+	run busybox sh -c ". '$HOOK'
+		for m in /root/ /root// /root / // /x/y/; do ramboot_strip_slash \"\$m\"; done"
+	assert_output "/root
+/root
+/root
+/
+/
+/x/y"
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	check_root
+	ltsp "x.img" /
+	assert_success
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	grep -qx "args: boot --image=/x.img" "$T/log"
+	no_grep -qx "umount /" "$T/log"
+}
+
+@test "hooks: ltsp: no fstype in the report: the copy is dropped, the network root kept" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report ""
+	check_root
+	ltsp "images/x86_64.img" /proc
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=images/x86_64.img"
+	assert_line "IMAGE_TO_RAM=1"
+	refute_line --partial "leak:"
+	dropped "$T/ram/x86_64.img" "unknown file system"
+	no_grep -q "mount" "$T/log"
+}
+
+@test "hooks: ltsp: a copy that does not mount is dropped, the network root kept" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	ltsp "images/x86_64.img,fstype=squashfs" /proc 32
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=images/x86_64.img,fstype=squashfs"
+	assert_line "IMAGE_TO_RAM=1"
+	dropped "$T/ram/x86_64.img" "cannot mount the RAM copy"
+	grep -q "^mount -t squashfs -o ro,loop $T/ram/x86_64.img $T/run/check" "$T/log"
+	no_grep -q "^umount" "$T/log"
+}
+
+@test "hooks: ltsp: a copy without /etc or /sbin/init is dropped after the check mount" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report ext4
+	mkdir -p "$T/run/check/sbin"
+	: >"$T/run/check/sbin/init"
+	ltsp "images/x86_64.img" /proc
+	assert_success
+	assert_line "IMAGE=images/x86_64.img"
+	assert_line "IMAGE_TO_RAM=1"
+	dropped "$T/ram/x86_64.img" "no root file system in the RAM copy"
+	run grep -E '^u?mount' "$T/log"
+	# ext4 read-only as LTSP mounts it: no journal replay
+	assert_output "mount -t ext4 -o ro,noload,loop $T/ram/x86_64.img $T/run/check
+umount $T/run/check"
+}
+
+@test "hooks: ltsp: an absolute /sbin/init symlink is enough" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	mkdir -p "$T/run/check/etc" "$T/run/check/sbin"
+	ln -s /nonexistent/lib/systemd/systemd "$T/run/check/sbin/init"
+	ltsp "images/x86_64.img"
+	assert_line "IMAGE=$T/ram/x86_64.img"
+}
+
+@test "hooks: ltsp: a zram copy is check-mounted as a block device" {
+	dev=$(find /dev -maxdepth 1 -type b -print 2>/dev/null | head -n 1)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	stub "RAMBOOT_IMAGE=$dev"
+	report squashfs "$dev"
+	check_root
+	ltsp "images/x86_64.img,fstype=squashfs"
+	assert_line "IMAGE=$dev,fstype=squashfs"
+	grep -qFx "mount -t squashfs -o ro $dev $T/run/check" "$T/log"
+}
+
+@test "hooks: ltsp: a list whose second image lies inside the first: that image must be in the copy" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report iso9660
+	mkdir -p "$T/run/check/casper"
+	: >"$T/run/check/casper/filesystem.squashfs"
+	ltsp "x.iso,fstype=iso9660,loop,ro,,casper/filesystem.squashfs,fstype=squashfs"
+	assert_line "IMAGE=$T/ram/x86_64.img,fstype=iso9660,loop,ro,,casper/filesystem.squashfs,fstype=squashfs"
+	: >"$T/log"
+	ltsp "x.iso,,casper/other.squashfs"
+	assert_line "IMAGE=x.iso,,casper/other.squashfs"
+	dropped "$T/ram/x86_64.img" "no root file system in the RAM copy"
 }
 
 @test "hooks: ltsp: failure leaves IMAGE alone and returns 0" {
@@ -127,7 +310,8 @@ EOF
 	assert_line "status=0"
 	assert_line "IMAGE=images/x86_64.img,fstype=squashfs"
 	assert_line "IMAGE_TO_RAM=1"
-	! grep -q umount "$T/log"
+	no_grep -q umount "$T/log"
+	no_grep -q -- --drop "$T/log"
 }
 
 @test "hooks: ltsp: off / prefetch (empty stdout) leaves IMAGE alone" {
@@ -136,6 +320,7 @@ EOF
 	assert_success
 	assert_line "IMAGE=images/x86_64.img"
 	assert_line "IMAGE_TO_RAM=1"
+	no_grep -q -- --drop "$T/log"
 }
 
 @test "hooks: ltsp: odd output or a missing copy changes nothing" {
@@ -146,19 +331,56 @@ extra line"
 	stub "something else"
 	ltsp "images/x86_64.img"
 	assert_line "IMAGE=images/x86_64.img"
+	no_grep -q -- --drop "$T/log"   # no report: no copy was made
 	stub "RAMBOOT_IMAGE=$T/ram/missing.img"
-	ltsp "images/x86_64.img"
+	report squashfs "$T/ram/missing.img"
+	ltsp "images/x86_64.img" /proc
 	assert_success
 	assert_line "status=0"
 	assert_line "IMAGE=images/x86_64.img"
+	dropped "$T/ram/missing.img" "RAM copy missing"
+	no_grep -q "mount" "$T/log"
 }
 
-@test "hooks: ltsp: no binary, or an NFS chroot boot (no image): nothing happens" {
+@test "hooks: ltsp: a copy announced in an unusable form is dropped (the report's ram_path)" {
+	# a newline in the name: the quoted value spans two lines; the
+	# report has the control character as a space
+	: >"$T/ram/a
+b.img"
+	stub "RAMBOOT_IMAGE='$T/ram/a
+b.img'"
+	report squashfs "$T/ram/a b.img"
+	check_root
+	ltsp "images/x86_64.img" /proc
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=images/x86_64.img"
+	assert_line "IMAGE_TO_RAM=1"
+	dropped "$T/ram/a b.img" "bad ramboot boot output"
+	no_grep -q "mount" "$T/log"
+}
+
+@test "hooks: ltsp: no binary, no library, or an NFS chroot boot (no image): nothing happens" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	check_root
 	ltsp ""
 	assert_success
 	assert_line "status=0"
 	assert_line "IMAGE="
+	run cat "$T/log"
+	assert_output ""
+	LTSP_LIB=$T/missing-lib.sh ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=images/x86_64.img"
+	assert_line --partial "missing-lib.sh: missing or broken"
+	refute_line --partial "leak:"
+	echo 'if then' >"$T/broken-lib.sh"
+	LTSP_LIB=$T/broken-lib.sh ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=images/x86_64.img"
 	run cat "$T/log"
 	assert_output ""
 	rm "$T/ramboot"
@@ -168,9 +390,105 @@ extra line"
 	assert_line "IMAGE=images/x86_64.img"
 }
 
+@test "hooks: ltsp: real check mounts (squashfs, ext4) under busybox leave nothing mounted (root)" {
+	[ "$(id -u)" = 0 ] || skip "needs root (mount)"
+	command -v mksquashfs >/dev/null || skip "no mksquashfs"
+	mkdir -p "$T/tree/etc" "$T/tree/sbin" "$T/bin"
+	ln -s /lib/systemd/systemd "$T/tree/sbin/init"
+	mksquashfs "$T/tree" "$T/real.img" -quiet -no-progress -noappend >/dev/null
+	for a in mount umount; do
+		ln -s "$(command -v busybox)" "$T/bin/$a"
+	done
+	stub "RAMBOOT_IMAGE=$T/real.img"
+	report squashfs "$T/real.img"
+	PATH=$T/bin:$PATH REAL=1 ltsp "images/x86_64.img"
+	assert_success
+	assert_line "IMAGE=$T/real.img"
+	no_grep -qs " $T/run/check " /proc/mounts
+	[ ! -e "$T/run/check" ]
+	run losetup -j "$T/real.img"
+	assert_output ""
+	# ext4, read-only with noload
+	if command -v mkfs.ext4 >/dev/null; then
+		rm "$T/real.img"
+		mkfs.ext4 -q -F -d "$T/tree" "$T/real.img" 8M
+		report ext4 "$T/real.img"
+		PATH=$T/bin:$PATH REAL=1 ltsp "images/x86_64.img"
+		assert_success
+		assert_line "IMAGE=$T/real.img"
+		no_grep -qs " $T/run/check " /proc/mounts
+		run losetup -j "$T/real.img"
+		assert_output ""
+	fi
+	# not a file system: the check mount fails, the copy is dropped
+	report squashfs "$T/real.img"
+	head -c 65536 /dev/zero >"$T/real.img"
+	PATH=$T/bin:$PATH REAL=1 ltsp "images/x86_64.img"
+	assert_success
+	assert_line "IMAGE=images/x86_64.img"
+	dropped "$T/real.img" "cannot mount the RAM copy"
+	run losetup -j "$T/real.img"
+	assert_output ""
+}
+
+@test "hooks: the output parser: one RAMBOOT_IMAGE= line, plain or single-quoted" {
+	cat >"$T/cases" <<'EOF'
+RAMBOOT_IMAGE=/run/ramboot/ram/x86_64.img
+RAMBOOT_IMAGE=/dev/zram0
+RAMBOOT_IMAGE='/run/ramboot/ram/a b.img'
+RAMBOOT_IMAGE='/run/it'\''s.img'
+RAMBOOT_IMAGE=''\'''
+RAMBOOT_IMAGE='/a'\'';touch T/pwned'
+RAMBOOT_IMAGE='$(touch T/pwned)'
+RAMBOOT_IMAGE=$(touch T/pwned)
+RAMBOOT_IMAGE=/a;touch T/pwned
+RAMBOOT_IMAGE=`touch T/pwned`
+RAMBOOT_IMAGE='/a'b'
+RAMBOOT_IMAGE='/a'\''
+RAMBOOT_IMAGE='/a
+RAMBOOT_IMAGE=/a b
+RAMBOOT_IMAGE=''
+RAMBOOT_IMAGE=
+RAMBOOT_IMAGE='/a'\'b'
+X=1 RAMBOOT_IMAGE=/a
+ RAMBOOT_IMAGE=/a
+EOF
+	sed -i "s|T/pwned|$T/pwned|" "$T/cases"
+	run busybox sh -c ". '$LIB'
+		while IFS= read -r l; do
+			if p=\$(ramboot_parse_out \"\$l\"); then echo \"ok <\$p>\"; else echo no; fi
+		done <'$T/cases'
+		ramboot_parse_out 'RAMBOOT_IMAGE=/a
+RAMBOOT_IMAGE=/b' || echo no
+		set | grep '^RAMBOOT_IMAGE=' || :"
+	assert_success
+	assert_output "ok </run/ramboot/ram/x86_64.img>
+ok </dev/zram0>
+ok </run/ramboot/ram/a b.img>
+ok </run/it's.img>
+ok <'>
+ok </a';touch $T/pwned>
+ok <\$(touch $T/pwned)>
+no
+no
+no
+no
+no
+no
+no
+no
+no
+no
+no
+no
+no"
+	[ ! -e "$T/pwned" ]
+}
+
 # The initramfs-tools boot script, sourced with ramboot_lib_only so
 # that mount/umount/modprobe are shell functions logging their calls.
-initramfs() { # mount-status
+# $1: the status of the stubbed mount.
+initramfs() {
 	cat >"$T/it.sh" <<EOF
 mount() { echo "mount \$*" >>"$T/log"; return ${1:-0}; }
 umount() { echo "umount \$*" >>"$T/log"; }
@@ -180,12 +498,19 @@ ROOT=
 ramboot_bin='$T/ramboot'
 ramboot_dir='$T/run'
 ramboot_ltsp='$T/no-ltsp'
+ramboot_lib='${IT_LIB:-$LIB}'
 ramboot_lib_only=1
 . '$SCRIPT'
 ramboot_main
 echo "status=\$?"
 EOF
 	run busybox sh "$T/it.sh"
+}
+
+# What the stubbed mounts show at the future root.
+it_root() {
+	mkdir -p "$T/run/root/etc" "$T/run/root/sbin"
+	: >"$T/run/root/sbin/init"
 }
 
 @test "hooks: initramfs-tools: prereqs, and nothing to do without a RAM copy" {
@@ -196,14 +521,14 @@ EOF
 	initramfs
 	assert_success
 	assert_line "status=0"
-	! grep -q "^mount" "$T/log"
+	no_grep -q "^mount" "$T/log"
+	no_grep -q -- --drop "$T/log"
 }
 
 @test "hooks: initramfs-tools: squashfs copy goes under an overlay, then replaces the root" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
-	mkdir -p "$T/run/root/etc" "$T/run/root/sbin"
-	: >"$T/run/root/sbin/init"
-	printf 'mode_done=ram\nfstype=squashfs\nfallback=\n' >"$T/run/report"
+	it_root
+	report squashfs
 	initramfs
 	assert_success
 	assert_line "status=0"
@@ -214,31 +539,155 @@ mount -t overlay -o lowerdir=$T/run/ro,upperdir=$T/run/rw/up,workdir=$T/run/rw/w
 mount -o move $T/root $T/run/net
 mount -o move $T/run/root $T/root
 umount $T/run/net"
+	no_grep -q -- --drop "$T/log"
 }
 
-@test "hooks: initramfs-tools: a failed mount falls back and records it" {
+@test "hooks: initramfs-tools: ext4 on zram is mounted read-write, directly" {
+	dev=$(find /dev -maxdepth 1 -type b -print 2>/dev/null | head -n 1)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	stub "RAMBOOT_IMAGE=$dev"
+	it_root
+	report ext4 "$dev"
+	initramfs
+	assert_success
+	run grep -E '^mount -t' "$T/log"
+	assert_output "mount -t ext4 -o rw $dev $T/run/root"
+}
+
+@test "hooks: initramfs-tools: a failed mount drops the copy" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
-	mkdir -p "$T/run"
-	printf 'mode_done=ram\nfstype=squashfs\nfallback=\n' >"$T/run/report"
+	report squashfs
 	initramfs 1
 	assert_success
 	assert_line "status=0"
-	grep -qx "mode_done=off" "$T/run/report"
-	grep -qx "fallback=cannot mount the RAM copy" "$T/run/report"
-	! grep -q "move" "$T/log"
-	grep -qx "umount $T/run/ram" "$T/log"   # the tmpfs copy is dropped
+	dropped "$T/ram/x86_64.img" "cannot mount the RAM copy"
+	no_grep -q "move" "$T/log"
 }
 
 @test "hooks: initramfs-tools: an image without init does not replace the root" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
-	mkdir -p "$T/run"
-	printf 'mode_done=ram\nfstype=ext4\nfallback=\n' >"$T/run/report"
+	mkdir -p "$T/run/root/etc"
+	report ext4
 	initramfs
 	assert_success
 	assert_line "status=0"
 	grep -q "^mount -t ext4 -o rw,loop" "$T/log"
-	! grep -q "move" "$T/log"
-	grep -qx "fallback=cannot mount the RAM copy" "$T/run/report"
+	no_grep -q "move" "$T/log"
+	dropped "$T/ram/x86_64.img" "no root file system in the RAM copy"
+}
+
+@test "hooks: initramfs-tools: an init that is an absolute symlink is an init" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	mkdir -p "$T/run/root/etc" "$T/run/root/sbin"
+	ln -s /nonexistent/lib/systemd/systemd "$T/run/root/sbin/init"
+	report ext4
+	initramfs
+	assert_success
+	grep -qx "mount -o move $T/run/root $T/root" "$T/log"
+	no_grep -q -- --drop "$T/log"
+}
+
+@test "hooks: initramfs-tools: no fstype in the report: no guess, the copy is dropped" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	it_root
+	report ""
+	initramfs
+	assert_success
+	assert_line "status=0"
+	no_grep -q "^mount" "$T/log"
+	dropped "$T/ram/x86_64.img" "unknown file system"
+}
+
+@test "hooks: initramfs-tools: the root cannot be replaced: the copy is dropped" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	it_root
+	report squashfs
+	cat >"$T/it-move.sh" <<EOF
+mount() {
+	echo "mount \$*" >>"$T/log"
+	case "\$*" in "-o move $T/run/root "*) return 1 ;; esac
+}
+EOF
+	initramfs
+	sed -i "s|^mount() .*|. '$T/it-move.sh'|" "$T/it.sh"
+	: >"$T/log"
+	run busybox sh "$T/it.sh"
+	assert_success
+	assert_line "status=0"
+	grep -qx "mount -o move $T/run/net $T/root" "$T/log"    # moved back
+	dropped "$T/ram/x86_64.img" "cannot replace the root mount"
+}
+
+@test "hooks: initramfs-tools: multi-line output is never evaluated; the copy is dropped" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img
+touch $T/evaluated"
+	it_root
+	report squashfs
+	initramfs
+	assert_success
+	assert_line "status=0"
+	[ ! -e "$T/evaluated" ]
+	no_grep -q "^mount" "$T/log"
+	dropped "$T/ram/x86_64.img" "bad ramboot boot output"
+	# a quoted name spanning two lines
+	: >"$T/ram/a
+b.img"
+	stub "RAMBOOT_IMAGE='$T/ram/a
+b.img'"
+	report squashfs "$T/ram/a b.img"
+	: >"$T/log"
+	initramfs
+	assert_success
+	no_grep -q "^mount" "$T/log"
+	dropped "$T/ram/a b.img" "bad ramboot boot output"
+}
+
+@test "hooks: initramfs-tools: a missing library: nothing is run" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	IT_LIB=$T/missing-lib.sh initramfs
+	assert_success
+	assert_line "status=0"
+	assert_line --partial "missing-lib.sh missing"
+	run cat "$T/log"
+	assert_output ""
+}
+
+# The two hooks take the same copies and refuse the same ones: the LTSP
+# hook switches IMAGE exactly when the boot script moves the copy in,
+# and both drop the same path for the same reason otherwise.
+@test "hooks: ltsp and initramfs-tools accept and refuse the same outputs and reports" {
+	mkdir -p "$T/ram/it's"
+	: >"$T/ram/it's/x.img"
+	while IFS='|' read -r out fstype want; do
+		out=$(printf '%b' "$out")
+		stub "$out"
+		report "$fstype"
+		check_root
+		it_root
+		: >"$T/log"
+		ltsp "images/x86_64.img"
+		assert_success
+		if grep -qx "IMAGE=images/x86_64.img" <<<"$output"; then l=refused; else l=used; fi
+		l="$l $(grep -- --drop "$T/log" || :)"
+		: >"$T/log"
+		initramfs
+		assert_success
+		if grep -q "^mount -o move $T/run/root" "$T/log"; then i=used; else i=refused; fi
+		i="$i $(grep -- --drop "$T/log" || :)"
+		echo "$out | $fstype: ltsp: $l; initramfs-tools: $i"
+		[ "$l" = "$i" ]
+		[ "${l%% *}" = "$want" ]
+	done <<EOF
+RAMBOOT_IMAGE=$T/ram/x86_64.img|squashfs|used
+RAMBOOT_IMAGE='$T/ram/it'\\''s/x.img'|squashfs|used
+RAMBOOT_IMAGE=$T/ram/x86_64.img||refused
+RAMBOOT_IMAGE=$T/ram/x86_64.img\\nmore|squashfs|refused
+RAMBOOT_IMAGE='$T/ram/x86_64.img|squashfs|refused
+RAMBOOT_IMAGE=$T/ram/missing.img|squashfs|refused
+RAMBOOT_IMAGE=\$(echo $T/ram/x86_64.img)|squashfs|refused
+|squashfs|refused
+EOF
 }
 
 @test "hooks: order.conf puts the boot script first in init-bottom/ORDER, once" {

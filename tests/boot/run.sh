@@ -551,7 +551,7 @@ ltsp_setup() {
 		{ fail "ltsp initrd failed: $(tail -n 3 "$lt/setup.log")"; return 1; }
 
 	# `ltsp initrd` packs /etc/ltsp: the binary and the hook must be there.
-	for f in etc/ltsp/ramboot/ramboot etc/ltsp/ramboot/ltsp-hook.sh; do
+	for f in etc/ltsp/ramboot/ramboot etc/ltsp/ramboot/ltsp-hook.sh etc/ltsp/ramboot/ramboot-lib.sh; do
 		cpio -it < "$lt/tftp/ltsp/ltsp.img" 2>/dev/null | grep -Eqx "(\./)?$f" ||
 			{ fail "ltsp.img has no $f (make install puts it in /etc/ltsp for \`ltsp initrd\`)"; return 1; }
 	done

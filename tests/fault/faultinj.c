@@ -49,6 +49,10 @@
  *                 with a handler runs it, and then the call blocks again
  *                 (SA_RESTART) or fails with EINTR; a fatal signal kills the
  *                 process; pthread_cancel ends the thread.
+ *   hang          block as a thread the kernel holds in an uninterruptible
+ *                 read (a hard NFS mount in D state): no handler runs in
+ *                 this thread, pthread_cancel has no effect; only SIGKILL
+ *                 (or the exit of the process) ends it.
  *   errno=E       fail the call: -1 with errno E (ENOSPC, EIO, ... or a
  *                 number). close closes the fd all the same, as Linux does.
  *
@@ -144,6 +148,7 @@ struct rule {
 	int sig;
 	int err;
 	bool stall;
+	bool hang;
 	char action[80];        /* for the log */
 	_Atomic uint64_t calls, bytes, fired;
 };
@@ -450,6 +455,20 @@ static void stall(void)
 	pthread_cleanup_pop(1);
 }
 
+/* What a D-state read looks like from user space: this thread takes no
+ * signal and cannot be cancelled. */
+static void hang(void)
+{
+	sigset_t all;
+	struct timespec t = { 3600, 0 };
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (;;)
+		nanosleep(&t, NULL);
+}
+
 /*
  * Run the rules for call C before it is made. Returns 0 to make the real
  * call with C->len bytes (after= may have cut it), or -1 with errno set to
@@ -498,6 +517,8 @@ static int enter(struct call *c)
 			sleep_ms(hit->delay_ms);
 		if (hit->sig)
 			raise(hit->sig);
+		if (hit->hang)
+			hang();
 		if (hit->stall) {
 			stall();
 			errno = EINTR;
@@ -1004,8 +1025,12 @@ static void parse_rule(char *s, struct rule *r)
 			r->stall = true;
 			continue;
 		}
+		if (!strcmp(f, "hang") && !val) {
+			r->hang = true;
+			continue;
+		}
 		if (!val || !*val)
-			bad(text, f, "expected key=value (or stall)");
+			bad(text, f, "expected key=value (or stall, hang)");
 		if (!strcmp(f, "path")) {
 			r->path = val;
 		} else if (!strcmp(f, "prog")) {
@@ -1051,6 +1076,8 @@ static void parse_rule(char *s, struct rule *r)
 		add_action(r, "signal", sigabbrev_np(r->sig));
 	if (r->stall)
 		add_action(r, "stall", NULL);
+	if (r->hang)
+		add_action(r, "hang", NULL);
 	if (r->err)
 		add_action(r, "errno", strerrorname_np(r->err));
 	if (!r->action[0])

@@ -1,0 +1,135 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Shared by both boot hooks: the LTSP hook (ltsp-hook.sh, sourced in
+# LTSP's own shell) and the initramfs-tools boot script. One copy of the
+# code that reads what `ramboot boot` did and decides whether a RAM copy
+# may replace the network root, so that both hooks accept and refuse the
+# same things. Installed where each hook looks for it:
+#
+#   /etc/ltsp/ramboot/ramboot-lib.sh   next to the LTSP hook (ltsp.img)
+#   /scripts/ramboot-lib.sh            in an initramfs-tools initramfs
+#
+# Sourcing it only defines functions, all named ramboot_*; nothing here
+# exits. The caller defines ramboot_say and sets ramboot_bin (the
+# ramboot binary) and ramboot_dir (/run/ramboot, where the report is).
+#
+# The protocol with `ramboot boot`: on a RAM copy it prints one line,
+# RAMBOOT_IMAGE=<path>, and writes $ramboot_dir/report with, among
+# others, mode_done=ram, ram_path= and fstype= (blkid's type of the
+# copy). A hook that does not use the copy for any reason hands it back
+# with `ramboot boot --drop=PATH --reason=TEXT`: that frees the copy
+# (the tmpfs or the zram device) and rewrites the report to
+# mode_done=off, fallback=TEXT, so that the report tells what the client
+# really booted from.
+
+# The RAM copy named by `ramboot boot`'s stdout, or status 1. Strict:
+# exactly one line RAMBOOT_IMAGE=<value>, the value either plain (the
+# characters ramboot prints unquoted) or one single-quoted string in
+# which a quote is written '\''. Only such a value is evaluated, in a
+# subshell.
+ramboot_parse_out() {
+	case $1 in
+	*"
+"*) return 1 ;;
+	RAMBOOT_IMAGE=?*) ;;
+	*) return 1 ;;
+	esac
+	ramboot_v=${1#RAMBOOT_IMAGE=}
+	case $ramboot_v in
+	\'*\')
+		# Inside the quotes: text without quotes, each quote being
+		# the start of '\'' (close, escaped quote, reopen).
+		ramboot_r=${ramboot_v#\'}
+		ramboot_r=${ramboot_r%\'}
+		while :; do
+			case $ramboot_r in
+			*\'*) ;;
+			*) break ;;
+			esac
+			ramboot_r=${ramboot_r#*\'}
+			case $ramboot_r in
+			"\\''"*) ramboot_r=${ramboot_r#"\\''"} ;;
+			*) return 1 ;;
+			esac
+		done
+		;;
+	*[!A-Za-z0-9/._,:+@%-]*) return 1 ;;
+	esac
+	(eval "RAMBOOT_IMAGE=$ramboot_v" && [ -n "$RAMBOOT_IMAGE" ] &&
+		printf '%s\n' "$RAMBOOT_IMAGE")
+}
+
+# A value of the report (key=value lines, the value on one line).
+ramboot_report_get() { # key
+	sed -n "s/^$1=//p" "${ramboot_dir:-/run/ramboot}/report" 2>/dev/null
+}
+
+# Hand a RAM copy back: ramboot frees it and records the fallback in the
+# report. It warns on stderr itself.
+ramboot_drop() { # path reason
+	[ -n "$1" ] || return 0
+	# shellcheck disable=SC2154 # set by the hook
+	"$ramboot_bin" boot --drop="$1" --reason="$2" ||
+		ramboot_say "ramboot boot --drop=$1 failed"
+	return 0
+}
+
+# The RAM copy `ramboot boot` made, ready to be checked by mounting:
+# sets ramboot_ram (its path) and ramboot_fstype (from the report).
+# Status 1 when there is no copy to use; a copy that was made but cannot
+# be used is dropped first:
+# - output that is not one RAMBOOT_IMAGE= line while the report says
+#   mode_done=ram: the copy the report names;
+# - a copy that does not exist;
+# - an empty fstype= (blkid knew no file system on it): the file system
+#   type is never guessed.
+ramboot_take_copy() { # output of `ramboot boot`
+	ramboot_fstype=
+	if ! ramboot_ram=$(ramboot_parse_out "$1"); then
+		ramboot_ram=
+		if [ "$(ramboot_report_get mode_done)" = ram ]; then
+			ramboot_drop "$(ramboot_report_get ram_path)" "bad ramboot boot output"
+		elif [ -n "$1" ]; then
+			ramboot_say "ignoring unexpected output of ramboot boot"
+		fi
+		return 1           # empty: off, prefetch or a fallback
+	fi
+	if [ ! -e "$ramboot_ram" ]; then
+		ramboot_drop "$ramboot_ram" "RAM copy missing"
+		return 1
+	fi
+	ramboot_fstype=$(ramboot_report_get fstype)
+	if [ -z "$ramboot_fstype" ]; then
+		ramboot_drop "$ramboot_ram" "unknown file system"
+		return 1
+	fi
+	return 0
+}
+
+# Mount the copy on dir: a file through a loop device, a block device
+# (/dev/zramN) directly; ro or rw. ext3/ext4 read-only with noload, as
+# LTSP mounts them: the journal is not replayed, which a read-only loop
+# device would refuse.
+ramboot_mount_copy() { # path fstype dir ro|rw
+	ramboot_o=$4
+	case $4:$2 in
+	ro:ext3 | ro:ext4) ramboot_o=ro,noload ;;
+	esac
+	[ -b "$1" ] || ramboot_o=$ramboot_o,loop
+	modprobe -q "$2" 2>/dev/null
+	mkdir -p "$3" && mount -t "$2" -o "$ramboot_o" "$1" "$3"
+}
+
+# A tree that can be booted: /etc and an init (/sbin/init, or the one
+# given). An init is often an absolute symlink (/lib/systemd/systemd)
+# that resolves only inside the image: a link is enough.
+ramboot_is_root() { # dir [init]
+	[ -d "$1/etc" ] || return 1
+	for ramboot_i in /sbin/init ${2:+"$2"}; do
+		if [ -e "$1$ramboot_i" ] || [ -L "$1$ramboot_i" ]; then
+			return 0
+		fi
+	done
+	return 1
+}
