@@ -20,9 +20,39 @@ struct codec_buf {
 	size_t out_len;          /* room left at out */
 };
 
+/*
+ * Decoder memory. memlimit is the most memory, in bytes, a decoder may
+ * allocate for itself: windows, dictionaries, block and frame buffers,
+ * per-thread state. The pipeline's own buffers (pipe.h) are not part of
+ * it. 0 means CODEC_MEMLIMIT_DEFAULT. A stream that needs more for one
+ * frame or block fails before anything that big is allocated, with a
+ * message that says what it needs; threads are given less work (xz fewer
+ * threads, zstd fewer frames in flight) rather than exceed it.
+ *
+ *   zstd   Frames whose window is above half the limit are refused (the
+ *          largest power of two: 128 MiB, windowLog 27, at the default,
+ *          what the zstd CLI accepts without --memory). With threads > 1
+ *          the other half holds the frames decoded in parallel: their
+ *          input and output buffers, from the driver until the writer is
+ *          done with them (at least one frame, so a stream always makes
+ *          progress).
+ *   xz     liblzma's limit: the multi-threaded decoder drops to fewer
+ *          threads to stay below it; a block that needs more for one
+ *          thread (its dictionary) is refused. xz -9 needs 65 MiB.
+ *   lzo    The block buffers: a block (at most 64 MiB, by the format)
+ *          needs its compressed and decoded sizes; lzop writes 256 KiB.
+ *   gzip   Fixed (inflate's 32 KiB window); the limit does not apply.
+ *
+ * The default, 256 MiB, takes any stream the zstd, xz and lzop tools
+ * write with their default settings, and keeps room for parallel frames
+ * and xz threads; a client with less memory is refused by the loader's
+ * pre-check (codec_mem_bound) instead of running out halfway.
+ */
+#define CODEC_MEMLIMIT_DEFAULT (256ULL * 1024 * 1024)
+
 struct codec_cfg {
-	int threads;
-	uint64_t memlimit;       /* decoder memory limit (xz) */
+	int threads;             /* decoder threads; <= 1: decode in one */
+	uint64_t memlimit;       /* decoder memory limit, bytes; 0: the default */
 };
 
 struct codec {
@@ -45,6 +75,8 @@ struct codec {
 	/* Optional: output size from a seekable source, -errno if unknown;
 	 * *exact is set when the format records it exactly. */
 	int (*content_size)(int fd, uint64_t file_size, uint64_t *out, int *exact);
+	/* Optional: see codec_mem_bound(); NULL is 0. */
+	uint64_t (*mem_bound)(const struct codec_cfg *cfg);
 };
 
 extern const struct codec codec_none, codec_zstd, codec_xz, codec_lzo, codec_gzip;
@@ -53,6 +85,15 @@ extern const struct codec codec_none, codec_zstd, codec_xz, codec_lzo, codec_gzi
 const struct codec *codec_by_name(const char *name);
 /* Detect from the first bytes; codec_none when nothing matches. */
 const struct codec *codec_detect(const uint8_t *buf, size_t len);
+/* cfg->memlimit, or the default when it is 0. */
+uint64_t codec_memlimit(const struct codec_cfg *cfg);
+/* An upper bound of the memory the codec's decoder may allocate with cfg
+ * (threads and memlimit), pipeline buffers excluded: what the loader adds
+ * to the image size before it checks MemAvailable. About the memlimit at
+ * most (gzip: a fixed 64 KiB; zstd with a tiny limit: its decoder state);
+ * 0 for "none". c NULL: the largest over all codecs, for a source whose
+ * format is not known yet (a pipe). */
+uint64_t codec_mem_bound(const struct codec *c, const struct codec_cfg *cfg);
 /* Drive a stream codec over the pipe. Returns 0 or -errno. */
 int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 		const struct codec_cfg *cfg);
