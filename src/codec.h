@@ -32,21 +32,25 @@ struct codec_buf {
  *   zstd   Frames whose window is above half the limit are refused (the
  *          largest power of two: 128 MiB, windowLog 27, at the default,
  *          what the zstd CLI accepts without --memory). With threads > 1
- *          the other half holds the frames decoded in parallel: their
- *          input and output buffers, from the driver until the writer is
- *          done with them (at least one frame, so a stream always makes
- *          progress).
- *   xz     liblzma's limit: the multi-threaded decoder drops to fewer
+ *          the rest, less the workers' decoder state, holds the frames
+ *          decoded in parallel: their input buffers, and their output
+ *          until the writer (and hasher) are done with it. At least one
+ *          frame is always in flight, so a stream makes progress; no
+ *          more is used than two of the largest frames per worker.
+ *   xz     liblzma's limit: the multi-threaded decoder runs fewer
  *          threads to stay below it; a block that needs more for one
- *          thread (its dictionary) is refused. xz -9 needs 65 MiB.
+ *          thread (its dictionary) is refused.
  *   lzo    The block buffers: a block (at most 64 MiB, by the format)
- *          needs its compressed and decoded sizes; lzop writes 256 KiB.
+ *          may need two of its size; lzop writes 256 KiB blocks.
  *   gzip   Fixed (inflate's 32 KiB window); the limit does not apply.
  *
- * The default, 256 MiB, takes any stream the zstd, xz and lzop tools
- * write with their default settings, and keeps room for parallel frames
- * and xz threads; a client with less memory is refused by the loader's
- * pre-check (codec_mem_bound) instead of running out halfway.
+ * The default, 256 MiB, takes what the tools write at any level (zstd
+ * --ultra -22 and --long use windowLog 27, xz -9e a 64 MiB dictionary:
+ * 65 MiB to decode) with room left for parallel frames and xz threads.
+ * zstd --long=28 and above, or a larger xz dictionary, need it raised.
+ * The loader counts codec_mem_bound() in its free-memory check, so a
+ * client short of memory is refused before anything is written rather
+ * than running out halfway.
  */
 #define CODEC_MEMLIMIT_DEFAULT (256ULL * 1024 * 1024)
 
