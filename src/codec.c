@@ -50,11 +50,25 @@ const struct codec *codec_detect(const uint8_t *buf, size_t len)
 	return &codec_none;
 }
 
+uint64_t codec_memlimit(const struct codec_cfg *cfg)
+{
+	return cfg && cfg->memlimit ? cfg->memlimit : CODEC_MEMLIMIT_DEFAULT;
+}
+
 uint64_t codec_mem_bound(const struct codec *c, const struct codec_cfg *cfg)
 {
-	if (!c || c == &codec_none)
-		return 0;
-	return cfg->memlimit;
+	uint64_t max = 0;
+	size_t i;
+
+	if (c)
+		return c->mem_bound ? c->mem_bound(cfg) : 0;
+	for (i = 0; i < ARRAY_SIZE(codecs); i++) {
+		uint64_t b = codec_mem_bound(codecs[i], cfg);
+
+		if (b > max)
+			max = b;
+	}
+	return max;
 }
 
 /* "none": input chunks go straight to the writer, no copy. */

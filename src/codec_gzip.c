@@ -93,6 +93,14 @@ static void gz_end(void *state)
 	free(g);
 }
 
+/* inflate's state (7 KiB) and its 32 KiB window; the header's optional
+ * fields (name, comment, extra) are skipped, never stored. */
+static uint64_t gz_mem_bound(const struct codec_cfg *cfg)
+{
+	(void)cfg;
+	return 64 * KiB;
+}
+
 /* ISIZE, the last 4 bytes, is the size modulo 2^32 of the last member
  * only: good enough for an estimate, never exact. */
 static int gz_content_size(int fd, uint64_t file_size, uint64_t *out, int *exact)
@@ -122,4 +130,5 @@ const struct codec codec_gzip = {
 	.finish = gz_finish,
 	.end = gz_end,
 	.content_size = gz_content_size,
+	.mem_bound = gz_mem_bound,
 };

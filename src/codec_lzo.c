@@ -3,7 +3,9 @@
  * lzop files with liblzo2: the header (lzop.c), then blocks of at most
  * 256 KiB, each decoded with lzo1x_decompress_safe and checked against
  * the block's adler32/crc32 checksums. A block of uncompressed length 0
- * ends the file; nothing may follow it.
+ * ends the file; nothing may follow it. A block is decoded straight into
+ * the output when it fits; else it goes through buffers of its size, so
+ * a block may need twice its size (at most 64 MiB each, by the format).
  */
 #include <errno.h>
 #include <lzo/lzo1x.h>
@@ -29,9 +31,10 @@ struct lzo {
 	size_t bhlen, bhwant;
 	uint32_t dlen, clen;
 	uint8_t *cbuf;           /* compressed block collected so far */
-	size_t clen_have;
+	size_t clen_have, cbuf_cap;
 	uint8_t *dbuf;           /* decoded block waiting for output room */
-	size_t dpos, dend;
+	size_t dpos, dend, dbuf_cap;
+	uint64_t memlimit;
 };
 
 static uint32_t be32(const uint8_t *p)
@@ -43,18 +46,34 @@ static int lzop_init(void **state, const struct codec_cfg *cfg)
 {
 	struct lzo *l;
 
-	(void)cfg;
 	if (lzo_init() != LZO_E_OK)
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	l->memlimit = codec_memlimit(cfg);
 	l->hbuf = malloc(HDR_CAP);
 	if (!l->hbuf) {
 		free(l);
 		return -ENOMEM;
 	}
 	*state = l;
+	return 0;
+}
+
+/* A buffer of at least len bytes: *buf grows to the largest block seen. */
+static int buf_fit(uint8_t **buf, size_t *cap, size_t len)
+{
+	uint8_t *nb;
+
+	if (*cap >= len)
+		return 0;
+	nb = malloc(len);
+	if (!nb)
+		return -ENOMEM;
+	free(*buf);
+	*buf = nb;
+	*cap = len;
 	return 0;
 }
 
@@ -112,7 +131,7 @@ static int decode_block(struct lzo *l, const uint8_t *cdata, struct codec_buf *b
 	if (direct) {
 		dst = b->out;
 	} else {
-		if (!l->dbuf && !(l->dbuf = malloc(LZOP_BLOCK_MAX)))
+		if (buf_fit(&l->dbuf, &l->dbuf_cap, l->dlen) < 0)
 			return -ENOMEM;
 		dst = l->dbuf;
 	}
@@ -193,6 +212,17 @@ static int lzo_step(void *state, struct codec_buf *b, char *msg, size_t msglen)
 					snprintf(msg, msglen, "corrupt block header");
 					return -EBADMSG;
 				}
+				/* Checked before anything is allocated for it. */
+				if (2 * (uint64_t)l->dlen > l->memlimit) {
+					char s1[16], s2[16], s3[16];
+
+					snprintf(msg, msglen, "a block of %s needs %s of buffers, above the "
+						 "%s memory limit (raise it with a manifest memlimit)",
+						 fmt_size(l->dlen, s1, sizeof(s1)),
+						 fmt_size(2 * (uint64_t)l->dlen, s2, sizeof(s2)),
+						 fmt_size(l->memlimit, s3, sizeof(s3)));
+					return -ENOMEM;
+				}
 				l->bhwant = lzop_block_header_len(l->h.flags, l->dlen, l->clen);
 			}
 			l->bhlen += take(b, l->bh + l->bhlen, l->bhwant - l->bhlen);
@@ -213,7 +243,7 @@ static int lzo_step(void *state, struct codec_buf *b, char *msg, size_t msglen)
 					return rc;
 				break;
 			}
-			if (!l->cbuf && !(l->cbuf = malloc(LZOP_BLOCK_MAX)))
+			if (buf_fit(&l->cbuf, &l->cbuf_cap, l->clen) < 0)
 				return -ENOMEM;
 			l->clen_have += take(b, l->cbuf + l->clen_have, l->clen - l->clen_have);
 			if (l->clen_have < l->clen)
@@ -275,6 +305,14 @@ static void lzo_end(void *state)
 	free(l);
 }
 
+/* The header buffer and a compressed and a decoded block buffer. */
+static uint64_t lzo_mem_bound(const struct codec_cfg *cfg)
+{
+	uint64_t blocks = 2 * (uint64_t)LZOP_BLOCK_MAX, m = codec_memlimit(cfg);
+
+	return (m < blocks ? m : blocks) + HDR_CAP + sizeof(struct lzo);
+}
+
 const struct codec codec_lzo = {
 	.name = "lzo",
 	.magic = lzop_magic,
@@ -283,4 +321,5 @@ const struct codec codec_lzo = {
 	.step = lzo_step,
 	.finish = lzo_finish,
 	.end = lzo_end,
+	.mem_bound = lzo_mem_bound,
 };

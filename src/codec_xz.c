@@ -3,6 +3,8 @@
  * xz with liblzma. Files made with `xz -T0` have several blocks, which
  * the multi-threaded decoder (liblzma >= 5.4) decodes in parallel.
  * Concatenated streams and stream padding are accepted, as xz -dc does.
+ * liblzma counts its memory: the decoder gets the codec memlimit, checked
+ * against each block header before the block's dictionary is allocated.
  */
 #include <errno.h>
 #include <lzma.h>
@@ -15,6 +17,7 @@
 
 struct xz {
 	lzma_stream s;
+	uint64_t memlimit;
 };
 
 /* The dictionary (8 MiB at -6, per thread) is read at random offsets:
@@ -45,19 +48,22 @@ static int xz_init(void **state, const struct codec_cfg *cfg)
 		return -ENOMEM;
 	x->s = (lzma_stream)LZMA_STREAM_INIT;
 	x->s.allocator = &xz_allocator;
+	x->memlimit = codec_memlimit(cfg);
 	if (cfg->threads > 1) {
 		lzma_mt mt;
 
 		memset(&mt, 0, sizeof(mt));
 		mt.flags = flags;
-		mt.threads = (uint32_t)cfg->threads;
-		/* Above this the decoder goes single-threaded instead of
-		 * failing; memlimit_stop is where it gives up. */
-		mt.memlimit_threading = cfg->memlimit ? cfg->memlimit : 256 * MiB;
-		mt.memlimit_stop = UINT64_MAX;
+		/* liblzma refuses more than 16384 */
+		mt.threads = (uint32_t)(cfg->threads < 16384 ? cfg->threads : 16384);
+		/* Threads are added while the total (dictionaries, block
+		 * buffers) stays below memlimit_threading; a block that does
+		 * not fit even one thread under memlimit_stop is refused. */
+		mt.memlimit_threading = x->memlimit;
+		mt.memlimit_stop = x->memlimit;
 		r = lzma_stream_decoder_mt(&x->s, &mt);
 	} else {
-		r = lzma_stream_decoder(&x->s, UINT64_MAX, flags);
+		r = lzma_stream_decoder(&x->s, x->memlimit, flags);
 	}
 	if (r != LZMA_OK) {
 		free(x);
@@ -67,7 +73,7 @@ static int xz_init(void **state, const struct codec_cfg *cfg)
 	return 0;
 }
 
-static int xz_err(lzma_ret r, char *msg, size_t msglen)
+static int xz_err(const struct xz *x, lzma_ret r, char *msg, size_t msglen)
 {
 	const char *what;
 
@@ -77,7 +83,22 @@ static int xz_err(lzma_ret r, char *msg, size_t msglen)
 	case LZMA_OPTIONS_ERROR: what = "unsupported options"; break;
 	case LZMA_DATA_ERROR: what = "corrupt data (or trailing garbage)"; break;
 	case LZMA_BUF_ERROR: what = "truncated input (or trailing garbage)"; break;
-	case LZMA_MEMLIMIT_ERROR: what = "memory limit reached"; break;
+	case LZMA_MEMLIMIT_ERROR: {
+		/* The single-threaded decoder reports what the block needs;
+		 * the threaded one only what it holds. */
+		uint64_t need = lzma_memusage(&x->s);
+		char a[16], b[16];
+
+		if (need > x->memlimit)
+			snprintf(msg, msglen, "the stream needs %s of memory, above the %s limit "
+				 "(raise it with a manifest memlimit)", fmt_size(need, a, sizeof(a)),
+				 fmt_size(x->memlimit, b, sizeof(b)));
+		else
+			snprintf(msg, msglen, "the stream needs more than the %s memory limit "
+				 "(raise it with a manifest memlimit)",
+				 fmt_size(x->memlimit, b, sizeof(b)));
+		return -ENOMEM;
+	}
 	default: what = "decoder error"; break;
 	}
 	snprintf(msg, msglen, "%s", what);
@@ -103,7 +124,7 @@ static int xz_code(struct xz *x, struct codec_buf *b, lzma_action a, char *msg, 
 		return 0;
 	if (r == LZMA_BUF_ERROR && a == LZMA_RUN)
 		return 0;
-	return xz_err(r, msg, msglen);
+	return xz_err(x, r, msg, msglen);
 }
 
 static int xz_step(void *state, struct codec_buf *b, char *msg, size_t msglen)
@@ -120,7 +141,7 @@ static int xz_finish(void *state, struct codec_buf *b, char *msg, size_t msglen)
 	/* OK without any output while room is left: no progress is
 	 * possible, the input ended inside a stream. */
 	if (rc == -EAGAIN && b->out_len > 0 && b->out_len == before)
-		return xz_err(LZMA_BUF_ERROR, msg, msglen);
+		return xz_err(x, LZMA_BUF_ERROR, msg, msglen);
 	return rc;
 }
 
@@ -132,12 +153,42 @@ static void xz_end(void *state)
 	free(x);
 }
 
+/* Stream padding (zero bytes, a multiple of four) is read backwards in
+ * blocks: one read per 64 KiB, not per 4 bytes. More than PAD_MAX of it
+ * is not an xz file worth an estimate. */
+#define PAD_BLOCK (64 * 1024)
+#define PAD_MAX (64 * MiB)
+
+/* The start of the zero bytes that end at pos, or -errno. */
+static int64_t padding_start(int fd, uint64_t pos, uint8_t **buf)
+{
+	uint64_t end = pos;
+
+	if (!*buf && !(*buf = malloc(PAD_BLOCK)))
+		return -ENOMEM;
+	while (pos > 0) {
+		size_t n = pos < PAD_BLOCK ? (size_t)pos : PAD_BLOCK, i = n;
+
+		if (pread_full(fd, *buf, n, (off_t)(pos - n)) != (ssize_t)n)
+			return -EIO;
+		while (i > 0 && (*buf)[i - 1] == 0)
+			i--;
+		pos -= n - i;
+		if (i > 0)
+			break;
+		if (end - pos > PAD_MAX)
+			return -EINVAL;
+	}
+	return (int64_t)pos;
+}
+
 /* Walk the streams backwards from the end: footer, index, header. Only
  * the last few KiB of each stream are read. */
 static int xz_content_size(int fd, uint64_t file_size, uint64_t *out, int *exact)
 {
 	uint64_t pos = file_size, total = 0;
-	int streams = 0;
+	uint8_t *pad = NULL;
+	int streams = 0, rc = -EINVAL;
 
 	while (pos > 0) {
 		uint8_t foot[LZMA_STREAM_HEADER_SIZE], *ibuf;
@@ -148,42 +199,66 @@ static int xz_content_size(int fd, uint64_t file_size, uint64_t *out, int *exact
 		lzma_ret r;
 
 		if (pos < 2 * LZMA_STREAM_HEADER_SIZE)
-			return -EINVAL;
-		if (pread_full(fd, foot, sizeof(foot), (off_t)(pos - sizeof(foot))) != sizeof(foot))
-			return -EIO;
-		/* Stream padding: groups of four zero bytes. */
-		if (!memcmp(foot, "\0\0\0\0", 4) && !memcmp(foot + 8, "\0\0\0\0", 4)) {
-			pos -= 4;
+			goto out;
+		if (pread_full(fd, foot, sizeof(foot), (off_t)(pos - sizeof(foot))) != sizeof(foot)) {
+			rc = -EIO;
+			goto out;
+		}
+		/* A footer ends with "YZ": zero bytes there are padding. */
+		if (!memcmp(foot + sizeof(foot) - 4, "\0\0\0\0", 4)) {
+			int64_t start = padding_start(fd, pos, &pad);
+
+			if (start < 0) {
+				rc = (int)start;
+				goto out;
+			}
+			if ((pos - (uint64_t)start) % 4)
+				goto out;
+			pos = (uint64_t)start;
 			continue;
 		}
 		if (lzma_stream_footer_decode(&sf, foot) != LZMA_OK)
-			return -EINVAL;
+			goto out;
 		if (sf.backward_size > 64 * MiB || sf.backward_size + sizeof(foot) > pos)
-			return -EINVAL;
+			goto out;
 		ibuf = malloc(sf.backward_size);
-		if (!ibuf)
-			return -ENOMEM;
+		if (!ibuf) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		if (pread_full(fd, ibuf, sf.backward_size,
 			       (off_t)(pos - sizeof(foot) - sf.backward_size)) != (ssize_t)sf.backward_size) {
 			free(ibuf);
-			return -EIO;
+			rc = -EIO;
+			goto out;
 		}
 		r = lzma_index_buffer_decode(&idx, &memlimit, NULL, ibuf, &inpos, sf.backward_size);
 		free(ibuf);
 		if (r != LZMA_OK)
-			return -EINVAL;
+			goto out;
 		total += lzma_index_uncompressed_size(idx);
 		ssize = lzma_index_stream_size(idx);
 		lzma_index_end(idx, NULL);
 		if (ssize > pos)
-			return -EINVAL;
+			goto out;
 		pos -= ssize;
 		if (++streams > 1024)
-			return -EINVAL;
+			goto out;
 	}
+	if (!streams)
+		goto out;
 	*out = total;
 	*exact = 1;
-	return 0;
+	rc = 0;
+out:
+	free(pad);
+	return rc;
+}
+
+/* liblzma keeps itself within the limit (xz_init). */
+static uint64_t xz_mem_bound(const struct codec_cfg *cfg)
+{
+	return codec_memlimit(cfg);
 }
 
 static const uint8_t xz_magic[] = { 0xfd, '7', 'z', 'X', 'Z', 0x00 };
@@ -197,4 +272,5 @@ const struct codec codec_xz = {
 	.finish = xz_finish,
 	.end = xz_end,
 	.content_size = xz_content_size,
+	.mem_bound = xz_mem_bound,
 };

@@ -24,7 +24,8 @@ extern const unsigned char lzop_magic[LZOP_MAGIC_LEN];
 #define LZOP_F_H_FILTER   0x00000800u
 #define LZOP_F_H_CRC32    0x00001000u
 
-#define LZOP_BLOCK_MAX (64u * 1024 * 1024)  /* lzop writes <= 256 KiB */
+/* The largest block lzop accepts (its MAX_BLOCK_SIZE); it writes 256 KiB. */
+#define LZOP_BLOCK_MAX (64u * 1024 * 1024)
 
 struct lzop_header {
 	uint16_t version, lib_version, version_needed;

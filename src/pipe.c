@@ -82,19 +82,10 @@ static void pool_destroy(struct pool *pl)
 	memset(pl, 0, sizeof(*pl));
 }
 
-#define BIG_KEEP 16
-
 /* Called with the lock held. */
 static void chunk_release_locked(struct pipe *p, struct chunk *c)
 {
-	if (c->big && p->nbigfree < BIG_KEEP) {
-		c->len = 0;
-		c->ready = false;
-		c->error = 0;
-		c->next = p->bigfree;
-		p->bigfree = c;
-		p->nbigfree++;
-	} else if (c->pool) {
+	if (c->pool) {
 		c->len = 0;
 		c->eof = false;
 		c->ready = false;
@@ -126,39 +117,6 @@ static struct chunk *pool_get(struct pipe *p, struct pool *pl)
 		c->ready = false;
 	}
 	pthread_mutex_unlock(&p->lock);
-	return c;
-}
-
-struct chunk *pipe_get_big(struct pipe *p, size_t cap)
-{
-	struct chunk **pp, *c = NULL;
-
-	pthread_mutex_lock(&p->lock);
-	for (pp = &p->bigfree; *pp; pp = &(*pp)->next) {
-		if ((*pp)->cap >= cap) {
-			c = *pp;
-			*pp = c->next;
-			p->nbigfree--;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&p->lock);
-	if (!c) {
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return NULL;
-		c->data = alloc_big(cap);
-		if (!c->data) {
-			free(c);
-			return NULL;
-		}
-		c->cap = cap;
-		c->big = true;
-	}
-	c->next = NULL;
-	c->len = 0;
-	c->ready = false;
-	c->error = 0;
 	return c;
 }
 
@@ -217,11 +175,6 @@ void pipe_destroy(struct pipe *p)
 
 	/* Chunks still queued after an error: malloc'd ones are freed here,
 	 * pool ones with their pool. */
-	while ((c = p->bigfree) != NULL) {
-		p->bigfree = c->next;
-		free(c->data);
-		free(c);
-	}
 	while ((c = q_pop(&p->outq)) != NULL)
 		if (!c->pool) {
 			free(c->data);
@@ -250,6 +203,7 @@ static void *reader_main(void *arg)
 		struct chunk *c = pool_get(p, &p->inpool);
 		size_t want;
 		ssize_t n;
+		bool eof;
 
 		if (!c)
 			return NULL;
@@ -268,15 +222,17 @@ static void *reader_main(void *arg)
 		}
 		c->len = (size_t)n;
 		/* A short read is the end of a file or pipe. */
-		c->eof = (size_t)n < want;
+		eof = (size_t)n < want;
 		pthread_mutex_lock(&p->lock);
 		p->st.bytes_in += (uint64_t)n;
 		if (p->max_in && p->st.bytes_in >= p->max_in)
-			c->eof = true;
+			eof = true;
+		c->eof = eof;
+		/* Once queued, c belongs to the codec: not touched again. */
 		q_push(&p->inq, c);
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
-		if (c->eof)
+		if (eof)
 			return NULL;
 	}
 }
@@ -325,14 +281,6 @@ void pipe_emit(struct pipe *p, struct chunk *c)
 	pthread_mutex_lock(&p->lock);
 	q_push(&p->outq, c);
 	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-}
-
-void pipe_wait_outq(struct pipe *p, size_t max)
-{
-	pthread_mutex_lock(&p->lock);
-	while (p->outq.n >= max && !p->error)
-		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -45,8 +45,8 @@ struct chunk {
 	bool ready;              /* output: filled (set by chunk_ready) */
 	int error;               /* output: the producer failed (-errno) */
 	struct chunk *next;      /* queue link */
-	struct pool *pool;       /* NULL: malloc'd, freed with free() */
-	bool big;                /* from pipe_get_big(): kept for reuse */
+	struct pool *pool;       /* NULL: malloc'd, freed with free(); the pool
+				  * may be a codec driver's own (zstd frames) */
 };
 
 struct queue {
@@ -82,8 +82,6 @@ struct pipe {
 	pthread_cond_t cond;
 	struct queue inq, outq, hashq;
 	struct pool inpool, outpool;
-	struct chunk *bigfree;   /* released big chunks, for reuse */
-	unsigned int nbigfree;
 	int error;               /* first error, -errno; stops every stage */
 	enum pipe_stage error_where;
 	char error_msg[160];     /* codec detail ("frame checksum mismatch") */
@@ -124,13 +122,8 @@ void pipe_pass_through(struct pipe *p, struct chunk *c);
 struct chunk *pipe_get_outbuf(struct pipe *p);        /* blocks; NULL on error */
 /* Queue an output chunk in stream order; it may be filled later. */
 void pipe_emit(struct pipe *p, struct chunk *c);
-/* Wait until fewer than max output chunks wait for the writer. */
-void pipe_wait_outq(struct pipe *p, size_t max);
 /* Mark a queued chunk filled (or failed with err). */
 void pipe_chunk_done(struct pipe *p, struct chunk *c, int err);
-/* An output chunk of at least cap bytes that is reused after the writer
- * is done with it: fresh memory costs a page fault per page. */
-struct chunk *pipe_get_big(struct pipe *p, size_t cap);
 
 void pipe_stats(struct pipe *p, struct pipe_stats *out);
 /* Bytes read from the source so far (the guard's progress counter). */
