@@ -89,7 +89,7 @@ static void run(const struct codec *c, const void *in, size_t len, int threads, 
 			codec_drive(c, &p, first, &cfg);
 	}
 	if (r->rc < 0)
-		pipe_fail(&p, r->rc, "test", NULL);
+		pipe_fail(&p, r->rc, PS_START, NULL);
 	r->rc = pipe_finish(&p);
 	snprintf(r->msg, sizeof(r->msg), "%s", p.error_msg);
 	end = p.dst_fd >= 0 ? lseek(p.dst_fd, 0, SEEK_END) : 0;
