@@ -47,6 +47,8 @@ static const struct item initrd_items[] = {
 	{ "", "usr/sbin/ramboot", 0755 },
 	{ "@conf", "etc/ramboot.conf", 0644 },
 	{ "ltsp-hook.sh", "etc/ltsp/ramboot/ltsp-hook.sh", 0644 },
+	{ "ramboot-lib.sh", "etc/ltsp/ramboot/ramboot-lib.sh", 0644 },
+	{ "ramboot-lib.sh", "scripts/ramboot-lib.sh", 0644 },
 	{ "initramfs-tools/script", "scripts/init-bottom/ramboot", 0755 },
 	{ "initramfs-tools/order.conf", "conf/conf.d/zz-ramboot.conf", 0644 },
 };
@@ -59,7 +61,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -o, --output=FILE  write an uncompressed newc cpio holding the static\n"
 		"                     binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
-		"                     LTSP hook and the initramfs-tools boot script\n"
+		"                     LTSP hook, the initramfs-tools boot script and the\n"
+		"                     library both source (ramboot-lib.sh)\n"
 		"  --binary=PATH      the static binary (default: DATADIR/ramboot.static\n"
 		"                     next to this program, else ./static/ramboot)\n"
 		"  --hooks=DIR        the hook scripts (default: DATADIR/hooks, else\n"

@@ -246,7 +246,10 @@ static int pipe_outcome(struct run *u, struct pipe *p, int rc)
 	case PS_DECODE:
 	case PS_NONE:
 	default:
-		return load_fail(u, rc == -ENOMEM ? LOAD_NOMEM : LOAD_FORMAT, "%s: %s", src, msg);
+		/* A stream that needs more decoder memory than allowed is
+		 * the image's fault (or the manifest's), not the client's:
+		 * like corrupt input, exit 1. */
+		return load_fail(u, LOAD_FORMAT, "%s: %s", src, msg);
 	}
 }
 

@@ -30,6 +30,8 @@ setup() {
 	assert_success
 	assert_line usr/sbin/ramboot
 	assert_line etc/ltsp/ramboot/ltsp-hook.sh
+	assert_line etc/ltsp/ramboot/ramboot-lib.sh
+	assert_line scripts/ramboot-lib.sh
 	assert_line scripts/init-bottom/ramboot
 	assert_line conf/conf.d/zz-ramboot.conf
 	# parent directories come first: the kernel does not create them
@@ -38,6 +40,8 @@ setup() {
 	cmp "$STATIC" "$T/x/usr/sbin/ramboot"
 	[ -x "$T/x/scripts/init-bottom/ramboot" ]
 	cmp "$TOP/initrd-hooks/ltsp-hook.sh" "$T/x/etc/ltsp/ramboot/ltsp-hook.sh"
+	cmp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/x/etc/ltsp/ramboot/ramboot-lib.sh"
+	cmp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/x/scripts/ramboot-lib.sh"
 }
 
 # The directory holds exactly the names given (no temporary left).
@@ -108,7 +112,7 @@ old_initrd_under_faultinj() {
 	assert_dir_holds "$T/d" rb.img
 	# A missing hook script, after the binary went in.
 	mkdir "$T/hooks"
-	cp "$TOP/initrd-hooks/ltsp-hook.sh" "$T/hooks/"
+	cp "$TOP/initrd-hooks/ltsp-hook.sh" "$TOP/initrd-hooks/ramboot-lib.sh" "$T/hooks/"
 	run --separate-stderr "$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC" --hooks="$T/hooks"
 	assert_failure 1
 	[[ "$stderr" == *"$T/hooks/initramfs-tools/script: No such file or directory"* ]]
@@ -139,7 +143,7 @@ old_initrd_under_faultinj() {
 	"$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
 	run "$BIN" initrd --list "$T/rb.img"
 	assert_success
-	assert_line "# member 1: offset 0, compression none, 13 entries"
+	assert_line "# member 1: offset 0, compression none, 15 entries"
 	assert_line --regexp '^ramboot: present \(usr/sbin/ramboot, [0-9.]+ (KiB|MiB)\)$'
 }
 
@@ -148,7 +152,7 @@ old_initrd_under_faultinj() {
 	gzip -c "$T/rb.img" >"$T/rb.gz"
 	run "$BIN" initrd --list "$T/rb.gz"
 	assert_success
-	assert_line --partial "compression gzip, 13 entries"
+	assert_line --partial "compression gzip, 15 entries"
 	assert_line --partial "ramboot: present"
 }
 
@@ -161,7 +165,7 @@ old_initrd_under_faultinj() {
 	run "$BIN" initrd --list "$T/cat.img"
 	assert_success
 	assert_line --regexp '^# member 1: offset 0, compression none, [0-9]+ entries$'
-	assert_line --regexp '^# member 2: offset [0-9]+, compression none, 13 entries$'
+	assert_line --regexp '^# member 2: offset [0-9]+, compression none, 15 entries$'
 	assert_line --regexp '^# member 3: offset [0-9]+, compression zstd, [0-9]+ entries$'
 	assert_line --partial "ramboot: present"
 }
