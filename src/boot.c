@@ -601,6 +601,8 @@ static void do_ram(const struct boot_settings *s, const char *image,
 	rb_debug("loading %s into %s", image, dest);
 	rc = load_in_child(&o, r, &stuck);
 	fill_from_result(rep, r, o.sha256 || o.manifest);
+	if (r->reader_stuck && !stuck)
+		report_add_error(rep, "a read of the image did not return; left to the kernel");
 	if (rc == RB_EXIT_OK && !r->fstype[0]) {
 		/* Nothing could mount it: keep the network root. */
 		drop_copy(rundir, r->dest_path[0] ? r->dest_path : dest);

@@ -14,6 +14,7 @@
 
 #include "ramboot.h"
 #include "cmdline.h"
+#include "codec.h"
 #include "manifest.h"
 
 static const char *const mode_names[] = { "off", "prefetch", "ram" };
@@ -92,10 +93,7 @@ static int parse_bool(const char *val)
 
 static bool valid_codec(const char *val)
 {
-	static const char *const codecs[] = { "auto", "none", "raw", "zstd", "xz",
-					      "lzo", "lzop", "gzip", "gz" };
-
-	return pick(val, codecs, ARRAY_SIZE(codecs)) >= 0;
+	return !strcmp(val, "auto") || codec_canonical(val);
 }
 
 /* Algorithm lists and size expressions ("min(ram / 2, 4G)") are

@@ -17,17 +17,12 @@ static const struct codec *const codecs[] = {
 
 const struct codec *codec_by_name(const char *name)
 {
+	const char *canon = codec_canonical(name);
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(codecs); i++)
-		if (!strcmp(codecs[i]->name, name))
+	for (i = 0; canon && i < ARRAY_SIZE(codecs); i++)
+		if (!strcmp(codecs[i]->name, canon))
 			return codecs[i];
-	if (!strcmp(name, "lzop"))
-		return &codec_lzo;
-	if (!strcmp(name, "gz"))
-		return &codec_gzip;
-	if (!strcmp(name, "raw"))
-		return &codec_none;
 	return NULL;
 }
 
@@ -69,6 +64,17 @@ uint64_t codec_mem_bound(const struct codec *c, const struct codec_cfg *cfg)
 			max = b;
 	}
 	return max;
+}
+
+uint64_t codec_mem_need(const struct codec *c, int fd, uint64_t file_size,
+			const struct codec_cfg *cfg)
+{
+	uint64_t bound = codec_mem_bound(c, cfg), need;
+
+	if (!c || !c->mem_need || fd < 0)
+		return bound;
+	need = c->mem_need(fd, file_size, cfg);
+	return need < bound ? need : bound;
 }
 
 /* "none": input chunks go straight to the writer, no copy. */

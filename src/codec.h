@@ -81,10 +81,15 @@ struct codec {
 	int (*content_size)(int fd, uint64_t file_size, uint64_t *out, int *exact);
 	/* Optional: see codec_mem_bound(); NULL is 0. */
 	uint64_t (*mem_bound)(const struct codec_cfg *cfg);
+	/* Optional: see codec_mem_need(); NULL: mem_bound. */
+	uint64_t (*mem_need)(int fd, uint64_t file_size, const struct codec_cfg *cfg);
 };
 
 extern const struct codec codec_none, codec_zstd, codec_xz, codec_lzo, codec_gzip;
 
+/* The codec a name means ("lzop" -> "lzo", "raw" -> "none"), NULL when
+ * none does (codec_names.c). */
+const char *codec_canonical(const char *name);
 /* Find a codec by name ("none", "zstd", "xz", "lzo", "gzip"). */
 const struct codec *codec_by_name(const char *name);
 /* Detect from the first bytes; codec_none when nothing matches. */
@@ -98,6 +103,12 @@ uint64_t codec_memlimit(const struct codec_cfg *cfg);
  * 0 for "none". c NULL: the largest over all codecs, for a source whose
  * format is not known yet (a pipe). */
 uint64_t codec_mem_bound(const struct codec *c, const struct codec_cfg *cfg);
+/* The same for a seekable source fd, tightened by what its headers say
+ * (the zstd window and frame size, the xz dictionary and block size, the
+ * lzop block size): the bound is for any stream, the need for this one,
+ * which matters on a client with little RAM. Never above the bound. */
+uint64_t codec_mem_need(const struct codec *c, int fd, uint64_t file_size,
+			const struct codec_cfg *cfg);
 /* Drive a stream codec over the pipe. Returns 0 or -errno. */
 int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 		const struct codec_cfg *cfg);

@@ -313,6 +313,25 @@ static uint64_t lzo_mem_bound(const struct codec_cfg *cfg)
 	return (m < blocks ? m : blocks) + HDR_CAP + sizeof(struct lzo);
 }
 
+/* The first block's size (lzop writes 256 KiB blocks): the buffers are
+ * made for it, and grow only if a later block is larger. */
+static uint64_t lzo_mem_need(int fd, uint64_t file_size, const struct codec_cfg *cfg)
+{
+	uint8_t b[HDR_CAP + 4];
+	struct lzop_header h;
+	ssize_t n = pread_full(fd, b, sizeof(b), 0);
+	uint32_t dlen;
+
+	(void)file_size;
+	if (n < 0 || lzop_parse_header(b, (size_t)n, &h) < 0 || h.header_len + 4 > (size_t)n)
+		return lzo_mem_bound(cfg);
+	dlen = (uint32_t)b[h.header_len] << 24 | (uint32_t)b[h.header_len + 1] << 16 |
+	       (uint32_t)b[h.header_len + 2] << 8 | b[h.header_len + 3];
+	if (dlen > LZOP_BLOCK_MAX)
+		return lzo_mem_bound(cfg);
+	return 2 * (uint64_t)dlen + HDR_CAP + sizeof(struct lzo);
+}
+
 const struct codec codec_lzo = {
 	.name = "lzo",
 	.magic = lzop_magic,
@@ -322,4 +341,5 @@ const struct codec codec_lzo = {
 	.finish = lzo_finish,
 	.end = lzo_end,
 	.mem_bound = lzo_mem_bound,
+	.mem_need = lzo_mem_need,
 };

@@ -261,6 +261,40 @@ static uint64_t xz_mem_bound(const struct codec_cfg *cfg)
 	return codec_memlimit(cfg);
 }
 
+/* The first block's header: its filters (the dictionary) and, where the
+ * encoder wrote them (xz -T), its sizes. Each decoder thread holds a
+ * dictionary and a block in and out. */
+static uint64_t xz_mem_need(int fd, uint64_t file_size, const struct codec_cfg *cfg)
+{
+	uint8_t b[LZMA_BLOCK_HEADER_SIZE_MAX];
+	lzma_filter filters[LZMA_FILTERS_MAX + 1];
+	lzma_block block;
+	uint64_t per, dec, threads = cfg->threads > 1 ? (uint64_t)cfg->threads : 1;
+	size_t i;
+
+	(void)file_size;
+	if (pread_full(fd, b, sizeof(b), LZMA_STREAM_HEADER_SIZE) < 8 || b[0] == 0)
+		return xz_mem_bound(cfg);
+	memset(&block, 0, sizeof(block));
+	block.version = 1;
+	block.check = LZMA_CHECK_CRC64;  /* the header's length is what counts */
+	block.filters = filters;
+	block.header_size = lzma_block_header_size_decode(b[0]);
+	if (block.header_size > sizeof(b) ||
+	    lzma_block_header_decode(&block, NULL, b) != LZMA_OK)
+		return xz_mem_bound(cfg);
+	dec = lzma_raw_decoder_memusage(filters);
+	for (i = 0; filters[i].id != LZMA_VLI_UNKNOWN; i++)
+		free(filters[i].options);
+	if (dec == UINT64_MAX)
+		return xz_mem_bound(cfg);
+	if (threads == 1 || block.uncompressed_size == LZMA_VLI_UNKNOWN ||
+	    block.compressed_size == LZMA_VLI_UNKNOWN)
+		return dec;
+	per = dec + block.uncompressed_size + block.compressed_size;
+	return threads * per;
+}
+
 static const uint8_t xz_magic[] = { 0xfd, '7', 'z', 'X', 'Z', 0x00 };
 
 const struct codec codec_xz = {
@@ -273,4 +307,5 @@ const struct codec codec_xz = {
 	.end = xz_end,
 	.content_size = xz_content_size,
 	.mem_bound = xz_mem_bound,
+	.mem_need = xz_mem_need,
 };

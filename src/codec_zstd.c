@@ -99,6 +99,43 @@ static uint64_t zstd_mem_bound(const struct codec_cfg *cfg)
 	return b + FB_MIN;
 }
 
+/* The first frame's header: its window, and the frame's size, which the
+ * parallel decoder holds a few of at a time per worker. */
+static uint64_t zstd_mem_need(int fd, uint64_t file_size, const struct codec_cfg *cfg)
+{
+	uint8_t h[ZSTD_FRAMEHEADERSIZE_MAX];
+	ZSTD_frameHeader fh;
+	struct zlimits l;
+	uint64_t need, frame;
+	off_t off = 0;
+	ssize_t n;
+	int skips = 0;
+
+	(void)file_size;
+	for (;;) {
+		n = pread_full(fd, h, sizeof(h), off);
+		if (n < 8 || (le32(h) & 0xFFFFFFF0u) != SKIP_MAGIC || ++skips > 16)
+			break;
+		off += 8 + (off_t)le32(h + 4);
+	}
+	if (n < 6 || ZSTD_getFrameHeader(&fh, h, (size_t)n) != 0 || fh.frameType != ZSTD_frame)
+		return zstd_mem_bound(cfg);
+	zstd_limits(cfg, &l);
+	if (fh.windowSize > (1ULL << l.wlog))
+		return zstd_mem_bound(cfg);      /* refused anyway */
+	need = ZSTD_estimateDStreamSize((size_t)fh.windowSize) + FB_MIN;
+	if (!l.workers)
+		return need;
+	if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN || fh.frameContentSize > l.par_max)
+		return need + l.budget;          /* frames of unknown size */
+	/* Two frames per worker in flight, input and output each. */
+	frame = fh.frameContentSize + FB_SLACK;
+	need += (uint64_t)l.workers * ZSTD_estimateDCtxSize();
+	need += (4 * (uint64_t)l.workers + 4) * frame < l.budget ?
+		(4 * (uint64_t)l.workers + 4) * frame : l.budget;
+	return need;
+}
+
 /* ---- frame-parallel workers ---- */
 
 struct job {
@@ -953,4 +990,5 @@ const struct codec codec_zstd = {
 	.drive = zstd_drive,
 	.content_size = zstd_content_size,
 	.mem_bound = zstd_mem_bound,
+	.mem_need = zstd_mem_need,
 };

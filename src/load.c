@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ramboot.h"
@@ -142,7 +143,7 @@ static int check_memory(struct run *u)
 	need = u->src.estimate;
 	/* The decoder's own memory is RAM as much as the image is. */
 	codec_config(u, &cfg);
-	dec = codec_mem_bound(u->src.codec, &cfg);
+	dec = codec_mem_need(u->src.codec, u->src.seekable ? u->src.fd : -1, u->src.size, &cfg);
 	rc = rb_meminfo("MemAvailable", &avail);
 	if (rc < 0)
 		return load_fail(u, LOAD_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
@@ -365,6 +366,89 @@ static int verify(struct run *u)
 	return 0;
 }
 
+/* The first reads (the manifest, opening and probing the source) run in
+ * a thread of their own: a server that is gone can hold them in the
+ * kernel, and nothing is made yet, so the run can simply stop waiting
+ * when the guard fires. The thread works on a copy of the run; one that
+ * never returns keeps its copy (leaked, never freed under it). */
+struct setup {
+	struct run u;
+	struct load_result r;
+	int rc;
+	_Atomic int done;
+};
+
+static void *setup_main(void *arg)
+{
+	struct setup *st = arg;
+	struct run *u = &st->u;
+	int rc;
+
+	if ((rc = load_manifest(u)) == 0 && (rc = source_open(u)) == 0 && !u->o->prefetch)
+		rc = source_probe(u);
+	st->rc = rc;
+	atomic_store(&st->done, 1);
+	return NULL;
+}
+
+static uint64_t setup_progress(void *arg)
+{
+	(void)arg;
+	return 0;        /* no data yet: the stall clock runs */
+}
+
+static int setup_guarded(struct run *u)
+{
+	struct setup *st = calloc(1, sizeof(*st));
+	pthread_t t;
+	int rc;
+
+	if (!st)
+		return load_fail(u, LOAD_NOMEM, "out of memory");
+	st->u = *u;
+	st->u.r = &st->r;
+	if (pthread_create(&t, NULL, setup_main, st) != 0) {
+		setup_main(st);
+	} else {
+		guard_target(u->guard, setup_progress, NULL, NULL);
+		for (;;) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(t, NULL, &ts) == 0)
+				break;
+			if (guard_fired(u->guard, NULL) != GUARD_NONE) {
+				pthread_detach(t);
+				guard_target(u->guard, NULL, NULL, NULL);
+				u->r->reader_stuck = !atomic_load(&st->done);
+				rc = guard_outcome(u);
+				if (u->r->err == LOAD_STALL)
+					snprintf(u->r->error, sizeof(u->r->error), "%s: no data for "
+						 "%.0f s (--stall-timeout); the source stalled",
+						 u->o->source, u->o->stall_timeout);
+				return rc;   /* st stays with the thread */
+			}
+		}
+		guard_target(u->guard, NULL, NULL, NULL);
+	}
+	u->src = st->u.src;
+	u->man = st->u.man;
+	u->have_man = st->u.have_man;
+	memcpy(u->want_sha, st->u.want_sha, sizeof(u->want_sha));
+	rc = st->rc;
+	if (rc) {
+		u->r->err = st->r.err;
+		memcpy(u->r->error, st->r.error, sizeof(u->r->error));
+	}
+	free(st);
+	return rc;
+}
+
 /* The stages in order; the first failure ends it. */
 static int run_stages(struct run *u)
 {
@@ -375,17 +459,15 @@ static int run_stages(struct run *u)
 
 	if (strcmp(o->decompress, "auto") && !codec_by_name(o->decompress))
 		return load_fail(u, LOAD_USAGE, "unknown compression '%s'", o->decompress);
-	if ((rc = load_manifest(u)) != 0 || (rc = source_open(u)) != 0)
+	if ((rc = setup_guarded(u)) != 0)
 		return rc;
 	if (o->prefetch)
 		return prefetch_run(u);
-	if ((rc = source_probe(u)) != 0 || (rc = check_memory(u)) != 0)
-		return rc;
-	if ((rc = guard_outcome(u)) != 0)
+	if ((rc = check_memory(u)) != 0 || (rc = guard_outcome(u)) != 0)
 		return rc;
 	if (o->tmpfs && (rc = sink_mount_tmpfs(u)) != 0)
 		return rc;
-	if ((rc = sink_open(u)) != 0)
+	if ((rc = sink_open(u)) != 0 || (rc = guard_outcome(u)) != 0)
 		return rc;
 	/* A manifest bounds the output exactly (size 0 included); a block
 	 * device by its size. */
@@ -453,8 +535,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r)
 	u.snk.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (u.snk.fd < 0)
 		rc = load_fail(&u, LOAD_DEST, "/dev/null: %s", strerror(errno));
-	else if ((rc = source_open(&u)) == 0 && (rc = source_probe(&u)) == 0 &&
-		 (rc = run_pipe(&u, true, false, 0)) == 0)
+	else if ((rc = setup_guarded(&u)) == 0 && (rc = run_pipe(&u, true, false, 0)) == 0)
 		rc = guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);

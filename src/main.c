@@ -11,6 +11,10 @@
 
 #include "ramboot.h"
 
+#ifndef RAMBOOT_VERSION
+#error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"
+#endif
+
 static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);

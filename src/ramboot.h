@@ -11,10 +11,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#ifndef RAMBOOT_VERSION
-#error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"
-#endif
-
 /* Exit codes, documented in docs/ramboot.md and pinned by tests. */
 enum {
 	RB_EXIT_OK = 0,

@@ -41,12 +41,14 @@ static void vmsg(const char *kind, const char *fmt, va_list ap)
 	(void)write_all(STDERR_FILENO, line, (size_t)n);
 }
 
+/* "ramboot: load: error: ..." : an error is told from a report line
+ * (rb_info) on a console that shows both. */
 void rb_err(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("", fmt, ap);
+	vmsg("error: ", fmt, ap);
 	va_end(ap);
 }
 

@@ -250,8 +250,9 @@ size() {
 @test "faultinj ramboot: ENOSPC at the 2nd write: exit 1, 'No space left on device', no output" {
 	require_loader
 	faultinj_require_dynamic "$RAMBOOT_BIN"
-	# --sha256: the pipeline (2 MiB writes), not copy_file_range
-	run --separate-stderr faultinj_run 'write:path=x.img:nth=2:errno=ENOSPC' \
+	# --sha256: the pipeline (2 MiB writes), not copy_file_range. The
+	# new file has no name yet: the rule names its directory.
+	run --separate-stderr faultinj_run 'write:path=out:nth=2:errno=ENOSPC' \
 		"$RAMBOOT_BIN" load --progress=none --sha256="$SUM" "$SRC.raw" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
 	assert_equal "$stderr" "ramboot: load: $OUT/x.img: write error: No space left on device"
@@ -262,7 +263,7 @@ size() {
 @test "faultinj ramboot: a disk full after 1 MiB, raw (copy_file_range) and zstd (write)" {
 	require_loader
 	faultinj_require_dynamic "$RAMBOOT_BIN"
-	run --separate-stderr faultinj_run 'copy_file_range,write:path=x.img:after=1M:errno=ENOSPC' \
+	run --separate-stderr faultinj_run 'copy_file_range,write:path=out:after=1M:errno=ENOSPC' \
 		"$RAMBOOT_BIN" load --progress=none "$SRC.raw" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
 	assert_equal "$stderr" "ramboot: load: $OUT/x.img: write error: No space left on device"
@@ -270,7 +271,7 @@ size() {
 	assert_fault_fired 'action=errno:ENOSPC$'
 
 	rm -f "$(faultinj_log)"
-	run --separate-stderr faultinj_run 'write:path=x.img:after=1M:errno=ENOSPC' \
+	run --separate-stderr faultinj_run 'write:path=out:after=1M:errno=ENOSPC' \
 		"$RAMBOOT_BIN" load --progress=none "$SRC.zst" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
 	assert_equal "$stderr" "ramboot: load: $OUT/x.img: write error: No space left on device"
@@ -280,7 +281,7 @@ size() {
 @test "faultinj ramboot: in-kernel copy refused (EXDEV): the pipeline takes over" {
 	require_loader
 	faultinj_require_dynamic "$RAMBOOT_BIN"
-	run --separate-stderr faultinj_run 'copy_file_range:errno=EXDEV;write:path=x.img' \
+	run --separate-stderr faultinj_run 'copy_file_range:errno=EXDEV;write:path=out' \
 		"$RAMBOOT_BIN" load --progress=none "$SRC.raw" "$OUT/x.img"
 	assert_loaded "$SRC.raw" "$OUT/x.img"
 	assert_fault_fired 'rule=1 call=copy_file_range n=1 .*action=errno:EXDEV$'

@@ -27,6 +27,9 @@
  *                 matched against the path as the program gave it; a GLOB
  *                 that does not start with '/' also matches the tail after
  *                 any '/' ("src.img" matches "/x/src.img"). No ':' or ';'.
+ *                 A file opened with openat() relative to a directory fd
+ *                 matches what the directory matched: a rule on a
+ *                 directory selects the O_TMPFILE files made in it.
  *   fd=N          calls on fd N (copy_file_range: either of its fds).
  *   prog=GLOB     only in a process whose name (argv[0] without its
  *                 directory) matches; the rule is off in other processes,
@@ -349,6 +352,20 @@ static int opened(int fd, const char *path)
 		if ((path_rules & (1u << i)) && path && path_match(rules[i].path, path))
 			m |= 1u << i;
 	fd_set_mask(fd, m);
+	return fd;
+}
+
+/* openat: a relative path inside a directory fd also falls under the
+ * rules that directory did (O_TMPFILE opens "." in it: its writes are
+ * those of a file in that directory). */
+static int opened_at(int fd, int dir, const char *path)
+{
+	int e = errno;
+
+	opened(fd, path);
+	if (fd >= 0 && path && path[0] != '/' && dir != AT_FDCWD)
+		fd_set_mask(fd, fd_rules(fd) | fd_rules(dir));
+	errno = e;
 	return fd;
 }
 
@@ -731,7 +748,7 @@ int openat(int dir, const char *path, int flags, ...)
 	MODE_ARG(flags, mode);
 	if (enter(&c) < 0)
 		return -1;
-	return opened(REAL(openat)(dir, path, flags, mode), path);
+	return opened_at(REAL(openat)(dir, path, flags, mode), dir, path);
 }
 
 int openat64(int dir, const char *path, int flags, ...)
@@ -742,7 +759,7 @@ int openat64(int dir, const char *path, int flags, ...)
 	MODE_ARG(flags, mode);
 	if (enter(&c) < 0)
 		return -1;
-	return opened(REAL(openat64)(dir, path, flags, mode), path);
+	return opened_at(REAL(openat64)(dir, path, flags, mode), dir, path);
 }
 
 /* The _2 variants take no mode: the real one aborts when one is needed. */
@@ -773,7 +790,7 @@ int __openat_2(int dir, const char *path, int flags)
 
 	if (!needs_mode(flags) && enter(&c) < 0)
 		return -1;
-	return opened(REAL(__openat_2)(dir, path, flags), path);
+	return opened_at(REAL(__openat_2)(dir, path, flags), dir, path);
 }
 
 int __openat64_2(int dir, const char *path, int flags);
@@ -783,7 +800,7 @@ int __openat64_2(int dir, const char *path, int flags)
 
 	if (!needs_mode(flags) && enter(&c) < 0)
 		return -1;
-	return opened(REAL(__openat64_2)(dir, path, flags), path);
+	return opened_at(REAL(__openat64_2)(dir, path, flags), dir, path);
 }
 
 /* Linux releases the fd even when close fails: so does an injected error. */

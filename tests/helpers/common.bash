@@ -191,15 +191,15 @@ rb_redirect() {
 	run --separate-stderr bash -c 'f=$1; shift; exec "$RAMBOOT_BIN" "$@" <"$f"' _ "$f" "$@"
 }
 
-# The failure contract: exit CODE, a "ramboot: load: what: why" line on
+# The failure contract: exit CODE, a "ramboot: load: error: what: why" line on
 # stderr, and nothing left in the output directory (or at DEST).
 # assert_load_fail CODE [DEST]
 assert_load_fail() {
 	local code=$1 dest=${2:-}
 	expect_status "$code"
-	if ! grep -qE '^ramboot: load: .+' <<<"$stderr"; then
+	if ! grep -qE '^ramboot: load: error: .+' <<<"$stderr"; then
 		show_run
-		fail "no 'ramboot: load: ' error line on stderr"
+		fail "no 'ramboot: load: error: ' line on stderr"
 	fi
 	if [ -n "$dest" ] && [ -e "$dest" ]; then
 		show_run
