@@ -38,8 +38,8 @@ setup() {
 	: >"$CLEAN"
 }
 
-# Background processes first (they may hold a mount), then mounts and
-# loop devices in reverse order of creation.
+# Background processes first (a writer that holds a FIFO open), then
+# mounts and loop devices in reverse order of creation.
 teardown() {
 	local p kind arg
 	for p in "${PIDS[@]}"; do
@@ -120,19 +120,22 @@ kill_load() {
 	faultinj_run "$rules" env --default-signal=INT "$RAMBOOT_BIN" load --progress=none "$@" \
 		</dev/null >"$BATS_TEST_TMPDIR/kill.out" 2>"$BATS_TEST_TMPDIR/kill.err" &
 	bg=$!
-	PIDS+=("$bg")
 	if ! pid=$(faultinj_wait 'action=stall' 10); then
+		pkill -KILL -P "$bg" 2>/dev/null
+		wait "$bg" 2>/dev/null || true
 		cat "$BATS_TEST_TMPDIR/kill.err" >&2
 		fail "the load never reached the stall"
 	fi
-	PIDS+=("$pid")
 	kill -"$sig" "$pid"
 	for ((i = 0; i < 100; i++)); do
 		kill -0 "$bg" 2>/dev/null || break
 		sleep 0.1
 	done
-	# a loader that shrugged the signal off is stopped here
-	kill -KILL "$pid" 2>/dev/null || true
+	# a loader that shrugged the signal off is stopped here (its
+	# parent still waits for it: the pid is still the loader's)
+	if kill -0 "$bg" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
 	status=0
 	wait "$bg" || status=$?
 	output=$(cat "$BATS_TEST_TMPDIR/kill.out")
