@@ -255,7 +255,7 @@ size() {
 	run --separate-stderr faultinj_run 'write:path=out:nth=2:errno=ENOSPC' \
 		"$RAMBOOT_BIN" load --progress=none --sha256="$SUM" "$SRC.raw" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
-	assert_equal "$stderr" "ramboot: load: $OUT/x.img: write error: No space left on device"
+	assert_equal "$stderr" "ramboot: load: error: $OUT/x.img: write error: No space left on device"
 	assert_fault_fired 'rule=1 call=write n=2 fd=[0-9]+ action=errno:ENOSPC'
 	[ "$(faultinj_count)" -eq 1 ]
 }
@@ -266,7 +266,7 @@ size() {
 	run --separate-stderr faultinj_run 'copy_file_range,write:path=out:after=1M:errno=ENOSPC' \
 		"$RAMBOOT_BIN" load --progress=none "$SRC.raw" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
-	assert_equal "$stderr" "ramboot: load: $OUT/x.img: write error: No space left on device"
+	assert_equal "$stderr" "ramboot: load: error: $OUT/x.img: write error: No space left on device"
 	assert_fault_fired 'action=short:1048576$'
 	assert_fault_fired 'action=errno:ENOSPC$'
 
@@ -274,7 +274,7 @@ size() {
 	run --separate-stderr faultinj_run 'write:path=out:after=1M:errno=ENOSPC' \
 		"$RAMBOOT_BIN" load --progress=none "$SRC.zst" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
-	assert_equal "$stderr" "ramboot: load: $OUT/x.img: write error: No space left on device"
+	assert_equal "$stderr" "ramboot: load: error: $OUT/x.img: write error: No space left on device"
 	assert_fault_fired 'call=write .*action=errno:ENOSPC$'
 }
 
@@ -294,7 +294,7 @@ size() {
 	run --separate-stderr faultinj_run 'read:path=src.zst:nth=2:errno=EIO' \
 		"$RAMBOOT_BIN" load --progress=none "$SRC.zst" "$OUT/x.img"
 	assert_load_fail 1 "$OUT/x.img"
-	assert_equal "$stderr" "ramboot: load: $SRC.zst: read error: Input/output error"
+	assert_equal "$stderr" "ramboot: load: error: $SRC.zst: read error: Input/output error"
 	assert_fault_fired 'call=read n=2 .*action=errno:EIO$'
 }
 
@@ -306,6 +306,6 @@ size() {
 		"$RAMBOOT_BIN" load --progress=none --tmpfs="$mnt" "$SRC.raw" x.img
 	assert_fault_fired "call=mount n=1 path=$mnt action=errno:EPERM"
 	assert_load_fail 1
-	assert_equal "$stderr" "ramboot: load: $mnt: cannot mount tmpfs: Operation not permitted"
+	assert_equal "$stderr" "ramboot: load: error: $mnt: cannot mount tmpfs: Operation not permitted"
 	[ ! -e "$mnt" ] || fail "$mnt left behind"
 }

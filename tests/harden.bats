@@ -292,7 +292,7 @@ start_sleeper() {
 		kill_load "$sig" "$STALL_ZST" "$FIX/sqfs.zst" "$OUT/img"
 		assert_no_output_left
 		expect_status $((128 + $(kill -l "$sig")))
-		assert_stderr_matches '^ramboot: load: interrupted'
+		assert_stderr_matches '^ramboot: load: error: interrupted'
 	done
 }
 
@@ -562,4 +562,21 @@ start_sleeper() {
 	assert_equal "$output" ''
 	rb manifest -j 65 "$FIX/one.raw"
 	expect_status 2
+}
+
+@test "harden: stall: the source stalls before the pipeline (probe): exit 1 after --stall-timeout" {
+	need_shim
+	run --separate-stderr faultinj_run 'pread:path=sqfs.zst:nth=1:stall' \
+		timeout -k 2 8 "$RAMBOOT_BIN" load --progress=none --stall-timeout="$STALL" \
+		"$FIX/sqfs.zst" "$OUT/img"
+	expect_status 1
+	assert_stderr_matches 'no data for [0-9]+ s'
+	assert_no_output_left
+}
+
+@test "harden: SIGTERM while the source stalls before the pipeline: death by the signal" {
+	need_shim
+	kill_load TERM 'pread:path=sqfs.zst:nth=1:stall' --stall-timeout=0 "$FIX/sqfs.zst" "$OUT/img"
+	assert_no_output_left
+	expect_status $((128 + $(kill -l TERM)))
 }

@@ -79,7 +79,7 @@ assert_dir_holds() { # DIR NAME...
 	ln -s "$T/victim" "$T/d/rb.img"
 	run --separate-stderr "$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
 	assert_failure 1
-	[ "$stderr" = "ramboot: initrd: $T/d/rb.img: is a symbolic link; not written through it" ]
+	[ "$stderr" = "ramboot: initrd: error: $T/d/rb.img: is a symbolic link; not written through it" ]
 	[ "$(cat "$T/victim")" = precious ]
 	[ "$(readlink "$T/d/rb.img")" = "$T/victim" ]
 	assert_dir_holds "$T/d" rb.img
@@ -89,7 +89,7 @@ assert_dir_holds() { # DIR NAME...
 	cp "$STATIC" "$T/bin"
 	run --separate-stderr "$BIN" initrd -o "$T/bin" --binary="$T/bin"
 	assert_failure 1
-	[ "$stderr" = "ramboot: initrd: $T/bin: is the source itself" ]
+	[ "$stderr" = "ramboot: initrd: error: $T/bin: is the source itself" ]
 	cmp "$STATIC" "$T/bin"
 }
 
@@ -126,7 +126,7 @@ old_initrd_under_faultinj() {
 		"$BIN" initrd -o "$T/d/rb.img" --binary="$STATIC"
 	assert_failure 1
 	assert_fault_fired 'call=fsync n=1 .*errno:EIO'
-	[ "$stderr" = "ramboot: initrd: $T/d/rb.img: Input/output error" ]
+	[ "$stderr" = "ramboot: initrd: error: $T/d/rb.img: Input/output error" ]
 	[ "$(cat "$T/d/rb.img")" = "old initrd" ]
 	assert_dir_holds "$T/d" rb.img
 }
@@ -192,7 +192,7 @@ old_initrd_under_faultinj() {
 @test "initrd: errors: missing file, garbage, usage" {
 	run "$BIN" initrd --list "$T/nope"
 	assert_failure 1
-	assert_output --partial "ramboot: initrd: $T/nope: No such file or directory"
+	assert_output --partial "ramboot: initrd: error: $T/nope: No such file or directory"
 	head -c 4096 /dev/urandom >"$T/garbage"
 	run "$BIN" initrd --list "$T/garbage"
 	assert_failure 1
@@ -209,5 +209,5 @@ old_initrd_under_faultinj() {
 	[ -x "$TOP/static/ramboot" ] || skip "no static build (make static)"
 	run "$TOP/static/ramboot" initrd --list /dev/null
 	assert_failure 1
-	assert_output "ramboot: initrd: built without initrd support"
+	assert_output "ramboot: initrd: error: built without initrd support"
 }

@@ -204,19 +204,19 @@ swapon=/dev/zram2"
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --size='min(ram,'
 	assert_failure 2
-	[ "$stderr" = "ramboot: swap: --size: 'min(ram,': expected expression at column 9" ]
+	[ "$stderr" = "ramboot: swap: error: --size: 'min(ram,': expected expression at column 9" ]
 	run --separate-stderr "$RAMBOOT_BIN" swap --size='ram * foo'
 	assert_failure 2
-	[ "$stderr" = "ramboot: swap: --size: 'ram * foo': unknown name 'foo' at column 7" ]
+	[ "$stderr" = "ramboot: swap: error: --size: 'ram * foo': unknown name 'foo' at column 7" ]
 	run --separate-stderr "$RAMBOOT_BIN" swap --size='ram / 0'
 	assert_failure 2
-	[ "$stderr" = "ramboot: swap: --size: 'ram / 0': division by zero at column 5" ]
+	[ "$stderr" = "ramboot: swap: error: --size: 'ram / 0': division by zero at column 5" ]
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=16K
 	assert_failure 2
-	[ "$stderr" = "ramboot: swap: --size: '16K' is 16384 bytes, below the 40 KiB a swap area needs" ]
+	[ "$stderr" = "ramboot: swap: error: --size: '16K' is 16384 bytes, below the 40 KiB a swap area needs" ]
 	run --separate-stderr "$RAMBOOT_BIN" swap --mem-limit='1G -'
 	assert_failure 2
-	[ "$stderr" = "ramboot: swap: --mem-limit: '1G -': expected expression at column 5" ]
+	[ "$stderr" = "ramboot: swap: error: --mem-limit: '1G -': expected expression at column 5" ]
 	[ ! -s "$RAMBOOT_WRITE_LOG" ]
 	assert_tree
 }
@@ -246,7 +246,7 @@ swapon=/dev/zram2"
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
-	[ "$stderr" = 'ramboot: swap: zram3: already initialised or in use: not touching it' ]
+	[ "$stderr" = 'ramboot: swap: error: zram3: already initialised or in use: not touching it' ]
 	# Not reset, not removed, nothing written.
 	assert_tree
 	run cat "$RAMBOOT_WRITE_LOG"
@@ -258,7 +258,7 @@ swapon=/dev/zram2"
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
-	[ "$stderr" = 'ramboot: swap: zram2: already initialised or in use: not touching it' ]
+	[ "$stderr" = 'ramboot: swap: error: zram2: already initialised or in use: not touching it' ]
 	assert_tree
 }
 
@@ -269,7 +269,7 @@ swapon=/dev/zram2"
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
-	[ "$stderr" = 'ramboot: swap: zram2: disksize 67108864: No space left on device' ]
+	[ "$stderr" = 'ramboot: swap: error: zram2: disksize 67108864: No space left on device' ]
 	run cat "$RAMBOOT_WRITE_LOG"
 	assert_output "/sys/class/zram-control/hot_add=2
 /sys/block/zram2/comp_algorithm=lzo-rle
@@ -288,7 +288,7 @@ swapon=/dev/zram2"
 	mkdir "$R/proc/swaps"
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
-	[ "$stderr" = 'ramboot: swap: /dev/zram2: swapon: Is a directory' ]
+	[ "$stderr" = 'ramboot: swap: error: /dev/zram2: swapon: Is a directory' ]
 	[ "$(cat "$R/sys/class/zram-control/hot_remove")" = 2 ]
 	[ "$(cat "$R/sys/block/zram2/reset")" = 1 ]
 	[ "$(cat "$R/proc/sys/vm/swappiness")" = 60 ]
@@ -298,7 +298,7 @@ swapon=/dev/zram2"
 	rm -r "$R/sys/class/zram-control"
 	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
-	[ "$stderr" = 'ramboot: swap: zram: module not available: No such device' ]
+	[ "$stderr" = 'ramboot: swap: error: zram: module not available: No such device' ]
 }
 
 @test "swap: --local-swap enables local swap partitions below zram, once" {
@@ -345,7 +345,7 @@ swapon=/dev/zram2"
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram5
 	assert_failure 1
-	[ "$stderr" = "ramboot: swap: /dev/zram5: swap label is 'other', not 'ramboot-zram': not set up by ramboot swap (--force to release it anyway)" ]
+	[ "$stderr" = "ramboot: swap: error: /dev/zram5: swap label is 'other', not 'ramboot-zram': not set up by ramboot swap (--force to release it anyway)" ]
 	assert_tree
 	run "$RAMBOOT_BIN" swap --off /dev/zram5 --force
 	assert_success
@@ -358,14 +358,14 @@ swapon=/dev/zram2"
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram0
 	assert_failure 1
-	[ "$stderr" = 'ramboot: swap: /dev/zram0: no swap signature: not set up by ramboot swap (--force to release it anyway)' ]
+	[ "$stderr" = 'ramboot: swap: error: /dev/zram0: no swap signature: not set up by ramboot swap (--force to release it anyway)' ]
 	assert_tree
 }
 
 @test "swap --off: not a zram device is a usage error" {
 	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/sda
 	assert_failure 2
-	[ "$stderr" = "ramboot: swap: --off: '/dev/sda': not a zram device" ]
+	[ "$stderr" = "ramboot: swap: error: --off: '/dev/sda': not a zram device" ]
 }
 
 # --- fixture: status ---------------------------------------------------
@@ -572,7 +572,7 @@ teardown() {
 	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
 	exec 9<&-
 	assert_failure 1
-	[ "$stderr" = "ramboot: swap: $z: reset: Device or resource busy" ]
+	[ "$stderr" = "ramboot: swap: error: $z: reset: Device or resource busy" ]
 	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
 	assert_success
 	[ ! -e "/sys/block/$z" ]
