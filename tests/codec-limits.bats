@@ -120,6 +120,20 @@ xz_dict_4g() {
 	assert_rss_below 350
 }
 
+@test "zstd -j64 with --sha256: the hash queue is bounded too" {
+	local z=$BATS_TEST_TMPDIR/z32 sum
+	head -c 32M /dev/zero >"$z"
+	zstd -q -1 -c "$z" >"$z.zst"
+	rm -f "$z"
+	sum=$(head -c 512M /dev/zero | sha256sum | cut -c1-64)
+	# Written chunks wait for the hasher: at most PIPE_HASHQ_MAX of them.
+	RAMBOOT_ROOT=$ROOT run --separate-stderr measure "$RAMBOOT_BIN" load -j64 --sha256="$sum" \
+		- "$OUT/img" < <(for _ in $(seq 16); do cat "$z.zst"; done)
+	expect_status 0
+	[ "$(stat -c %s "$OUT/img")" -eq $((512 * 1024 * 1024)) ]
+	assert_rss_below 350
+}
+
 @test "zstd: a 192 MiB skippable frame is skipped, not buffered" {
 	local f=$BATS_TEST_TMPDIR/one.zst
 	printf 'ramboot' | zstd -q -c >"$f"
