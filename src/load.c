@@ -39,27 +39,6 @@ void load_opts_init(struct load_opts *o)
 	o->stall_timeout = LOAD_STALL_TIMEOUT;
 }
 
-static const char *const err_names[] = {
-	[LOAD_OK] = "ok",
-	[LOAD_USAGE] = "usage",
-	[LOAD_SOURCE] = "source",
-	[LOAD_MANIFEST] = "manifest",
-	[LOAD_FORMAT] = "format",
-	[LOAD_DEST] = "dest",
-	[LOAD_NOMEM] = "memory",
-	[LOAD_SIZE] = "size-mismatch",
-	[LOAD_HASH] = "hash-mismatch",
-	[LOAD_FSTYPE] = "fstype",
-	[LOAD_CHANGED] = "source-changed",
-	[LOAD_STALL] = "stall",
-	[LOAD_SIGNAL] = "signal",
-};
-
-const char *load_err_name(enum load_err e)
-{
-	return (size_t)e < ARRAY_SIZE(err_names) && err_names[e] ? err_names[e] : "unknown";
-}
-
 int load_exit_code(enum load_err e)
 {
 	switch (e) {

@@ -62,8 +62,6 @@ enum load_err {
 	LOAD_SIGNAL,     /* interrupted by a signal */
 };
 
-/* "hash-mismatch", "stall", ...: stable names for reports. */
-const char *load_err_name(enum load_err e);
 /* RB_EXIT_* for an outcome. */
 int load_exit_code(enum load_err e);
 
