@@ -1321,9 +1321,13 @@ static int cmd_record(int argc, char **argv)
 	rc = fstat(fd, &st) < 0 ? -errno : 0;
 	if (rc == 0 && S_ISREG(st.st_mode))
 		size = (uint64_t)st.st_size;
-	else if (rc == 0 && S_ISBLK(st.st_mode))
-		rc = blk_size(fd, &size);
-	else if (rc == 0)
+	else if (rc == 0 && S_ISBLK(st.st_mode)) {
+		/* a block device's size: its end (as BLKGETSIZE64 has it) */
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		rc = end < 0 ? -errno : 0;
+		size = end < 0 ? 0 : (uint64_t)end;
+	} else if (rc == 0)
 		rc = -EINVAL;
 	if (rc < 0) {
 		rb_err("%s: %s", image, rc == -EINVAL ? "not a regular file or block device" :
