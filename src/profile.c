@@ -1197,16 +1197,26 @@ static bool proc_alive(pid_t pid, unsigned long long start)
 	return s == start && state != 'Z' && state != 'X';
 }
 
-/* "PID STARTTIME\n" */
-static int pidfile_read(const char *path, pid_t *pid, unsigned long long *start)
+/* "PID STARTTIME\n", from name in dirfd (or AT_FDCWD and a path). */
+static int pidfile_read(int dirfd, const char *name, pid_t *pid, unsigned long long *start)
 {
 	char buf[64], *f[3];
 	uint64_t a, b;
 	ssize_t n;
+	int fd, rc;
 
-	n = read_str_abs(path, buf, sizeof(buf));
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = read_full(fd, buf, sizeof(buf) - 1);
+	rc = close_checked(fd);
 	if (n < 0)
 		return (int)n;
+	if (rc < 0)
+		return rc;
+	buf[n] = '\0';
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
 	if (fields(buf, f, 2) != 2 || parse_u64(f[0], &a) < 0 || parse_u64(f[1], &b) < 0 ||
 	    a == 0 || a > INT32_MAX)
 		return -EINVAL;
@@ -1240,13 +1250,14 @@ static void nap_s(double s)
 	(void)nanosleep(&ts, NULL);
 }
 
-/* Remove the pid file if it still names this process. */
-static void pidfile_remove(int dirfd, const char *path, unsigned long long start)
+/* Remove the pid file if it still names this process. By the directory
+ * opened at the start: after a switch of root, the path names nothing. */
+static void pidfile_remove(int dirfd, unsigned long long start)
 {
 	unsigned long long s;
 	pid_t pid;
 
-	if (pidfile_read(path, &pid, &s) == 0 && pid == getpid() && s == start)
+	if (pidfile_read(dirfd, "profile.pid", &pid, &s) == 0 && pid == getpid() && s == start)
 		(void)unlinkat(dirfd, "profile.pid", 0);
 }
 
@@ -1387,7 +1398,7 @@ static int cmd_record(int argc, char **argv)
 	{
 		unsigned long long ostart;
 
-		if (pidfile_read(pidpath, &other, &ostart) == 0 && other != getpid() &&
+		if (pidfile_read(AT_FDCWD, pidpath, &other, &ostart) == 0 && other != getpid() &&
 		    proc_alive(other, ostart)) {
 			rb_err("a recorder is running already (pid %d)", (int)other);
 			(void)close(fd);
@@ -1487,7 +1498,7 @@ static int cmd_record(int argc, char **argv)
 	free(text);
 	profile_sampler_free(&s);
 	profile_free(&p);
-	pidfile_remove(dirfd, pidpath, mystart);
+	pidfile_remove(dirfd, mystart);
 	(void)close(dirfd);
 	return close_checked(fd) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 
@@ -1496,7 +1507,7 @@ fail:
 	profile_sampler_free(&s);
 	profile_free(&p);
 	outfile_abort(&of);
-	pidfile_remove(dirfd, pidpath, mystart);
+	pidfile_remove(dirfd, mystart);
 fail_early:
 	(void)close(dirfd);
 	(void)close(fd);
@@ -1515,7 +1526,7 @@ static int cmd_stop(void)
 		rb_err("root prefix too long");
 		return RB_EXIT_FAIL;
 	}
-	rc = pidfile_read(path, &pid, &start);
+	rc = pidfile_read(AT_FDCWD, path, &pid, &start);
 	if (rc == -ENOENT) {
 		rb_err("no recorder is running (no %s)", path);
 		return RB_EXIT_FAIL;
@@ -1536,11 +1547,11 @@ static int cmd_stop(void)
 	 * once the profile is written. */
 	deadline = now_sec() + STOP_WAIT_S;
 	for (;;) {
-		rc = pidfile_read(path, &p2, &s2);
+		rc = pidfile_read(AT_FDCWD, path, &p2, &s2);
 		if (rc == -ENOENT || (rc == 0 && (p2 != pid || s2 != start)))
 			return RB_EXIT_OK;
 		if (!proc_alive(pid, start)) {
-			rc = pidfile_read(path, &p2, &s2);
+			rc = pidfile_read(AT_FDCWD, path, &p2, &s2);
 			if (rc == -ENOENT || (rc == 0 && (p2 != pid || s2 != start)))
 				return RB_EXIT_OK;
 			rb_err("the recorder (pid %d) ended without writing its profile", (int)pid);

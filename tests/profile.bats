@@ -218,6 +218,28 @@ range $((60 * PG)) $PG"
 	assert_equal "$stderr" "ramboot: profile: error: no recorder is running (no $RUN/profile.pid)"
 }
 
+@test "profile record: writes where /run went, after a switch of root" {
+	need_page_cache
+	make_image "$T/img" 16
+	# started under one root; its /run then moves into another (as
+	# /run moves into the real root at the end of the initramfs), and
+	# the old path names nothing
+	start_recorder --image="$T/img"
+	read_pages "$T/img" 5 1
+	wait_sample
+	mkdir -p "$T/new"
+	ln -s /proc "$T/new/proc"
+	mv "$ROOT/run" "$T/new/run"
+	RAMBOOT_ROOT=$T/new rb profile --stop
+	expect_status 0
+	wait_recorder
+	[ "$status" -eq 0 ] || { cat "$T/rec.err"; fail "recorder exit $status"; }
+	run ranges "$T/new/run/ramboot/profile"
+	assert_output "range $((5 * PG)) $PG"
+	[ ! -e "$T/new/run/ramboot/profile.pid" ]
+	[ ! -e "$ROOT/run" ]
+}
+
 @test "profile record: SIGTERM and SIGINT are stop points too" {
 	need_page_cache
 	make_image "$T/img" 16
