@@ -1285,7 +1285,7 @@ static int cmd_record(int argc, char **argv)
 	struct sigaction sa;
 	struct profile p;
 	struct stat st;
-	uint64_t size;
+	uint64_t size = 0;
 	char state, *text = NULL;
 	size_t len;
 	pid_t other;
