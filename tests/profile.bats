@@ -158,6 +158,24 @@ range $((256 * PG)) 100"
 	grep -q "ranges: 5" "$T/rec.err"
 }
 
+@test "profile record: buffered reads with readahead (dd) are covered, from their first page on" {
+	need_page_cache
+	make_image "$T/img" 1024
+	start_recorder --image="$T/img" --stop-file="$T/stop"
+	dd if="$T/img" of=/dev/null bs=4k skip=300 count=10 status=none
+	wait_sample
+	: >"$T/stop"
+	wait_recorder
+	[ "$status" -eq 0 ]
+	# the kernel read ahead of dd: at least the 10 pages, starting with
+	# dd's first (readahead never reads behind)
+	run ranges "$RUN/profile"
+	[ "${#lines[@]}" -eq 1 ] || fail "ranges: $output"
+	read -r _ off len <<<"${lines[0]}"
+	assert_equal "$off" $((300 * PG))
+	[ "$len" -ge $((10 * PG)) ]
+}
+
 @test "profile record: image-ends-sha256 is over the first and the last MiB" {
 	need_page_cache
 	make_image "$T/img" 768 10
