@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fuzz/run.sh [SECONDS] - build the libFuzzer targets into build/fuzz/ and
-# run each for SECONDS/4 (default 300 in total) on a seed corpus made here.
+# run each for SECONDS/5 (default 300 in total) on a seed corpus made here.
 # Prints TAP: "ok N - fuzz NAME (RUNS runs)". A crash leaves the input in
 # build/fuzz/artifacts/ and makes the run fail. See docs/fuzzing.md.
 #   FUZZ_CC=clang    compiler (needs the libFuzzer runtime: libclang-rt-*-dev)
@@ -14,18 +14,18 @@ secs=${1:-300}
 case $secs in
 '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
-each=$((secs / 4))
+each=$((secs / 5))
 [ "$each" -ge 1 ] || each=1
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
 cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 -fno-omit-frame-pointer -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 -Isrc"
-targets="manifest lzop sizeexpr cmdline"
+targets="manifest lzop sizeexpr cmdline profile"
 n=0
 failed=0
 
-echo "1..4"
+echo "1..5"
 
 # sources and libraries of each target: the one parser plus util.c
 srcs() {
@@ -34,11 +34,13 @@ srcs() {
 	lzop) echo "src/lzop.c src/util.c" ;;
 	sizeexpr) echo "src/sizeexpr.c src/util.c" ;;
 	cmdline) echo "src/cmdline.c src/codec_names.c src/manifest.c src/util.c" ;;
+	profile) echo "src/profile.c src/manifest.c src/outfile.c src/util.c" ;;
 	esac
 }
 libs() {
 	case $1 in
 	lzop) echo "-lz" ;;
+	profile) echo "-lcrypto" ;;
 	esac
 }
 
@@ -73,6 +75,13 @@ seed() {
 	cmdline)
 		printf 'console=ttyS0 ramboot=ram ramboot.image="/a b/x.img" ramboot.swap=zram ramboot.swap.size=min(ram,4G) ltsp.image=images/x.img,squashfs,,b.img -- init=/x' >"$d/line"
 		printf 'RAMBOOT=ram\nexport RAMBOOT_SWAP_SIZE="50%%"\n# c\nRAMBOOT_MINFREE='"'"'1G'"'"'\n' >"$d/conf" ;;
+	profile)
+		h=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+		e=2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
+		printf 'ramboot-profile 1\nimage-size 409700\nimage-sha256 %s\nimage-ends-sha256 %s\npage-size 4096\nrange 8192 4096\nrange 0 8192\nrange 405504 4196\n' "$h" "$e" >"$d/good"
+		printf '# c\r\nramboot-profile 1\r\npage-size 512\r\nimage-ends-sha256 %s\r\nimage-size 100000\r\n\trange 99840 160\r\nrange 512 1024' "$e" >"$d/crlf"
+		printf 'ramboot-profile 1\nimage-size 131072\nimage-sha256 %s\npage-size 65536\n' "$h" >"$d/empty"
+		printf 'ramboot-profile 1\nimage-size 18446744073709551615\nimage-sha256 %s\npage-size 1048576\nrange 18446744073708503040 1048575\n' "$h" >"$d/max" ;;
 	esac
 }
 

@@ -26,6 +26,7 @@ static const struct command {
 	{ "status",   cmd_status,   "show the boot report and live zram statistics" },
 	{ "boot",     cmd_boot,     "initramfs entry point: act on the kernel command line" },
 	{ "initrd",   cmd_initrd,   "write or list an initrd holding ramboot" },
+	{ "profile",  cmd_profile,  "record, merge or show a boot profile of an image" },
 };
 
 static void usage(FILE *out)
