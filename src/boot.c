@@ -775,6 +775,68 @@ static int cmd_drop(const char *path, const char *reason)
 	return RB_EXIT_OK;
 }
 
+/*
+ * ramboot.profile=record: note which ranges of the network image this
+ * boot reads, in the background, until a stop point (docs/profiles.md).
+ * Only a boot that reads the network image tells that: not with a RAM
+ * copy. The recorder is `ramboot profile record` in a child that left
+ * the boot's session and descriptors; it keeps open what it needs.
+ */
+static void start_recorder(const struct boot_settings *s, const struct boot_args *a,
+			   struct boot_report *rep)
+{
+	char image[PATH_MAX], mbuf[PATH_MAX], iarg[PATH_MAX + 16], marg[PATH_MAX + 16];
+	char *argv[6];
+	const char *manifest;
+	struct stat st;
+	pid_t pid;
+	int fd, n = 0;
+
+	if (s->mode == BOOT_RAM) {
+		rb_warn("ramboot.profile=record needs a boot from the network image; "
+			"not with ramboot=ram");
+		report_add_error(rep, "profile: not recorded with ramboot=ram");
+		return;
+	}
+	if (resolve_image(s, a, image, sizeof(image)) < 0 || stat(image, &st) < 0) {
+		rb_warn("ramboot.profile=record: no image to record");
+		report_add_error(rep, "profile: no image");
+		return;
+	}
+	manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
+	snprintf(iarg, sizeof(iarg), "--image=%s", image);
+	argv[n++] = (char *)"profile";
+	argv[n++] = (char *)"record";
+	argv[n++] = iarg;
+	argv[n++] = (char *)"--until=600";
+	if (manifest && stat(manifest, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(marg, sizeof(marg), "--manifest=%s", manifest);
+		argv[n++] = marg;
+	}
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rb_warn("ramboot.profile=record: %s", strerror(errno));
+		return;
+	}
+	if (pid > 0) {
+		rb_debug("recording a boot profile of %s in process %d", image, (int)pid);
+		return;
+	}
+	setsid();
+	signal(SIGHUP, SIG_IGN);
+	if (chdir("/") < 0)
+		_exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+	}
+	rb_set_cmd("profile");
+	_exit(cmd_profile(n, argv));
+}
+
 int cmd_boot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -856,6 +918,8 @@ int cmd_boot(int argc, char **argv)
 	/* Swap first: the prefetch child writes the report after us. */
 	do_swap(s, rep);
 
+	if (s->profile_record)
+		start_recorder(s, &a, rep);
 	if (s->mode != BOOT_OFF) {
 		rc = resolve_image(s, &a, image, sizeof(image));
 		if (rc == -ENOENT) {

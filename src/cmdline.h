@@ -46,6 +46,7 @@ struct boot_settings {
 	bool swap_priority_set;
 	bool debug;
 	double timeout;                /* ramboot.timeout=: stall timeout, s */
+	bool profile_record;           /* ramboot.profile=record */
 	bool timeout_set;
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */
@@ -67,7 +68,7 @@ void settings_init(struct boot_settings *s);
 /* Set one setting by its command-line name without the "ramboot."
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
- * "swap.algorithm", "swap.priority", "timeout", "debug". val is NULL for a bare
+ * "swap.algorithm", "swap.priority", "timeout", "profile", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */

@@ -1159,7 +1159,8 @@ static int usage_error(const char *fmt, ...)
 }
 
 /* State and start time (clock ticks after boot: with the pid, a name
- * for a process that no later process gets) of pid, from /proc. 0,
+ * for a process that no later process gets) of pid, from /proc (never
+ * prefixed: a process is not a setting). 0,
  * -ENOENT when there is no such process, or -errno. */
 static int proc_start(pid_t pid, char *state, unsigned long long *start)
 {
@@ -1168,7 +1169,9 @@ static int proc_start(pid_t pid, char *state, unsigned long long *start)
 	ssize_t n;
 	int i;
 
-	if (rb_path(path, sizeof(path), "/proc/%d/stat", (int)pid) < 0)
+	/* The processes of this machine, not of a fixture tree: the real
+	 * /proc, whatever the root prefix. */
+	if (snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	n = read_str_abs(path, buf, sizeof(buf));
 	if (n < 0)

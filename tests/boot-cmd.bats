@@ -499,3 +499,28 @@ b.img"
 	rb --reason=x
 	[ "$status" -eq 2 ]
 }
+
+@test "boot: ramboot.profile=record starts a recorder; profile --stop writes the profile" {
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot.profile=record ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	# the boot reads part of the image
+	dd if="$R/root/images/x.img" of=/dev/null bs=64k count=2 2>/dev/null
+	for _ in $(seq 50); do [ -s "$R/run/ramboot/profile.pid" ] && break; sleep 0.1; done
+	run --separate-stderr env RAMBOOT_ROOT="$R" "$BIN" profile --stop
+	assert_success
+	[ -s "$R/run/ramboot/profile" ]
+	run --separate-stderr "$BIN" profile show "$R/run/ramboot/profile"
+	assert_success
+	[[ $output == *"image-size $(stat -c %s "$R/root/images/x.img")"* ]] || [[ $output == *"$(stat -c %s "$R/root/images/x.img")"* ]]
+}
+
+@test "boot: ramboot.profile=record with ramboot=ram: not recorded, said in the report" {
+	echo "ramboot=ram ramboot.profile=record ltsp.image=images/none.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	[[ "$(report error)" == *"profile: not recorded with ramboot=ram"* ]]
+	[ ! -e "$R/run/ramboot/profile.pid" ]
+}
