@@ -26,6 +26,7 @@ static const struct command {
 	{ "status",   cmd_status,   "show the boot report and live zram statistics" },
 	{ "boot",     cmd_boot,     "initramfs entry point: act on the kernel command line" },
 	{ "initrd",   cmd_initrd,   "write or list an initrd holding ramboot" },
+	{ "lazy",     cmd_lazy,     "copy the mounted network image to RAM and switch to it" },
 };
 
 static void usage(FILE *out)

@@ -91,5 +91,6 @@ int cmd_swap(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 int cmd_initrd(int argc, char **argv);
+int cmd_lazy(int argc, char **argv);
 
 #endif
