@@ -413,3 +413,62 @@ fixture_root() {
 	grep -q "$LOOP now reads $RAM/image.sqfs" "$STATUS.log"
 	assert_tree_from_ram
 }
+
+# hidden_run SHA: in a mount namespace of its own, start a background copy
+# (reads slowed down so that it is still copying), then hide every path it
+# was given and /proc, /sys, /dev, as the initramfs's switch of root does
+# for a process left behind; wait for the copier to end. Prints what is
+# left mounted at $T/run/ram and whether the directory is still there.
+hidden_run() {
+	# shellcheck disable=SC2016
+	run --separate-stderr unshare -m --propagation private bash -c '
+		set -eu
+		T=$1 IMG=$2 LOOP=$3 SHA=$4 SO=$5 BIN=$6 LOG=$7
+		out=$(FAULTINJ="pread:path=image.sqfs:delay_ms=150" FAULTINJ_LOG=$LOG \
+			LD_PRELOAD=$SO "$BIN" lazy --background --image="$IMG" --loop="$LOOP" \
+			--tmpfs="$T/run/ram" --status="$T/run/status" --sha256="$SHA" 2>&1)
+		echo "$out" >&2
+		pid=${out##*pid }
+		pid=${pid%%)*}
+		mount -t tmpfs hide "$T/run"
+		mount -t tmpfs hide /proc
+		mount -t tmpfs hide /sys
+		mount -t tmpfs hide /dev
+		while kill -0 "$pid"; do sleep 0.1; done 2>&-
+		umount /proc /sys /dev "$T/run"
+		echo "mounted: $(grep -c " $T/run/ram " /proc/self/mounts || true)"
+		if [ -e "$T/run/ram" ]; then echo "dir: yes"; else echo "dir: no"; fi
+	' _ "$T" "$IMG" "$LOOP" "$1" "$FAULTINJ_SO" "$RAMBOOT_BIN" "$(faultinj_log)"
+}
+
+@test "lazy --background: no path is needed once started (switched with all hidden)" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	mkdir -p "$T/run"
+	STATUS=$T/run/status
+	hidden_run "$SHA"
+	expect_status 0
+	[ "$(st state)" = switched ] || fail "state $(st state): $(cat "$STATUS.log")"
+	[ "$(st hash)" = ok ]
+	assert_fault_fired 'call=pread .*action=delay_ms:150'
+	[ "$(backing)" != "$IMG" ]
+	assert_line 'mounted: 1'
+	assert_tree_from_ram
+}
+
+@test "lazy --background: no path is needed to give up either (copy freed, tmpfs gone)" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	mkdir -p "$T/run"
+	STATUS=$T/run/status
+	hidden_run "$(printf '0%.0s' {1..64})"
+	expect_status 0
+	[ "$(st state)" = gave-up ]
+	[ "$(st gave_up)" = hash-mismatch ]
+	[ "$(backing)" = "$IMG" ]
+	assert_line 'mounted: 0'
+	assert_line 'dir: no'
+	grep -q 'SHA-256 mismatch' "$STATUS.log"
+}
