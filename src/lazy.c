@@ -1554,7 +1554,6 @@ static int copy_verify_switch(struct lazy *L)
 {
 	int rc;
 
-	io_idle();
 	set_state(L, "copying");
 	if ((rc = run_copy(L)) != 0 || (rc = verify(L)) != 0)
 		return rc;
@@ -1617,6 +1616,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 		if ((rc = daemonize(&L)) < 0)
 			rb_warn("cannot detach: %s", strerror(-rc));
 	}
+	io_idle();
 	/* From here on a signal is a cancellation, undone below. */
 	if (guard_start(&guard, o->stall_timeout, NULL) == 0)
 		L.guard = &guard;
