@@ -248,6 +248,37 @@ fixture_root() {
 	assert_tree_from_ram
 }
 
+@test "lazy: network reads wait while the boot's reads are in flight, page cache reads do not" {
+	require_root
+	attach
+	# The real loop device, seen through a fixture /sys whose inflight
+	# counters the test sets: the boot has a read waiting.
+	fixture_root
+	local n=${LOOP#/dev/loop} i pid
+	fake_loop "$n" "$IMG" 1 $((SIZE / 512))
+	mkdir -p "$R/sys/dev/block"
+	ln -s "../../block/loop$n" "$R/sys/dev/block/$(cat "/sys/block/loop$n/dev")"
+	echo "       1        0" >"$R/sys/block/loop$n/inflight"
+	"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+		2>"$T/err" &
+	pid=$!
+	for i in $(seq 1 100); do
+		[ "$(st yields 2>/dev/null)" -gt 0 ] 2>/dev/null && break
+		sleep 0.1
+	done
+	[ "$(st yields)" -gt 0 ] || fail "no back-off seen: $(cat "$STATUS")"
+	[ "$(st state)" = copying ]
+	[ "$(st bytes_network)" -eq 0 ]
+	[ "$(st bytes_cached)" -gt 0 ]
+	# The boot's read is done: the copy goes on.
+	echo "       0        0" >"$R/sys/block/loop$n/inflight"
+	wait "$pid" || fail "exit $?: $(cat "$T/err")"
+	[ "$(st state)" = switched ]
+	[ "$(st bytes_network)" -gt 0 ]
+	[ $(($(st bytes_cached) + $(st bytes_network))) -eq "$SIZE" ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+}
+
 @test "lazy: finds the loop device by its backing file" {
 	require_root
 	attach
