@@ -1542,12 +1542,22 @@ static int daemonize(struct lazy *L)
 }
 
 /* Idle I/O class: where the block layer honours it, the copy's reads
- * are served only when the boot's are not waiting. */
-static void io_idle(void)
+ * are served only when the boot's are not waiting. Returns the class
+ * before (-1 when unknown), for io_restore. */
+static int io_idle(void)
 {
+	int old = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+
 	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
 		rb_debug("ioprio_set: %s", strerror(errno));
+	return old;
+}
+
+static void io_restore(int old)
+{
+	if (old >= 0)
+		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
 }
 
 static int copy_verify_switch(struct lazy *L)
@@ -1562,13 +1572,26 @@ static int copy_verify_switch(struct lazy *L)
 	return do_switch(L);
 }
 
+/* After a failure: undo, record, close. */
+static int give_up(struct lazy *L, int rc)
+{
+	undo(L);
+	if (L->cp)
+		copy_counters(L);
+	L->r->ended = boottime();
+	L->state = "gave-up";
+	status_write(L);
+	return rc;
+}
+
 int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 {
 	struct guard guard;
 	struct lazy L;
+	sigset_t sigs, saved;
 	bool child = false;
 	long ps = sysconf(_SC_PAGESIZE);
-	int rc;
+	int rc, ioprio;
 
 	memset(r, 0, sizeof(*r));
 	memset(&L, 0, sizeof(L));
@@ -1583,61 +1606,75 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	L.copy_fd = -1;
 	L.of.fd = L.of.dirfd = -1;
 	r->started = boottime();
-	snprintf(r->copy, sizeof(r->copy), "%s", "");
 
-	rc = prepare(&L);
-	if (rc != 0) {
-		undo(&L);
-		r->ended = boottime();
-		L.state = "gave-up";
-		status_write(&L);
-		close_all(&L);
-		return rc;
-	}
-	set_state(&L, "copying");
-	if (o->background) {
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			rc = lazy_fail(&L, LAZY_DEST, "cannot fork: %s", strerror(errno));
-			undo(&L);
-			L.state = "gave-up";
-			status_write(&L);
-			close_all(&L);
-			return rc;
-		}
-		if (pid > 0) {
-			/* The child owns the copy now. */
-			r->child = pid;
-			close_all(&L);
-			return RB_EXIT_OK;
-		}
-		child = true;
-		if ((rc = daemonize(&L)) < 0)
-			rb_warn("cannot detach: %s", strerror(-rc));
-	}
-	io_idle();
+	/* The guard's signals stay blocked from here to the end, also in
+	 * the moment between the parent's guard and the child's (a
+	 * signal then waits for the child's guard, or is the parent's). */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &sigs, &saved);
 	/* From here on a signal is a cancellation, undone below. */
 	if (guard_start(&guard, o->stall_timeout, NULL) == 0)
 		L.guard = &guard;
-	rc = copy_verify_switch(&L);
-	if (rc != 0)
-		undo(&L);
-	if (L.cp)
-		copy_counters(&L);
-	r->ended = boottime();
-	L.state = rc == 0 ? "switched" : "gave-up";
-	status_write(&L);
+	rc = prepare(&L);
+	if (rc == 0)
+		rc = guard_outcome(&L);
+	if (rc == 0)
+		set_state(&L, "copying");
+	if (rc == 0 && o->background) {
+		pid_t pid;
+
+		if (L.guard)
+			guard_stop(&guard);
+		L.guard = NULL;
+		pid = fork();
+		if (pid < 0) {
+			rc = give_up(&L, lazy_fail(&L, LAZY_DEST, "cannot fork: %s", strerror(errno)));
+		} else if (pid > 0) {
+			/* The child owns the copy now. */
+			r->child = pid;
+			close_all(&L);
+			pthread_sigmask(SIG_SETMASK, &saved, NULL);
+			return RB_EXIT_OK;
+		} else {
+			child = true;
+			if ((rc = daemonize(&L)) < 0)
+				rb_warn("cannot detach: %s", strerror(-rc));
+			rc = 0;
+			if (guard_start(&guard, o->stall_timeout, NULL) == 0)
+				L.guard = &guard;
+		}
+	} else if (rc != 0) {
+		give_up(&L, rc);
+	}
+	if (rc == 0) {
+		ioprio = io_idle();
+		rc = copy_verify_switch(&L);
+		if (rc != 0) {
+			give_up(&L, rc);
+		} else {
+			copy_counters(&L);
+			r->ended = boottime();
+			L.state = "switched";
+			status_write(&L);
+		}
+		io_restore(ioprio);
+	}
 	/* The guard may be calling copy_cancel() still: stopped before the
 	 * copy state is freed. */
 	if (L.guard)
 		guard_stop(&guard);
 	close_all(&L);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (child) {
 		if (rc != 0)
 			rb_err("gave up, %s stays on %s: %s", r->loop, o->image, r->error);
 		else
 			rb_info("%s now reads %s", r->loop, r->copy);
+		/* Cleaned up: die of the signal, as one killed by it would. */
 		if (r->err == LAZY_SIGNAL)
 			guard_reraise(r->signo);
 		_exit(rc);
@@ -1777,6 +1814,7 @@ int cmd_lazy(int argc, char **argv)
 			rb_err("%s; %s stays on %s", r.error, r.loop, o.image);
 		else
 			rb_err("%s", r.error);
+		/* Cleaned up: now die of the signal, as the caller expects. */
 		if (r.err == LAZY_SIGNAL)
 			guard_reraise(r.signo);
 		return rc;

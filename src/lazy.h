@@ -185,6 +185,9 @@ struct lazy_result {
  *
  * Returns RB_EXIT_OK (switched), RB_EXIT_FAIL (gave up, the loop device
  * left on the image), RB_EXIT_USAGE, RB_EXIT_NOMEM (lazy_exit_code()).
+ * SIGTERM, SIGINT, SIGHUP and SIGQUIT are taken during the run and end
+ * it like a failure (LAZY_SIGNAL, r->signo): the caller re-raises the
+ * signal (guard_reraise) once it has said what it must.
  * With o->background the process forks once all is open: the parent
  * returns RB_EXIT_OK with r->child set, the child never returns (it
  * exits with the outcome, recorded in the status file).

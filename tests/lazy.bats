@@ -379,6 +379,24 @@ fixture_root() {
 	[ "$(st gave_up)" = signal ]
 }
 
+@test "lazy: SIGTERM while preparing (the tmpfs just mounted) gives up cleanly" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	FAULTINJ='mount:path=*/ram:delay_ms=1500' FAULTINJ_LOG=$(faultinj_log) \
+		LD_PRELOAD=$FAULTINJ_SO "$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" \
+		--tmpfs="$RAM" --status="$STATUS" 2>"$T/err" &
+	local pid=$!
+	faultinj_wait 'call=mount' >/dev/null
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ] || fail "exit $rc, expected death by SIGTERM (143): $(cat "$T/err")"
+	grep -q 'interrupted by signal 15' "$T/err"
+	assert_nothing_left
+	[ "$(st gave_up)" = signal ]
+}
+
 @test "lazy: zram target with a manifest and a rate cap, the image deleted: reads identical" {
 	require_root
 	[ -d /sys/class/zram-control ] || skip "no zram-control (zram module missing)"
