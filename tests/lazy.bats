@@ -1,4 +1,6 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
 # ramboot lazy: the command line and the loop device checks against fixture
 # roots; then, as root on the real kernel, a squashfs image mounted through
 # a read-only loop device is copied to RAM and the loop device switched to
@@ -9,6 +11,9 @@
 #
 # Every root test cleans up in teardown, also after a failure: the mount,
 # the loop device, the tmpfs, a zram device left in use by a switch.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
 
 load helpers/common
 load helpers/fault
@@ -38,7 +43,7 @@ setup() {
 }
 
 teardown() {
-	local i zid=
+	local _ zid=
 	if mountpoint -q "$MNT" 2>/dev/null; then
 		umount "$MNT" || umount -l "$MNT"
 	fi
@@ -51,7 +56,7 @@ teardown() {
 		grep -q '^copy=/dev/zram' "$STATUS"; then
 		zid=$(sed -n 's|^copy=/dev/zram||p' "$STATUS")
 	fi
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		mountpoint -q "$RAM" 2>/dev/null || break
 		umount "$RAM" 2>/dev/null || sleep 0.2
 	done
@@ -59,7 +64,7 @@ teardown() {
 		umount -l "$RAM"
 	fi
 	if [ -n "$zid" ] && [ -e "/sys/block/zram$zid" ]; then
-		for i in 1 2 3 4 5 6 7 8 9 10; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
 			echo 1 >"/sys/block/zram$zid/reset" 2>/dev/null && break
 			sleep 0.2
 		done
@@ -254,7 +259,7 @@ fixture_root() {
 	# The real loop device, seen through a fixture /sys whose inflight
 	# counters the test sets: the boot has a read waiting.
 	fixture_root
-	local n=${LOOP#/dev/loop} i pid
+	local n=${LOOP#/dev/loop} _ pid
 	fake_loop "$n" "$IMG" 1 $((SIZE / 512))
 	mkdir -p "$R/sys/dev/block"
 	ln -s "../../block/loop$n" "$R/sys/dev/block/$(cat "/sys/block/loop$n/dev")"
@@ -262,7 +267,7 @@ fixture_root() {
 	"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
 		2>"$T/err" &
 	pid=$!
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		[ "$(st yields 2>/dev/null)" -gt 0 ] 2>/dev/null && break
 		sleep 0.1
 	done
@@ -442,8 +447,8 @@ fixture_root() {
 	rb lazy --image="$IMG" --tmpfs="$RAM" --status="$STATUS" --sha256="$SHA" --background
 	expect_status 0
 	[[ $stderr == *"copying $IMG to RAM in the background (pid "* ]]
-	local i
-	for i in $(seq 1 300); do
+	local _
+	for _ in $(seq 1 300); do
 		case $(st state) in switched | gave-up) break ;; esac
 		sleep 0.1
 	done
@@ -451,10 +456,10 @@ fixture_root() {
 	[ "$(st hash)" = ok ]
 	[ "$(backing)" = "$RAM/image.sqfs" ]
 	# The pid in the status file is the child's, and it exits.
-	local pid
+	local pid _
 	pid=$(st pid)
 	[ "$pid" -gt 0 ]
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		[ -d "/proc/$pid" ] || break
 		[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] || break
 		sleep 0.1
