@@ -27,6 +27,7 @@ static const struct command {
 	{ "boot",     cmd_boot,     "initramfs entry point: act on the kernel command line" },
 	{ "initrd",   cmd_initrd,   "write or list an initrd holding ramboot" },
 	{ "profile",  cmd_profile,  "record, merge or show a boot profile of an image" },
+	{ "lazy",     cmd_lazy,     "copy the mounted network image to RAM and switch to it" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,1831 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot lazy: copy the network image the client runs from into RAM
+ * behind the boot's back, verify the copy, and move the image's read-only
+ * loop device onto it (LOOP_CHANGE_FD). See lazy.h for the API and
+ * docs/lazy.md for the run as an administrator sees it.
+ *
+ * The file reads top-down: ranges and the scheduler (pure), yielding,
+ * pacing and memory rules (pure), then the run: preparation (every check
+ * and every open), the copy threads, verification, the switch, undo, the
+ * status file, and the command.
+ *
+ * After preparation no path is looked up again: a copier started in the
+ * initramfs keeps running when the initramfs switches root, and from
+ * then on /proc, /sys, /dev and /run are not where its root can see them.
+ * It works through descriptors opened before: the image, the loop device
+ * node, /proc/meminfo, the loop's inflight counters, the status
+ * directory, the tmpfs (or the zram node and its reset and hot_remove
+ * attributes).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/ioprio.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* SHA256_* are deprecated in OpenSSL 3 for the EVP interface, which
+ * allocates; these are still there and enough (as in pipe.h). */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+#include <openssl/sha.h>
+
+#include "ramboot.h"
+#include "guard.h"
+#include "lazy.h"
+#include "loopdev.h"
+#include "manifest.h"
+#include "outfile.h"
+#include "report.h"
+#include "zram.h"
+
+#define DEFAULT_MIN_FREE (256 * MiB)
+#define DEFAULT_STALL 30.0
+#define STATUS_EVERY_S 2.0     /* status file and page cache rescan */
+#define RESIDENT_WINDOW GiB    /* mincore() over the image in such windows */
+#define GRACE_S 2.0            /* after a cancellation, for reads to return */
+
+/* ---- ranges ---- */
+
+int lazy_ranges_add(struct lazy_ranges *r, uint64_t off, uint64_t len)
+{
+	if (len == 0)
+		return 0;
+	if (r->n > 0 && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
+		r->v[r->n - 1].len += len;
+		return 0;
+	}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct lazy_range *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n].off = off;
+	r->v[r->n].len = len;
+	r->n++;
+	return 0;
+}
+
+void lazy_ranges_free(struct lazy_ranges *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+int lazy_ranges_from_mincore(struct lazy_ranges *r, const unsigned char *vec, size_t npages,
+			     uint64_t base, uint64_t page, uint64_t limit)
+{
+	size_t i = 0;
+
+	while (i < npages) {
+		size_t j;
+		uint64_t off, end;
+
+		if (!(vec[i] & 1)) {
+			i++;
+			continue;
+		}
+		for (j = i; j < npages && (vec[j] & 1); j++)
+			;
+		off = base + i * page;
+		end = base + j * page;
+		if (end > limit)
+			end = limit;
+		if (end > off && lazy_ranges_add(r, off, end - off) < 0)
+			return -ENOMEM;
+		i = j;
+	}
+	return 0;
+}
+
+uint64_t lazy_resident_bytes(const unsigned char *vec, uint64_t off, uint64_t len, uint64_t page)
+{
+	uint64_t sum = 0, p, end = off + len;
+	size_t i;
+
+	for (i = 0, p = off; p < end; i++, p += page)
+		if (vec[i] & 1)
+			sum += (end - p < page ? end - p : page);
+	return sum;
+}
+
+/* ---- the scheduler ---- */
+
+static bool page_taken(const struct lazy_sched *s, uint64_t p)
+{
+	return s->taken[p / 64] & (1ULL << (p % 64));
+}
+
+/* The first page from p on, before end, not yet handed out. */
+static uint64_t first_free(const struct lazy_sched *s, uint64_t p, uint64_t end)
+{
+	while (p < end) {
+		if (s->taken[p / 64] == ~0ULL) {
+			p = (p / 64 + 1) * 64;
+			continue;
+		}
+		if (!page_taken(s, p))
+			return p;
+		p++;
+	}
+	return end;
+}
+
+int lazy_sched_init(struct lazy_sched *s, uint64_t size, uint64_t page)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = size;
+	s->page = page;
+	s->npages = (size + page - 1) / page;
+	s->taken = calloc(s->npages / 64 + 1, sizeof(uint64_t));
+	if (!s->taken)
+		return -ENOMEM;
+	if (lazy_ranges_add(&s->list[LAZY_LIST_SEQ], 0, size) < 0) {
+		lazy_sched_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void lazy_sched_free(struct lazy_sched *s)
+{
+	int l;
+
+	free(s->taken);
+	s->taken = NULL;
+	for (l = 0; l < LAZY_NLISTS; l++)
+		lazy_ranges_free(&s->list[l]);
+}
+
+int lazy_sched_set(struct lazy_sched *s, int list, struct lazy_ranges *r)
+{
+	struct lazy_ranges n = { 0 };
+	size_t i;
+
+	if (list != LAZY_LIST_RESIDENT && list != LAZY_LIST_ORDER)
+		return -EINVAL;
+	for (i = 0; i < r->n; i++) {
+		uint64_t off = r->v[i].off, end = off + r->v[i].len;
+
+		if (end < off || end > s->size)     /* overflow, or past the end */
+			end = s->size;
+		off &= ~(s->page - 1);
+		if (end > off && lazy_ranges_add(&n, off, end - off) < 0) {
+			lazy_ranges_free(&n);
+			return -ENOMEM;
+		}
+	}
+	lazy_ranges_free(r);
+	lazy_ranges_free(&s->list[list]);
+	s->list[list] = n;
+	s->idx[list] = 0;
+	s->pos[list] = 0;
+	return 0;
+}
+
+bool lazy_sched_next(struct lazy_sched *s, uint64_t max, uint64_t *off, uint64_t *len, int *list)
+{
+	uint64_t maxpages = max / s->page ? max / s->page : 1;
+	int l;
+
+	for (l = 0; l < LAZY_NLISTS; l++) {
+		struct lazy_ranges *r = &s->list[l];
+
+		while (s->idx[l] < r->n) {
+			const struct lazy_range *g = &r->v[s->idx[l]];
+			uint64_t first = g->off / s->page;
+			uint64_t end = (g->off + g->len + s->page - 1) / s->page, p, q;
+
+			if (end > s->npages)
+				end = s->npages;
+			p = first_free(s, s->pos[l] > first ? s->pos[l] : first, end);
+			if (p >= end) {
+				s->idx[l]++;
+				s->pos[l] = 0;
+				continue;
+			}
+			for (q = p; q < end && q - p < maxpages && !page_taken(s, q); q++)
+				s->taken[q / 64] |= 1ULL << (q % 64);
+			s->ntaken += q - p;
+			s->pos[l] = q;
+			*off = p * s->page;
+			*len = (q * s->page < s->size ? q * s->page : s->size) - *off;
+			if (list)
+				*list = l;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool lazy_sched_done(const struct lazy_sched *s)
+{
+	return s->ntaken == s->npages;
+}
+
+/* ---- yielding, pacing, memory ---- */
+
+long lazy_backoff_step(struct lazy_backoff *b, bool busy)
+{
+	if (!busy) {
+		b->ms = 0;
+		return 0;
+	}
+	if (b->ms <= 0)
+		b->ms = LAZY_BACKOFF_MIN_MS;
+	else if (b->ms < LAZY_BACKOFF_MAX_MS)
+		b->ms = b->ms * 2 > LAZY_BACKOFF_MAX_MS ? LAZY_BACKOFF_MAX_MS : b->ms * 2;
+	return b->ms;
+}
+
+int lazy_parse_inflight(const char *s, uint64_t *reads)
+{
+	unsigned long long r, w;
+
+	if (sscanf(s, " %llu %llu", &r, &w) != 2)
+		return -EINVAL;
+	*reads = r;
+	return 0;
+}
+
+long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed)
+{
+	double due, ms;
+
+	if (!rate)
+		return 0;
+	due = (double)bytes / (double)rate;
+	if (due <= elapsed)
+		return 0;
+	ms = (due - elapsed) * 1000.0;
+	if (ms > 1000)
+		return 1000;
+	return ms < 1 ? 1 : (long)ms;
+}
+
+bool lazy_mem_ok(uint64_t avail, uint64_t remaining, uint64_t min_free)
+{
+	return avail >= min_free && avail - min_free >= remaining;
+}
+
+int lazy_meminfo_parse(const char *text, const char *field, uint64_t *bytes)
+{
+	size_t flen = strlen(field);
+	const char *line = text;
+
+	while (line && *line) {
+		unsigned long long kb;
+
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			if (sscanf(line + flen + 1, " %llu", &kb) != 1 || kb > UINT64_MAX / 1024)
+				return -EINVAL;
+			*bytes = (uint64_t)kb * 1024;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
+}
+
+/* ---- the run: state ---- */
+
+static const char *const err_names[] = {
+	[LAZY_OK] = "",
+	[LAZY_USAGE] = "usage",
+	[LAZY_SOURCE] = "source",
+	[LAZY_LOOP] = "loop",
+	[LAZY_MANIFEST] = "manifest",
+	[LAZY_DEST] = "dest",
+	[LAZY_NOMEM] = "memory",
+	[LAZY_STALL] = "stall",
+	[LAZY_SIZE] = "size-mismatch",
+	[LAZY_HASH] = "hash-mismatch",
+	[LAZY_CHANGED] = "source-changed",
+	[LAZY_SWITCH] = "switch",
+	[LAZY_SIGNAL] = "signal",
+};
+
+const char *lazy_err_name(enum lazy_err e)
+{
+	return (size_t)e < ARRAY_SIZE(err_names) && err_names[e] ? err_names[e] : "unknown";
+}
+
+int lazy_exit_code(enum lazy_err e)
+{
+	switch (e) {
+	case LAZY_OK: return RB_EXIT_OK;
+	case LAZY_USAGE: return RB_EXIT_USAGE;
+	case LAZY_NOMEM: return RB_EXIT_NOMEM;
+	default: return RB_EXIT_FAIL;
+	}
+}
+
+void lazy_opts_init(struct lazy_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->target = LAZY_TARGET_TMPFS;
+	o->min_free = DEFAULT_MIN_FREE;
+	o->stall_timeout = DEFAULT_STALL;
+}
+
+/* Shared by the copy threads, the guard and the main thread. */
+struct copy {
+	pthread_mutex_t lock;
+	/* Writers to the copy hold it shared; undo takes it exclusive
+	 * before it closes the copy, so no write lands after that. */
+	pthread_rwlock_t wlock;
+	struct lazy_sched sched;             /* under lock */
+	int img_fd, copy_fd, inflight_fd, meminfo_fd;
+	uint64_t size, page, min_free, rate;
+	double t0;                           /* monotonic start */
+	uint64_t dispatched, next_mem;       /* under lock */
+	uint64_t done, cached, network;      /* under lock */
+	enum lazy_err why;                   /* first failure, under lock */
+	char msg[256];
+	atomic_bool stop;
+	atomic_uint_fast64_t paced;          /* network bytes let through */
+	atomic_uint_fast64_t yields;         /* back-offs for the boot */
+	atomic_uint_fast64_t completed;      /* reads done (the guard's clock) */
+	atomic_uint_fast64_t idle_ticks;
+	atomic_int reading;                  /* preads of the image in progress */
+	int nthreads;
+	pthread_t tid[LAZY_THREADS];
+	bool exited[LAZY_THREADS];           /* under lock */
+	struct worker {
+		struct copy *c;
+		int i;
+		void *buf;
+	} w[LAZY_THREADS];
+};
+
+struct lazy {
+	const struct lazy_opts *o;
+	struct lazy_result *r;
+	struct guard *guard;
+	uint64_t page;
+	/* the source */
+	int img_fd;
+	struct stat img_st;
+	uint64_t size;
+	char want_sha[65];
+	struct manifest man;
+	bool have_man;
+	/* the loop device */
+	int loop_fd;
+	char loop_name[32];
+	int inflight_fd, meminfo_fd;
+	/* the status file, written through its directory */
+	int status_dirfd, cwd_fd, log_fd, null_fd;
+	char status_name[NAME_MAX + 1];
+	bool status_warned;
+	double last_status;
+	const char *state;
+	/* the target */
+	char tmpfs_path[PATH_MAX];
+	int tmpfs_fd, tmpfs_parent_fd;
+	char tmpfs_base[NAME_MAX + 1];
+	bool tmpfs_mkdir, tmpfs_mounted;
+	struct stat tmpfs_st;
+	struct outfile of;
+	bool have_of, named;
+	int zram_id, zram_reset_fd, zram_remove_fd, zram_ro_fd;
+	int copy_fd;
+	bool direct;
+	bool hash_done, hash_ok;
+	struct copy *cp;
+	bool cp_abandoned;                   /* a read never returned: cp leaked */
+};
+
+static double boottime(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int lazy_fail(struct lazy *L, enum lazy_err e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Record the first failure; returns its exit code. */
+static int lazy_fail(struct lazy *L, enum lazy_err e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (L->r->err == LAZY_OK) {
+		L->r->err = e;
+		va_start(ap, fmt);
+		vsnprintf(L->r->error, sizeof(L->r->error), fmt, ap);
+		va_end(ap);
+	}
+	return lazy_exit_code(L->r->err);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -1;
+}
+
+/* A small procfs or sysfs file, read again from its start. */
+static ssize_t pread_text(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (fd < 0)
+		return -EBADF;
+	n = pread_full(fd, buf, len - 1, 0);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	return n;
+}
+
+static int mem_available(int fd, uint64_t *avail)
+{
+	char buf[8192];
+	ssize_t n = pread_text(fd, buf, sizeof(buf));
+
+	return n < 0 ? (int)n : lazy_meminfo_parse(buf, "MemAvailable", avail);
+}
+
+/* ---- the status file ---- */
+
+static void status_write(struct lazy *L)
+{
+	const struct lazy_result *r = L->r;
+	const struct lazy_opts *o = L->o;
+	char buf[8192], t[4][32], err[PATH_MAX + 64];
+	const double times[4] = { r->started, r->verified, r->switched, boottime() };
+	const char *hash;
+	struct outfile of;
+	int n, i, rc;
+
+	if (L->status_dirfd < 0)
+		return;
+	for (i = 0; i < 4; i++) {
+		if (times[i] > 0)
+			snprintf(t[i], sizeof(t[i]), "%.2f", times[i]);
+		else
+			t[i][0] = '\0';
+	}
+	if (!L->want_sha[0])
+		hash = "none";
+	else if (!L->hash_done)
+		hash = "pending";
+	else
+		hash = L->hash_ok ? "ok" : "mismatch";
+	n = snprintf(buf, sizeof(buf),
+		     "state=%s\npid=%d\nimage=%s\nloop=%s\ntarget=%s\ncopy=%s\nsize=%" PRIu64 "\n"
+		     "started=%s\nupdated=%s\nbytes_cached=%" PRIu64 "\nbytes_network=%" PRIu64 "\n"
+		     "rate=%" PRIu64 "\nyields=%" PRIu64 "\nhash=%s\nsha256=%s\nverified=%s\n"
+		     "switched=%s\ngave_up=%s\nerror=%s\n",
+		     L->state, (int)getpid(), o->image, r->loop,
+		     o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs", r->copy, r->size, t[0], t[3],
+		     r->bytes_cached, r->bytes_network, o->rate,
+		     L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0, hash, r->sha256, t[1], t[2],
+		     r->err != LAZY_OK ? lazy_err_name(r->err) : "", r->error);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return;
+	/* outfile names the file relative to the current directory: the
+	 * status directory, for the time of the write. */
+	if (fchdir(L->status_dirfd) < 0) {
+		rc = -errno;
+		snprintf(err, sizeof(err), "%s", strerror(-rc));
+	} else {
+		rc = outfile_open(&of, L->status_name, 0644, OUTFILE_REPLACE, NULL, err, sizeof(err));
+		if (rc == 0) {
+			rc = write_all(of.fd, buf, (size_t)n);
+			if (rc == 0)
+				rc = outfile_commit(&of);
+			else
+				outfile_abort(&of);
+			if (rc < 0)
+				snprintf(err, sizeof(err), "%s", strerror(-rc));
+		}
+		if (L->cwd_fd >= 0 && fchdir(L->cwd_fd) < 0)
+			rb_debug("fchdir back: %s", strerror(errno));
+	}
+	if (rc < 0 && !L->status_warned) {
+		rb_warn("status file %s: %s", L->status_name, err);
+		L->status_warned = true;
+	}
+	L->last_status = now_sec();
+}
+
+static void set_state(struct lazy *L, const char *state)
+{
+	L->state = state;
+	status_write(L);
+}
+
+/* ---- preparation: every check and every open ---- */
+
+/* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse it. */
+static bool kernel_has_noswap(void)
+{
+	struct utsname un;
+	int major = 0, minor = 0;
+
+	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 4);
+}
+
+static int open_status(struct lazy *L)
+{
+	char path[PATH_MAX], dir[PATH_MAX], logname[NAME_MAX + 8];
+	const char *slash;
+	int rc;
+
+	if (L->o->status)
+		rc = snprintf(path, sizeof(path), "%s", L->o->status) >= (int)sizeof(path) ?
+			-ENAMETOOLONG : 0;
+	else
+		rc = rb_path(path, sizeof(path), LAZY_STATUS);
+	if (rc < 0)
+		return lazy_fail(L, LAZY_USAGE, "--status: path too long");
+	slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	slash = slash ? slash + 1 : path;
+	if (!*slash || strlen(slash) + 4 > NAME_MAX)
+		return lazy_fail(L, LAZY_USAGE, "--status: '%s' is not a file name", path);
+	memcpy(L->status_name, slash, strlen(slash) + 1);
+	if (dir[0] == '/' && (rc = report_mkdir(dir)) < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: cannot create: %s", dir, strerror(-rc));
+	L->status_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (L->status_dirfd < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", dir, strerror(errno));
+	L->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (L->cwd_fd < 0)
+		L->cwd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (L->o->background) {
+		/* The child's stderr: STATUS.log beside the status file. */
+		snprintf(logname, sizeof(logname), "%s.log", L->status_name);
+		L->log_fd = openat(L->status_dirfd, logname,
+				   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (L->log_fd < 0)
+			return lazy_fail(L, LAZY_DEST, "%s/%s: %s", dir, logname, strerror(errno));
+		L->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (L->null_fd < 0)
+			return lazy_fail(L, LAZY_DEST, "/dev/null: %s", strerror(errno));
+	}
+	return 0;
+}
+
+static int open_image(struct lazy *L)
+{
+	const struct lazy_opts *o = L->o;
+	char err[128];
+	int rc;
+
+	if (o->sha256 && sha256_hex_parse(o->sha256, L->want_sha) < 0)
+		return lazy_fail(L, LAZY_USAGE, "--sha256: need 64 hex digits");
+	if (o->manifest) {
+		if (manifest_load(o->manifest, &L->man, err, sizeof(err)) < 0)
+			return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
+		L->have_man = true;
+		if (L->want_sha[0] && strcmp(L->want_sha, L->man.sha256))
+			return lazy_fail(L, LAZY_USAGE, "--sha256 and --manifest disagree");
+		memcpy(L->want_sha, L->man.sha256, sizeof(L->want_sha));
+	}
+	L->img_fd = open(o->image, O_RDONLY | O_CLOEXEC);
+	if (L->img_fd < 0)
+		return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(errno));
+	if (fstat(L->img_fd, &L->img_st) < 0)
+		return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(errno));
+	if (S_ISREG(L->img_st.st_mode)) {
+		L->size = (uint64_t)L->img_st.st_size;
+	} else if (S_ISBLK(L->img_st.st_mode)) {
+		if ((rc = blk_size(L->img_fd, &L->size)) < 0)
+			return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(-rc));
+	} else {
+		return lazy_fail(L, LAZY_SOURCE, "%s: not a file or block device", o->image);
+	}
+	L->r->size = L->size;
+	if (L->size == 0)
+		return lazy_fail(L, LAZY_SOURCE, "%s: empty", o->image);
+	if (L->have_man && L->man.size != L->size)
+		return lazy_fail(L, LAZY_SIZE, "%s: image is %" PRIu64 " bytes, the manifest says %"
+				 PRIu64, o->image, L->size, L->man.size);
+	/* Reads of exactly what is asked: no read-ahead of this descriptor
+	 * on top of the copy's own reads (the loop's has its own). */
+	(void)posix_fadvise(L->img_fd, 0, 0, POSIX_FADV_RANDOM);
+	return 0;
+}
+
+static int open_loop(struct lazy *L)
+{
+	const struct lazy_opts *o = L->o;
+	struct loopdev_info li;
+	char node[PATH_MAX], err[512];
+	bool ro = false;
+	int rc;
+
+	if (o->loop) {
+		snprintf(node, sizeof(node), "%s", o->loop);
+		L->loop_fd = open(node, O_RDONLY | O_CLOEXEC);
+		if (L->loop_fd < 0)
+			return lazy_fail(L, LAZY_LOOP, "%s: %s", node, strerror(errno));
+		rc = loopdev_name_of_fd(L->loop_fd, L->loop_name, sizeof(L->loop_name));
+		if (rc < 0)
+			return lazy_fail(L, LAZY_LOOP, "%s: %s", node, rc == -ENOTBLK ?
+					 "not a block device" : rc == -EINVAL ? "not a loop device" :
+					 strerror(-rc));
+	} else {
+		rc = loopdev_find(o->image, &L->img_st, L->loop_name, sizeof(L->loop_name), err,
+				  sizeof(err));
+		if (rc < 0)
+			return lazy_fail(L, LAZY_LOOP, "%s", err);
+		if (rb_path(node, sizeof(node), "/dev/%s", L->loop_name) < 0)
+			return lazy_fail(L, LAZY_LOOP, "/dev/%s: path too long", L->loop_name);
+	}
+	snprintf(L->r->loop, sizeof(L->r->loop), "%s", node);
+	rc = loopdev_read_info(L->loop_name, &li);
+	if (rc < 0)
+		return lazy_fail(L, LAZY_LOOP, "/sys/block/%s: %s", L->loop_name, strerror(-rc));
+	if (!li.backing[0])
+		return lazy_fail(L, LAZY_LOOP, "%s: no file is bound to it", node);
+	if (!li.ro)
+		return lazy_fail(L, LAZY_LOOP, "%s: not read-only; LOOP_CHANGE_FD switches only a "
+				 "read-only loop device (losetup -r)", node);
+	if (li.sectors != loopdev_sectors(L->size, li.offset, li.sizelimit))
+		return lazy_fail(L, LAZY_LOOP, "%s: %" PRIu64 " sectors, but %s gives %" PRIu64,
+				 node, li.sectors, o->image,
+				 loopdev_sectors(L->size, li.offset, li.sizelimit));
+	if (L->loop_fd < 0) {
+		L->loop_fd = open(node, O_RDONLY | O_CLOEXEC);
+		if (L->loop_fd < 0)
+			return lazy_fail(L, LAZY_LOOP, "%s: %s", node, strerror(errno));
+	}
+	/* The kernel's word on it, not a path: the very file we opened. */
+	rc = loopdev_bound_to(L->loop_fd, &L->img_st, &ro);
+	if (rc < 0)
+		return lazy_fail(L, LAZY_LOOP, "%s: LOOP_GET_STATUS64: %s", node, strerror(-rc));
+	if (rc == 0)
+		return lazy_fail(L, LAZY_LOOP, "%s: backed by %s, not by %s", node, li.backing,
+				 o->image);
+	if (!ro)
+		return lazy_fail(L, LAZY_LOOP, "%s: not read-only", node);
+	if (rb_path(node, sizeof(node), "/sys/block/%s/inflight", L->loop_name) == 0)
+		L->inflight_fd = open(node, O_RDONLY | O_CLOEXEC);
+	if (L->inflight_fd < 0)
+		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
+			"reading", L->loop_name, strerror(errno));
+	return 0;
+}
+
+static int check_memory(struct lazy *L)
+{
+	char p[PATH_MAX], a[32], b[32], c[32];
+	uint64_t avail;
+	int rc;
+
+	if (rb_path(p, sizeof(p), "/proc/meminfo") == 0)
+		L->meminfo_fd = open(p, O_RDONLY | O_CLOEXEC);
+	/* Fail closed: a reserve that cannot be checked is not kept. */
+	if (L->meminfo_fd < 0)
+		return lazy_fail(L, LAZY_NOMEM, "cannot read /proc/meminfo: %s", strerror(errno));
+	rc = mem_available(L->meminfo_fd, &avail);
+	if (rc < 0)
+		return lazy_fail(L, LAZY_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
+	if (!lazy_mem_ok(avail, L->size, L->o->min_free))
+		return lazy_fail(L, LAZY_NOMEM, "not enough memory: image %s, MemAvailable %s, "
+				 "reserve %s", fmt_size(L->size, a, sizeof(a)),
+				 fmt_size(avail, b, sizeof(b)), fmt_size(L->o->min_free, c, sizeof(c)));
+	return 0;
+}
+
+static int make_tmpfs(struct lazy *L)
+{
+	const char *image_base = strrchr(L->o->image, '/');
+	char parent[PATH_MAX], opts[128], path[PATH_MAX], err[PATH_MAX + 64];
+	const char *dir = L->tmpfs_path, *slash;
+	uint64_t size;
+	struct stat st, dst;
+	int rc;
+
+	slash = strrchr(dir, '/');
+	if (!slash || !slash[1])
+		return lazy_fail(L, LAZY_USAGE, "--tmpfs: '%s' is not an absolute directory path", dir);
+	snprintf(L->tmpfs_base, sizeof(L->tmpfs_base), "%s", slash + 1);
+	if (slash == dir)
+		snprintf(parent, sizeof(parent), "/");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
+	if (lstat(dir, &st) < 0) {
+		if (errno != ENOENT)
+			return lazy_fail(L, LAZY_DEST, "%s: %s", dir, strerror(errno));
+		if ((rc = report_mkdir(parent)) < 0)
+			return lazy_fail(L, LAZY_DEST, "%s: %s", parent, strerror(-rc));
+		if (mkdir(dir, 0755) < 0)
+			return lazy_fail(L, LAZY_DEST, "%s: %s", dir, strerror(errno));
+		L->tmpfs_mkdir = true;
+	} else if (!S_ISDIR(st.st_mode)) {
+		return lazy_fail(L, LAZY_DEST, "%s: not a directory", dir);
+	}
+	/* Kept to remove the directory we made, when the path is gone. */
+	L->tmpfs_parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (L->tmpfs_parent_fd < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", parent, strerror(errno));
+	/* The image, a margin for the file system's own blocks. */
+	size = (L->size + L->size / 100 + 4 * MiB + 4095) & ~4095ULL;
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755%s", size,
+		 kernel_has_noswap() ? ",noswap" : "");
+	rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts);
+	if (rc < 0 && errno == EINVAL && strstr(opts, "noswap")) {
+		snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", size);
+		rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts);
+	}
+	if (rc < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: cannot mount tmpfs: %s", dir, strerror(errno));
+	L->tmpfs_mounted = true;
+	L->tmpfs_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (L->tmpfs_fd < 0 || fstat(L->tmpfs_fd, &L->tmpfs_st) < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", dir, strerror(errno));
+	rb_debug("mounted tmpfs on %s (%s)", dir, opts);
+
+	image_base = image_base ? image_base + 1 : L->o->image;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, image_base) >= (int)sizeof(path))
+		return lazy_fail(L, LAZY_DEST, "%s: path too long", dir);
+	/* No name until it is verified (outfile.h). */
+	rc = outfile_open(&L->of, path, 0444, 0, &L->img_st, err, sizeof(err));
+	if (rc < 0)
+		return lazy_fail(L, LAZY_DEST, "%s", err);
+	L->have_of = true;
+	if (outfile_dir_stat(&L->of, &dst) < 0 || dst.st_dev != L->tmpfs_st.st_dev)
+		return lazy_fail(L, LAZY_DEST, "%s: not on the tmpfs mounted at %s", path, dir);
+	L->copy_fd = L->of.fd;
+	if (ftruncate(L->copy_fd, (off_t)L->size) < 0)
+		return lazy_fail(L, errno == ENOSPC ? LAZY_NOMEM : LAZY_DEST, "%s: %s", path,
+				 strerror(errno));
+	snprintf(L->r->copy, sizeof(L->r->copy), "%s", path);
+	return 0;
+}
+
+static int make_zram(struct lazy *L)
+{
+	char p[PATH_MAX], v[32];
+	uint64_t have;
+	int rc, id;
+
+	/* zram rounds its size up to whole pages; the loop device's size
+	 * must not change. */
+	if (L->size % L->page)
+		return lazy_fail(L, LAZY_DEST, "%s: %" PRIu64 " bytes, not a multiple of %" PRIu64
+				 ": a zram device cannot have its size (use --target=tmpfs)",
+				 L->o->image, L->size, L->page);
+	rc = zram_hot_add(&id);
+	if (rc < 0)
+		return lazy_fail(L, LAZY_DEST, "cannot add a zram device: %s", strerror(-rc));
+	L->zram_id = id;
+	/* Opened now: at undo time the paths may be out of reach. */
+	if (rb_path(p, sizeof(p), "/sys/block/zram%d/reset", id) == 0)
+		L->zram_reset_fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (rb_path(p, sizeof(p), "/sys/class/zram-control/hot_remove") == 0)
+		L->zram_remove_fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (L->zram_reset_fd < 0 || L->zram_remove_fd < 0)
+		return lazy_fail(L, LAZY_DEST, "zram%d: cannot open reset/hot_remove: %s", id,
+				 strerror(errno));
+	snprintf(v, sizeof(v), "%" PRIu64, L->size);
+	rc = zram_set(id, "disksize", v);
+	if (rc < 0)
+		return lazy_fail(L, rc == -ENOMEM ? LAZY_NOMEM : LAZY_DEST,
+				 "zram%d: cannot set disksize: %s", id, strerror(-rc));
+	if (rb_path(p, sizeof(p), "/dev/zram%d", id) < 0)
+		return lazy_fail(L, LAZY_DEST, "/dev/zram%d: path too long", id);
+	snprintf(L->r->copy, sizeof(L->r->copy), "%s", p);
+	/* O_DIRECT: the copy goes to zram without a second copy in the
+	 * device's page cache. */
+	L->copy_fd = open(p, O_RDWR | O_EXCL | O_DIRECT | O_CLOEXEC);
+	L->direct = L->copy_fd >= 0;
+	if (L->copy_fd < 0 && errno == EINVAL)
+		L->copy_fd = open(p, O_RDWR | O_EXCL | O_CLOEXEC);
+	if (L->copy_fd < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", p, strerror(errno));
+	if ((rc = blk_size(L->copy_fd, &have)) < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", p, strerror(-rc));
+	if (have != L->size)
+		return lazy_fail(L, LAZY_DEST, "%s: %" PRIu64 " bytes, not %" PRIu64, p, have, L->size);
+	/* What the loop device will read through. */
+	L->zram_ro_fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (L->zram_ro_fd < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", p, strerror(errno));
+	rb_debug("zram%d: %" PRIu64 " bytes%s", id, L->size, L->direct ? ", direct I/O" : "");
+	return 0;
+}
+
+static int make_copy_state(struct lazy *L)
+{
+	struct copy *c = calloc(1, sizeof(*c));
+	struct lazy_ranges order = { 0 };
+	int rc;
+
+	if (!c)
+		return lazy_fail(L, LAZY_NOMEM, "out of memory");
+	L->cp = c;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_rwlock_init(&c->wlock, NULL);
+	c->img_fd = L->img_fd;
+	c->copy_fd = L->copy_fd;
+	c->inflight_fd = L->inflight_fd;
+	c->meminfo_fd = L->meminfo_fd;
+	c->size = L->size;
+	c->page = L->page;
+	c->min_free = L->o->min_free;
+	c->rate = L->o->rate;
+	if (lazy_sched_init(&c->sched, L->size, L->page) < 0)
+		return lazy_fail(L, LAZY_NOMEM, "out of memory");
+	if (L->o->order) {
+		rc = L->o->order(L->o->order_arg, L->size, &order);
+		if (rc == 0)
+			rc = lazy_sched_set(&c->sched, LAZY_LIST_ORDER, &order);
+		if (rc < 0)
+			rb_warn("copy order: %s; copying in offset order", strerror(-rc));
+		lazy_ranges_free(&order);
+	}
+	return 0;
+}
+
+static int prepare(struct lazy *L)
+{
+	const struct lazy_opts *o = L->o;
+	int rc;
+
+	if ((rc = open_status(L)) != 0 || (rc = open_image(L)) != 0 ||
+	    (rc = open_loop(L)) != 0 || (rc = check_memory(L)) != 0)
+		return rc;
+	if (o->target == LAZY_TARGET_ZRAM) {
+		rc = make_zram(L);
+	} else {
+		if (o->tmpfs)
+			rc = snprintf(L->tmpfs_path, sizeof(L->tmpfs_path), "%s", o->tmpfs) >=
+				(int)sizeof(L->tmpfs_path) ? -ENAMETOOLONG : 0;
+		else
+			rc = rb_path(L->tmpfs_path, sizeof(L->tmpfs_path), LAZY_TMPFS_DIR);
+		if (rc == 0) {
+			size_t n = strlen(L->tmpfs_path);
+
+			while (n > 1 && L->tmpfs_path[n - 1] == '/')
+				L->tmpfs_path[--n] = '\0';
+		}
+		rc = rc < 0 ? lazy_fail(L, LAZY_USAGE, "--tmpfs: path too long") : make_tmpfs(L);
+	}
+	if (rc != 0)
+		return rc;
+	return make_copy_state(L);
+}
+
+/* ---- the copy ---- */
+
+static void copy_fail_locked(struct copy *c, enum lazy_err e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void copy_fail_locked(struct copy *c, enum lazy_err e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->why == LAZY_OK) {
+		c->why = e;
+		va_start(ap, fmt);
+		vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+		va_end(ap);
+	}
+	atomic_store(&c->stop, true);
+}
+
+/* The next piece to read, or false when there is none or the copy
+ * stops. MemAvailable is checked every LAZY_MEM_STEP handed out. */
+static bool copy_take(struct copy *c, uint64_t *off, uint64_t *len)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&c->lock);
+	if (atomic_load(&c->stop))
+		goto out;
+	if (c->dispatched >= c->next_mem) {
+		char a[32], b[32], m[32];
+		uint64_t avail = 0;
+		int rc = mem_available(c->meminfo_fd, &avail);
+
+		if (rc < 0) {
+			copy_fail_locked(c, LAZY_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
+			goto out;
+		}
+		if (!lazy_mem_ok(avail, c->size - c->dispatched, c->min_free)) {
+			copy_fail_locked(c, LAZY_NOMEM, "memory ran short: %s still to copy, "
+					 "MemAvailable %s, reserve %s",
+					 fmt_size(c->size - c->dispatched, a, sizeof(a)),
+					 fmt_size(avail, b, sizeof(b)), fmt_size(c->min_free, m, sizeof(m)));
+			goto out;
+		}
+		c->next_mem = c->dispatched + LAZY_MEM_STEP;
+	}
+	ok = lazy_sched_next(&c->sched, LAZY_CHUNK, off, len, NULL);
+	if (ok)
+		c->dispatched += *len;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return ok;
+}
+
+/* Bytes of [off, off + len) the page cache holds now: what the read
+ * will take without the network. */
+static uint64_t chunk_resident(const struct copy *c, uint64_t off, uint64_t len)
+{
+	unsigned char vec[LAZY_CHUNK / 4096 + 1];
+	uint64_t res = 0;
+	void *m;
+
+	if ((len + c->page - 1) / c->page > sizeof(vec))
+		return 0;
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, c->img_fd, (off_t)off);
+	if (m == MAP_FAILED)
+		return 0;
+	if (mincore(m, len, vec) == 0)
+		res = lazy_resident_bytes(vec, off, len, c->page);
+	(void)munmap(m, len);
+	return res;
+}
+
+/* Reads of the boot through the loop device are waiting. */
+static bool boot_busy(const struct copy *c)
+{
+	char buf[64];
+	uint64_t reads;
+
+	if (pread_text(c->inflight_fd, buf, sizeof(buf)) < 0 ||
+	    lazy_parse_inflight(buf, &reads) < 0)
+		return false;
+	return reads > 0;
+}
+
+/* Before a read that goes to the network: let the boot's reads go
+ * first, and keep to the rate. false when the copy stops meanwhile. */
+static bool copy_wait_turn(struct copy *c, struct lazy_backoff *bo, uint64_t net)
+{
+	for (;;) {
+		long ms;
+
+		if (atomic_load(&c->stop))
+			return false;
+		ms = lazy_backoff_step(bo, boot_busy(c));
+		if (ms) {
+			atomic_fetch_add(&c->yields, 1);
+		} else {
+			ms = lazy_pace_ms(atomic_load(&c->paced), c->rate, now_sec() - c->t0);
+			if (!ms)
+				break;
+		}
+		nap_ms(ms);
+	}
+	atomic_fetch_add(&c->paced, net);
+	return true;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void worker_exit(void *arg)
+{
+	struct worker *w = arg;
+	struct copy *c = w->c;
+
+	free(w->buf);
+	w->buf = NULL;
+	pthread_mutex_lock(&c->lock);
+	c->exited[w->i] = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * One copy thread. Cancellation (a stall or a signal) is enabled only
+ * around the read of the image: a thread is never cancelled while it
+ * holds a lock or writes the copy.
+ */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct copy *c = w->c;
+	struct lazy_backoff bo = { 0 };
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	pthread_cleanup_push(worker_exit, w);
+	/* Page aligned: zram is written with O_DIRECT. */
+	if (posix_memalign(&w->buf, 4096, LAZY_CHUNK) != 0) {
+		w->buf = NULL;
+		pthread_mutex_lock(&c->lock);
+		copy_fail_locked(c, LAZY_NOMEM, "cannot allocate a buffer");
+		pthread_mutex_unlock(&c->lock);
+	}
+	while (w->buf) {
+		uint64_t off, len, res;
+		ssize_t n;
+		int rc;
+
+		if (!copy_take(c, &off, &len))
+			break;
+		res = chunk_resident(c, off, len);
+		if (res < len && !copy_wait_turn(c, &bo, len - res))
+			break;
+		atomic_fetch_add(&c->reading, 1);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+		n = pread_full(c->img_fd, w->buf, len, (off_t)off);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+		atomic_fetch_sub(&c->reading, 1);
+		if (n < 0 || (uint64_t)n != len) {
+			pthread_mutex_lock(&c->lock);
+			if (n < 0)
+				copy_fail_locked(c, LAZY_SOURCE, "read error at %" PRIu64 ": %s", off,
+						 strerror((int)-n));
+			else
+				copy_fail_locked(c, LAZY_CHANGED, "the image ends at %" PRIu64
+						 ", before its size %" PRIu64, off + (uint64_t)n, c->size);
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		pthread_rwlock_rdlock(&c->wlock);
+		rc = atomic_load(&c->stop) ? -ECANCELED :
+			pwrite_all(c->copy_fd, w->buf, len, (off_t)off);
+		pthread_rwlock_unlock(&c->wlock);
+		if (rc == -ECANCELED)
+			break;
+		pthread_mutex_lock(&c->lock);
+		if (rc < 0) {
+			copy_fail_locked(c, rc == -ENOSPC ? LAZY_NOMEM : LAZY_DEST,
+					 "write error at %" PRIu64 ": %s", off, strerror(-rc));
+		} else {
+			c->done += len;
+			c->cached += res;
+			c->network += len - res;
+		}
+		pthread_mutex_unlock(&c->lock);
+		atomic_fetch_add(&c->completed, 1);
+		if (rc < 0)
+			break;
+	}
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+/* The guard's clock: reads that complete, and time in which none of
+ * ours is waiting (yielding to the boot or keeping to the rate is no
+ * stall; a read that does not return is). */
+static uint64_t copy_progress(void *arg)
+{
+	struct copy *c = arg;
+
+	if (atomic_load(&c->reading) == 0)
+		atomic_fetch_add(&c->idle_ticks, 1);
+	return atomic_load(&c->completed) + atomic_load(&c->idle_ticks);
+}
+
+static void copy_cancel(void *arg, enum guard_why why)
+{
+	struct copy *c = arg;
+	int i;
+
+	pthread_mutex_lock(&c->lock);
+	copy_fail_locked(c, why == GUARD_STALL ? LAZY_STALL : LAZY_SIGNAL, "%s",
+			 why == GUARD_STALL ? "stalled" : "interrupted");
+	/* pread is a cancellation point: a read the source never answers
+	 * ends here (one the kernel holds uninterruptibly does not). */
+	for (i = 0; i < c->nthreads; i++)
+		if (!c->exited[i])
+			pthread_cancel(c->tid[i]);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* What the page cache holds of the whole image, in windows. */
+static int scan_resident(const struct copy *c, struct lazy_ranges *out)
+{
+	const uint64_t win = RESIDENT_WINDOW;
+	unsigned char *vec = malloc(win / c->page);
+	uint64_t base;
+	int rc = 0;
+
+	if (!vec)
+		return -ENOMEM;
+	for (base = 0; base < c->size && rc == 0; base += win) {
+		uint64_t len = c->size - base < win ? c->size - base : win;
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, c->img_fd, (off_t)base);
+
+		if (m == MAP_FAILED) {
+			rc = -errno;
+			break;
+		}
+		if (mincore(m, len, vec) < 0)
+			rc = -errno;
+		else
+			rc = lazy_ranges_from_mincore(out, vec, (len + c->page - 1) / c->page, base,
+						      c->page, c->size);
+		(void)munmap(m, len);
+	}
+	free(vec);
+	return rc;
+}
+
+static void refresh_resident(struct lazy *L)
+{
+	struct copy *c = L->cp;
+	struct lazy_ranges res = { 0 };
+
+	if (scan_resident(c, &res) == 0) {
+		pthread_mutex_lock(&c->lock);
+		(void)lazy_sched_set(&c->sched, LAZY_LIST_RESIDENT, &res);
+		pthread_mutex_unlock(&c->lock);
+	}
+	lazy_ranges_free(&res);
+}
+
+static void copy_counters(struct lazy *L)
+{
+	struct copy *c = L->cp;
+
+	pthread_mutex_lock(&c->lock);
+	L->r->bytes_cached = c->cached;
+	L->r->bytes_network = c->network;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int guard_outcome(struct lazy *L)
+{
+	int signo = 0;
+
+	switch (guard_fired(L->guard, &signo)) {
+	case GUARD_SIGNAL:
+		L->r->err = LAZY_OK;
+		L->r->signo = signo;
+		return lazy_fail(L, LAZY_SIGNAL, "interrupted by signal %d (%s)", signo,
+				 strsignal(signo));
+	case GUARD_STALL:
+		L->r->err = LAZY_OK;
+		return lazy_fail(L, LAZY_STALL, "%s: no data for %.0f s (--stall-timeout); the "
+				 "source stalled", L->o->image, L->o->stall_timeout);
+	default:
+		return 0;
+	}
+}
+
+static int run_copy(struct lazy *L)
+{
+	struct copy *c = L->cp;
+	double stop_at = 0;
+	int i, rc;
+
+	c->t0 = now_sec();
+	refresh_resident(L);
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < LAZY_THREADS; i++) {
+		c->w[c->nthreads].c = c;
+		c->w[c->nthreads].i = c->nthreads;
+		if (pthread_create(&c->tid[c->nthreads], NULL, worker_main, &c->w[c->nthreads]) == 0)
+			c->nthreads++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!c->nthreads)
+		return lazy_fail(L, LAZY_NOMEM, "cannot start a copy thread");
+	guard_target(L->guard, copy_progress, copy_cancel, c);
+	for (i = 0; i < c->nthreads; i++) {
+		for (;;) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 500 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(c->tid[i], NULL, &ts) == 0)
+				break;
+			if (atomic_load(&c->stop)) {
+				/* A read the kernel will not give up: leave it. */
+				if (!stop_at) {
+					stop_at = now_sec();
+				} else if (now_sec() - stop_at > GRACE_S) {
+					pthread_detach(c->tid[i]);
+					L->cp_abandoned = true;
+					break;
+				}
+				continue;
+			}
+			if (now_sec() - L->last_status >= STATUS_EVERY_S) {
+				refresh_resident(L);
+				copy_counters(L);
+				status_write(L);
+			}
+		}
+	}
+	guard_target(L->guard, NULL, NULL, NULL);
+	copy_counters(L);
+	if ((rc = guard_outcome(L)) != 0)
+		return rc;
+	if (c->why != LAZY_OK)
+		return lazy_fail(L, c->why, "%s: %s", c->why == LAZY_DEST || c->why == LAZY_NOMEM ?
+				 L->r->copy : L->o->image, c->msg);
+	if (!lazy_sched_done(&c->sched) || c->done != c->size)
+		return lazy_fail(L, LAZY_DEST, "%s: %" PRIu64 " of %" PRIu64 " bytes copied",
+				 L->r->copy, c->done, c->size);
+	return 0;
+}
+
+/* ---- verification ---- */
+
+static void hex(const uint8_t *d, size_t n, char *out)
+{
+	static const char x[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = x[d[i] >> 4];
+		out[2 * i + 1] = x[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The image did not change while it was copied (as far as its size and
+ * modification time tell). */
+static int source_unchanged(struct lazy *L)
+{
+	struct stat now;
+	uint64_t size;
+
+	if (fstat(L->img_fd, &now) < 0)
+		return lazy_fail(L, LAZY_SOURCE, "%s: %s", L->o->image, strerror(errno));
+	if (S_ISBLK(now.st_mode)) {
+		if (blk_size(L->img_fd, &size) < 0 || size != L->size)
+			return lazy_fail(L, LAZY_CHANGED, "%s: its size changed", L->o->image);
+		return 0;
+	}
+	if ((uint64_t)now.st_size != L->size || now.st_mtim.tv_sec != L->img_st.st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != L->img_st.st_mtim.tv_nsec)
+		return lazy_fail(L, LAZY_CHANGED, "%s: changed while it was copied", L->o->image);
+	return 0;
+}
+
+/* SHA-256 of the copy, read back from RAM in offset order. */
+static int verify(struct lazy *L)
+{
+	uint8_t d[32];
+	SHA256_CTX sha;
+	uint64_t off;
+	void *buf;
+	int rc;
+
+	if ((rc = source_unchanged(L)) != 0)
+		return rc;
+	set_state(L, "verifying");
+	if (posix_memalign(&buf, 4096, LAZY_CHUNK) != 0)
+		return lazy_fail(L, LAZY_NOMEM, "out of memory");
+	SHA256_Init(&sha);
+	for (off = 0; off < L->size; off += LAZY_CHUNK) {
+		uint64_t len = L->size - off < LAZY_CHUNK ? L->size - off : LAZY_CHUNK;
+		ssize_t n = pread_full(L->copy_fd, buf, len, (off_t)off);
+
+		if (n < 0 || (uint64_t)n != len) {
+			free(buf);
+			return lazy_fail(L, LAZY_DEST, "%s: cannot read back: %s", L->r->copy,
+					 n < 0 ? strerror((int)-n) : "short read");
+		}
+		SHA256_Update(&sha, buf, len);
+		if ((rc = guard_outcome(L)) != 0) {
+			free(buf);
+			return rc;
+		}
+	}
+	free(buf);
+	SHA256_Final(d, &sha);
+	hex(d, sizeof(d), L->r->sha256);
+	if (!L->want_sha[0])
+		return 0;
+	L->hash_done = true;
+	L->hash_ok = !strcmp(L->r->sha256, L->want_sha);
+	if (!L->hash_ok)
+		return lazy_fail(L, LAZY_HASH, "%s: SHA-256 mismatch: got %s, expected %s",
+				 L->o->image, L->r->sha256, L->want_sha);
+	L->r->verified = boottime();
+	return 0;
+}
+
+/* ---- the switch ---- */
+
+static int do_switch(struct lazy *L)
+{
+	int new_fd = -1, rc;
+	bool ro = false;
+
+	/* The copy is complete and verified: it may have its name now. */
+	if (L->have_of) {
+		rc = outfile_commit(&L->of);
+		L->have_of = false;
+		L->copy_fd = -1;
+		L->cp->copy_fd = -1;
+		if (rc < 0)
+			return lazy_fail(L, LAZY_DEST, "%s: %s", L->r->copy, strerror(-rc));
+		L->named = true;         /* of.name keeps the name, for undo */
+		new_fd = openat(L->tmpfs_fd, L->of.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (new_fd < 0)
+			return lazy_fail(L, LAZY_DEST, "%s: %s", L->r->copy, strerror(errno));
+	} else {
+		if (fsync(L->copy_fd) < 0)
+			return lazy_fail(L, LAZY_DEST, "%s: %s", L->r->copy, strerror(errno));
+		close_fd(&L->copy_fd);
+		L->cp->copy_fd = -1;
+		new_fd = L->zram_ro_fd;
+		L->zram_ro_fd = -1;
+	}
+	/* The mount may have changed since the start: the loop device must
+	 * still be the image's, and read-only. */
+	rc = loopdev_bound_to(L->loop_fd, &L->img_st, &ro);
+	if (rc <= 0 || !ro) {
+		(void)close(new_fd);
+		if (rc < 0)
+			return lazy_fail(L, LAZY_LOOP, "%s: %s", L->r->loop, strerror(-rc));
+		return lazy_fail(L, LAZY_LOOP, "%s: %s since the copy started", L->r->loop,
+				 rc == 0 ? "no longer backed by the image" : "no longer read-only");
+	}
+	rc = loopdev_change_fd(L->loop_fd, new_fd);
+	(void)close(new_fd);
+	if (rc < 0)
+		return lazy_fail(L, LAZY_SWITCH, "%s: LOOP_CHANGE_FD: %s", L->r->loop, strerror(-rc));
+	L->r->switched = boottime();
+	/* Nobody reads the network image here any more: drop its pages. */
+	(void)posix_fadvise(L->img_fd, 0, 0, POSIX_FADV_DONTNEED);
+	close_fd(&L->img_fd);
+	return 0;
+}
+
+/* ---- undo ---- */
+
+/* A sysfs attribute through a descriptor opened in advance. The kernel
+ * refuses zram reset and hot_remove (EBUSY) while the node is open;
+ * udev's probe after our close can hold it a moment. */
+static int attr_write(int fd, const char *val)
+{
+	int tries;
+
+	for (tries = 0; ; tries++) {
+		if (pwrite(fd, val, strlen(val), 0) >= 0)
+			return 0;
+		if (errno != EBUSY || tries >= 20)
+			return -errno;
+		nap_ms(50);
+	}
+}
+
+static void unmount_tmpfs(struct lazy *L)
+{
+	struct stat now;
+
+	/* By its path while that still leads to our mount; from inside it
+	 * once the root has changed and the path leads elsewhere. */
+	if (stat(L->tmpfs_path, &now) == 0 && now.st_dev == L->tmpfs_st.st_dev &&
+	    now.st_ino == L->tmpfs_st.st_ino) {
+		close_fd(&L->tmpfs_fd);
+		if (umount2(L->tmpfs_path, 0) == 0 || umount2(L->tmpfs_path, MNT_DETACH) == 0)
+			return;
+		rb_warn("%s: cannot unmount: %s", L->tmpfs_path, strerror(errno));
+		return;
+	}
+	if (L->tmpfs_fd < 0 || fchdir(L->tmpfs_fd) < 0) {
+		rb_warn("%s: cannot unmount: no way to reach it", L->tmpfs_path);
+		return;
+	}
+	if (umount2(".", MNT_DETACH) < 0)
+		rb_warn("%s: cannot unmount: %s", L->tmpfs_path, strerror(errno));
+	if (L->cwd_fd >= 0 && fchdir(L->cwd_fd) < 0)
+		rb_debug("fchdir back: %s", strerror(errno));
+	close_fd(&L->tmpfs_fd);
+}
+
+/* Free the copy and what was made for it; the loop device was never
+ * touched. */
+static void undo(struct lazy *L)
+{
+	struct copy *c = L->cp;
+
+	if (c) {
+		atomic_store(&c->stop, true);
+		/* Wait for a write in progress; later ones see stop. */
+		pthread_rwlock_wrlock(&c->wlock);
+		c->copy_fd = -1;
+		pthread_rwlock_unlock(&c->wlock);
+	}
+	if (L->have_of) {
+		outfile_abort(&L->of);
+		L->have_of = false;
+		L->copy_fd = -1;
+	}
+	if (L->named) {
+		if (unlinkat(L->tmpfs_fd, L->of.name, 0) < 0)
+			rb_warn("%s: cannot remove: %s", L->r->copy, strerror(errno));
+		L->named = false;
+	}
+	close_fd(&L->copy_fd);
+	close_fd(&L->zram_ro_fd);
+	if (L->zram_id >= 0) {
+		if (L->zram_reset_fd >= 0 && attr_write(L->zram_reset_fd, "1") < 0)
+			rb_warn("zram%d: reset failed: %s", L->zram_id, strerror(errno));
+		if (L->zram_remove_fd >= 0) {
+			char v[16];
+
+			snprintf(v, sizeof(v), "%d", L->zram_id);
+			if (attr_write(L->zram_remove_fd, v) < 0)
+				rb_warn("zram%d: hot_remove failed: %s", L->zram_id, strerror(errno));
+		}
+		L->zram_id = -1;
+	}
+	if (L->tmpfs_mounted) {
+		unmount_tmpfs(L);
+		L->tmpfs_mounted = false;
+	}
+	if (L->tmpfs_mkdir && L->tmpfs_parent_fd >= 0) {
+		(void)unlinkat(L->tmpfs_parent_fd, L->tmpfs_base, AT_REMOVEDIR);
+		L->tmpfs_mkdir = false;
+	}
+}
+
+static void close_all(struct lazy *L)
+{
+	if (L->have_of) {
+		/* Only the parent of a background copier gets here with it:
+		 * its descriptor, not the child's file. */
+		(void)close(L->of.fd);
+		(void)close(L->of.dirfd);
+		L->have_of = false;
+		L->copy_fd = -1;
+	}
+	close_fd(&L->copy_fd);
+	close_fd(&L->zram_ro_fd);
+	close_fd(&L->zram_reset_fd);
+	close_fd(&L->zram_remove_fd);
+	close_fd(&L->img_fd);
+	close_fd(&L->loop_fd);
+	close_fd(&L->inflight_fd);
+	close_fd(&L->meminfo_fd);
+	close_fd(&L->tmpfs_fd);
+	close_fd(&L->tmpfs_parent_fd);
+	close_fd(&L->status_dirfd);
+	close_fd(&L->cwd_fd);
+	close_fd(&L->log_fd);
+	close_fd(&L->null_fd);
+	if (L->cp && !L->cp_abandoned) {
+		lazy_sched_free(&L->cp->sched);
+		pthread_rwlock_destroy(&L->cp->wlock);
+		pthread_mutex_destroy(&L->cp->lock);
+		free(L->cp);
+	}
+	L->cp = NULL;
+}
+
+/* ---- the run ---- */
+
+/* The child of --background: a session of its own, no terminal, stderr
+ * to the log, the root as its directory (it holds no mount busy). */
+static int daemonize(struct lazy *L)
+{
+	if (setsid() < 0)
+		return -errno;
+	if (dup2(L->null_fd, STDIN_FILENO) < 0 || dup2(L->null_fd, STDOUT_FILENO) < 0 ||
+	    dup2(L->log_fd, STDERR_FILENO) < 0)
+		return -errno;
+	if (chdir("/") < 0)
+		return -errno;
+	close_fd(&L->cwd_fd);
+	L->cwd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return 0;
+}
+
+/* Idle I/O class: where the block layer honours it, the copy's reads
+ * are served only when the boot's are not waiting. Returns the class
+ * before (-1 when unknown), for io_restore. */
+static int io_idle(void)
+{
+	int old = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
+		rb_debug("ioprio_set: %s", strerror(errno));
+	return old;
+}
+
+static void io_restore(int old)
+{
+	if (old >= 0)
+		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
+}
+
+static int copy_verify_switch(struct lazy *L)
+{
+	int rc;
+
+	set_state(L, "copying");
+	if ((rc = run_copy(L)) != 0 || (rc = verify(L)) != 0)
+		return rc;
+	if ((rc = guard_outcome(L)) != 0)
+		return rc;
+	return do_switch(L);
+}
+
+/* After a failure: undo, record, close. */
+static int give_up(struct lazy *L, int rc)
+{
+	undo(L);
+	if (L->cp)
+		copy_counters(L);
+	L->r->ended = boottime();
+	L->state = "gave-up";
+	status_write(L);
+	return rc;
+}
+
+int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
+{
+	struct guard guard;
+	struct lazy L;
+	sigset_t sigs, saved;
+	bool child = false;
+	long ps = sysconf(_SC_PAGESIZE);
+	int rc, ioprio;
+
+	memset(r, 0, sizeof(*r));
+	memset(&L, 0, sizeof(L));
+	L.o = o;
+	L.r = r;
+	L.state = "preparing";
+	L.page = ps >= 4096 && !(ps & (ps - 1)) ? (uint64_t)ps : 4096;
+	L.img_fd = L.loop_fd = L.inflight_fd = L.meminfo_fd = -1;
+	L.status_dirfd = L.cwd_fd = L.log_fd = L.null_fd = -1;
+	L.tmpfs_fd = L.tmpfs_parent_fd = -1;
+	L.zram_id = L.zram_reset_fd = L.zram_remove_fd = L.zram_ro_fd = -1;
+	L.copy_fd = -1;
+	L.of.fd = L.of.dirfd = -1;
+	r->started = boottime();
+
+	/* The guard's signals stay blocked from here to the end, also in
+	 * the moment between the parent's guard and the child's (a
+	 * signal then waits for the child's guard, or is the parent's). */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &sigs, &saved);
+	/* From here on a signal is a cancellation, undone below. */
+	if (guard_start(&guard, o->stall_timeout, NULL) == 0)
+		L.guard = &guard;
+	rc = prepare(&L);
+	if (rc == 0)
+		rc = guard_outcome(&L);
+	if (rc == 0)
+		set_state(&L, "copying");
+	if (rc == 0 && o->background) {
+		pid_t pid;
+
+		if (L.guard)
+			guard_stop(&guard);
+		L.guard = NULL;
+		pid = fork();
+		if (pid < 0) {
+			rc = give_up(&L, lazy_fail(&L, LAZY_DEST, "cannot fork: %s", strerror(errno)));
+		} else if (pid > 0) {
+			/* The child owns the copy now. */
+			r->child = pid;
+			close_all(&L);
+			pthread_sigmask(SIG_SETMASK, &saved, NULL);
+			return RB_EXIT_OK;
+		} else {
+			child = true;
+			if ((rc = daemonize(&L)) < 0)
+				rb_warn("cannot detach: %s", strerror(-rc));
+			rc = 0;
+			if (guard_start(&guard, o->stall_timeout, NULL) == 0)
+				L.guard = &guard;
+		}
+	} else if (rc != 0) {
+		give_up(&L, rc);
+	}
+	if (rc == 0) {
+		ioprio = io_idle();
+		rc = copy_verify_switch(&L);
+		if (rc != 0) {
+			give_up(&L, rc);
+		} else {
+			copy_counters(&L);
+			r->ended = boottime();
+			L.state = "switched";
+			status_write(&L);
+		}
+		io_restore(ioprio);
+	}
+	/* The guard may be calling copy_cancel() still: stopped before the
+	 * copy state is freed. */
+	if (L.guard)
+		guard_stop(&guard);
+	close_all(&L);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (child) {
+		if (rc != 0)
+			rb_err("gave up, %s stays on %s: %s", r->loop, o->image, r->error);
+		else
+			rb_info("%s now reads %s", r->loop, r->copy);
+		/* Cleaned up: die of the signal, as one killed by it would. */
+		if (r->err == LAZY_SIGNAL)
+			guard_reraise(r->signo);
+		_exit(rc);
+	}
+	return rc;
+}
+
+/* ---- the command ---- */
+
+static void usage(FILE *out)
+{
+	fputs("Usage: ramboot lazy --image=FILE [OPTIONS]\n"
+	      "\n"
+	      "Copy FILE, the image a read-only loop device is backed by, into RAM while\n"
+	      "the system runs from it, verify the copy, and switch the loop device to it\n"
+	      "(LOOP_CHANGE_FD). What the page cache holds of FILE is copied first; then\n"
+	      "the rest, yielding to other reads of the loop device. On any failure the\n"
+	      "copy is freed and the loop device stays on FILE.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --image=FILE        the image (a file or a block device)\n"
+	      "      --loop=DEV          its loop device (default: the one backed by FILE)\n"
+	      "      --target=T          tmpfs (default) or zram\n"
+	      "      --tmpfs=DIR         mount the tmpfs here (default " LAZY_TMPFS_DIR ")\n"
+	      "      --sha256=HEX        SHA-256 the copy must have\n"
+	      "      --manifest=FILE     size and SHA-256 the copy must have\n"
+	      "      --min-free=SIZE     memory that must stay available (default 256M)\n"
+	      "      --stall-timeout=S   give up when a read of FILE takes S seconds\n"
+	      "                          (default 30, 0: never)\n"
+	      "      --rate=SIZE         read at most SIZE bytes per second from FILE\n"
+	      "                          (page cache hits not counted; default: no cap)\n"
+	      "      --status=FILE       the status file (default " LAZY_STATUS ")\n"
+	      "      --background        return once all is open and checked; the copy\n"
+	      "                          goes on in a child (log: the status file + .log)\n"
+	      "  -v, --verbose           more messages\n"
+	      "  -h, --help              this help\n"
+	      "\n"
+	      "Exit codes: 0 switched (with --background: started), 1 gave up (the loop\n"
+	      "device stays on FILE), 2 usage, 3 not enough memory.\n", out);
+}
+
+enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
+       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND };
+
+static const struct option longopts[] = {
+	{ "image", required_argument, NULL, OPT_IMAGE },
+	{ "loop", required_argument, NULL, OPT_LOOP },
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
+	{ "sha256", required_argument, NULL, OPT_SHA },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "min-free", required_argument, NULL, OPT_MINFREE },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "status", required_argument, NULL, OPT_STATUS },
+	{ "background", no_argument, NULL, OPT_BACKGROUND },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rb_err("%s (see 'ramboot lazy --help')", msg);
+	return RB_EXIT_USAGE;
+}
+
+int cmd_lazy(int argc, char **argv)
+{
+	struct lazy_opts o;
+	struct lazy_result r;
+	char a[32], b[32], c[32];
+	bool tmpfs_given = false;
+	int opt, rc;
+
+	lazy_opts_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_IMAGE: o.image = optarg; break;
+		case OPT_LOOP: o.loop = optarg; break;
+		case OPT_TARGET:
+			if (!strcmp(optarg, "tmpfs"))
+				o.target = LAZY_TARGET_TMPFS;
+			else if (!strcmp(optarg, "zram"))
+				o.target = LAZY_TARGET_ZRAM;
+			else
+				return usage_error("--target: '%s' is not tmpfs or zram", optarg);
+			break;
+		case OPT_TMPFS: o.tmpfs = optarg; tmpfs_given = true; break;
+		case OPT_SHA: o.sha256 = optarg; break;
+		case OPT_MANIFEST: o.manifest = optarg; break;
+		case OPT_MINFREE:
+			if (parse_size(optarg, &o.min_free) < 0)
+				return usage_error("--min-free: bad size '%s'", optarg);
+			break;
+		case OPT_STALL:
+			if (parse_seconds(optarg, &o.stall_timeout) < 0)
+				return usage_error("--stall-timeout: '%s' is not a number of seconds "
+						   "(0: never)", optarg);
+			break;
+		case OPT_RATE:
+			if (parse_size(optarg, &o.rate) < 0)
+				return usage_error("--rate: bad size '%s'", optarg);
+			break;
+		case OPT_STATUS: o.status = optarg; break;
+		case OPT_BACKGROUND: o.background = true; break;
+		case 'v': rb_verbose = 1; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o.image || !*o.image)
+		return usage_error("--image is required");
+	if (o.sha256 && strlen(o.sha256) != 64)
+		return usage_error("--sha256: '%s' is not 64 hex digits", o.sha256);
+	if (tmpfs_given && o.target != LAZY_TARGET_TMPFS)
+		return usage_error("--tmpfs goes with --target=tmpfs");
+	if (o.tmpfs && o.tmpfs[0] != '/')
+		return usage_error("--tmpfs: '%s' is not an absolute path", o.tmpfs);
+
+	rc = lazy_run(&o, &r);
+	if (rc != RB_EXIT_OK) {
+		if (r.loop[0] && r.err != LAZY_USAGE)
+			rb_err("%s; %s stays on %s", r.error, r.loop, o.image);
+		else
+			rb_err("%s", r.error);
+		/* Cleaned up: now die of the signal, as the caller expects. */
+		if (r.err == LAZY_SIGNAL)
+			guard_reraise(r.signo);
+		return rc;
+	}
+	if (o.background) {
+		rb_info("copying %s to RAM in the background (pid %d)", o.image, (int)r.child);
+		return RB_EXIT_OK;
+	}
+	rb_info("%s now reads %s: %s, %s from the page cache, %s from the source%s in %.2f s",
+		r.loop, r.copy, fmt_size(r.size, a, sizeof(a)),
+		fmt_size(r.bytes_cached, b, sizeof(b)), fmt_size(r.bytes_network, c, sizeof(c)),
+		r.verified > 0 ? ", sha256 ok," : "", r.ended - r.started);
+	return RB_EXIT_OK;
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The lazy copier: the client runs from the network image, mounted
+ * through a read-only loop device, while this copies the image into RAM
+ * (a file in a tmpfs it mounts, or a zram device), verifies the copy and
+ * then moves the loop device onto it with LOOP_CHANGE_FD. Until that
+ * switch nothing the client uses changes; on any failure before it the
+ * copy is freed and the client stays on the network image.
+ *
+ * Copy order: first what the page cache already holds of the image (the
+ * boot read it: no network read), then the ranges of an order function
+ * (a boot profile), then the rest in offset order. Reads are paced and
+ * yield to the boot's own reads through the loop device. docs/lazy.md
+ * describes the whole run and the status file.
+ */
+#ifndef RAMBOOT_LAZY_H
+#define RAMBOOT_LAZY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LAZY_TMPFS_DIR "/run/ramboot/ram"     /* below the root prefix */
+#define LAZY_STATUS "/run/ramboot/lazy"       /* below the root prefix */
+#define LAZY_CHUNK (1024 * 1024)              /* bytes per read, at most */
+#define LAZY_THREADS 2                        /* reads in flight, at most */
+#define LAZY_MEM_STEP (64ULL * 1024 * 1024)   /* MemAvailable checked this often */
+#define LAZY_BACKOFF_MIN_MS 5
+#define LAZY_BACKOFF_MAX_MS 200
+
+/* ---- ranges of the image ---- */
+
+struct lazy_range {
+	uint64_t off, len;
+};
+
+struct lazy_ranges {
+	struct lazy_range *v;
+	size_t n, cap;
+};
+
+/* Append [off, off + len); a range that starts where the last one ends
+ * extends it. 0 or -ENOMEM. An empty range is ignored. */
+int lazy_ranges_add(struct lazy_ranges *r, uint64_t off, uint64_t len);
+void lazy_ranges_free(struct lazy_ranges *r);
+
+/* The resident runs of a mincore() vector: page i (bit 0 of vec[i])
+ * covers base + i * page; each run of resident pages is appended as one
+ * range, cut at limit (the file size). 0 or -ENOMEM. */
+int lazy_ranges_from_mincore(struct lazy_ranges *r, const unsigned char *vec, size_t npages,
+			     uint64_t base, uint64_t page, uint64_t limit);
+
+/* Bytes of [off, off + len) that a mincore() vector of the pages from
+ * off (page aligned) on shows resident; the last page may be partial. */
+uint64_t lazy_resident_bytes(const unsigned char *vec, uint64_t off, uint64_t len,
+			     uint64_t page);
+
+/* The copy order. Returns ranges to copy after the resident ones, in the
+ * order given (they may overlap and need not cover the image: whatever
+ * they leave is copied in offset order after them). The boot profile
+ * plugs in here; NULL means none. 0 or -errno (the copy then goes on in
+ * offset order). */
+typedef int (*lazy_order_fn)(void *arg, uint64_t image_size, struct lazy_ranges *out);
+
+/* ---- the scheduler: which bytes to read next ----
+ * Three lists in priority order: what the page cache holds (refreshed
+ * while the copy runs), the order function's ranges, the whole image.
+ * A page is handed out once; pieces are page aligned (the last one ends
+ * at the image size) and never cross a range of their list. */
+enum { LAZY_LIST_RESIDENT, LAZY_LIST_ORDER, LAZY_LIST_SEQ, LAZY_NLISTS };
+
+struct lazy_sched {
+	uint64_t size, page, npages;
+	uint64_t *taken;          /* bitmap: page handed out */
+	uint64_t ntaken;          /* pages handed out */
+	struct lazy_ranges list[LAZY_NLISTS];
+	size_t idx[LAZY_NLISTS];  /* current range of each list */
+	uint64_t pos[LAZY_NLISTS]; /* where to look next in it */
+};
+
+/* page: a power of two. 0 or -ENOMEM. */
+int lazy_sched_init(struct lazy_sched *s, uint64_t size, uint64_t page);
+void lazy_sched_free(struct lazy_sched *s);
+/* Replace one list (LAZY_LIST_RESIDENT or LAZY_LIST_ORDER) by r, which
+ * the scheduler takes over (r is left empty). Ranges are widened to
+ * whole pages and cut at the image size. 0 or -ENOMEM. */
+int lazy_sched_set(struct lazy_sched *s, int list, struct lazy_ranges *r);
+/* The next piece of at most max bytes (a multiple of the page size);
+ * false when every page was handed out. *list tells where it came from. */
+bool lazy_sched_next(struct lazy_sched *s, uint64_t max, uint64_t *off, uint64_t *len, int *list);
+/* Every page handed out? */
+bool lazy_sched_done(const struct lazy_sched *s);
+
+/* ---- yielding and pacing ---- */
+
+/* Back-off while the boot's reads are in flight: busy gives the next
+ * sleep (LAZY_BACKOFF_MIN_MS, doubling up to LAZY_BACKOFF_MAX_MS); not
+ * busy resets it and gives 0. */
+struct lazy_backoff {
+	long ms;
+};
+long lazy_backoff_step(struct lazy_backoff *b, bool busy);
+
+/* /sys/block/loopN/inflight: "reads writes". 0 with the reads, -EINVAL. */
+int lazy_parse_inflight(const char *s, uint64_t *reads);
+
+/* Milliseconds to wait so that bytes read in elapsed seconds stay at or
+ * under rate bytes per second (0: no cap); at most 1000 per call. */
+long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed);
+
+/* The memory rule: after the remaining bytes are copied, MemAvailable
+ * still holds min_free. */
+bool lazy_mem_ok(uint64_t avail, uint64_t remaining, uint64_t min_free);
+
+/* A /proc/meminfo text: the field in bytes. 0, -ENOENT or -EINVAL. */
+int lazy_meminfo_parse(const char *text, const char *field, uint64_t *bytes);
+
+/* ---- the run ---- */
+
+enum lazy_target { LAZY_TARGET_TMPFS, LAZY_TARGET_ZRAM };
+
+/* Settings: filled from the command line (or by the boot), never
+ * changed by the run. */
+struct lazy_opts {
+	const char *image;         /* the network image (file or block device) */
+	const char *loop;          /* its loop device node, NULL: find it */
+	enum lazy_target target;
+	const char *tmpfs;         /* NULL: LAZY_TMPFS_DIR below the root prefix */
+	const char *sha256;        /* 64 hex digits or NULL */
+	const char *manifest;      /* manifest file or NULL */
+	uint64_t min_free;         /* MemAvailable that must stay (256M) */
+	double stall_timeout;      /* seconds without progress; 0: never */
+	uint64_t rate;             /* bytes/s from the network, 0: no cap */
+	const char *status;        /* NULL: LAZY_STATUS below the root prefix */
+	bool background;
+	lazy_order_fn order;       /* NULL: no order beyond the page cache */
+	void *order_arg;
+};
+
+void lazy_opts_init(struct lazy_opts *o);
+
+/* Why a run gave up; stable names for the status file. */
+enum lazy_err {
+	LAZY_OK,
+	LAZY_USAGE,       /* bad settings (exit 2) */
+	LAZY_SOURCE,      /* the image cannot be opened or read */
+	LAZY_LOOP,        /* no suitable loop device, or it changed */
+	LAZY_MANIFEST,    /* the manifest cannot be read */
+	LAZY_DEST,        /* the RAM copy cannot be made or written */
+	LAZY_NOMEM,       /* MemAvailable would drop below the reserve (exit 3) */
+	LAZY_STALL,       /* the source stopped delivering */
+	LAZY_SIZE,        /* the image size is not the manifest's */
+	LAZY_HASH,        /* the copy's SHA-256 is not the one asked for */
+	LAZY_CHANGED,     /* the image changed while it was copied */
+	LAZY_SWITCH,      /* LOOP_CHANGE_FD refused */
+	LAZY_SIGNAL,      /* interrupted by a signal */
+};
+
+const char *lazy_err_name(enum lazy_err e);
+int lazy_exit_code(enum lazy_err e);
+
+/* What happened, as far as the run got. Times are seconds since boot
+ * (CLOCK_BOOTTIME), 0 when the step was not reached. */
+struct lazy_result {
+	enum lazy_err err;
+	char error[512];
+	int signo;                 /* with LAZY_SIGNAL */
+	uint64_t size;             /* the image */
+	uint64_t bytes_cached;     /* copied from the page cache */
+	uint64_t bytes_network;    /* read from the source */
+	double started, verified, switched, ended;
+	char sha256[65];           /* of the copy, once hashed */
+	char loop[4096];           /* "/dev/loop0" */
+	char copy[4096];           /* the RAM copy: file or zram node */
+	pid_t child;               /* with background: the copier */
+};
+
+/*
+ * Run the copier. Everything that can be checked is checked first and
+ * everything the copy needs is opened before anything is made (the loop
+ * device node, the image, /proc/meminfo, the loop's inflight counters,
+ * the status directory, the target): from then on no path is looked up,
+ * so the copier keeps working after the initramfs switched root.
+ *
+ * Returns RB_EXIT_OK (switched), RB_EXIT_FAIL (gave up, the loop device
+ * left on the image), RB_EXIT_USAGE, RB_EXIT_NOMEM (lazy_exit_code()).
+ * SIGTERM, SIGINT, SIGHUP and SIGQUIT are taken during the run and end
+ * it like a failure (LAZY_SIGNAL, r->signo): the caller re-raises the
+ * signal (guard_reraise) once it has said what it must.
+ * With o->background the process forks once all is open: the parent
+ * returns RB_EXIT_OK with r->child set, the child never returns (it
+ * exits with the outcome, recorded in the status file).
+ */
+int lazy_run(const struct lazy_opts *o, struct lazy_result *r);
+
+#endif

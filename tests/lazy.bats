@@ -1,0 +1,528 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# ramboot lazy: the command line and the loop device checks against fixture
+# roots; then, as root on the real kernel, a squashfs image mounted through
+# a read-only loop device is copied to RAM and the loop device switched to
+# the copy, after which the image file is deleted and every file of the
+# mounted tree must still read back identical. The failure cases (wrong
+# hash, too little memory, a writable loop device, a stalled source, a
+# signal) must leave the loop device on the image and nothing behind.
+#
+# Every root test cleans up in teardown, also after a failure: the mount,
+# the loop device, the tmpfs, a zram device left in use by a switch.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+
+load helpers/common
+load helpers/fault
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR
+	make_tree "$d/tree"
+	mksquashfs "$d/tree" "$d/base.sqfs" -quiet -no-progress -noappend \
+		-all-root -no-xattrs -noI -noD -noF -noX >/dev/null
+	sha256sum "$d/base.sqfs" | cut -d' ' -f1 >"$d/base.sha256"
+	if is_root; then
+		faultinj_build
+	fi
+}
+
+setup() {
+	require_loader
+	T=$BATS_TEST_TMPDIR
+	IMG=$T/image.sqfs
+	cp "$BATS_FILE_TMPDIR/base.sqfs" "$IMG"
+	SHA=$(cat "$BATS_FILE_TMPDIR/base.sha256")
+	SIZE=$(stat -c %s "$IMG")
+	STATUS=$T/status
+	LOOP=
+	MNT=$T/mnt
+	RAM=$T/ram
+}
+
+teardown() {
+	local _ zid=
+	if mountpoint -q "$MNT" 2>/dev/null; then
+		umount "$MNT" || umount -l "$MNT"
+	fi
+	if [ -n "$LOOP" ] && [ -e "/sys/block/${LOOP#/dev/}/loop" ]; then
+		losetup -d "$LOOP"
+	fi
+	# A switch to zram leaves the device to the loop device: ours to
+	# remove once the loop device let go of it.
+	if [ -f "$STATUS" ] && grep -qx 'state=switched' "$STATUS" &&
+		grep -q '^copy=/dev/zram' "$STATUS"; then
+		zid=$(sed -n 's|^copy=/dev/zram||p' "$STATUS")
+	fi
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		mountpoint -q "$RAM" 2>/dev/null || break
+		umount "$RAM" 2>/dev/null || sleep 0.2
+	done
+	if mountpoint -q "$RAM" 2>/dev/null; then
+		umount -l "$RAM"
+	fi
+	if [ -n "$zid" ] && [ -e "/sys/block/zram$zid" ]; then
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			echo 1 >"/sys/block/zram$zid/reset" 2>/dev/null && break
+			sleep 0.2
+		done
+		echo "$zid" >/sys/class/zram-control/hot_remove || true
+	fi
+}
+
+# st KEY: the value of KEY in the status file.
+st() {
+	sed -n "s/^$1=//p" "$STATUS"
+}
+
+require_root() {
+	is_root || skip "needs root: loop devices, mounts, LOOP_CHANGE_FD"
+}
+
+# attach [rw]: the image on a loop device (read-only unless rw), mounted
+# at $MNT as a boot would, with part of it read (in the page cache).
+attach() {
+	local ro=-r
+	[ "${1:-}" = rw ] && ro=
+	# Nothing of the image in the page cache yet (written back first:
+	# dirty pages are not dropped): the reads below are the boot's.
+	sync "$IMG"
+	dd if="$IMG" iflag=nocache count=0 status=none
+	LOOP=$(losetup $ro --show -f "$IMG")
+	mkdir -p "$MNT"
+	mount -t squashfs -o ro "$LOOP" "$MNT"
+	cat "$MNT/text/file1.txt" >/dev/null
+}
+
+backing() {
+	cat "/sys/block/${LOOP#/dev/}/loop/backing_file"
+}
+
+# The network image is gone: every file must come from the RAM copy.
+assert_tree_from_ram() {
+	rm -f "$IMG"
+	[ ! -e "$IMG" ] || fail "image still there"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	run find "$MNT" -type f -exec cat {} +
+	[ "$status" -eq 0 ] || fail "reading the tree failed: $output"
+	run diff -r --no-dereference "$BATS_FILE_TMPDIR/tree" "$MNT"
+	[ "$status" -eq 0 ] || fail "tree differs: $output"
+}
+
+# The failure contract: the loop device still reads the image, the tmpfs
+# is gone with the directory made for it, nothing of a copy remains.
+assert_nothing_left() {
+	[ "$(backing)" = "$IMG" ] || fail "loop device now backed by $(backing)"
+	! mountpoint -q "$RAM" || fail "tmpfs left mounted at $RAM"
+	[ ! -e "$RAM" ] || fail "$RAM left behind"
+	! grep -q " $RAM " /proc/mounts || fail "a mount at $RAM is left"
+	[ "$(st state)" = gave-up ] || fail "status state=$(st state)"
+}
+
+# --- the command line -------------------------------------------------------
+
+@test "lazy --help lists the options and exit codes" {
+	rb lazy --help
+	expect_status 0
+	assert_output --partial 'Usage: ramboot lazy --image=FILE'
+	assert_output --partial '--min-free=SIZE'
+	assert_output --partial '--background'
+	assert_output --partial 'Exit codes: 0 switched'
+	rb help
+	assert_output --partial 'lazy'
+}
+
+@test "lazy: bad command lines exit 2 and make nothing" {
+	rb lazy
+	expect_status 2
+	[[ $stderr == *"ramboot: lazy: error: --image is required"* ]]
+	rb lazy --image="$IMG" --target=disk
+	expect_status 2
+	rb lazy --image="$IMG" --target=zram --tmpfs="$RAM"
+	expect_status 2
+	rb lazy --image="$IMG" --sha256=abc
+	expect_status 2
+	rb lazy --image="$IMG" --tmpfs=relative/dir
+	expect_status 2
+	rb lazy --image="$IMG" --min-free=lots
+	expect_status 2
+	rb lazy --image="$IMG" --rate=-1
+	expect_status 2
+	rb lazy --image="$IMG" extra
+	expect_status 2
+	[ ! -e "$STATUS" ]
+	[ ! -e "$RAM" ]
+}
+
+# --- the loop device, against fixture roots -------------------------------------
+
+# fake_loop N BACKING RO SECTORS: /sys/block/loopN in the fixture root $R.
+fake_loop() {
+	local d=$R/sys/block/loop$1
+	mkdir -p "$d/loop"
+	echo "$2" >"$d/loop/backing_file"
+	echo "$3" >"$d/ro"
+	echo "$4" >"$d/size"
+	echo 0 >"$d/loop/offset"
+	echo 0 >"$d/loop/sizelimit"
+	echo "       0        0" >"$d/inflight"
+}
+
+fixture_root() {
+	R=$(fake_root 4000000)
+	mkdir -p "$R/sys/block" "$R/dev"
+	export RAMBOOT_ROOT=$R
+}
+
+@test "lazy: no loop device backed by the image is an error (exit 1)" {
+	fixture_root
+	fake_loop 0 /srv/other.img 1 $((SIZE / 512))
+	rb lazy --image="$IMG" --status="$STATUS"
+	expect_status 1
+	[[ $stderr == *"ramboot: lazy: error: no loop device is backed by $IMG"* ]]
+	[ "$(st gave_up)" = loop ]
+	[ ! -e "$R/run/ramboot/ram" ]
+}
+
+@test "lazy: several loop devices backed by the image are refused" {
+	fixture_root
+	fake_loop 0 "$IMG" 1 $((SIZE / 512))
+	fake_loop 3 "$IMG" 1 $((SIZE / 512))
+	rb lazy --image="$IMG" --status="$STATUS"
+	expect_status 1
+	[[ $stderr == *"several loop devices are backed by $IMG (loop"*"--loop"* ]]
+}
+
+@test "lazy: a writable loop device is refused before anything is made" {
+	fixture_root
+	fake_loop 2 "$IMG" 0 $((SIZE / 512))
+	rb lazy --image="$IMG" --status="$STATUS"
+	expect_status 1
+	[[ $stderr == *"/dev/loop2: not read-only"* ]]
+	[ "$(st state)" = gave-up ]
+	[ ! -e "$R/run/ramboot/ram" ]
+}
+
+@test "lazy: a loop device of another size is refused" {
+	fixture_root
+	fake_loop 1 "$IMG" 1 $((SIZE / 512 - 8))
+	rb lazy --image="$IMG" --status="$STATUS"
+	expect_status 1
+	[[ $stderr == *"/dev/loop1: $((SIZE / 512 - 8)) sectors, but $IMG gives $((SIZE / 512))"* ]]
+}
+
+@test "lazy: the status file defaults to /run/ramboot/lazy below the root prefix" {
+	fixture_root
+	fake_loop 0 /srv/other.img 1 8
+	rb lazy --image="$IMG"
+	expect_status 1
+	grep -qx 'state=gave-up' "$R/run/ramboot/lazy"
+	grep -qx "image=$IMG" "$R/run/ramboot/lazy"
+}
+
+# --- the real kernel --------------------------------------------------------
+
+@test "lazy: tmpfs copy, switch, the image deleted: every file reads back identical" {
+	require_root
+	attach
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" --sha256="$SHA"
+	expect_status 0
+	[[ $stderr == *"$LOOP now reads $RAM/image.sqfs"* ]]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+	cmp "$BATS_FILE_TMPDIR/base.sqfs" "$RAM/image.sqfs"
+	[ "$(stat -c %s "$RAM/image.sqfs")" = "$SIZE" ]
+	# The timeline.
+	[ "$(st state)" = switched ]
+	[ "$(st hash)" = ok ]
+	[ "$(st sha256)" = "$SHA" ]
+	[ "$(st size)" = "$SIZE" ]
+	[ "$(st loop)" = "$LOOP" ]
+	[ "$(st target)" = tmpfs ]
+	[ "$(st copy)" = "$RAM/image.sqfs" ]
+	[ -z "$(st gave_up)" ]
+	[[ $(st started) =~ ^[0-9]+\.[0-9]+$ ]]
+	[[ $(st verified) =~ ^[0-9]+\.[0-9]+$ ]]
+	[[ $(st switched) =~ ^[0-9]+\.[0-9]+$ ]]
+	# What the boot read came from the page cache; all bytes counted once.
+	[ "$(st bytes_cached)" -gt 0 ]
+	[ "$(st bytes_network)" -gt 0 ]
+	[ $(($(st bytes_cached) + $(st bytes_network))) -eq "$SIZE" ]
+	assert_tree_from_ram
+}
+
+@test "lazy: network reads wait while the boot's reads are in flight, page cache reads do not" {
+	require_root
+	attach
+	# The real loop device, seen through a fixture /sys whose inflight
+	# counters the test sets: the boot has a read waiting.
+	fixture_root
+	local n=${LOOP#/dev/loop} _ pid
+	fake_loop "$n" "$IMG" 1 $((SIZE / 512))
+	mkdir -p "$R/sys/dev/block"
+	ln -s "../../block/loop$n" "$R/sys/dev/block/$(cat "/sys/block/loop$n/dev")"
+	echo "       1        0" >"$R/sys/block/loop$n/inflight"
+	"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+		2>"$T/err" &
+	pid=$!
+	for _ in $(seq 1 100); do
+		[ "$(st yields 2>/dev/null)" -gt 0 ] 2>/dev/null && break
+		sleep 0.1
+	done
+	[ "$(st yields)" -gt 0 ] || fail "no back-off seen: $(cat "$STATUS")"
+	[ "$(st state)" = copying ]
+	[ "$(st bytes_network)" -eq 0 ]
+	[ "$(st bytes_cached)" -gt 0 ]
+	# The boot's read is done: the copy goes on.
+	echo "       0        0" >"$R/sys/block/loop$n/inflight"
+	wait "$pid" || fail "exit $?: $(cat "$T/err")"
+	[ "$(st state)" = switched ]
+	[ "$(st bytes_network)" -gt 0 ]
+	[ $(($(st bytes_cached) + $(st bytes_network))) -eq "$SIZE" ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+}
+
+@test "lazy: finds the loop device by its backing file" {
+	require_root
+	attach
+	rb lazy --image="$IMG" --tmpfs="$RAM" --status="$STATUS"
+	expect_status 0
+	[ "$(st loop)" = "$LOOP" ]
+	[ "$(st hash)" = none ]
+	[ "$(st sha256)" = "$SHA" ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+	assert_tree_from_ram
+}
+
+@test "lazy: a wrong --sha256 gives up, frees the copy, stays on the image (exit 1)" {
+	require_root
+	attach
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+		--sha256="$(printf '0%.0s' {1..64})"
+	expect_status 1
+	[[ $stderr == *"ramboot: lazy: error: $IMG: SHA-256 mismatch"*"$LOOP stays on $IMG"* ]]
+	assert_nothing_left
+	[ "$(st gave_up)" = hash-mismatch ]
+	[ "$(st hash)" = mismatch ]
+	[ -z "$(st switched)" ]
+	[ -z "$(st verified)" ]
+	cmp "$IMG" "$BATS_FILE_TMPDIR/base.sqfs"
+}
+
+@test "lazy: a manifest of another size gives up before anything is made" {
+	require_root
+	attach
+	printf 'ramboot-manifest 1\nsize %d\nsha256 %s\n' $((SIZE + 4096)) "$SHA" >"$T/m"
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" --manifest="$T/m"
+	expect_status 1
+	[[ $stderr == *"the manifest says $((SIZE + 4096))"* ]]
+	assert_nothing_left
+	[ "$(st gave_up)" = size-mismatch ]
+}
+
+@test "lazy: --min-free larger than RAM exits 3 and makes nothing" {
+	require_root
+	attach
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" --min-free=64T
+	expect_status 3
+	[[ $stderr == *"ramboot: lazy: error: not enough memory"* ]]
+	assert_nothing_left
+	[ "$(st gave_up)" = memory ]
+}
+
+@test "lazy: a loop device that is not read-only is refused" {
+	require_root
+	attach rw
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS"
+	expect_status 1
+	[[ $stderr == *"$LOOP: not read-only; LOOP_CHANGE_FD"* ]]
+	assert_nothing_left
+	[ "$(st gave_up)" = loop ]
+}
+
+@test "lazy: a device that is not a loop device is refused" {
+	require_root
+	attach
+	rb lazy --image="$IMG" --loop=/dev/null --tmpfs="$RAM" --status="$STATUS"
+	expect_status 1
+	[[ $stderr == *"/dev/null: not a block device"* ]]
+	assert_nothing_left
+}
+
+@test "lazy: a stalled source gives up after --stall-timeout (exit 1), nothing left" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	run --separate-stderr faultinj_run 'pread:path=image.sqfs:after=2M:stall' \
+		"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
+		--status="$STATUS" --stall-timeout=2
+	expect_status 1
+	assert_fault_fired 'call=pread .*action=stall'
+	[[ $stderr == *"no data for 2 s (--stall-timeout); the source stalled"* ]]
+	assert_nothing_left
+	[ "$(st gave_up)" = stall ]
+	[ "$(st bytes_network)" -lt "$SIZE" ]
+}
+
+@test "lazy: SIGTERM while copying gives up cleanly and dies of the signal" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	FAULTINJ='pread:path=image.sqfs:after=1M:stall' FAULTINJ_LOG=$(faultinj_log) \
+		LD_PRELOAD=$FAULTINJ_SO "$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" \
+		--tmpfs="$RAM" --status="$STATUS" --stall-timeout=0 2>"$T/err" &
+	local pid=$!
+	faultinj_wait 'action=stall' >/dev/null
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ] || fail "exit $rc, expected death by SIGTERM (143): $(cat "$T/err")"
+	grep -q 'interrupted by signal 15' "$T/err"
+	assert_nothing_left
+	[ "$(st gave_up)" = signal ]
+}
+
+@test "lazy: SIGTERM while preparing (the tmpfs just mounted) gives up cleanly" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	FAULTINJ='mount:path=*/ram:delay_ms=1500' FAULTINJ_LOG=$(faultinj_log) \
+		LD_PRELOAD=$FAULTINJ_SO "$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" \
+		--tmpfs="$RAM" --status="$STATUS" 2>"$T/err" &
+	local pid=$!
+	faultinj_wait 'call=mount' >/dev/null
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ] || fail "exit $rc, expected death by SIGTERM (143): $(cat "$T/err")"
+	grep -q 'interrupted by signal 15' "$T/err"
+	assert_nothing_left
+	[ "$(st gave_up)" = signal ]
+}
+
+@test "lazy: zram target with a manifest and a rate cap, the image deleted: reads identical" {
+	require_root
+	[ -d /sys/class/zram-control ] || skip "no zram-control (zram module missing)"
+	attach
+	"$RAMBOOT_BIN" manifest -o "$T/m" "$IMG"
+	rb lazy --image="$IMG" --loop="$LOOP" --target=zram --status="$STATUS" \
+		--manifest="$T/m" --rate=64M
+	expect_status 0
+	local dev
+	dev=$(st copy)
+	[[ $dev == /dev/zram* ]]
+	[ "$(backing)" = "$dev" ]
+	[ "$(st target)" = zram ]
+	[ "$(st hash)" = ok ]
+	[ "$(cat "/sys/block/${dev#/dev/}/disksize")" = "$SIZE" ]
+	[ $(($(st bytes_cached) + $(st bytes_network))) -eq "$SIZE" ]
+	cmp <(head -c "$SIZE" "$dev") "$BATS_FILE_TMPDIR/base.sqfs"
+	assert_tree_from_ram
+}
+
+@test "lazy: a zram target gives up cleanly on a wrong hash: the device is removed" {
+	require_root
+	[ -d /sys/class/zram-control ] || skip "no zram-control (zram module missing)"
+	attach
+	rb lazy --image="$IMG" --loop="$LOOP" --target=zram --status="$STATUS" \
+		--sha256="$(printf 'f%.0s' {1..64})"
+	expect_status 1
+	local dev
+	dev=$(st copy)
+	[[ $dev == /dev/zram* ]]
+	[ "$(backing)" = "$IMG" ]
+	[ "$(st gave_up)" = hash-mismatch ]
+	# Reset and removed (or, if someone else got its number since, at
+	# least not holding our image any more).
+	if [ -e "/sys/block/${dev#/dev/}" ]; then
+		[ "$(cat "/sys/block/${dev#/dev/}/disksize")" != "$SIZE" ]
+	fi
+}
+
+@test "lazy --background returns at once; the child switches and reports it" {
+	require_root
+	attach
+	rb lazy --image="$IMG" --tmpfs="$RAM" --status="$STATUS" --sha256="$SHA" --background
+	expect_status 0
+	[[ $stderr == *"copying $IMG to RAM in the background (pid "* ]]
+	local _
+	for _ in $(seq 1 300); do
+		case $(st state) in switched | gave-up) break ;; esac
+		sleep 0.1
+	done
+	[ "$(st state)" = switched ] || fail "state $(st state): $(cat "$STATUS.log")"
+	[ "$(st hash)" = ok ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+	# The pid in the status file is the child's, and it exits.
+	local pid _
+	pid=$(st pid)
+	[ "$pid" -gt 0 ]
+	for _ in $(seq 1 100); do
+		[ -d "/proc/$pid" ] || break
+		[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] || break
+		sleep 0.1
+	done
+	grep -q "$LOOP now reads $RAM/image.sqfs" "$STATUS.log"
+	assert_tree_from_ram
+}
+
+# hidden_run SHA: in a mount namespace of its own, start a background copy
+# (reads slowed down so that it is still copying), then hide every path it
+# was given and /proc, /sys, /dev, as the initramfs's switch of root does
+# for a process left behind; wait for the copier to end. Prints what is
+# left mounted at $T/run/ram and whether the directory is still there.
+hidden_run() {
+	# shellcheck disable=SC2016
+	run --separate-stderr unshare -m --propagation private bash -c '
+		set -eu
+		T=$1 IMG=$2 LOOP=$3 SHA=$4 SO=$5 BIN=$6 LOG=$7
+		out=$(FAULTINJ="pread:path=image.sqfs:delay_ms=150" FAULTINJ_LOG=$LOG \
+			LD_PRELOAD=$SO "$BIN" lazy --background --image="$IMG" --loop="$LOOP" \
+			--tmpfs="$T/run/ram" --status="$T/run/status" --sha256="$SHA" 2>&1)
+		echo "$out" >&2
+		pid=${out##*pid }
+		pid=${pid%%)*}
+		mount -t tmpfs hide "$T/run"
+		mount -t tmpfs hide /proc
+		mount -t tmpfs hide /sys
+		mount -t tmpfs hide /dev
+		while kill -0 "$pid"; do sleep 0.1; done 2>&-
+		umount /proc /sys /dev "$T/run"
+		echo "mounted: $(grep -c " $T/run/ram " /proc/self/mounts || true)"
+		if [ -e "$T/run/ram" ]; then echo "dir: yes"; else echo "dir: no"; fi
+	' _ "$T" "$IMG" "$LOOP" "$1" "$FAULTINJ_SO" "$RAMBOOT_BIN" "$(faultinj_log)"
+}
+
+@test "lazy --background: no path is needed once started (switched with all hidden)" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	mkdir -p "$T/run"
+	STATUS=$T/run/status
+	hidden_run "$SHA"
+	expect_status 0
+	[ "$(st state)" = switched ] || fail "state $(st state): $(cat "$STATUS.log")"
+	[ "$(st hash)" = ok ]
+	assert_fault_fired 'call=pread .*action=delay_ms:150'
+	[ "$(backing)" != "$IMG" ]
+	assert_line 'mounted: 1'
+	assert_tree_from_ram
+}
+
+@test "lazy --background: no path is needed to give up either (copy freed, tmpfs gone)" {
+	require_root
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	attach
+	mkdir -p "$T/run"
+	STATUS=$T/run/status
+	hidden_run "$(printf '0%.0s' {1..64})"
+	expect_status 0
+	[ "$(st state)" = gave-up ]
+	[ "$(st gave_up)" = hash-mismatch ]
+	[ "$(backing)" = "$IMG" ]
+	assert_line 'mounted: 0'
+	assert_line 'dir: no'
+	grep -q 'SHA-256 mismatch' "$STATUS.log"
+}
