@@ -308,10 +308,12 @@ silent_writer() { # fifo
 }
 
 kill_writer() {
-	[ -n "${WRITER:-}" ] && pkill -P "$WRITER" sleep 2>/dev/null
-	[ -n "${WRITER:-}" ] && kill "$WRITER" 2>/dev/null
+	if [ -n "${WRITER:-}" ]; then
+		pkill -P "$WRITER" sleep 2>/dev/null || true
+		kill "$WRITER" 2>/dev/null || true
+		wait "$WRITER" 2>/dev/null || true
+	fi
 	WRITER=
-	return 0
 }
 
 @test "boot: a malformed ramboot.sha256= (63 digits) is a fallback, not an unverified copy" {
