@@ -228,7 +228,7 @@ static void lazy_parse(char *text, struct lazy_status *ls)
 		return;
 	/* copied < 2e15: no overflow. More than the size (a file that does
 	 * not add up) shows as 100%. */
-	ls->permille = (int)(ls->copied * 1000 / size > 10000 ? 10000 : ls->copied * 1000 / size);
+	ls->permille = ls->copied >= size ? 1000 : (int)(ls->copied * 1000 / size);
 }
 
 /* The file's text for a terminal: control characters (an escape
