@@ -214,7 +214,7 @@ no initialised zram devices'
 	assert_output 2000
 }
 
-@test "status: a last value wins, a truncated file and one without newline are read" {
+@test "status: a repeated key takes the last value, no final newline, size 0 or exceeded" {
 	lazy copying size=2000 bytes_cached=500 bytes_network=0
 	printf 'bytes_network=1000' >>"$R/run/ramboot/lazy"
 	run "$RAMBOOT_BIN" status
