@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ramboot status: the boot report left in /run/ramboot/report by
- * `ramboot boot`, then the live statistics of every initialised zram
- * device. mm_stat (zram.rst) reads:
+ * `ramboot boot`, the lazy copier's status file (/run/ramboot/lazy, see
+ * docs/lazy.md) when there is one, then the live statistics of every
+ * initialised zram device. mm_stat (zram.rst) reads:
  *   orig_data_size compr_data_size mem_used_total mem_limit mem_used_max
  *   same_pages pages_compacted huge_pages [huge_pages_since]
  */
@@ -20,7 +21,53 @@
 #include "zram.h"
 
 #define REPORT "/run/ramboot/report"
+#define LAZY "/run/ramboot/lazy"
 #define MAX_DEVS 64
+
+/* The keys of the lazy copier's status file, in its order. Numbers are
+ * byte counts or a pid, times seconds since boot ("12.34"). */
+enum lazy_key {
+	L_STATE, L_PID, L_IMAGE, L_LOOP, L_TARGET, L_COPY, L_SIZE, L_STARTED,
+	L_UPDATED, L_CACHED, L_NETWORK, L_RATE, L_YIELDS, L_HASH, L_SHA256,
+	L_VERIFIED, L_SWITCHED, L_GAVE_UP, L_ERROR, L_NKEYS
+};
+
+enum lazy_type { LT_STR, LT_NUM, LT_TIME };
+
+static const struct {
+	const char *name;
+	enum lazy_type type;
+} lazy_keys[L_NKEYS] = {
+	[L_STATE] = { "state", LT_STR },
+	[L_PID] = { "pid", LT_NUM },
+	[L_IMAGE] = { "image", LT_STR },
+	[L_LOOP] = { "loop", LT_STR },
+	[L_TARGET] = { "target", LT_STR },
+	[L_COPY] = { "copy", LT_STR },
+	[L_SIZE] = { "size", LT_NUM },
+	[L_STARTED] = { "started", LT_TIME },
+	[L_UPDATED] = { "updated", LT_TIME },
+	[L_CACHED] = { "bytes_cached", LT_NUM },
+	[L_NETWORK] = { "bytes_network", LT_NUM },
+	[L_RATE] = { "rate", LT_NUM },
+	[L_YIELDS] = { "yields", LT_NUM },
+	[L_HASH] = { "hash", LT_STR },
+	[L_SHA256] = { "sha256", LT_STR },
+	[L_VERIFIED] = { "verified", LT_TIME },
+	[L_SWITCHED] = { "switched", LT_TIME },
+	[L_GAVE_UP] = { "gave_up", LT_STR },
+	[L_ERROR] = { "error", LT_STR },
+};
+
+/* The status file parsed in place: each value points into the file's
+ * text, NULL when the key is missing, empty or (numbers and times) not
+ * well formed. */
+struct lazy_status {
+	const char *val[L_NKEYS];
+	uint64_t copied;           /* bytes_cached + bytes_network */
+	bool have_copied;
+	int permille;              /* copied / size, rounded down; -1 unknown */
+};
 
 struct zdev {
 	int id;
@@ -36,11 +83,14 @@ static void usage(FILE *out)
 	fprintf(out,
 "Usage: ramboot status [--json]\n"
 "\n"
-"Prints the boot report (" REPORT ") and, for every initialised zram\n"
-"device, its size, compressor, stored and compressed bytes, ratio, RAM\n"
-"used and swap priority.\n"
+"Prints the boot report (" REPORT "), the lazy copy (" LAZY ":\n"
+"state, bytes copied from the page cache and from the network, timeline)\n"
+"when there is one and, for every initialised zram device, its size,\n"
+"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
+"priority.\n"
 "\n"
-"  --json      one JSON object: {\"report\": {...}, \"zram\": [...]}\n"
+"  --json      one JSON object: {\"report\": {...}, \"lazy\": {...},\n"
+"              \"zram\": [...]} (\"lazy\" only when its file exists)\n"
 "  -h, --help  this help\n"
 "\n"
 "Exit codes: 0 ok (also when there is nothing to show), 2 usage.\n");
@@ -111,6 +161,170 @@ static void report_json(FILE *f, char *text)
 			json_str(f, eq + 1);
 	}
 	fputs(first ? "}" : "\n  }", f);
+}
+
+/* ---- the lazy copy ---- */
+
+/* A byte count or pid: digits only, no leading zero, at most 15 digits
+ * (exact in any JSON reader; two of them add up without overflow). */
+static bool lazy_num_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && !s[n] && n <= 15 && (s[0] != '0' || n == 1);
+}
+
+/* A time as the copier writes it ("%.2f"): digits, then optionally a
+ * point and digits; also a valid JSON number. */
+static bool lazy_time_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789"), f;
+
+	if (n == 0 || n > 12 || (s[0] == '0' && n > 1))
+		return false;
+	if (!s[n])
+		return true;
+	if (s[n] != '.')
+		return false;
+	f = strspn(s + n + 1, "0123456789");
+	return f > 0 && f <= 9 && !s[n + 1 + f];
+}
+
+/* key=value lines; a line without '=', an unknown key or a malformed
+ * number is skipped, a repeated key takes the last value. */
+static void lazy_parse(char *text, struct lazy_status *ls)
+{
+	char *line, *save = NULL;
+	uint64_t cached, network, size;
+	int k;
+
+	memset(ls, 0, sizeof(*ls));
+	ls->permille = -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+		const char *v;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		for (k = 0; k < L_NKEYS; k++)
+			if (!strcmp(line, lazy_keys[k].name))
+				break;
+		if (k == L_NKEYS)
+			continue;
+		if (!*v || (lazy_keys[k].type == LT_NUM && !lazy_num_ok(v)) ||
+		    (lazy_keys[k].type == LT_TIME && !lazy_time_ok(v)))
+			v = NULL;
+		ls->val[k] = v;
+	}
+	if (!ls->val[L_CACHED] || !ls->val[L_NETWORK])
+		return;
+	cached = strtoull(ls->val[L_CACHED], NULL, 10);
+	network = strtoull(ls->val[L_NETWORK], NULL, 10);
+	ls->copied = cached + network;
+	ls->have_copied = true;
+	if (!ls->val[L_SIZE] || (size = strtoull(ls->val[L_SIZE], NULL, 10)) == 0)
+		return;
+	/* copied < 2e15: no overflow. More than the size (a file that does
+	 * not add up) shows as 100%. */
+	ls->permille = ls->copied >= size ? 1000 : (int)(ls->copied * 1000 / size);
+}
+
+/* The file's text for a terminal: control characters (an escape
+ * sequence in an image name) as '?'. */
+static void put_text(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+static void print_lazy(const struct lazy_status *ls)
+{
+	static const struct { enum lazy_key key; const char *what; } steps[] = {
+		{ L_STARTED, "started" }, { L_VERIFIED, "verified" },
+		{ L_SWITCHED, "switched" }, { L_UPDATED, "updated" },
+	};
+	const char *const *v = ls->val;
+	const char *state = v[L_STATE] ? v[L_STATE] : "unknown";
+	char a[32], b[32], c[32];
+	size_t i;
+	bool first = true;
+
+	printf("lazy copy (%s):\n", LAZY);
+	if (v[L_IMAGE] || v[L_TARGET]) {
+		printf("  image     ");
+		put_text(v[L_IMAGE] ? v[L_IMAGE] : "-");
+		if (v[L_TARGET]) {
+			printf(" to ");
+			put_text(v[L_TARGET]);
+		}
+		if (v[L_COPY]) {
+			printf(" (");
+			put_text(v[L_COPY]);
+			putchar(')');
+		}
+		putchar('\n');
+	}
+	printf("  state     ");
+	if (v[L_GAVE_UP] || !strcmp(state, "gave-up")) {
+		printf("gave up: ");
+		put_text(v[L_GAVE_UP] ? v[L_GAVE_UP] : "unknown");
+		if (v[L_ERROR]) {
+			printf(" (");
+			put_text(v[L_ERROR]);
+			putchar(')');
+		}
+	} else if (!strcmp(state, "switched") && v[L_SWITCHED]) {
+		printf("switched at %s s", v[L_SWITCHED]);
+	} else {
+		put_text(state);
+	}
+	putchar('\n');
+	if (ls->have_copied) {
+		printf("  copied    ");
+		if (ls->permille >= 0)
+			printf("%d.%d%% of %s: ", ls->permille / 10, ls->permille % 10,
+			       fmt_size(strtoull(v[L_SIZE], NULL, 10), a, sizeof(a)));
+		printf("%s from the page cache, %s from the network\n",
+		       fmt_size(strtoull(v[L_CACHED], NULL, 10), b, sizeof(b)),
+		       fmt_size(strtoull(v[L_NETWORK], NULL, 10), c, sizeof(c)));
+	}
+	printf("  timeline  ");
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		if (!v[steps[i].key])
+			continue;
+		printf("%s%s %s s", first ? "" : ", ", steps[i].what, v[steps[i].key]);
+		first = false;
+	}
+	printf("%s\n", first ? "-" : " (since boot)");
+}
+
+static void lazy_json(FILE *f, const struct lazy_status *ls)
+{
+	int k;
+
+	fputs("{", f);
+	for (k = 0; k < L_NKEYS; k++) {
+		fprintf(f, "%s\n    \"%s\": ", k ? "," : "", lazy_keys[k].name);
+		if (!ls->val[k])
+			fputs("null", f);
+		else if (lazy_keys[k].type == LT_STR)
+			json_str(f, ls->val[k]);
+		else
+			fputs(ls->val[k], f);
+	}
+	fputs(",\n    \"copied\": ", f);
+	if (ls->have_copied)
+		fprintf(f, "%" PRIu64, ls->copied);
+	else
+		fputs("null", f);
+	fputs(",\n    \"percent\": ", f);
+	if (ls->permille >= 0)
+		fprintf(f, "%d.%d", ls->permille / 10, ls->permille % 10);
+	else
+		fputs("null", f);
+	fputs("\n  }", f);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -188,7 +402,8 @@ static void print_table(const struct zdev *devs, int n)
 	}
 }
 
-static void print_json(char *report, const struct zdev *devs, int n)
+static void print_json(char *report, const struct lazy_status *lazy,
+		       const struct zdev *devs, int n)
 {
 	int i;
 
@@ -197,6 +412,10 @@ static void print_json(char *report, const struct zdev *devs, int n)
 		report_json(stdout, report);
 	else
 		printf("null");
+	if (lazy) {
+		printf(",\n  \"lazy\": ");
+		lazy_json(stdout, lazy);
+	}
 	printf(",\n  \"zram\": [");
 	for (i = 0; i < n; i++) {
 		const struct zdev *z = &devs[i];
@@ -230,8 +449,9 @@ int cmd_status(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct zdev devs[MAX_DEVS];
-	char report[16384];
-	bool json = false, have_report;
+	static char report[16384], lazy[16384];
+	struct lazy_status ls;
+	bool json = false, have_report, have_lazy;
 	ssize_t n;
 	int c, ndev;
 
@@ -255,12 +475,22 @@ int cmd_status(int argc, char **argv)
 	have_report = n >= 0;
 	if (n < 0 && n != -ENOENT)
 		rb_warn("%s: %s", REPORT, strerror((int)-n));
+	n = rb_read_str(LAZY, lazy, sizeof(lazy));
+	have_lazy = n >= 0;
+	if (n < 0 && n != -ENOENT)
+		rb_warn("%s: %s", LAZY, strerror((int)-n));
+	if (have_lazy)
+		lazy_parse(lazy, &ls);
 	ndev = collect(devs, MAX_DEVS);
 	if (json) {
-		print_json(have_report ? report : NULL, devs, ndev);
+		print_json(have_report ? report : NULL, have_lazy ? &ls : NULL, devs, ndev);
 	} else {
 		if (have_report) {
 			printf("boot report (%s):\n%s\n\n", REPORT, report);
+		}
+		if (have_lazy) {
+			print_lazy(&ls);
+			putchar('\n');
 		}
 		print_table(devs, ndev);
 	}

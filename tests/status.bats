@@ -1,0 +1,266 @@
+#!/usr/bin/env bats
+# ramboot status: the lazy copier's status file (run/ramboot/lazy) in the
+# text section and in --json, against a fixture root that also holds a
+# boot report (run/ramboot/report) and no zram device.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+bats_require_minimum_version 1.5.0
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+RAMBOOT_BIN=${RAMBOOT_BIN:-$TOP/ramboot}
+
+setup() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/sys/block" "$R/dev" "$R/run/ramboot"
+	: >"$R/proc/swaps"
+	printf 'mode_asked=lazy\nmode_done=lazy\nsource=/srv/ltsp/images/x86_64.img\n' \
+		>"$R/run/ramboot/report"
+	export RAMBOOT_ROOT=$R
+}
+
+# lazy STATE [KEY=VALUE...]: a status file as the copier writes it, the
+# given keys replacing the defaults of a copy 42% done.
+lazy() {
+	local state=$1 kv k
+	shift
+	set -- "state=$state" pid=412 image=/srv/ltsp/images/x86_64.img loop=/dev/loop0 \
+		target=tmpfs copy= size=1073741824 started=3.21 updated=10.50 \
+		bytes_cached=314572800 bytes_network=141557760 rate=0 yields=2 hash=pending \
+		sha256= verified= switched= gave_up= error= "$@"
+	: >"$R/run/ramboot/lazy"
+	for kv in "$@"; do
+		k=${kv%%=*}
+		sed -i "/^$k=/d" "$R/run/ramboot/lazy"
+		printf '%s\n' "$kv" >>"$R/run/ramboot/lazy"
+	done
+}
+
+# json_ok TEXT: TEXT parses as JSON (fails the test otherwise)
+json_ok() {
+	python3 -c 'import json, sys; json.load(sys.stdin)' <<<"$1"
+}
+
+# py EXPR: EXPR over the JSON in $J as d, printed
+py() {
+	python3 -c "import json, sys; d = json.load(sys.stdin); print(repr(($1)))" <<<"$J"
+}
+
+@test "status: copying shows state, percent, page cache and network, timeline" {
+	lazy copying
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ -z "$stderr" ]
+	assert_output 'boot report (/run/ramboot/report):
+mode_asked=lazy
+mode_done=lazy
+source=/srv/ltsp/images/x86_64.img
+
+lazy copy (/run/ramboot/lazy):
+  image     /srv/ltsp/images/x86_64.img to tmpfs
+  state     copying
+  copied    42.4% of 1.0 GiB: 300.0 MiB from the page cache, 135.0 MiB from the network
+  timeline  started 3.21 s, updated 10.50 s (since boot)
+
+no initialised zram devices'
+}
+
+@test "status --json: copying, numbers as numbers and empty values as null" {
+	lazy copying
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	assert_output --partial '"lazy": {
+    "state": "copying",
+    "pid": 412,
+    "image": "/srv/ltsp/images/x86_64.img",
+    "loop": "/dev/loop0",
+    "target": "tmpfs",
+    "copy": null,
+    "size": 1073741824,
+    "started": 3.21,
+    "updated": 10.50,
+    "bytes_cached": 314572800,
+    "bytes_network": 141557760,
+    "rate": 0,
+    "yields": 2,
+    "hash": "pending",
+    "sha256": null,
+    "verified": null,
+    "switched": null,
+    "gave_up": null,
+    "error": null,
+    "copied": 456130560,
+    "percent": 42.4
+  },
+  "zram": []'
+	J=$output
+	run py 'd["report"]["mode_done"], d["lazy"]["size"] + 0, d["lazy"]["started"] + 0'
+	assert_output "('lazy', 1073741824, 3.21)"
+}
+
+@test "status: verifying" {
+	lazy verifying bytes_network=759169024
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  state     verifying'
+	assert_line '  copied    100.0% of 1.0 GiB: 300.0 MiB from the page cache, 724.0 MiB from the network'
+}
+
+@test "status: switched shows when, and the whole timeline" {
+	lazy switched bytes_network=759169024 copy=/run/ramboot/lazy-copy/x86_64.img \
+		hash=ok sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 \
+		verified=19.80 switched=20.05 updated=20.05
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_output --partial 'lazy copy (/run/ramboot/lazy):
+  image     /srv/ltsp/images/x86_64.img to tmpfs (/run/ramboot/lazy-copy/x86_64.img)
+  state     switched at 20.05 s
+  copied    100.0% of 1.0 GiB: 300.0 MiB from the page cache, 724.0 MiB from the network
+  timeline  started 3.21 s, verified 19.80 s, switched 20.05 s, updated 20.05 s (since boot)
+'
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	J=$output
+	run py 'd["lazy"]["state"], d["lazy"]["switched"], d["lazy"]["verified"], d["lazy"]["percent"], d["lazy"]["hash"]'
+	assert_output "('switched', 20.05, 19.8, 100.0, 'ok')"
+}
+
+@test "status: gave up shows the reason and the message" {
+	lazy gave-up gave_up=stall 'error=/srv/ltsp/images/x86_64.img: no read completed for 30 s' \
+		updated=41.00
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  state     gave up: stall (/srv/ltsp/images/x86_64.img: no read completed for 30 s)'
+	assert_line '  copied    42.4% of 1.0 GiB: 300.0 MiB from the page cache, 135.0 MiB from the network'
+	assert_line '  timeline  started 3.21 s, updated 41.00 s (since boot)'
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	J=$output
+	run py 'd["lazy"]["state"], d["lazy"]["gave_up"], d["lazy"]["error"]'
+	assert_output "('gave-up', 'stall', '/srv/ltsp/images/x86_64.img: no read completed for 30 s')"
+}
+
+@test "status: gave up while preparing (no counters, no size)" {
+	printf 'state=gave-up\npid=9\nimage=/srv/x.img\nstarted=1.50\ngave_up=memory\nerror=needs 2.0 GiB\n' \
+		>"$R/run/ramboot/lazy"
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_output --partial 'lazy copy (/run/ramboot/lazy):
+  image     /srv/x.img
+  state     gave up: memory (needs 2.0 GiB)
+  timeline  started 1.50 s (since boot)
+'
+	refute_output --partial 'copied'
+	run "$RAMBOOT_BIN" status --json
+	json_ok "$output"
+	J=$output
+	run py 'd["lazy"]["copied"], d["lazy"]["percent"], d["lazy"]["size"], d["lazy"]["loop"]'
+	assert_output '(None, None, None, None)'
+}
+
+@test "status: no status file, no lazy section and no \"lazy\" key" {
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ -z "$stderr" ]
+	refute_output --partial 'lazy copy'
+	assert_output --partial 'no initialised zram devices'
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	refute_output --partial '"lazy":'
+}
+
+@test "status: malformed lines and values are ignored, the rest is shown" {
+	# no '=', an empty key, unknown keys, numbers with signs, spaces,
+	# leading zeros, 16 digits or hex, times that are no JSON numbers,
+	# a line of '=' and a line over a kilobyte
+	{
+		printf 'state=copying\n'
+		printf 'garbage without an equals sign\n'
+		printf '=orphan value\n'
+		printf 'future_key=1\n'
+		printf 'pid=-1\n'
+		printf 'size= 1048576\n'
+		printf 'bytes_cached=0x10\n'
+		printf 'bytes_network=1234567890123456\n'
+		printf 'rate=007\n'
+		printf 'yields=1e3\n'
+		printf 'started=1.\n'
+		printf 'updated=.5\n'
+		printf 'verified=NaN\n'
+		printf 'switched=-2.00\n'
+		printf '===\n'
+		printf 'image=%s\n' "$(head -c 2000 /dev/zero | tr '\0' 'x')"
+		printf '\n\n'
+	} >"$R/run/ramboot/lazy"
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ -z "$stderr" ]
+	assert_line '  state     copying'
+	assert_line '  timeline  -'
+	refute_output --partial 'copied'
+	refute_output --partial 'future_key'
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	J=$output
+	run py '[k for k, v in d["lazy"].items() if v is not None]'
+	assert_output "['state', 'image']"
+	run py 'len(d["lazy"]["image"])'
+	assert_output 2000
+}
+
+@test "status: a repeated key takes the last value, no final newline, size 0 or exceeded" {
+	lazy copying size=2000 bytes_cached=500 bytes_network=0
+	printf 'bytes_network=1000' >>"$R/run/ramboot/lazy"
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  copied    75.0% of 2.0 KiB: 500 B from the page cache, 1000 B from the network'
+	printf 'state=copying\nsize=100\nbytes_cached=300\nbytes_network=0\n' >"$R/run/ramboot/lazy"
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  copied    100.0% of 100 B: 300 B from the page cache, 0 B from the network'
+	printf 'state=copying\nsize=0\nbytes_cached=0\nbytes_network=0\n' >"$R/run/ramboot/lazy"
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  copied    0 B from the page cache, 0 B from the network'
+}
+
+@test "status: control characters and bad UTF-8 in values: '?' on a terminal, valid JSON" {
+	lazy gave-up gave_up=source $'error=caf\xc3\xa9 \xe9 \x1b[31mred\x7f "q" \\' \
+		$'image=/srv/a\tb.img'
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line $'  state     gave up: source (caf\xc3\xa9 \xe9 ?[31mred? "q" \\)'
+	assert_line '  image     /srv/a?b.img to tmpfs'
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	assert_output --partial '"error": "café \ufffd \u001b[31mred\u007f \"q\" \\"'
+	assert_output --partial '"image": "/srv/a\tb.img"'
+	run python3 -c 'import json, sys; d = json.loads(sys.stdin.buffer.read().decode("utf-8")); print(ascii(d["lazy"]["error"]))' <<<"$output"
+	assert_success
+	assert_output "'caf\\xe9 \\ufffd \\x1b[31mred\\x7f \"q\" \\\\'"
+}
+
+@test "status: an unreadable status file is a warning, not a failure" {
+	rm "$R/run/ramboot/lazy" 2>/dev/null || true
+	mkdir "$R/run/ramboot/lazy"
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ "$stderr" = "ramboot: status: warning: /run/ramboot/lazy: Is a directory" ]
+	refute_output --partial 'lazy copy'
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+}
+
+@test "status --help names the lazy copy" {
+	run "$RAMBOOT_BIN" status --help
+	assert_success
+	assert_output --partial '/run/ramboot/lazy'
+	assert_output --partial '"lazy": {...}'
+}
