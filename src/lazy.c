@@ -914,7 +914,8 @@ static int look_for_loop(struct lazy *L, char *why, size_t whylen)
 				       L->o->image, L->loop_name, e->d_name);
 			break;
 		}
-		snprintf(L->loop_name, sizeof(L->loop_name), "%s", e->d_name);
+		/* Its length was checked above. */
+		memcpy(L->loop_name, e->d_name, strlen(e->d_name) + 1);
 		L->loop_fd = fd;
 		/* Read-only and as large as the image: a loop device set up
 		 * in two steps (LOOP_SET_FD, then LOOP_SET_STATUS64) may get
