@@ -1156,6 +1156,8 @@ static int make_copy_state(struct lazy *L)
 			rb_warn("copy order: %s; copying in offset order", strerror(-rc));
 		lazy_ranges_free(&order);
 	}
+	/* The scheduler holds its ranges now. */
+	profile_free(&L->prof);
 	return 0;
 }
 

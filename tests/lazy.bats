@@ -742,8 +742,9 @@ os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$IMG"
 	expect_status 0
 	[ "$(st state)" = waiting-loop ]
 	mountpoint -q "$RAM" || fail "the tmpfs is made before the wait"
-	local pid _
-	pid=$(st pid)
+	local pid=${stderr##*pid } _
+	pid=${pid%%)*}
+	[ "$pid" -gt 0 ]
 	for _ in $(seq 1 100); do
 		[ "$(st state)" = gave-up ] && break
 		sleep 0.1
