@@ -18,6 +18,7 @@
  * directory, the tmpfs (or the zram node and its reset and hot_remove
  * attributes).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -49,6 +50,7 @@
 #include "loopdev.h"
 #include "manifest.h"
 #include "outfile.h"
+#include "profile.h"
 #include "report.h"
 #include "zram.h"
 
@@ -313,6 +315,7 @@ static const char *const err_names[] = {
 	[LAZY_USAGE] = "usage",
 	[LAZY_SOURCE] = "source",
 	[LAZY_LOOP] = "loop",
+	[LAZY_NOLOOP] = "no-loop-device",
 	[LAZY_MANIFEST] = "manifest",
 	[LAZY_DEST] = "dest",
 	[LAZY_NOMEM] = "memory",
@@ -393,6 +396,13 @@ struct lazy {
 	int loop_fd;
 	char loop_name[32];
 	int inflight_fd, meminfo_fd;
+	/* --wait-loop: where to look for it, opened at the start */
+	int sysblock_fd, dev_fd;
+	char *img_real;                      /* the image's canonical path */
+	/* the boot profile */
+	struct profile prof;
+	const char *profile_state;           /* none, used, mismatch, error */
+	char profile_path[PATH_MAX];
 	/* the status file, written through its directory */
 	int status_dirfd, cwd_fd, log_fd, null_fd;
 	char status_name[NAME_MAX + 1];
@@ -499,12 +509,14 @@ static void status_write(struct lazy *L)
 	n = snprintf(buf, sizeof(buf),
 		     "state=%s\npid=%d\nimage=%s\nloop=%s\ntarget=%s\ncopy=%s\nsize=%" PRIu64 "\n"
 		     "started=%s\nupdated=%s\nbytes_cached=%" PRIu64 "\nbytes_network=%" PRIu64 "\n"
-		     "rate=%" PRIu64 "\nyields=%" PRIu64 "\nhash=%s\nsha256=%s\nverified=%s\n"
-		     "switched=%s\ngave_up=%s\nerror=%s\n",
+		     "rate=%" PRIu64 "\nyields=%" PRIu64 "\nprofile=%s\nprofile_file=%s\n"
+		     "hash=%s\nsha256=%s\nverified=%s\nswitched=%s\ngave_up=%s\nerror=%s\n",
 		     L->state, (int)getpid(), o->image, r->loop,
 		     o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs", r->copy, r->size, t[0], t[3],
 		     r->bytes_cached, r->bytes_network, o->rate,
-		     L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0, hash, r->sha256, t[1], t[2],
+		     L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0,
+		     L->profile_state ? L->profile_state : "none", L->profile_path, hash, r->sha256,
+		     t[1], t[2],
 		     r->err != LAZY_OK ? lazy_err_name(r->err) : "", r->error);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return;
@@ -640,6 +652,83 @@ static int open_image(struct lazy *L)
 	return 0;
 }
 
+/*
+ * The boot profile: the ranges a boot read, in the order it first read
+ * them, copied right after what the page cache holds. It is applied only
+ * to the image it was recorded on (profile_matches: the size and the
+ * hashes both sides know; the one given with --sha256 or --manifest
+ * counts as the image's); otherwise the status file says why and the
+ * copy goes on in offset order. Never a reason to give up.
+ */
+static void load_profile(struct lazy *L)
+{
+	const struct lazy_opts *o = L->o;
+	struct profile_id id;
+	struct stat st;
+	char err[256];
+	int rc;
+
+	L->profile_state = "none";
+	if (o->order || (o->profile && !strcmp(o->profile, LAZY_PROFILE_NONE)))
+		return;
+	if (o->profile) {
+		if (snprintf(L->profile_path, sizeof(L->profile_path), "%s", o->profile) >=
+		    (int)sizeof(L->profile_path)) {
+			L->profile_path[0] = '\0';
+			L->profile_state = "error";
+			rb_warn("--profile: path too long; copying in offset order");
+			return;
+		}
+	} else {
+		/* IMAGE.profile, when the admin put one there. */
+		if (snprintf(L->profile_path, sizeof(L->profile_path), "%s.profile", o->image) >=
+		    (int)sizeof(L->profile_path) || stat(L->profile_path, &st) < 0 ||
+		    !S_ISREG(st.st_mode)) {
+			L->profile_path[0] = '\0';
+			return;
+		}
+	}
+	rc = profile_load(L->profile_path, &L->prof, err, sizeof(err));
+	if (rc == 0) {
+		rc = profile_image_id(L->img_fd, L->size, &id);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "cannot hash the ends of %s: %s", o->image,
+				 strerror(-rc));
+	}
+	if (rc < 0) {
+		L->profile_state = "error";
+		rb_warn("profile %s: %s; copying in offset order", L->profile_path, err);
+		profile_free(&L->prof);
+		return;
+	}
+	if (L->want_sha[0])
+		memcpy(id.sha256, L->want_sha, sizeof(id.sha256));
+	if (!profile_matches(&L->prof, &id)) {
+		L->profile_state = "mismatch";
+		rb_warn("profile %s was not recorded on %s; copying in offset order",
+			L->profile_path, o->image);
+		profile_free(&L->prof);
+		return;
+	}
+	L->profile_state = "used";
+	rb_debug("profile %s: %zu ranges, %" PRIu64 " bytes first", L->profile_path, L->prof.n,
+		 profile_bytes(&L->prof));
+}
+
+/* The copy order of a matching profile (lazy_order_fn). */
+static int profile_order(void *arg, uint64_t image_size, struct lazy_ranges *out)
+{
+	const struct profile *p = arg;
+	size_t i;
+
+	if (p->id.size != image_size)
+		return -EINVAL;
+	for (i = 0; i < p->n; i++)
+		if (lazy_ranges_add(out, p->r[i].off, p->r[i].len) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 static int open_loop(struct lazy *L)
 {
 	const struct lazy_opts *o = L->o;
@@ -698,6 +787,200 @@ static int open_loop(struct lazy *L)
 	if (L->inflight_fd < 0)
 		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
 			"reading", L->loop_name, strerror(errno));
+	return 0;
+}
+
+/* ---- --wait-loop: the loop device comes later ---- */
+
+static int guard_outcome(struct lazy *L);
+
+/* What the search needs, opened while the paths are there: /sys/block
+ * and /dev (both move with a switch of root, the mounts stay the same,
+ * so their descriptors keep working) and the image's canonical path, to
+ * compare with the backing_file text the kernel shows. */
+static int open_wait_dirs(struct lazy *L)
+{
+	char p[PATH_MAX];
+
+	if (L->o->loop)
+		return lazy_fail(L, LAZY_USAGE, "--wait-loop looks for the loop device: not with "
+				 "--loop");
+	if (rb_path(p, sizeof(p), "/sys/block") < 0)
+		return lazy_fail(L, LAZY_LOOP, "/sys/block: path too long");
+	L->sysblock_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (L->sysblock_fd < 0)
+		return lazy_fail(L, LAZY_LOOP, "%s: %s", p, strerror(errno));
+	if (rb_path(p, sizeof(p), "/dev") < 0)
+		return lazy_fail(L, LAZY_LOOP, "/dev: path too long");
+	L->dev_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (L->dev_fd < 0)
+		return lazy_fail(L, LAZY_LOOP, "%s: %s", p, strerror(errno));
+	L->img_real = realpath(L->o->image, NULL);
+	return 0;
+}
+
+/* A sysfs attribute below /sys/block, through its descriptor. */
+static int sysblock_read(struct lazy *L, const char *name, const char *attr, char *buf,
+			 size_t len)
+{
+	char rel[128];
+	ssize_t n;
+	int fd, rc;
+
+	snprintf(rel, sizeof(rel), "%s/%s", name, attr);
+	fd = openat(L->sysblock_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read_full(fd, buf, len - 1);
+	rc = n < 0 ? (int)n : 0;
+	(void)close(fd);
+	if (rc < 0)
+		return rc;
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int sysblock_u64(struct lazy *L, const char *name, const char *attr, uint64_t *v)
+{
+	char buf[32], *end;
+	int rc = sysblock_read(L, name, attr, buf, sizeof(buf));
+
+	if (rc < 0)
+		return rc;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	return errno || end == buf || *end ? -EINVAL : 0;
+}
+
+/* The same, 0 when the attribute is missing (older kernels). */
+static int sysblock_opt_u64(struct lazy *L, const char *name, const char *attr, uint64_t *v)
+{
+	int rc = sysblock_u64(L, name, attr, v);
+
+	if (rc == -ENOENT) {
+		*v = 0;
+		return 0;
+	}
+	return rc;
+}
+
+/*
+ * One look at /sys/block: the loop device whose backing_file names the
+ * image and which the kernel says is bound to the very file opened at
+ * the start (LOOP_GET_STATUS64). 1 with L->loop_fd and L->loop_name
+ * set, 0 when there is none (yet; why in why, when one was seen but is
+ * not ready or not fit), or the exit code of a failure.
+ */
+static int look_for_loop(struct lazy *L, char *why, size_t whylen)
+{
+	char backing[4096];
+	struct dirent *e;
+	DIR *d;
+	int dfd, found = 0, rc = 0;
+
+	dfd = dup(L->sysblock_fd);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			(void)close(dfd);
+		return lazy_fail(L, LAZY_LOOP, "/sys/block: %s", strerror(errno));
+	}
+	rewinddir(d);
+	while ((e = readdir(d)) != NULL && rc == 0) {
+		uint64_t ro, sectors, offset = 0, sizelimit = 0;
+		bool lo_ro = false;
+		int fd, b;
+
+		if (!loopdev_name_valid(e->d_name) || strlen(e->d_name) >= sizeof(L->loop_name) ||
+		    sysblock_read(L, e->d_name, "loop/backing_file", backing, sizeof(backing)) < 0 ||
+		    !loopdev_backing_matches(backing, L->o->image, L->img_real))
+			continue;
+		/* The node: udev may not have made it yet. */
+		fd = openat(L->dev_fd, e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(why, whylen, "/dev/%s: %s", e->d_name, strerror(errno));
+			continue;
+		}
+		b = loopdev_bound_to(fd, &L->img_st, &lo_ro);
+		if (b <= 0) {
+			/* The same path, another file (or unbound again). */
+			(void)close(fd);
+			continue;
+		}
+		if (found++) {
+			(void)close(fd);
+			rc = lazy_fail(L, LAZY_LOOP, "several loop devices are backed by %s (%s %s)",
+				       L->o->image, L->loop_name, e->d_name);
+			break;
+		}
+		/* Its length was checked above. */
+		memcpy(L->loop_name, e->d_name, strlen(e->d_name) + 1);
+		L->loop_fd = fd;
+		/* Read-only and as large as the image: a loop device set up
+		 * in two steps (LOOP_SET_FD, then LOOP_SET_STATUS64) may get
+		 * there a moment later. */
+		if (sysblock_u64(L, e->d_name, "ro", &ro) < 0 ||
+		    sysblock_u64(L, e->d_name, "size", &sectors) < 0 ||
+		    sysblock_opt_u64(L, e->d_name, "loop/offset", &offset) < 0 ||
+		    sysblock_opt_u64(L, e->d_name, "loop/sizelimit", &sizelimit) < 0) {
+			snprintf(why, whylen, "/sys/block/%s: cannot read its attributes", e->d_name);
+			found = -1;
+		} else if (ro != 1 || !lo_ro) {
+			snprintf(why, whylen, "/dev/%s: not read-only; LOOP_CHANGE_FD switches only "
+				 "a read-only loop device (losetup -r)", e->d_name);
+			found = -1;
+		} else if (sectors != loopdev_sectors(L->size, offset, sizelimit)) {
+			snprintf(why, whylen, "/dev/%s: %" PRIu64 " sectors, but %s gives %" PRIu64,
+				 e->d_name, sectors, L->o->image,
+				 loopdev_sectors(L->size, offset, sizelimit));
+			found = -1;
+		}
+	}
+	closedir(d);
+	if (rc != 0 || found <= 0) {
+		close_fd(&L->loop_fd);
+		if (rc == 0)
+			L->loop_name[0] = '\0';
+		return rc;
+	}
+	return 1;
+}
+
+/* Wait up to --wait-loop seconds for the image's loop device; then what
+ * open_loop() does, through the descriptors of open_wait_dirs(). */
+static int wait_loop(struct lazy *L)
+{
+	double deadline = now_sec() + L->o->wait_loop;
+	char why[512] = "", p[PATH_MAX];
+	int rc;
+
+	set_state(L, "waiting-loop");
+	for (;;) {
+		why[0] = '\0';
+		rc = look_for_loop(L, why, sizeof(why));
+		if (rc == 1)
+			break;
+		if (rc != 0 || (rc = guard_outcome(L)) != 0)
+			return rc;
+		if (now_sec() >= deadline) {
+			if (why[0])
+				return lazy_fail(L, LAZY_LOOP, "%s", why);
+			return lazy_fail(L, LAZY_NOLOOP, "no loop device backed by %s within %g s "
+					 "(--wait-loop)", L->o->image, L->o->wait_loop);
+		}
+		nap_ms(LAZY_WAIT_POLL_MS);
+	}
+	if (rb_path(p, sizeof(p), "/dev/%s", L->loop_name) < 0)
+		snprintf(p, sizeof(p), "/dev/%s", L->loop_name);
+	snprintf(L->r->loop, sizeof(L->r->loop), "%s", p);
+	snprintf(p, sizeof(p), "%s/inflight", L->loop_name);
+	L->inflight_fd = openat(L->sysblock_fd, p, O_RDONLY | O_CLOEXEC);
+	if (L->inflight_fd < 0)
+		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
+			"reading", L->loop_name, strerror(errno));
+	L->cp->inflight_fd = L->inflight_fd;
+	rb_debug("%s is backed by %s", L->r->loop, L->o->image);
 	return 0;
 }
 
@@ -862,14 +1145,19 @@ static int make_copy_state(struct lazy *L)
 	c->rate = L->o->rate;
 	if (lazy_sched_init(&c->sched, L->size, L->page) < 0)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
-	if (L->o->order) {
-		rc = L->o->order(L->o->order_arg, L->size, &order);
+	if (L->o->order || !strcmp(L->profile_state, "used")) {
+		lazy_order_fn fn = L->o->order ? L->o->order : profile_order;
+		void *arg = L->o->order ? L->o->order_arg : &L->prof;
+
+		rc = fn(arg, L->size, &order);
 		if (rc == 0)
 			rc = lazy_sched_set(&c->sched, LAZY_LIST_ORDER, &order);
 		if (rc < 0)
 			rb_warn("copy order: %s; copying in offset order", strerror(-rc));
 		lazy_ranges_free(&order);
 	}
+	/* The scheduler holds its ranges now. */
+	profile_free(&L->prof);
 	return 0;
 }
 
@@ -878,8 +1166,11 @@ static int prepare(struct lazy *L)
 	const struct lazy_opts *o = L->o;
 	int rc;
 
-	if ((rc = open_status(L)) != 0 || (rc = open_image(L)) != 0 ||
-	    (rc = open_loop(L)) != 0 || (rc = check_memory(L)) != 0)
+	if ((rc = open_status(L)) != 0 || (rc = open_image(L)) != 0)
+		return rc;
+	load_profile(L);
+	rc = o->wait_loop > 0 ? open_wait_dirs(L) : open_loop(L);
+	if (rc != 0 || (rc = check_memory(L)) != 0)
 		return rc;
 	if (o->target == LAZY_TARGET_ZRAM) {
 		rc = make_zram(L);
@@ -924,7 +1215,13 @@ static void copy_fail_locked(struct copy *c, enum lazy_err e, const char *fmt, .
  * stops. MemAvailable is checked every LAZY_MEM_STEP handed out. */
 static bool copy_take(struct copy *c, uint64_t *off, uint64_t *len)
 {
+	static const char *const from[LAZY_NLISTS] = {
+		[LAZY_LIST_RESIDENT] = "page cache",
+		[LAZY_LIST_ORDER] = "profile",
+		[LAZY_LIST_SEQ] = "offset order",
+	};
 	bool ok = false;
+	int list = LAZY_LIST_SEQ;
 
 	pthread_mutex_lock(&c->lock);
 	if (atomic_load(&c->stop))
@@ -947,9 +1244,12 @@ static bool copy_take(struct copy *c, uint64_t *off, uint64_t *len)
 		}
 		c->next_mem = c->dispatched + LAZY_MEM_STEP;
 	}
-	ok = lazy_sched_next(&c->sched, LAZY_CHUNK, off, len, NULL);
-	if (ok)
+	ok = lazy_sched_next(&c->sched, LAZY_CHUNK, off, len, &list);
+	if (ok) {
 		c->dispatched += *len;
+		/* Under the lock: the log shows the order handed out. */
+		rb_debug("copy %" PRIu64 " %" PRIu64 " (%s)", *off, *len, from[list]);
+	}
 out:
 	pthread_mutex_unlock(&c->lock);
 	return ok;
@@ -1507,6 +1807,11 @@ static void close_all(struct lazy *L)
 	close_fd(&L->img_fd);
 	close_fd(&L->loop_fd);
 	close_fd(&L->inflight_fd);
+	close_fd(&L->sysblock_fd);
+	close_fd(&L->dev_fd);
+	free(L->img_real);
+	L->img_real = NULL;
+	profile_free(&L->prof);
 	close_fd(&L->meminfo_fd);
 	close_fd(&L->tmpfs_fd);
 	close_fd(&L->tmpfs_parent_fd);
@@ -1564,6 +1869,8 @@ static int copy_verify_switch(struct lazy *L)
 {
 	int rc;
 
+	if (L->o->wait_loop > 0 && (rc = wait_loop(L)) != 0)
+		return rc;
 	set_state(L, "copying");
 	if ((rc = run_copy(L)) != 0 || (rc = verify(L)) != 0)
 		return rc;
@@ -1600,6 +1907,9 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	L.state = "preparing";
 	L.page = ps >= 4096 && !(ps & (ps - 1)) ? (uint64_t)ps : 4096;
 	L.img_fd = L.loop_fd = L.inflight_fd = L.meminfo_fd = -1;
+	L.sysblock_fd = L.dev_fd = -1;
+	L.profile_state = "none";
+	profile_init(&L.prof);
 	L.status_dirfd = L.cwd_fd = L.log_fd = L.null_fd = -1;
 	L.tmpfs_fd = L.tmpfs_parent_fd = -1;
 	L.zram_id = L.zram_reset_fd = L.zram_remove_fd = L.zram_ro_fd = -1;
@@ -1623,7 +1933,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	if (rc == 0)
 		rc = guard_outcome(&L);
 	if (rc == 0)
-		set_state(&L, "copying");
+		set_state(&L, o->wait_loop > 0 ? "waiting-loop" : "copying");
 	if (rc == 0 && o->background) {
 		pid_t pid;
 
@@ -1709,6 +2019,12 @@ static void usage(FILE *out)
 	      "      --status=FILE       the status file (default " LAZY_STATUS ")\n"
 	      "      --background        return once all is open and checked; the copy\n"
 	      "                          goes on in a child (log: the status file + .log)\n"
+	      "      --wait-loop=S       the loop device may come later: open the image and\n"
+	      "                          all else now, then wait up to S seconds for the\n"
+	      "                          loop device backed by it (not with --loop)\n"
+	      "      --profile=FILE      boot profile: its ranges are copied first when it\n"
+	      "                          was recorded on FILE's image (default: FILE.profile\n"
+	      "                          beside the image when there; 'none': no profile)\n"
 	      "  -v, --verbose           more messages\n"
 	      "  -h, --help              this help\n"
 	      "\n"
@@ -1717,7 +2033,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
-       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND };
+       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE };
 
 static const struct option longopts[] = {
 	{ "image", required_argument, NULL, OPT_IMAGE },
@@ -1731,6 +2047,8 @@ static const struct option longopts[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "status", required_argument, NULL, OPT_STATUS },
 	{ "background", no_argument, NULL, OPT_BACKGROUND },
+	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -1791,6 +2109,16 @@ int cmd_lazy(int argc, char **argv)
 			break;
 		case OPT_STATUS: o.status = optarg; break;
 		case OPT_BACKGROUND: o.background = true; break;
+		case OPT_WAIT_LOOP:
+			if (parse_seconds(optarg, &o.wait_loop) < 0)
+				return usage_error("--wait-loop: '%s' is not a number of seconds",
+						   optarg);
+			break;
+		case OPT_PROFILE:
+			if (!*optarg)
+				return usage_error("--profile: a file or 'none'");
+			o.profile = optarg;
+			break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -1803,6 +2131,8 @@ int cmd_lazy(int argc, char **argv)
 		return usage_error("--image is required");
 	if (o.sha256 && strlen(o.sha256) != 64)
 		return usage_error("--sha256: '%s' is not 64 hex digits", o.sha256);
+	if (o.wait_loop > 0 && o.loop)
+		return usage_error("--wait-loop looks for the loop device: not with --loop");
 	if (tmpfs_given && o.target != LAZY_TARGET_TMPFS)
 		return usage_error("--tmpfs goes with --target=tmpfs");
 	if (o.tmpfs && o.tmpfs[0] != '/')

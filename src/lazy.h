@@ -28,6 +28,7 @@
 #define LAZY_MEM_STEP (64ULL * 1024 * 1024)   /* MemAvailable checked this often */
 #define LAZY_BACKOFF_MIN_MS 5
 #define LAZY_BACKOFF_MAX_MS 200
+#define LAZY_WAIT_POLL_MS 50                  /* --wait-loop: sysfs looked at this often */
 
 /* ---- ranges of the image ---- */
 
@@ -134,9 +135,21 @@ struct lazy_opts {
 	uint64_t rate;             /* bytes/s from the network, 0: no cap */
 	const char *status;        /* NULL: LAZY_STATUS below the root prefix */
 	bool background;
-	lazy_order_fn order;       /* NULL: no order beyond the page cache */
+	/* Seconds to wait for the loop device backed by the image (0: it
+	 * must be there at the start). The image, /sys/block, /dev and the
+	 * rest are opened at once; the loop device is looked for through
+	 * those descriptors (with background: in the child), so its setup
+	 * may come later and hide the image's path. Not with loop. */
+	double wait_loop;
+	/* The boot profile (profile.h): a file, LAZY_PROFILE_NONE, or NULL
+	 * for IMAGE.profile beside the image when that is a regular file.
+	 * Used only when it matches the image and no order is given. */
+	const char *profile;
+	lazy_order_fn order;       /* NULL: the profile's, or none */
 	void *order_arg;
 };
+
+#define LAZY_PROFILE_NONE "none"
 
 void lazy_opts_init(struct lazy_opts *o);
 
@@ -146,6 +159,7 @@ enum lazy_err {
 	LAZY_USAGE,       /* bad settings (exit 2) */
 	LAZY_SOURCE,      /* the image cannot be opened or read */
 	LAZY_LOOP,        /* no suitable loop device, or it changed */
+	LAZY_NOLOOP,      /* --wait-loop: none appeared in time */
 	LAZY_MANIFEST,    /* the manifest cannot be read */
 	LAZY_DEST,        /* the RAM copy cannot be made or written */
 	LAZY_NOMEM,       /* MemAvailable would drop below the reserve (exit 3) */

@@ -14,6 +14,8 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
+# each @test runs in a subshell: its assignments are meant to stay there
+# shellcheck disable=SC2030,SC2031
 
 load helpers/common
 load helpers/fault
@@ -44,6 +46,10 @@ setup() {
 
 teardown() {
 	local _ zid=
+	# A loop device set up inside a test's mount namespace.
+	if [ -z "$LOOP" ] && [ -s "$T/loopname" ]; then
+		LOOP=$(cat "$T/loopname")
+	fi
 	if mountpoint -q "$MNT" 2>/dev/null; then
 		umount "$MNT" || umount -l "$MNT"
 	fi
@@ -157,6 +163,21 @@ assert_nothing_left() {
 	[ ! -e "$RAM" ]
 }
 
+@test "lazy: --wait-loop and --profile on bad command lines exit 2" {
+	rb lazy --image="$IMG" --wait-loop=soon
+	expect_status 2
+	[[ $stderr == *"--wait-loop: 'soon' is not a number of seconds"* ]]
+	rb lazy --image="$IMG" --wait-loop=5 --loop=/dev/loop0
+	expect_status 2
+	[[ $stderr == *"--wait-loop looks for the loop device: not with --loop"* ]]
+	rb lazy --image="$IMG" --profile=
+	expect_status 2
+	[ ! -e "$STATUS" ]
+	rb lazy --help
+	assert_output --partial '--wait-loop=S'
+	assert_output --partial '--profile=FILE'
+}
+
 # --- the loop device, against fixture roots -------------------------------------
 
 # fake_loop N BACKING RO SECTORS: /sys/block/loopN in the fixture root $R.
@@ -221,6 +242,73 @@ fixture_root() {
 	expect_status 1
 	grep -qx 'state=gave-up' "$R/run/ramboot/lazy"
 	grep -qx "image=$IMG" "$R/run/ramboot/lazy"
+}
+
+# ends_sha FILE: image-ends-sha256 (profile.h): the first and the last MiB,
+# or the whole file when it is at most 2 MiB.
+ends_sha() {
+	local n
+	n=$(stat -c %s "$1")
+	if [ "$n" -le 2097152 ]; then
+		sha256sum <"$1"
+	else
+		{ head -c 1048576 "$1"; tail -c 1048576 "$1"; } | sha256sum
+	fi | cut -d' ' -f1
+}
+
+# write_profile OUT IMAGE [OFF LEN]...: a profile of IMAGE, written by hand
+# in the format of docs/profiles.md, with these ranges in this order.
+write_profile() {
+	local out=$1 img=$2
+	shift 2
+	{
+		printf 'ramboot-profile 1\nimage-size %s\n' "$(stat -c %s "$img")"
+		printf 'image-ends-sha256 %s\npage-size 4096\n' "$(ends_sha "$img")"
+		while [ $# -ge 2 ]; do
+			printf 'range %s %s\n' "$1" "$2"
+			shift 2
+		done
+	} >"$out"
+}
+
+@test "lazy: IMAGE.profile of the image is used, another image's is not, 'none' turns it off" {
+	fixture_root
+	fake_loop 0 /srv/other.img 1 8
+	# IMAGE.profile beside the image: taken by default.
+	write_profile "$IMG.profile" "$IMG" 0 8192
+	rb lazy --image="$IMG" --status="$STATUS"
+	expect_status 1
+	[ "$(st profile)" = used ]
+	[ "$(st profile_file)" = "$IMG.profile" ]
+	# --profile=none: not even looked at.
+	rb lazy --image="$IMG" --status="$STATUS" --profile=none
+	[ "$(st profile)" = none ]
+	[ -z "$(st profile_file)" ]
+	# Another image's profile (one byte differs): not applied.
+	cp "$IMG" "$T/other"
+	printf 'X' | dd of="$T/other" bs=1 seek=100 conv=notrunc status=none
+	write_profile "$T/other.profile" "$T/other" 0 8192
+	rb lazy --image="$IMG" --status="$STATUS" --profile="$T/other.profile"
+	[ "$(st profile)" = mismatch ]
+	[ "$(st profile_file)" = "$T/other.profile" ]
+	[[ $stderr == *"profile $T/other.profile was not recorded on $IMG; copying in offset order"* ]]
+	# Only the image-sha256 of --sha256 in common: used; with another one, not.
+	printf 'ramboot-profile 1\nimage-size %s\nimage-sha256 %s\npage-size 4096\n' \
+		"$SIZE" "$SHA" >"$T/sha.profile"
+	rb lazy --image="$IMG" --status="$STATUS" --profile="$T/sha.profile" --sha256="$SHA"
+	[ "$(st profile)" = used ]
+	rb lazy --image="$IMG" --status="$STATUS" --profile="$T/sha.profile"
+	[ "$(st profile)" = mismatch ]
+	# A profile that does not parse: said so, never a reason to stop.
+	echo 'ramboot-profile 9' >"$T/bad.profile"
+	rb lazy --image="$IMG" --status="$STATUS" --profile="$T/bad.profile"
+	[ "$(st profile)" = error ]
+	[ "$(st gave_up)" = loop ]
+	# A directory named IMAGE.profile is no profile.
+	rm "$IMG.profile"
+	mkdir "$IMG.profile"
+	rb lazy --image="$IMG" --status="$STATUS"
+	[ "$(st profile)" = none ]
 }
 
 # --- the real kernel --------------------------------------------------------
@@ -525,4 +613,152 @@ hidden_run() {
 	assert_line 'mounted: 0'
 	assert_line 'dir: no'
 	grep -q 'SHA-256 mismatch' "$STATUS.log"
+}
+
+# --- the boot profile on the real kernel ---------------------------------------
+
+# pad_image: the image grows by 8 MiB of zeros after the file system (the
+# kernel reads only what the superblock counts), so that ranges far from
+# both ends, which hashing the image's ends never reads, exist.
+pad_image() {
+	truncate -s +8M "$IMG"
+	SIZE=$(stat -c %s "$IMG")
+	SHA=$(sha256sum "$IMG" | cut -d' ' -f1)
+}
+
+# drop_image_cache: what the mount read of the image leaves the page cache.
+drop_image_cache() {
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$IMG"
+}
+
+@test "lazy: a boot profile's ranges are copied first, in its order, then the rest by offset" {
+	require_root
+	command -v python3 >/dev/null || skip "no python3"
+	pad_image
+	attach
+	# Three ranges in the padding, not in offset order.
+	write_profile "$IMG.profile" "$IMG" 6291456 65536 3145728 32768 4718592 16384
+	# Hashing its ends read the image with readahead: only what the
+	# copier reads itself is in the page cache now.
+	drop_image_cache
+	rb lazy -v --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" --sha256="$SHA"
+	expect_status 0
+	[ "$(st state)" = switched ]
+	[ "$(st profile)" = used ]
+	[ "$(st profile_file)" = "$IMG.profile" ]
+	# The order handed out: the page cache, the profile's three ranges
+	# in its order, then only offset order.
+	grep -oE 'copy [0-9]+ [0-9]+ \((page cache|profile|offset order)\)' <<<"$stderr" \
+		>"$T/order"
+	sed -n 's/ (profile)$//p' "$T/order" >"$T/prof"
+	printf 'copy %s\n' '6291456 65536' '3145728 32768' '4718592 16384' | diff - "$T/prof"
+	run awk '/\(offset order\)/ { seq = 1 } seq && !/\(offset order\)/ { print }' "$T/order"
+	[ -z "$output" ] || fail "not in offset order after the profile: $output"
+	run awk '/\(page cache\)/ && seen { print } /\(profile\)/ { seen = 1 }' "$T/order"
+	[ -z "$output" ] || fail "page cache after the profile: $output"
+	[ $(($(st bytes_cached) + $(st bytes_network))) -eq "$SIZE" ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+	assert_tree_from_ram
+}
+
+@test "lazy: another image's profile is not applied; the copy switches in offset order" {
+	require_root
+	pad_image
+	attach
+	cp "$IMG" "$T/other"
+	printf 'X' | dd of="$T/other" bs=1 seek=$((SIZE - 1)) conv=notrunc status=none
+	write_profile "$T/other.profile" "$T/other" 6291456 65536
+	rb lazy -v --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+		--profile="$T/other.profile"
+	expect_status 0
+	[ "$(st state)" = switched ]
+	[ "$(st profile)" = mismatch ]
+	[[ $stderr != *"(profile)"* ]]
+	[[ $stderr == *"was not recorded on $IMG"* ]]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+	assert_tree_from_ram
+}
+
+# --- --wait-loop: started before the loop device exists ------------------------
+
+@test "lazy --wait-loop: started before losetup, switches once the image is mounted and all hidden" {
+	require_root
+	mkdir -p "$T/srv" "$T/under" "$T/run"
+	mv "$IMG" "$T/srv/image.sqfs"
+	IMG=$T/srv/image.sqfs
+	STATUS=$T/run/status
+	# In a mount namespace of its own, as an initramfs: the copier starts,
+	# then the image is set up on a loop device and mounted over the
+	# directory that holds it (its path is gone), then /proc, /sys, /dev
+	# and the run directory are hidden, as after the switch of root.
+	# shellcheck disable=SC2016
+	run --separate-stderr unshare -m --propagation private bash -c '
+		set -eu
+		T=$1 IMG=$2 SHA=$3 BIN=$4 TREE=$5
+		out=$("$BIN" lazy --background --wait-loop=20 --image="$IMG" \
+			--tmpfs="$T/run/ram" --status="$T/run/status" --sha256="$SHA" 2>&1)
+		echo "$out" >&2
+		pid=${out##*pid }
+		pid=${pid%%)*}
+		echo "state before: $(sed -n "s/^state=//p" "$T/run/status")"
+		mount --bind "$T/srv" "$T/under"
+		loop=$(losetup -r --show -f "$IMG")
+		echo "$loop" >"$T/loopname"
+		mount -t squashfs -o ro "$loop" "$T/srv"
+		[ ! -e "$IMG" ]
+		cat "$T/srv/text/file1.txt" >/dev/null
+		mount -t tmpfs hide /proc
+		mount -t tmpfs hide /sys
+		mount -t tmpfs hide /dev
+		mount -t tmpfs hide "$T/run"
+		while kill -0 "$pid"; do sleep 0.1; done 2>&-
+		umount /proc /sys /dev "$T/run"
+		echo "backing: $(cat "/sys/block/${loop#/dev/}/loop/backing_file")"
+		# The network image gone: every file from the RAM copy.
+		rm "$T/under/image.sqfs"
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		find "$T/srv" -type f -exec cat {} + >/dev/null
+		diff -r --no-dereference "$TREE" "$T/srv" && echo "tree: same"
+		umount "$T/srv" "$T/under"
+	' _ "$T" "$IMG" "$SHA" "$RAMBOOT_BIN" "$BATS_FILE_TMPDIR/tree"
+	LOOP=$(cat "$T/loopname")
+	expect_status 0
+	assert_line 'state before: waiting-loop'
+	[ "$(st state)" = switched ] || fail "state $(st state): $(cat "$STATUS.log")"
+	[ "$(st loop)" = "$LOOP" ]
+	[ "$(st hash)" = ok ]
+	assert_line "backing: $T/run/ram/image.sqfs"
+	assert_line 'tree: same'
+	grep -q "$LOOP now reads $T/run/ram/image.sqfs" "$STATUS.log"
+}
+
+@test "lazy --wait-loop: no loop device in time gives up, frees everything" {
+	require_root
+	rb lazy --background --wait-loop=2 --image="$IMG" --tmpfs="$RAM" --status="$STATUS"
+	expect_status 0
+	[ "$(st state)" = waiting-loop ]
+	mountpoint -q "$RAM" || fail "the tmpfs is made before the wait"
+	local pid=${stderr##*pid } _
+	pid=${pid%%)*}
+	[ "$pid" -gt 0 ]
+	for _ in $(seq 1 100); do
+		[ "$(st state)" = gave-up ] && break
+		sleep 0.1
+	done
+	[ "$(st state)" = gave-up ] || fail "state $(st state): $(cat "$STATUS.log")"
+	[ "$(st gave_up)" = no-loop-device ]
+	[ -z "$(st loop)" ]
+	grep -q "no loop device backed by $IMG within 2 s (--wait-loop)" "$STATUS.log"
+	for _ in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 "$pid" 2>/dev/null || fail "the copier is still running"
+	! mountpoint -q "$RAM" || fail "tmpfs left mounted at $RAM"
+	[ ! -e "$RAM" ] || fail "$RAM left behind"
+	! grep -q " $RAM " /proc/mounts || fail "a mount at $RAM is left"
 }

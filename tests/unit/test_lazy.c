@@ -11,6 +11,7 @@
 #include "ramboot.h"
 #include "lazy.h"
 #include "loopdev.h"
+#include "profile.h"
 
 #define PG 4096ULL
 
@@ -312,11 +313,62 @@ static void loop_names(void)
 	CHECK(!loopdev_backing_matches("", "", NULL));
 }
 
+/* A boot profile's ranges as the copy order: first-touch order, the
+ * image's partial last page included, after what is resident and before
+ * the rest in offset order. */
+static void sched_profile_order(void)
+{
+	static const char text[] =
+		"ramboot-profile 1\n"
+		"image-size 41060\n"
+		"image-ends-sha256 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n"
+		"page-size 4096\n"
+		"range 40960 100\n"
+		"range 8192 8192\n"
+		"range 0 4096\n";
+	static const struct { uint64_t off, len; int list; } want[] = {
+		{ 0, PG, LAZY_LIST_RESIDENT },
+		{ 40960, 100, LAZY_LIST_ORDER },
+		{ 8192, 2 * PG, LAZY_LIST_ORDER },
+		{ PG, PG, LAZY_LIST_SEQ },              /* page 0: resident, taken */
+		{ 4 * PG, 6 * PG, LAZY_LIST_SEQ },
+	};
+	struct lazy_ranges res = { 0 }, ord = { 0 };
+	struct lazy_sched s;
+	struct profile p;
+	char err[128];
+	uint64_t off, len;
+	size_t i;
+	int list;
+
+	CHECK_EQ_INT(profile_parse(text, sizeof(text) - 1, &p, err, sizeof(err)), 0);
+	for (i = 0; i < p.n; i++)
+		CHECK_EQ_INT(lazy_ranges_add(&ord, p.r[i].off, p.r[i].len), 0);
+	CHECK_EQ_INT(lazy_sched_init(&s, p.id.size, PG), 0);
+	CHECK_EQ_INT(lazy_ranges_add(&res, 0, PG), 0);
+	CHECK_EQ_INT(lazy_sched_set(&s, LAZY_LIST_RESIDENT, &res), 0);
+	CHECK_EQ_INT(lazy_sched_set(&s, LAZY_LIST_ORDER, &ord), 0);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		CHECK(lazy_sched_next(&s, 64 * PG, &off, &len, &list));
+		CHECK_EQ_INT(off, want[i].off);
+		CHECK_EQ_INT(len, want[i].len);
+		CHECK_EQ_INT(list, want[i].list);
+	}
+	CHECK(!lazy_sched_next(&s, 64 * PG, &off, &len, &list));
+	CHECK(lazy_sched_done(&s));
+	lazy_sched_free(&s);
+	lazy_ranges_free(&res);
+	lazy_ranges_free(&ord);
+	profile_free(&p);
+}
+
 static void err_names(void)
 {
 	CHECK_EQ_STR(lazy_err_name(LAZY_HASH), "hash-mismatch");
 	CHECK_EQ_STR(lazy_err_name(LAZY_STALL), "stall");
 	CHECK_EQ_STR(lazy_err_name(LAZY_NOMEM), "memory");
+	CHECK_EQ_STR(lazy_err_name(LAZY_NOLOOP), "no-loop-device");
+	CHECK_EQ_INT(lazy_exit_code(LAZY_NOLOOP), RB_EXIT_FAIL);
 	CHECK_EQ_STR(lazy_err_name((enum lazy_err)999), "unknown");
 	CHECK_EQ_INT(lazy_exit_code(LAZY_OK), RB_EXIT_OK);
 	CHECK_EQ_INT(lazy_exit_code(LAZY_USAGE), RB_EXIT_USAGE);
@@ -333,6 +385,7 @@ int main(void)
 	RUN(sched_order);
 	RUN(sched_chunks);
 	RUN(sched_refresh);
+	RUN(sched_profile_order);
 	RUN(backoff);
 	RUN(inflight);
 	RUN(pacing);
