@@ -61,7 +61,7 @@ static void usage(FILE *out)
 		"Usage: ramboot boot [--image=PATH] [--cmdline=STRING] [--json]\n"
 		"\n"
 		"Initramfs entry point: act on ramboot= on the kernel command line\n"
-		"(off | prefetch | ram), the RAMBOOT_* environment and " CONF_PATH ".\n"
+		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
 		"\n"
 		"  --image=PATH          the image to copy (default: ramboot.image=, else\n"
 		"                        the first field of ltsp.image= under the root mount)\n"
@@ -775,11 +775,93 @@ static int cmd_drop(const char *path, const char *reason)
 	return RB_EXIT_OK;
 }
 
+#define LAZY_WAIT_LOOP "120"   /* seconds for the loop device to appear */
+
+/*
+ * ramboot=lazy: the boot goes on from the network image at once; a
+ * copier started here copies it into RAM in the background, verifies it
+ * and switches the image's loop device to the copy (lazy.c). Started
+ * before the image is mounted (LTSP's PRE_INITRD_BOTTOM hook runs before
+ * it sets up the loop device), so it opens what it needs now and waits
+ * for the loop device. stdout stays empty: the hooks change nothing.
+ */
+static void do_lazy(const struct boot_settings *s, const char *image, const char *manifest,
+		    const char *rundir, struct boot_report *rep)
+{
+	char iarg[PATH_MAX + 16], varg[PATH_MAX + 16], targ[PATH_MAX + 16], marg[64], sarg[64];
+	char *argv[16];
+	pid_t pid;
+	int n = 0, status, fd;
+
+	if (s->verify_bad) {
+		fallback(rep, "verification unusable", "ramboot.sha256= or ramboot.manifest= does "
+			 "not parse; a copy that cannot be verified is not booted");
+		return;
+	}
+	if (s->conf_bad) {
+		fallback(rep, "settings unreadable", "ramboot.conf could not be read whole");
+		return;
+	}
+	snprintf(iarg, sizeof(iarg), "--image=%s", image);
+	snprintf(targ, sizeof(targ), "--tmpfs=%s/ram", rundir);
+	argv[n++] = (char *)"lazy";
+	argv[n++] = (char *)"--background";
+	argv[n++] = (char *)"--wait-loop=" LAZY_WAIT_LOOP;
+	argv[n++] = iarg;
+	argv[n++] = (char *)(s->target == TARGET_ZRAM ? "--target=zram" : "--target=tmpfs");
+	argv[n++] = targ;
+	if (s->sha256[0]) {
+		snprintf(varg, sizeof(varg), "--sha256=%s", s->sha256);
+		argv[n++] = varg;
+	} else if (manifest) {
+		snprintf(varg, sizeof(varg), "--manifest=%s", manifest);
+		argv[n++] = varg;
+	}
+	if (s->minfree_set) {
+		snprintf(marg, sizeof(marg), "--min-free=%llu", (unsigned long long)s->minfree);
+		argv[n++] = marg;
+	}
+	if (s->timeout_set) {
+		snprintf(sarg, sizeof(sarg), "--stall-timeout=%g", s->timeout);
+		argv[n++] = sarg;
+	}
+	argv[n] = NULL;
+	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
+	fflush(NULL);
+	/* In a child: the copier's own start (it forks again) must not touch
+	 * our stdout, which the hook reads to EOF. */
+	pid = fork();
+	if (pid < 0) {
+		fallback(rep, "lazy copy not started", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0)
+			dup2(fd, STDOUT_FILENO);
+		rb_set_cmd("lazy");
+		_exit(cmd_lazy(n, argv));
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "the copier could not start (status %d)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		fallback(rep, WIFEXITED(status) && WEXITSTATUS(status) == RB_EXIT_NOMEM ?
+			 "not enough memory" : "lazy copy not started", msg);
+		return;
+	}
+	snprintf(rep->mode_done, sizeof(rep->mode_done), "lazy");
+	rb_debug("lazy copy of %s started; progress in %s/lazy", image, rundir);
+}
+
 /*
  * ramboot.profile=record: note which ranges of the network image this
  * boot reads, in the background, until a stop point (docs/profiles.md).
- * Only a boot that reads the network image tells that: not with a RAM
- * copy. The recorder is `ramboot profile record` in a child that left
+ * Only a boot that reads nothing but what it needs tells that: with
+ * ramboot=off. The recorder is `ramboot profile record` in a child that left
  * the boot's session and descriptors; it keeps open what it needs.
  */
 static void start_recorder(const struct boot_settings *s, const struct boot_args *a,
@@ -792,10 +874,15 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 	pid_t pid;
 	int fd, n = 0;
 
-	if (s->mode == BOOT_RAM) {
-		rb_warn("ramboot.profile=record needs a boot from the network image; "
-			"not with ramboot=ram");
-		report_add_error(rep, "profile: not recorded with ramboot=ram");
+	if (s->mode != BOOT_OFF) {
+		char msg[64];
+
+		/* A RAM copy, a prefetch or a lazy copy reads the whole image:
+		 * the page cache would say nothing about what the boot read. */
+		snprintf(msg, sizeof(msg), "profile: not recorded with ramboot=%s",
+			 boot_mode_name(s->mode));
+		rb_warn("ramboot.profile=record needs ramboot=off (the boot's own reads only)");
+		report_add_error(rep, msg);
 		return;
 	}
 	if (resolve_image(s, a, image, sizeof(image)) < 0 || stat(image, &st) < 0) {
@@ -947,7 +1034,10 @@ int cmd_boot(int argc, char **argv)
 		manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
 		if (manifest)
 			rb_debug("manifest %s", manifest);
-		do_ram(s, image, manifest, rundir, rep);
+		if (s->mode == BOOT_LAZY)
+			do_lazy(s, image, manifest, rundir, rep);
+		else
+			do_ram(s, image, manifest, rundir, rep);
 	}
 report:
 	rc = report_write(rep, rundir, a.json);

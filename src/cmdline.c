@@ -17,7 +17,7 @@
 #include "codec.h"
 #include "manifest.h"
 
-static const char *const mode_names[] = { "off", "prefetch", "ram" };
+static const char *const mode_names[] = { "off", "prefetch", "ram", "lazy" };
 static const char *const target_names[] = { "tmpfs", "zram" };
 
 const char *boot_mode_name(enum boot_mode m)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum boot_mode { BOOT_OFF, BOOT_PREFETCH, BOOT_RAM };
+enum boot_mode { BOOT_OFF, BOOT_PREFETCH, BOOT_RAM, BOOT_LAZY };
 enum boot_target { TARGET_TMPFS, TARGET_ZRAM };
 enum boot_swap { SWAP_OFF, SWAP_ZRAM };
 

@@ -14,8 +14,8 @@
 #define REPORT_DIR "/run/ramboot"
 
 struct boot_report {
-	char mode_asked[16];      /* off | prefetch | ram */
-	char mode_done[16];       /* off | prefetch | ram */
+	char mode_asked[16];      /* off | prefetch | ram | lazy */
+	char mode_done[16];       /* off | prefetch | ram | lazy (started) */
 	char source[4096];        /* the network image */
 	char ram_path[4096];      /* the RAM copy, "" when none */
 	char target[16];          /* tmpfs | zram | "" */

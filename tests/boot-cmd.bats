@@ -26,6 +26,7 @@ setup() {
 
 teardown() {
 	kill_writer
+	lazy_cleanup
 	if [ -n "${ZRAM_ID:-}" ] && [ -e "/sys/block/zram$ZRAM_ID" ]; then
 		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
 		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
@@ -525,4 +526,68 @@ b.img"
 	assert_success
 	[[ "$(report error)" == *"profile: not recorded with ramboot=ram"* ]]
 	[ ! -e "$R/run/ramboot/profile.pid" ]
+}
+
+# ---- ramboot=lazy: boot from the network image, end up in RAM --------------
+
+lazy_cleanup() {
+	if [ -n "${LAZY_MNT:-}" ] && mountpoint -q "$LAZY_MNT"; then
+		umount "$LAZY_MNT" || umount -l "$LAZY_MNT"
+	fi
+	if [ -n "${LAZY_LOOP:-}" ]; then
+		losetup -d "$LAZY_LOOP" 2>/dev/null || true
+	fi
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
+		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
+	fi
+	LAZY_MNT= LAZY_LOOP=
+}
+
+lazy_state() {
+	sed -n 's/^state=//p' "$R/run/ramboot/lazy" 2>/dev/null
+}
+
+@test "boot: ramboot=lazy (root): stdout empty, the copier waits for the loop device, then switches it to RAM" {
+	need_root
+	ln -s /sys "$R/sys"
+	ln -s /dev "$R/dev"
+	cp /proc/meminfo "$R/proc/meminfo"
+	make_sqfs "$R/root/images/x.img"
+	"$BIN" manifest -o "$R/root/images/x.img.manifest" "$R/root/images/x.img"
+	echo "ramboot=lazy ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = lazy ]
+	[ "$(report fallback)" = "" ]
+	# what LTSP does after its PRE_INITRD_BOTTOM hooks: a read-only loop
+	# device on the image, mounted
+	LAZY_LOOP=$(losetup -r -f --show "$R/root/images/x.img")
+	LAZY_MNT=$BATS_TEST_TMPDIR/mnt
+	mkdir -p "$LAZY_MNT"
+	mount -t squashfs -o ro "$LAZY_LOOP" "$LAZY_MNT"
+	for _ in $(seq 300); do
+		case $(lazy_state) in switched | gave-up*) break ;; esac
+		sleep 0.1
+	done
+	[ "$(lazy_state)" = switched ] || { cat "$R/run/ramboot/lazy"; lazy_cleanup; false; }
+	backing=$(cat "/sys/block/${LAZY_LOOP#/dev/}/loop/backing_file")
+	[[ $backing == "$R/run/ramboot/ram/"* ]] || { echo "backing $backing"; lazy_cleanup; false; }
+	# the network image can go away: the system reads the RAM copy
+	rm -f "$R/root/images/x.img"
+	echo 3 >/proc/sys/vm/drop_caches
+	cmp "$LAZY_MNT/etc/hostname" <(echo hello) || { lazy_cleanup; false; }
+	cat "$LAZY_MNT/sbin/init" >/dev/null || { lazy_cleanup; false; }
+	lazy_cleanup
+}
+
+@test "boot: ramboot=lazy with a malformed sha256: fallback, no copier" {
+	make_sqfs "$R/root/images/x.img"
+	echo "ramboot=lazy ltsp.image=images/x.img ramboot.sha256=abc" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "verification unusable" ]
+	[ ! -e "$R/run/ramboot/lazy" ]
 }
