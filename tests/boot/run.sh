@@ -34,7 +34,7 @@ timeout_s=${RBTEST_TIMEOUT:-180}
 mem=512
 
 CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
-ram-zram-target prefetch swap-zram fallback-corrupt fallback-sha256
+ram-zram-target prefetch lazy-9p swap-zram fallback-corrupt fallback-sha256
 fallback-minfree itools-ram itools-fallback ltsp-ram"
 
 n=0
@@ -316,6 +316,25 @@ run_case() {
 			expect mode_done prefetch
 			expect ram_path ""
 			expect_like bytes "[1-9]*"
+		} ;;
+	lazy-9p)
+		# The root comes from the network image at once; the copier
+		# switches its loop device to a verified RAM copy behind it.
+		boot "$c" 9p "ramboot=lazy"
+		expect_done && {
+			expect_root network
+			expect mode_asked lazy
+			expect mode_done lazy
+			expect fallback ""
+			grep -q '^RBTEST lazy state=switched$' "$log.txt" ||
+				fail "the lazy copy did not switch: $(sed -n 's/^RBTEST lazy state=//p' "$log.txt")"
+			grep -q "^RBTEST lazy sha256=$img_sha\$" "$log.txt" ||
+				fail "the lazy copy's sha256 is not the image's $img_sha"
+			grep -q '^RBTEST loop loop[0-9]*=/run/ramboot/ram/' "$log.txt" ||
+				fail "the loop device is not backed by the RAM copy"
+			grep -q '^RBTEST lazy-read=ok$' "$log.txt" || fail "reading the root after the switch failed"
+			v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
+			[ -z "$v" ] || fail "left behind: $v"
 		} ;;
 	swap-zram)
 		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.zst ramboot=ram ramboot.swap=zram ramboot.swap.size=64M ramboot.swap.algorithm=zstd ramboot.swap.priority=77"
