@@ -287,27 +287,6 @@ bool lazy_mem_ok(uint64_t avail, uint64_t remaining, uint64_t min_free)
 	return avail >= min_free && avail - min_free >= remaining;
 }
 
-int lazy_meminfo_parse(const char *text, const char *field, uint64_t *bytes)
-{
-	size_t flen = strlen(field);
-	const char *line = text;
-
-	while (line && *line) {
-		unsigned long long kb;
-
-		if (!strncmp(line, field, flen) && line[flen] == ':') {
-			if (sscanf(line + flen + 1, " %llu", &kb) != 1 || kb > UINT64_MAX / 1024)
-				return -EINVAL;
-			*bytes = (uint64_t)kb * 1024;
-			return 0;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return -ENOENT;
-}
-
 /* ---- the run: state ---- */
 
 static const char *const err_names[] = {
@@ -477,7 +456,7 @@ static int mem_available(int fd, uint64_t *avail)
 	char buf[8192];
 	ssize_t n = pread_text(fd, buf, sizeof(buf));
 
-	return n < 0 ? (int)n : lazy_meminfo_parse(buf, "MemAvailable", avail);
+	return n < 0 ? (int)n : meminfo_parse(buf, "MemAvailable", avail);
 }
 
 /* ---- the status file ---- */
@@ -520,24 +499,17 @@ static void status_write(struct lazy *L)
 		     r->err != LAZY_OK ? lazy_err_name(r->err) : "", r->error);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return;
-	/* outfile names the file relative to the current directory: the
-	 * status directory, for the time of the write. */
-	if (fchdir(L->status_dirfd) < 0) {
-		rc = -errno;
-		snprintf(err, sizeof(err), "%s", strerror(-rc));
-	} else {
-		rc = outfile_open(&of, L->status_name, 0644, OUTFILE_REPLACE, NULL, err, sizeof(err));
-		if (rc == 0) {
-			rc = write_all(of.fd, buf, (size_t)n);
-			if (rc == 0)
-				rc = outfile_commit(&of);
-			else
-				outfile_abort(&of);
-			if (rc < 0)
-				snprintf(err, sizeof(err), "%s", strerror(-rc));
-		}
-		if (L->cwd_fd >= 0 && fchdir(L->cwd_fd) < 0)
-			rb_debug("fchdir back: %s", strerror(errno));
+	/* Through the status directory's descriptor: no path is looked up. */
+	rc = outfile_openat(&of, L->status_dirfd, L->status_name, 0644, OUTFILE_REPLACE, NULL,
+			    err, sizeof(err));
+	if (rc == 0) {
+		rc = write_all(of.fd, buf, (size_t)n);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
 	}
 	if (rc < 0 && !L->status_warned) {
 		rb_warn("status file %s: %s", L->status_name, err);
@@ -553,17 +525,6 @@ static void set_state(struct lazy *L, const char *state)
 }
 
 /* ---- preparation: every check and every open ---- */
-
-/* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse it. */
-static bool kernel_has_noswap(void)
-{
-	struct utsname un;
-	int major = 0, minor = 0;
-
-	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major > 6 || (major == 6 && minor >= 4);
-}
 
 static int open_status(struct lazy *L)
 {
@@ -1040,7 +1001,7 @@ static int make_tmpfs(struct lazy *L)
 	/* The image, a margin for the file system's own blocks. */
 	size = (L->size + L->size / 100 + 4 * MiB + 4095) & ~4095ULL;
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755%s", size,
-		 kernel_has_noswap() ? ",noswap" : "");
+		 tmpfs_has_noswap() ? ",noswap" : "");
 	rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts);
 	if (rc < 0 && errno == EINVAL && strstr(opts, "noswap")) {
 		snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", size);

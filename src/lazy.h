@@ -114,8 +114,6 @@ long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed);
  * still holds min_free. */
 bool lazy_mem_ok(uint64_t avail, uint64_t remaining, uint64_t min_free);
 
-/* A /proc/meminfo text: the field in bytes. 0, -ENOENT or -EINVAL. */
-int lazy_meminfo_parse(const char *text, const char *field, uint64_t *bytes);
 
 /* ---- the run ---- */
 

@@ -60,36 +60,14 @@ static int temp_name(struct outfile *of, char *out, size_t len)
 	return 0;
 }
 
-int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
-		 const struct stat *protect, char *err, size_t errlen)
+/* The common part: of->dirfd is open, of->name set. path is for messages. */
+static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
+		       const struct stat *protect, char *err, size_t errlen)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	const char *name = of->name;
 	struct stat st;
-	int rc, tries;
+	int rc, tries, flags = of->flags;
 
-	memset(of, 0, sizeof(*of));
-	of->fd = of->dirfd = -1;
-	of->flags = flags;
-	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
-		return oerr(err, errlen, -EISDIR, "%s: not a file name", path);
-	if (strlen(name) > NAME_MAX)
-		return oerr(err, errlen, -ENAMETOOLONG, "%s: name too long", path);
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(slash - path) >= sizeof(dir))
-		return oerr(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	snprintf(of->name, sizeof(of->name), "%s", name);
-
-	of->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (of->dirfd < 0) {
-		rc = -errno;
-		return oerr(err, errlen, rc, "%s: cannot open its directory", path);
-	}
 	if (fstatat(of->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode))
 			rc = oerr(err, errlen, -ELOOP, "%s: is a symbolic link; not written "
@@ -141,6 +119,61 @@ int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 	of->tmpname[0] = '\0';
 	outfile_abort(of);
 	return oerr(err, errlen, rc, "%s: cannot create a file there", path);
+}
+
+static int check_name(struct outfile *of, const char *name, int flags, const char *path,
+		      char *err, size_t errlen)
+{
+	memset(of, 0, sizeof(*of));
+	of->fd = of->dirfd = -1;
+	of->flags = flags;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/'))
+		return oerr(err, errlen, -EISDIR, "%s: not a file name", path);
+	if (strlen(name) > NAME_MAX)
+		return oerr(err, errlen, -ENAMETOOLONG, "%s: name too long", path);
+	snprintf(of->name, sizeof(of->name), "%s", name);
+	return 0;
+}
+
+int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
+		 const struct stat *protect, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	int rc;
+
+	rc = check_name(of, name, flags, path, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return oerr(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	of->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (of->dirfd < 0) {
+		rc = -errno;
+		return oerr(err, errlen, rc, "%s: cannot open its directory", path);
+	}
+	return open_in_dir(of, path, mode, protect, err, errlen);
+}
+
+int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode, int flags,
+		   const struct stat *protect, char *err, size_t errlen)
+{
+	int rc = check_name(of, name, flags, name, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	of->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (of->dirfd < 0) {
+		rc = -errno;
+		return oerr(err, errlen, rc, "%s: cannot use its directory", name);
+	}
+	return open_in_dir(of, name, mode, protect, err, errlen);
 }
 
 int outfile_dir_stat(const struct outfile *of, struct stat *st)

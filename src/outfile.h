@@ -42,6 +42,12 @@ struct outfile {
 int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 		 const struct stat *protect, char *err, size_t errlen);
 
+/* The same for NAME (one path component) in the directory dirfd, which
+ * stays the caller's: for a process that must not look up paths any
+ * more (a copier that outlives the initramfs). */
+int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode, int flags,
+		   const struct stat *protect, char *err, size_t errlen);
+
 /* fstat of the directory the file will appear in (for containment
  * checks: is it on the file system we mounted?). */
 int outfile_dir_stat(const struct outfile *of, struct stat *st);

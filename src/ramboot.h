@@ -53,6 +53,9 @@ int write_str_abs(const char *path, const char *val);
 
 /* /proc/meminfo field in bytes ("MemAvailable", "MemTotal"). */
 int rb_meminfo(const char *field, uint64_t *bytes);
+/* The same from a meminfo text (read through a descriptor kept open).
+ * 0, -ENOENT or -EINVAL. */
+int meminfo_parse(const char *text, const char *field, uint64_t *bytes);
 
 /* ---- sizes (util.c) ----
  * "123", "4K", "256M", "2G", "1T" (binary units, optional trailing 'B' or
@@ -81,7 +84,9 @@ int blk_size(int fd, uint64_t *size);
 int blkid_fstype_fd(int fd, char *type, size_t len);
 
 double now_sec(void);                                  /* CLOCK_MONOTONIC */
-void nap_ms(long ms);                                  /* sleep, EINTR resumed */
+void nap_ms(long ms);
+/* Does tmpfs take "noswap" (Linux 6.4+)? */
+bool tmpfs_has_noswap(void);                                  /* sleep, EINTR resumed */
 int online_cpus(void);
 
 /* ---- sub-commands ---- */

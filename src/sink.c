@@ -14,24 +14,11 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "ramboot.h"
 #include "loadint.h"
 #include "zram.h"
-
-/* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse the mount
- * and log "Unknown parameter" on the console, so do not ask them. */
-static bool kernel_has_noswap(void)
-{
-	struct utsname un;
-	int major = 0, minor = 0;
-
-	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major > 6 || (major == 6 && minor >= 4);
-}
 
 int sink_mount_tmpfs(struct run *u)
 {
@@ -60,7 +47,7 @@ int sink_mount_tmpfs(struct run *u)
 	/* noswap (Linux 6.4+): the image must stay in RAM, never be swapped
 	 * out to the zram swap set up next. */
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755%s", size,
-		 kernel_has_noswap() ? ",noswap" : "");
+		 tmpfs_has_noswap() ? ",noswap" : "");
 	rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts);
 	if (rc < 0 && errno == EINVAL && strstr(opts, "noswap")) {
 		snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", size);

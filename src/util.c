@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,25 +175,33 @@ int rb_write_str(const char *path, const char *val)
 	return rc < 0 ? rc : write_str_abs(p, val);
 }
 
-int rb_meminfo(const char *field, uint64_t *bytes)
+int meminfo_parse(const char *text, const char *field, uint64_t *bytes)
 {
-	char buf[8192], *line;
 	size_t flen = strlen(field);
-	ssize_t n = rb_read_str("/proc/meminfo", buf, sizeof(buf));
+	const char *line = text;
 
-	if (n < 0)
-		return (int)n;
-	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+	while (line && *line) {
 		unsigned long long kb;
 
-		if (strncmp(line, field, flen) || line[flen] != ':')
-			continue;
-		if (sscanf(line + flen + 1, " %llu", &kb) != 1)
-			return -EINVAL;
-		*bytes = (uint64_t)kb * 1024;
-		return 0;
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			if (sscanf(line + flen + 1, " %llu", &kb) != 1 || kb > UINT64_MAX / 1024)
+				return -EINVAL;
+			*bytes = (uint64_t)kb * 1024;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
 	}
 	return -ENOENT;
+}
+
+int rb_meminfo(const char *field, uint64_t *bytes)
+{
+	char buf[8192];
+	ssize_t n = rb_read_str("/proc/meminfo", buf, sizeof(buf));
+
+	return n < 0 ? (int)n : meminfo_parse(buf, field, bytes);
 }
 
 int parse_size(const char *s, uint64_t *out)
@@ -351,6 +360,18 @@ double now_sec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse the mount
+ * and log "Unknown parameter" on the console, so do not ask them. */
+bool tmpfs_has_noswap(void)
+{
+	struct utsname un;
+	int major = 0, minor = 0;
+
+	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 4);
 }
 
 void nap_ms(long ms)

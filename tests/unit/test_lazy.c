@@ -273,14 +273,14 @@ static void meminfo(void)
 			   "MemAvailable:   2048 kB\n";
 	uint64_t v = 0;
 
-	CHECK_EQ_INT(lazy_meminfo_parse(text, "MemAvailable", &v), 0);
+	CHECK_EQ_INT(meminfo_parse(text, "MemAvailable", &v), 0);
 	CHECK_EQ_INT(v, 2048 * 1024);
-	CHECK_EQ_INT(lazy_meminfo_parse(text, "MemTotal", &v), 0);
+	CHECK_EQ_INT(meminfo_parse(text, "MemTotal", &v), 0);
 	CHECK_EQ_INT(v, 24683620ULL * 1024);
-	CHECK_EQ_INT(lazy_meminfo_parse(text, "SwapFree", &v), -ENOENT);
-	CHECK_EQ_INT(lazy_meminfo_parse("MemAvailable: lots\n", "MemAvailable", &v), -EINVAL);
-	CHECK_EQ_INT(lazy_meminfo_parse("", "MemAvailable", &v), -ENOENT);
-	CHECK_EQ_INT(lazy_meminfo_parse("MemAvailable: 99999999999999999999 kB", "MemAvailable",
+	CHECK_EQ_INT(meminfo_parse(text, "SwapFree", &v), -ENOENT);
+	CHECK_EQ_INT(meminfo_parse("MemAvailable: lots\n", "MemAvailable", &v), -EINVAL);
+	CHECK_EQ_INT(meminfo_parse("", "MemAvailable", &v), -ENOENT);
+	CHECK_EQ_INT(meminfo_parse("MemAvailable: 99999999999999999999 kB", "MemAvailable",
 					&v), -EINVAL);
 }
 
