@@ -390,6 +390,22 @@ static void fallback(struct boot_report *rep, const char *reason, const char *er
 		rb_warn("%s; booting from the network image", reason);
 }
 
+/* A copy is made only when its verification is what was asked for:
+ * unparsable hash settings or an unreadable ramboot.conf are a fallback. */
+static bool settings_usable(const struct boot_settings *s, struct boot_report *rep)
+{
+	if (s->verify_bad) {
+		fallback(rep, "verification unusable", "ramboot.sha256= or ramboot.manifest= does "
+			 "not parse; a copy that cannot be verified is not booted");
+		return false;
+	}
+	if (s->conf_bad) {
+		fallback(rep, "settings unreadable", "ramboot.conf could not be read whole");
+		return false;
+	}
+	return true;
+}
+
 static void fill_opts(struct load_opts *o, const struct boot_settings *s,
 		      const char *image, const char *manifest)
 {
@@ -551,15 +567,8 @@ static void do_ram(const struct boot_settings *s, const char *image,
 	bool stuck;
 	int rc, id = -1;
 
-	if (s->verify_bad) {
-		fallback(rep, "verification unusable", "ramboot.sha256= or ramboot.manifest= does "
-			 "not parse; a copy that cannot be verified is not booted");
+	if (!settings_usable(s, rep))
 		return;
-	}
-	if (s->conf_bad) {
-		fallback(rep, "settings unreadable", "ramboot.conf could not be read whole");
-		return;
-	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		fallback(rep, "load failed", "out of memory");
@@ -793,15 +802,8 @@ static void do_lazy(const struct boot_settings *s, const char *image, const char
 	pid_t pid;
 	int n = 0, status, fd;
 
-	if (s->verify_bad) {
-		fallback(rep, "verification unusable", "ramboot.sha256= or ramboot.manifest= does "
-			 "not parse; a copy that cannot be verified is not booted");
+	if (!settings_usable(s, rep))
 		return;
-	}
-	if (s->conf_bad) {
-		fallback(rep, "settings unreadable", "ramboot.conf could not be read whole");
-		return;
-	}
 	snprintf(iarg, sizeof(iarg), "--image=%s", image);
 	snprintf(targ, sizeof(targ), "--tmpfs=%s/ram", rundir);
 	argv[n++] = (char *)"lazy";
