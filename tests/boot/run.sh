@@ -12,11 +12,12 @@
 # disk throttled to a gigabit link (stands in for NBD) and a 9p share
 # (stands in for NFS). The itools cases boot Debian's own initrd (plain
 # initramfs-tools) with the extra initrd `ramboot initrd -o` writes; the
-# last case boots it with the real LTSP code (ltsp.img) and the shipped
-# ramboot hook.
+# LTSP cases boot it with the real LTSP code (ltsp.img) and the shipped
+# ramboot hook. The lazy cases may talk to QEMU's monitor to cut the
+# network disk away from a running client (see boot()).
 #
 #   RBTEST_CASES=regex   run only the cases whose name matches
-#   RBTEST_LTSP=0        skip the LTSP case (it installs ltsp, runs
+#   RBTEST_LTSP=0        skip the LTSP cases (they install ltsp, run
 #                        `make install` and `ltsp initrd` on this machine)
 #   RAMBOOT_BIN=path     the server-side ramboot for `ramboot initrd -o`
 #                        (default ./ramboot)
