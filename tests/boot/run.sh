@@ -12,11 +12,12 @@
 # disk throttled to a gigabit link (stands in for NBD) and a 9p share
 # (stands in for NFS). The itools cases boot Debian's own initrd (plain
 # initramfs-tools) with the extra initrd `ramboot initrd -o` writes; the
-# last case boots it with the real LTSP code (ltsp.img) and the shipped
-# ramboot hook.
+# LTSP cases boot it with the real LTSP code (ltsp.img) and the shipped
+# ramboot hook. The lazy cases may talk to QEMU's monitor to cut the
+# network disk away from a running client (see boot()).
 #
 #   RBTEST_CASES=regex   run only the cases whose name matches
-#   RBTEST_LTSP=0        skip the LTSP case (it installs ltsp, runs
+#   RBTEST_LTSP=0        skip the LTSP cases (they install ltsp, run
 #                        `make install` and `ltsp initrd` on this machine)
 #   RAMBOOT_BIN=path     the server-side ramboot for `ramboot initrd -o`
 #                        (default ./ramboot)
@@ -34,7 +35,8 @@ timeout_s=${RBTEST_TIMEOUT:-180}
 mem=512
 
 CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
-ram-zram-target prefetch lazy-9p swap-zram fallback-corrupt fallback-sha256
+ram-zram-target prefetch lazy-9p lazy-blk-cut lazy-corrupt lazy-minfree
+lazy-stall ltsp-lazy swap-zram fallback-corrupt fallback-sha256
 fallback-minfree itools-ram itools-fallback ltsp-ram"
 
 n=0
@@ -149,15 +151,31 @@ fi
 
 # ---------------------------------------------------------------- booting
 
-# boot NAME NET CMDLINE: boot the test initramfs. The network images are on
-# a 9p share; NET=blk:FILE adds a throttled virtio disk holding FILE.
+# boot NAME NET CMDLINE [MARKER COMMAND]: boot the test initramfs. The
+# network images are on a 9p share; NET=blk:FILE adds a virtio disk holding
+# FILE (drive id net0), throttled to $blk_bps bytes/s (a gigabit link
+# unless the case says otherwise). With MARKER, QEMU's human monitor is
+# on a pipe, and COMMAND goes to it once a line of the console starts
+# with MARKER.
+blk_bps=125000000
 boot() {
 	name=$1; where=$2; cmdline=$3
 	log=$logs/$name.log
+	: > "$log"
 	dev="-virtfs local,path=$net,mount_tag=netroot,security_model=none,readonly=on"
 	case $where in
-	blk:*) dev="$dev -drive file=${where#blk:},if=virtio,format=raw,readonly=on,throttling.bps-total=125000000" ;;
+	blk:*) dev="$dev -drive id=net0,file=${where#blk:},if=virtio,format=raw,readonly=on,throttling.bps-total=$blk_bps" ;;
 	esac
+	watcher=
+	if [ $# -ge 5 ]; then
+		mon=$logs/$name.mon
+		rm -f "$mon.in" "$mon.out"
+		: > "$mon.log"
+		mkfifo "$mon.in" "$mon.out"
+		dev="$dev -monitor pipe:$mon"
+		monitor_when "$4" "$5" &
+		watcher=$!
+	fi
 	# shellcheck disable=SC2086 # $dev is a list of options
 	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
 		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m "$mem" \
@@ -165,8 +183,35 @@ boot() {
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $cmdline" \
 		$dev -serial "file:$log" >"$logs/$name.qemu" 2>&1
 	echo "qemu exit $?" >> "$logs/$name.qemu"
+	if [ -n "$watcher" ]; then
+		kill "$watcher" 2>/dev/null
+		wait "$watcher" 2>/dev/null
+		rm -f "$mon.in" "$mon.out"
+	fi
 	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
 	why=
+}
+
+# monitor_when MARKER COMMAND: in the background of a boot, send COMMAND
+# to QEMU's monitor (the pipe $mon.in, its answers drained from $mon.out
+# into $mon.log) when the console shows MARKER; give up with the boot.
+monitor_when() {
+	cat "$mon.out" >> "$mon.log" &
+	drain=$!
+	trap 'kill "$drain" 2>/dev/null; exit 0' TERM
+	i=0
+	while [ $i -lt $((timeout_s * 10)) ]; do
+		if tr -d '\r' < "$log" | grep -q "^$1"; then
+			echo "# $(cut -d' ' -f1 /proc/uptime): $1 seen, sending: $2" >> "$mon.log"
+			# QEMU holds the pipe open; a timeout all the same.
+			# shellcheck disable=SC2016 # expanded by that sh
+			timeout 5 sh -c 'printf "%s\n" "$1" > "$2"' sh "$2" "$mon.in"
+			break
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait "$drain"
 }
 
 fail() { why="${why}$*
@@ -225,6 +270,53 @@ expect_fallback() { # the boot went on from the network, saying why
 	# Nothing half-done left behind: no tmpfs of ours, no loaded zram.
 	v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
 	[ -z "$v" ] || fail "left behind after the fallback: $v"
+}
+
+# lazy_line KEY: the value of KEY in the lazy status the client printed
+lazy_line() { sed -n "s/^RBTEST lazy $1=//p" "$log.txt" | head -n 1; }
+expect_lazy() { # KEY VALUE
+	v=$(lazy_line "$1")
+	[ "$v" = "$2" ] || fail "lazy status: $1='$v', expected '$2'"
+}
+expect_no_leftover() {
+	v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
+	[ -z "$v" ] || fail "left behind: $v"
+}
+expect_lazy_read() { # every file of the root read back
+	grep -q '^RBTEST lazy-read=ok$' "$log.txt" || fail "reading every file of the root failed"
+}
+# expect_lazy_switched: the copier switched the loop device to the copy
+# (the root is the network image's mount: expect_root network where the
+# test initramfs mounted it)
+expect_lazy_switched() {
+	expect mode_asked lazy
+	expect mode_done lazy
+	expect fallback ""
+	expect_lazy state switched
+	expect_lazy sha256 "$img_sha"
+	grep -q '^RBTEST loop loop[0-9]*=/run/ramboot/ram/' "$log.txt" ||
+		fail "the loop device is not backed by the RAM copy"
+	expect_lazy_read
+	expect_no_leftover
+}
+# expect_lazy_gave_up REASON IMAGE: the copier gave up, freed its copy and
+# left the loop device on IMAGE, the network image
+expect_lazy_gave_up() {
+	expect_root network
+	expect mode_asked lazy
+	expect mode_done lazy
+	expect_lazy state gave-up
+	expect_lazy gave_up "$1"
+	expect_set_lazy error
+	grep -q "^RBTEST loop loop[0-9]*=$2\$" "$log.txt" ||
+		fail "the loop device is not backed by the network image $2"
+	! grep -q '^RBTEST loop loop[0-9]*=/run/ramboot/' "$log.txt" ||
+		fail "a loop device is backed by a file in /run/ramboot"
+	expect_lazy_read
+	expect_no_leftover
+}
+expect_set_lazy() { # KEY
+	[ -n "$(lazy_line "$1")" ] || fail "lazy status: $1 is empty"
 }
 
 # result NAME: one TAP line from $why
@@ -336,6 +428,61 @@ run_case() {
 			v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
 			[ -z "$v" ] || fail "left behind: $v"
 		} ;;
+	lazy-blk-cut)
+		# The image on a throttled disk (NBD), mounted through a
+		# read-only loop device over it. Once the copy switched, the
+		# host deletes the disk's drive through QEMU's monitor (every
+		# I/O on it fails from then on) and the client reads every file
+		# of its root, from the RAM copy.
+		boot "$c" "blk:$cache/blk/x86_64.img" \
+			"rbtest.net=blk rbtest.root=/dev/vda rbtest.loop=1 rbtest.cut=/dev/vda ramboot=lazy" \
+			"RBTEST lazy-ready-to-cut" "drive_del net0"
+		expect_done && {
+			expect_root network
+			expect_lazy_switched
+			expect source /dev/vda
+			expect_lazy image /dev/vda
+			grep -q '^RBTEST source-cut$' "$log.txt" ||
+				fail "the disk was not cut: $(grep '^RBTEST source-cut' "$log.txt")"
+		} ;;
+	lazy-corrupt)
+		# The copy does not hash to ramboot.sha256: the client stays
+		# on the network image, the copy is freed.
+		boot "$c" 9p "ramboot=lazy ramboot.sha256=$(printf '%064d' 0)"
+		expect_done && {
+			expect_lazy_gave_up hash-mismatch /mnt/net/x86_64.img
+			expect_lazy hash mismatch
+			expect_lazy sha256 "$img_sha"
+		} ;;
+	lazy-minfree)
+		# The guest has 512M: the copier refuses to start (exit 3),
+		# before it makes anything; the boot reports the fallback.
+		boot "$c" 9p "ramboot=lazy ramboot.minfree=4G"
+		expect_done && {
+			expect_root network
+			expect mode_asked lazy
+			expect mode_done off
+			expect fallback "not enough memory"
+			expect_set error
+			expect_lazy state gave-up
+			expect_lazy gave_up memory
+			expect_lazy copy ""
+			grep -q '^RBTEST loop loop[0-9]*=/mnt/net/x86_64.img$' "$log.txt" ||
+				fail "the loop device is not backed by the network image"
+			expect_no_leftover
+		} ;;
+	lazy-stall)
+		# A disk so slow that a piece of the copy (up to 1 MiB) takes
+		# seconds, ramboot.timeout=1: the copier gives up on the stall,
+		# the client goes on from the disk.
+		blk_bps=262144
+		boot "$c" "blk:$cache/blk/x86_64.img" \
+			"rbtest.net=blk rbtest.root=/dev/vda rbtest.loop=1 ramboot=lazy ramboot.timeout=1"
+		blk_bps=125000000
+		expect_done && expect_lazy_gave_up stall /dev/vda ;;
+	ltsp-lazy)
+		ltsp_case "$c"
+		return ;;
 	swap-zram)
 		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.zst ramboot=ram ramboot.swap=zram ramboot.swap.size=64M ramboot.swap.algorithm=zstd ramboot.swap.priority=77"
 		expect_done && {
@@ -366,7 +513,7 @@ run_case() {
 		itools_case "$c"
 		return ;;
 	ltsp-ram)
-		ltsp_case
+		ltsp_case "$c"
 		return ;;
 	esac
 	result "$c"
@@ -596,8 +743,23 @@ ltsp_setup() {
 	return 0
 }
 
+# ltsp_setup_once: ltsp_setup for the first LTSP case of a run; the
+# others reuse what it made (or its failure, $ltsp_why)
+ltsp_state=
+ltsp_why=
+ltsp_setup_once() {
+	if [ -z "$ltsp_state" ]; then
+		if ltsp_setup; then ltsp_state=ok; else ltsp_state=failed; ltsp_why=$why; fi
+	fi
+	lt=$cache/ltsp
+	[ "$ltsp_state" = ok ] && return 0
+	why=$ltsp_why
+	return 1
+}
+
+# ltsp_case NAME: ltsp-ram (ramboot=ram) or ltsp-lazy (ramboot=lazy)
 ltsp_case() {
-	name=ltsp-ram
+	name=$1
 	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
 		skip "$name" "RBTEST_LTSP=0"
 		return
@@ -605,13 +767,30 @@ ltsp_case() {
 	log=$logs/$name.log
 	why=
 	: > "$log.txt"
-	if ltsp_setup; then
+	case $name in
+	ltsp-lazy) args="ramboot=lazy" ;;
+	*) args="ramboot=ram ramboot.swap=zram" ;;
+	esac
+	if ltsp_setup_once; then
 		boot_debian "$name" "$lt/initrd.combined" 768 \
-			"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram ramboot.swap=zram" \
+			"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init $args" \
 			"file=$lt/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000"
 		grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
 		grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
-		if expect_done; then
+		if [ "$name" = ltsp-lazy ]; then
+			# LTSP loop-mounts the image from the "server" as it does
+			# without ramboot; the copier switches that loop device.
+			expect_done && {
+				expect_lazy_switched
+				expect source /root/images/x86_64.img
+				expect_lazy image /root/images/x86_64.img
+				expect_lazy copy /run/ramboot/ram/x86_64.img
+				grep -q '^Running: mount -t squashfs -o ro /root/images/x86_64.img ' "$log.txt" ||
+					fail "LTSP did not mount the network image"
+				grep -q '^RBTEST loop loop[0-9]*=/run/ramboot/ram/x86_64.img$' "$log.txt" ||
+					fail "no loop device is backed by /run/ramboot/ram/x86_64.img"
+			}
+		elif expect_done; then
 			expect mode_asked ram
 			expect mode_done ram
 			expect source /root/images/x86_64.img
