@@ -699,34 +699,6 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 	_exit(0);
 }
 
-/* Set key=value in report text (replacing the line, or appended). */
-static int report_set(char *text, size_t cap, const char *key, const char *val)
-{
-	size_t klen = strlen(key), vlen = strlen(val), tlen = strlen(text);
-	char *line = text;
-
-	while (line && *line) {
-		char *eol = strchr(line, '\n');
-		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
-
-		if (llen > klen && !strncmp(line, key, klen) && line[klen] == '=') {
-			size_t old = llen - klen - 1, rest = tlen - (size_t)(line - text) - llen;
-
-			if (tlen - old + vlen >= cap)
-				return -ENOSPC;
-			memmove(line + klen + 1 + vlen, line + llen, rest + 1);
-			memcpy(line + klen + 1, val, vlen);
-			return 0;
-		}
-		line = eol ? eol + 1 : NULL;
-	}
-	if (tlen + klen + vlen + 3 >= cap)
-		return -ENOSPC;
-	snprintf(text + tlen, cap - tlen, "%s%s=%s\n", tlen && text[tlen - 1] != '\n' ? "\n" : "",
-		 key, val);
-	return 0;
-}
-
 /*
  * --drop=PATH --reason=TEXT: a hook did not take the RAM copy that this
  * boot announced (it did not mount, or the output was unusable). Free
@@ -764,9 +736,9 @@ static int cmd_drop(const char *path, const char *reason)
 		clean[i] = (unsigned char)reason[i] < 0x20 ? ' ' : reason[i];
 	clean[i] = '\0';
 	rb_warn("%s; booting from the network image", clean);
-	if (report_set(text, 65536, "mode_done", "off") == 0 &&
-	    report_set(text, 65536, "ram_path", "") == 0 &&
-	    report_set(text, 65536, "fallback", clean) == 0 &&
+	if (report_text_set(text, 65536, "mode_done", "off") == 0 &&
+	    report_text_set(text, 65536, "ram_path", "") == 0 &&
+	    report_text_set(text, 65536, "fallback", clean) == 0 &&
 	    outfile_open(&of, rpath, 0644, OUTFILE_REPLACE, NULL, NULL, 0) == 0) {
 		size_t n = strlen(text);
 

@@ -1840,6 +1840,79 @@ static int copy_verify_switch(struct lazy *L)
 	return do_switch(L);
 }
 
+/*
+ * The outcome in the boot report too (/run/ramboot/report, beside the
+ * status file), for whoever reads only that: the timeline as lazy_* keys;
+ * a copy that gave up is a fallback there (mode_done=off), one that
+ * switched is the RAM path. Only a report that exists is amended (a
+ * `ramboot lazy` run by hand has none), through the status directory's
+ * descriptor.
+ */
+static void report_amend(struct lazy *L, bool switched)
+{
+	const struct lazy_result *r = L->r;
+	char *text, v[64], fb[600];
+	struct outfile of;
+	ssize_t n;
+	int fd, ok = 0;
+
+	if (L->status_dirfd < 0)
+		return;
+	fd = openat(L->status_dirfd, "report", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	text = calloc(1, 65536);
+	n = text ? read_full(fd, text, 65536 - 2048) : -ENOMEM;
+	(void)close(fd);
+	if (n < 0) {
+		free(text);
+		return;
+	}
+	text[n] = '\0';
+	snprintf(v, sizeof(v), "%.2f", r->started);
+	ok |= report_text_set(text, 65536, "lazy_started", v);
+	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_cached);
+	ok |= report_text_set(text, 65536, "lazy_bytes_cached", v);
+	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_network);
+	ok |= report_text_set(text, 65536, "lazy_bytes_network", v);
+	if (r->verified > 0)
+		snprintf(v, sizeof(v), "%.2f", r->verified);
+	else
+		v[0] = '\0';
+	ok |= report_text_set(text, 65536, "lazy_verified", v);
+	if (switched) {
+		snprintf(v, sizeof(v), "%.2f", r->switched);
+		ok |= report_text_set(text, 65536, "lazy_switched", v);
+		ok |= report_text_set(text, 65536, "ram_path", r->copy);
+	} else {
+		snprintf(fb, sizeof(fb), "lazy copy gave up: %s", lazy_err_name(r->err));
+		ok |= report_text_set(text, 65536, "lazy_gave_up", lazy_err_name(r->err));
+		ok |= report_text_set(text, 65536, "mode_done", "off");
+		ok |= report_text_set(text, 65536, "fallback", fb);
+		{
+			char e[sizeof(r->error)];
+			size_t i;
+
+			for (i = 0; r->error[i] && i + 1 < sizeof(e); i++)
+				e[i] = (unsigned char)r->error[i] < 0x20 ? ' ' : r->error[i];
+			e[i] = '\0';
+			ok |= report_text_set(text, 65536, "error", e);
+		}
+	}
+	if (ok == 0 && outfile_openat(&of, L->status_dirfd, "report", 0644, OUTFILE_REPLACE,
+				      NULL, NULL, 0) == 0) {
+		size_t len = strlen(text);
+
+		if (len && text[len - 1] != '\n')
+			text[len++] = '\n';
+		if (write_all(of.fd, text, len) == 0)
+			(void)outfile_commit(&of);
+		else
+			outfile_abort(&of);
+	}
+	free(text);
+}
+
 /* After a failure: undo, record, close. */
 static int give_up(struct lazy *L, int rc)
 {
@@ -1849,6 +1922,7 @@ static int give_up(struct lazy *L, int rc)
 	L->r->ended = boottime();
 	L->state = "gave-up";
 	status_write(L);
+	report_amend(L, false);
 	return rc;
 }
 
@@ -1931,6 +2005,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 			r->ended = boottime();
 			L.state = "switched";
 			status_write(&L);
+			report_amend(&L, true);
 		}
 		io_restore(ioprio);
 	}

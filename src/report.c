@@ -219,3 +219,30 @@ int report_write(const struct boot_report *r, const char *dir, bool json)
 	free(buf);
 	return rc;
 }
+
+int report_text_set(char *text, size_t cap, const char *key, const char *val)
+{
+	size_t klen = strlen(key), vlen = strlen(val), tlen = strlen(text);
+	char *line = text;
+
+	while (line && *line) {
+		char *eol = strchr(line, '\n');
+		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (llen > klen && !strncmp(line, key, klen) && line[klen] == '=') {
+			size_t old = llen - klen - 1, rest = tlen - (size_t)(line - text) - llen;
+
+			if (tlen - old + vlen >= cap)
+				return -ENOSPC;
+			memmove(line + klen + 1 + vlen, line + llen, rest + 1);
+			memcpy(line + klen + 1, val, vlen);
+			return 0;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	if (tlen + klen + vlen + 3 >= cap)
+		return -ENOSPC;
+	snprintf(text + tlen, cap - tlen, "%s%s=%s\n", tlen && text[tlen - 1] != '\n' ? "\n" : "",
+		 key, val);
+	return 0;
+}

@@ -49,6 +49,12 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len);
  * 0 or -errno. */
 int report_write(const struct boot_report *r, const char *dir, bool json);
 
+/* Set key=value in a report's text of at most cap bytes (NUL
+ * included): the line replaced, or appended. 0 or -ENOSPC. For a process
+ * that amends the report after `ramboot boot` wrote it (the hooks'
+ * --drop, the lazy copier). */
+int report_text_set(char *text, size_t cap, const char *key, const char *val);
+
 /* mkdir -p with mode 0755. 0 or -errno. */
 int report_mkdir(const char *dir);
 

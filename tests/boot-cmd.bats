@@ -571,6 +571,10 @@ lazy_state() {
 		sleep 0.1
 	done
 	[ "$(lazy_state)" = switched ] || { cat "$R/run/ramboot/lazy"; lazy_cleanup; false; }
+	# the outcome is in the boot report too
+	[ "$(report mode_done)" = lazy ]
+	[[ "$(report ram_path)" == "$R/run/ramboot/ram/"* ]]
+	[ -n "$(report lazy_switched)" ]
 	backing=$(cat "/sys/block/${LAZY_LOOP#/dev/}/loop/backing_file")
 	[[ $backing == "$R/run/ramboot/ram/"* ]] || { echo "backing $backing"; lazy_cleanup; false; }
 	# the network image can go away: the system reads the RAM copy
