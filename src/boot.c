@@ -770,6 +770,7 @@ static void do_lazy(const struct boot_settings *s, const char *image, const char
 		    const char *rundir, struct boot_report *rep)
 {
 	char iarg[PATH_MAX + 16], varg[PATH_MAX + 16], targ[PATH_MAX + 16], marg[64], sarg[64];
+	char parg[PATH_MAX + 16];
 	char *argv[16];
 	pid_t pid;
 	int n = 0, status, fd;
@@ -794,6 +795,19 @@ static void do_lazy(const struct boot_settings *s, const char *image, const char
 	if (s->minfree_set) {
 		snprintf(marg, sizeof(marg), "--min-free=%llu", (unsigned long long)s->minfree);
 		argv[n++] = marg;
+	}
+	if (s->profile[0]) {
+		/* Like the manifest: under the root prefix, a relative path
+		 * under the root mount. */
+		char pbuf[PATH_MAX];
+		int rc = !strcmp(s->profile, "none") ? (snprintf(pbuf, sizeof(pbuf), "none"), 0) :
+			 s->profile[0] == '/' ? rb_path(pbuf, sizeof(pbuf), "%s", s->profile) :
+			 rb_path(pbuf, sizeof(pbuf), "%s/%s", root_mount(), s->profile);
+
+		if (rc == 0) {
+			snprintf(parg, sizeof(parg), "--profile=%s", pbuf);
+			argv[n++] = parg;
+		}
 	}
 	if (s->timeout_set) {
 		snprintf(sarg, sizeof(sarg), "--stall-timeout=%g", s->timeout);

@@ -165,12 +165,17 @@ int settings_set(struct boot_settings *s, const char *key, const char *val,
 		rc = set_str(s->manifest, sizeof(s->manifest), v);
 		s->verify_bad = rc < 0;
 	} else if (!strcmp(key, "profile")) {
-		if (!strcmp(v, "record"))
+		/* record | none | off | PATH of the profile to use */
+		if (!strcmp(v, "record")) {
 			s->profile_record = true;
-		else if (!strcmp(v, "off") || !strcmp(v, "none"))
+		} else if (!strcmp(v, "off") || !strcmp(v, "none")) {
 			s->profile_record = false;
-		else
+			rc = set_str(s->profile, sizeof(s->profile), "none");
+		} else if (*v) {
+			rc = set_str(s->profile, sizeof(s->profile), v);
+		} else {
 			goto bad;
+		}
 	} else if (!strcmp(key, "timeout")) {
 		double t;
 

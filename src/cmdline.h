@@ -47,6 +47,8 @@ struct boot_settings {
 	bool debug;
 	double timeout;                /* ramboot.timeout=: stall timeout, s */
 	bool profile_record;           /* ramboot.profile=record */
+	char profile[SET_PATH_MAX];    /* ramboot.profile=PATH or "none"; "":
+					* IMAGE.profile beside the image */
 	bool timeout_set;
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */

@@ -35,7 +35,7 @@ timeout_s=${RBTEST_TIMEOUT:-180}
 mem=512
 
 CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
-ram-zram-target prefetch lazy-9p lazy-blk-cut lazy-corrupt lazy-minfree
+ram-zram-target prefetch lazy-9p profile-record lazy-profile lazy-blk-cut lazy-corrupt lazy-minfree
 lazy-stall ltsp-lazy swap-zram fallback-corrupt fallback-sha256
 fallback-minfree itools-ram itools-fallback ltsp-ram"
 
@@ -413,6 +413,47 @@ run_case() {
 			expect ram_path ""
 			expect_like bytes "[1-9]*"
 		} ;;
+	profile-record)
+		# A boot with ramboot=off records which ranges of the image it
+		# read (the disk through a read-only loop, as over NBD: its
+		# page cache is what the recorder samples); the client's
+		# workload reads a part of the root, stops the recorder and
+		# prints the profile, which the next case uses.
+		profile_file=$logs/pshare/vda.profile
+		mkdir -p "$logs/pshare"
+		rm -f "$profile_file"
+		boot "$c" "blk:$cache/blk/x86_64.img" "rbtest.net=blk rbtest.root=/dev/vda rbtest.loop=1 ramboot.profile=record rbtest.workload=1"
+		expect_done && {
+			expect_root network
+			expect mode_done off
+			sed -n '/^RBTEST-PROFILE-BEGIN/,/^RBTEST-PROFILE-END/p' "$log.txt" |
+				grep -v '^RBTEST' | base64 -d > "$profile_file" 2>/dev/null
+			if ! head -n 1 "$profile_file" 2>/dev/null | grep -q '^ramboot-profile 1$'; then
+				fail "no profile came back from the client"
+			elif ! "${RAMBOOT_BIN:-$top/ramboot}" profile show "$profile_file" > "$logs/$c.show" 2>&1; then
+				fail "the recorded profile does not parse: $(tail -n 1 "$logs/$c.show")"
+			elif ! grep -q '^range ' "$profile_file"; then
+				fail "the recorded profile holds no range"
+			fi
+		} ;;
+	lazy-profile)
+		# The next boot copies with that profile: its ranges first.
+		if [ ! -s "$logs/pshare/vda.profile" ]; then
+			fail "no profile from profile-record"
+		else
+			net_saved=$net
+			net=$logs/pshare
+			boot "$c" "blk:$cache/blk/x86_64.img" "rbtest.net=blk rbtest.root=/dev/vda rbtest.loop=1 ramboot=lazy ramboot.profile=/mnt/net/vda.profile"
+			net=$net_saved
+			expect_done && {
+				expect_root network
+				expect mode_done lazy
+				expect_lazy profile used
+				expect_lazy state switched
+				expect_lazy sha256 "$img_sha"
+				expect_lazy_read
+			}
+		fi ;;
 	lazy-9p)
 		# The root comes from the network image at once; the copier
 		# switches its loop device to a verified RAM copy behind it.
