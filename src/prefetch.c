@@ -46,6 +46,7 @@
 #define PF_THREADS LAZY_THREADS  /* reads in flight, at most */
 #define PF_GRACE_S 2
 #define PF_PROFILE_NONE "none"
+#define PF_LOOK_S 1.0            /* no loop device yet: looked for this often */
 
 struct pf {
 	int fd;
@@ -53,8 +54,11 @@ struct pf {
 	uint32_t page;
 	bool mincore_ok;          /* the kernel shows us the file's page cache */
 	bool profile_only;
-	int inflight_fd;          /* the loop device's counters, -1: none */
+	int inflight_fd;          /* the loop device's counters, -1: none (under lock) */
 	char loop[64];            /* its name, for the log */
+	char source[PATH_MAX];    /* to look for the loop device */
+	struct stat st;
+	double next_look;         /* no loop device yet: when to look again, 0: never */
 	uint64_t rate;
 	double t0;
 	pthread_mutex_t lock;
@@ -125,16 +129,21 @@ static bool pf_take(struct pf *f, uint64_t *off, uint64_t *len)
 	return ok;
 }
 
+static void look_for_loop(struct pf *f, bool quiet);
+
 /* Reads of the boot through the loop device are waiting. */
-static bool boot_busy(const struct pf *f)
+static bool boot_busy(struct pf *f)
 {
 	char buf[64];
 	uint64_t reads;
-	ssize_t n;
+	ssize_t n = -1;
 
-	if (f->inflight_fd < 0)
-		return false;
-	n = pread(f->inflight_fd, buf, sizeof(buf) - 1, 0);
+	pthread_mutex_lock(&f->lock);
+	if (f->inflight_fd < 0 && f->next_look > 0 && now_sec() >= f->next_look)
+		look_for_loop(f, true);
+	if (f->inflight_fd >= 0)
+		n = pread(f->inflight_fd, buf, sizeof(buf) - 1, 0);
+	pthread_mutex_unlock(&f->lock);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
@@ -238,41 +247,66 @@ static void pf_cancel(void *arg, enum guard_why why)
 		pthread_cancel(f->tid[i]);
 }
 
+/* The counters of the loop device named in f->loop. */
+static int open_inflight(struct pf *f)
+{
+	char p[PATH_MAX];
+
+	if (rb_path(p, sizeof(p), "/sys/block/%s/inflight", f->loop) < 0)
+		return -ENAMETOOLONG;
+	f->inflight_fd = open(p, O_RDONLY | O_CLOEXEC);
+	return f->inflight_fd < 0 ? -errno : 0;
+}
+
+/* One look for the loop device backed by the source (its backing_file,
+ * through the root prefix). */
+static void look_for_loop(struct pf *f, bool quiet)
+{
+	char err[512];
+	int rc = loopdev_find(f->source, &f->st, f->loop, sizeof(f->loop), err, sizeof(err));
+
+	f->next_look = now_sec() + PF_LOOK_S;
+	if (rc == -ENOENT) {
+		if (!quiet)
+			rb_debug("%s; looking again every %.0f s", err, PF_LOOK_S);
+		return;
+	}
+	/* Several: the first one's reads stand for the boot's. */
+	if (rc < 0)
+		rb_debug("%s", err);
+	if (open_inflight(f) < 0) {
+		rb_debug("/sys/block/%s/inflight: %s", f->loop, strerror(errno));
+		return;
+	}
+	f->next_look = 0;
+	rb_debug("yielding to the reads of %s", f->loop);
+}
+
 /*
- * The loop device to yield to: --loop, or the one backed by the source
- * (its backing_file, through the root prefix). Without one, or without
- * its counters, nothing is yielded to: only the other limits hold.
+ * The loop device to yield to: --loop, or the one backed by the source.
+ * The boot may set that one up after the prefetch started (it mounts the
+ * image it is reading ahead), so until there is one it is looked for
+ * again now and then. Without one, or without its counters, nothing is
+ * yielded to: only the other limits hold.
  */
 static void open_loop(struct run *u, struct pf *f)
 {
 	const char *o = u->o->loop, *base;
-	char p[PATH_MAX], err[512];
-	int rc;
 
-	if (o) {
-		base = strrchr(o, '/');
-		base = base ? base + 1 : o;
-		snprintf(f->loop, sizeof(f->loop), "%s", base);
-	} else {
-		rc = loopdev_find(u->o->source, &u->src.st, f->loop, sizeof(f->loop), err,
-				  sizeof(err));
-		if (rc == -ENOENT) {
-			rb_debug("%s", err);
-			return;
-		}
-		/* Several: the first one's reads stand for the boot's. */
-		if (rc < 0)
-			rb_debug("%s", err);
-	}
-	if (rb_path(p, sizeof(p), "/sys/block/%s/inflight", f->loop) == 0)
-		f->inflight_fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (f->inflight_fd < 0) {
-		if (o)
-			rb_warn("/sys/block/%s/inflight: %s; the prefetch cannot tell when the boot "
-				"is reading", f->loop, strerror(errno));
+	snprintf(f->source, sizeof(f->source), "%s", u->o->source);
+	f->st = u->src.st;
+	if (!o) {
+		look_for_loop(f, false);
 		return;
 	}
-	rb_debug("yielding to the reads of %s", f->loop);
+	base = strrchr(o, '/');
+	base = base ? base + 1 : o;
+	snprintf(f->loop, sizeof(f->loop), "%s", base);
+	if (open_inflight(f) < 0)
+		rb_warn("/sys/block/%s/inflight: %s; the prefetch cannot tell when the boot "
+			"is reading", f->loop, strerror(errno));
+	else
+		rb_debug("yielding to the reads of %s", f->loop);
 }
 
 /*

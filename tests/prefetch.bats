@@ -325,3 +325,24 @@ wait_for() {
 	expect_status 0
 	[[ $stderr == *"ramboot: load: warning: /sys/block/loop7/inflight: "* ]]
 }
+
+@test "prefetch: a loop device over the image set up after the start is found and yielded to" {
+	local R
+	R=$(fake_root 4000000)
+	mkdir -p "$R/sys/block"
+	evict "$IMG"
+	# Slow enough (1 MiB/s) that the loop device comes while reads remain.
+	RAMBOOT_ROOT=$R "$RAMBOOT_BIN" load -v --progress=none --prefetch --rate=1M "$IMG" \
+		2>"$T/err" &
+	PID=$!
+	wait_for "no loop device is backed by $IMG; looking again" "$T/err" ||
+		fail "no look: $(cat "$T/err")"
+	wait_for '^ramboot: load: debug: read ' "$T/err" || fail "no read: $(cat "$T/err")"
+	fake_loop "$R" 4 "$IMG" 1
+	wait_for 'yield: loop4 has reads in flight' "$T/err" || fail "no back-off: $(cat "$T/err")"
+	grep -q 'yielding to the reads of loop4' "$T/err"
+	printf '%8s %8s\n' 0 0 >"$R/sys/block/loop4/inflight"
+	wait "$PID" || fail "exit $?: $(cat "$T/err")"
+	PID=
+	assert_all_resident
+}
