@@ -41,6 +41,15 @@ struct load_opts {
 	/* If set, the monotonic time (ms) of the last progress is published
 	 * here while the run goes on (a watcher in another process). */
 	_Atomic long long *heartbeat_ms;
+	/* --prefetch: the boot profile (profile.h), a file, "none", or NULL
+	 * for SOURCE.profile beside the source when there is one; with
+	 * profile_only nothing beyond its ranges is read. */
+	const char *profile;
+	bool profile_only;
+	/* --prefetch: the loop device whose reads go first ("loop3" or
+	 * "/dev/loop3"); NULL: the one backed by the source, if any. */
+	const char *loop;
+	uint64_t rate;           /* --prefetch: bytes/s at most, 0: no cap */
 };
 
 void load_opts_init(struct load_opts *o);

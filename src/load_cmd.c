@@ -33,7 +33,17 @@ static void load_usage(FILE *out)
 	      "      --manifest=FILE   size and SHA-256 the written image must have\n"
 	      "      --min-free=SIZE   memory that must stay available (default 256M)\n"
 	      "      --tmpfs=DIR       mount a tmpfs sized to the image at DIR; DEST is inside it\n"
-	      "      --prefetch        read SOURCE once into the page cache, keep nothing\n"
+	      "      --prefetch        read SOURCE once into the page cache, keep nothing;\n"
+	      "                        politely: 2 reads of 1 MiB in flight, idle I/O class,\n"
+	      "                        waiting while the loop device over SOURCE has reads\n"
+	      "                        in flight, pages already cached skipped\n"
+	      "      --profile=FILE    with --prefetch: read the ranges of this boot profile\n"
+	      "                        first (default SOURCE.profile if there is one; none:\n"
+	      "                        offset order); used only if recorded on SOURCE\n"
+	      "      --profile-only    with --prefetch: read the profile's ranges, no more\n"
+	      "      --loop=DEV        with --prefetch: the loop device to yield to (default:\n"
+	      "                        the one backed by SOURCE)\n"
+	      "      --rate=SIZE       with --prefetch: read at most SIZE bytes per second\n"
 	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
 	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
 	      "      --stall-timeout=S give up when the source delivers nothing for S\n"
@@ -65,7 +75,7 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 }
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
-       OPT_EXPECT, OPT_STALL };
+       OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE };
 
 static const struct option load_longopts[] = {
 	{ "decompress", required_argument, NULL, 'd' },
@@ -78,6 +88,10 @@ static const struct option load_longopts[] = {
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "expect-fs", required_argument, NULL, OPT_EXPECT },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "profile-only", no_argument, NULL, OPT_PROFILE_ONLY },
+	{ "loop", required_argument, NULL, OPT_LOOP },
+	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -136,6 +150,17 @@ static bool dest_inside(const char *dest, const char *dir)
 	return !strncmp(dest, dir, n) && dest[n] == '/' && dest[n + 1];
 }
 
+/* --loop: "loopN" or a path ending in it. */
+static bool loop_name_ok(const char *s)
+{
+	const char *base = strrchr(s, '/');
+
+	base = base ? base + 1 : s;
+	if (strncmp(base, "loop", 4) || !base[4])
+		return false;
+	return strspn(base + 4, "0123456789") == strlen(base + 4);
+}
+
 int cmd_load(int argc, char **argv)
 {
 	struct load_opts o;
@@ -191,6 +216,25 @@ int cmd_load(int argc, char **argv)
 				return usage_error("load", "--stall-timeout: '%s' is not a number of "
 						   "seconds (0: never)", optarg);
 			break;
+		case OPT_PROFILE:
+			if (!*optarg)
+				return usage_error("load", "%s", "--profile: need a FILE or none");
+			o.profile = optarg;
+			break;
+		case OPT_PROFILE_ONLY:
+			o.profile_only = true;
+			break;
+		case OPT_LOOP:
+			if (!loop_name_ok(optarg))
+				return usage_error("load", "--loop: '%s' is not a loop device (loopN or "
+						   "/dev/loopN)", optarg);
+			o.loop = optarg;
+			break;
+		case OPT_RATE:
+			if (parse_size(optarg, &o.rate) < 0 || o.rate == 0)
+				return usage_error("load", "--rate: bad size '%s' (bytes per second)",
+						   optarg);
+			break;
 		case 'f':
 			o.force = true;
 			break;
@@ -209,6 +253,11 @@ int cmd_load(int argc, char **argv)
 			return usage_error("load", "%s", "--prefetch takes one SOURCE and no DEST");
 		if (o.sha256 || o.manifest || o.tmpfs || o.expect_fs)
 			return usage_error("load", "%s", "--prefetch keeps nothing to verify or mount");
+		if (o.profile_only && o.profile && !strcmp(o.profile, "none"))
+			return usage_error("load", "%s", "--profile-only needs a profile");
+	} else if (o.profile || o.profile_only || o.loop || o.rate) {
+		return usage_error("load", "%s", "--profile, --profile-only, --loop and --rate go "
+				   "with --prefetch");
 	} else if (argc - optind != 2) {
 		return usage_error("load", "%s", "need SOURCE and DEST");
 	}
