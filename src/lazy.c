@@ -1807,24 +1807,6 @@ static int daemonize(struct lazy *L)
 	return 0;
 }
 
-/* Idle I/O class: where the block layer honours it, the copy's reads
- * are served only when the boot's are not waiting. Returns the class
- * before (-1 when unknown), for io_restore. */
-static int io_idle(void)
-{
-	int old = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-
-	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
-		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
-		rb_debug("ioprio_set: %s", strerror(errno));
-	return old;
-}
-
-static void io_restore(int old)
-{
-	if (old >= 0)
-		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
-}
 
 static int copy_verify_switch(struct lazy *L)
 {
@@ -1996,7 +1978,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 		give_up(&L, rc);
 	}
 	if (rc == 0) {
-		ioprio = io_idle();
+		ioprio = io_prio_idle();
 		rc = copy_verify_switch(&L);
 		if (rc != 0) {
 			give_up(&L, rc);
@@ -2007,7 +1989,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 			status_write(&L);
 			report_amend(&L, true);
 		}
-		io_restore(ioprio);
+		io_prio_restore(ioprio);
 	}
 	/* The guard may be calling copy_cancel() still: stopped before the
 	 * copy state is freed. */

@@ -79,13 +79,6 @@ struct pf {
 /* The kernel shows the page cache of a file only to a process that owns
  * it, may write it, or has CAP_FOWNER (mm/mincore.c, can_do_mincore());
  * to others it says every page is resident, which would skip them all. */
-static bool mincore_shows(const struct stat *st, const char *path)
-{
-	if (geteuid() == 0 || st->st_uid == geteuid())
-		return true;
-	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
-}
-
 /* Bytes of [off, off + len) the page cache holds now: what the read
  * takes without the source. 0 when the kernel does not tell. */
 static uint64_t chunk_resident(const struct pf *f, uint64_t off, uint64_t len)
@@ -361,24 +354,6 @@ static int setup_order(struct run *u, struct pf *f)
 	return rc;
 }
 
-/* Idle I/O class: where the block layer honours it, our reads are served
- * only when no one else's wait. Threads made afterwards inherit it.
- * Returns the class before (-1 when unknown), for io_restore. */
-static int io_idle(void)
-{
-	int old = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-
-	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
-		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
-		rb_debug("ioprio_set: %s", strerror(errno));
-	return old;
-}
-
-static void io_restore(int old)
-{
-	if (old >= 0)
-		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
-}
 
 int prefetch_run(struct run *u)
 {
@@ -402,7 +377,7 @@ int prefetch_run(struct run *u)
 	f->rate = u->o->rate;
 	f->profile_only = u->o->profile_only;
 	f->inflight_fd = -1;
-	f->mincore_ok = mincore_shows(&u->src.st, u->o->source);
+	f->mincore_ok = profile_mincore_shows(&u->src.st, u->o->source);
 	pthread_mutex_init(&f->lock, NULL);
 	/* Reads of exactly what is asked: no read-ahead on top of ours. */
 	(void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
@@ -412,7 +387,7 @@ int prefetch_run(struct run *u)
 		return load_fail(u, LOAD_NOMEM, "out of memory");
 	}
 	open_loop(u, f);
-	ioprio = io_idle();
+	ioprio = io_prio_idle();
 	f->t0 = now_sec();
 	for (i = 0; i < PF_THREADS; i++)
 		if (pthread_create(&f->tid[f->nthreads], NULL, pf_main, f) == 0)
@@ -438,7 +413,7 @@ int prefetch_run(struct run *u)
 		}
 	}
 	guard_target(u->guard, NULL, NULL, NULL);
-	io_restore(ioprio);
+	io_prio_restore(ioprio);
 	u->r->bytes_in = u->r->bytes_out = atomic_load(&f->done);
 	u->r->reader_stuck = abandoned;
 	err = atomic_load(&f->err);

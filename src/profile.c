@@ -1245,7 +1245,7 @@ static int mkdir_one(const char *path)
 /* The kernel shows the page cache of a file only to a process that
  * owns it, may write it, or has CAP_FOWNER (mm/mincore.c,
  * can_do_mincore()); to others it says every page is resident. */
-static bool mincore_shows(const struct stat *st, const char *path)
+bool profile_mincore_shows(const struct stat *st, const char *path)
 {
 	if (geteuid() == 0 || st->st_uid == geteuid())
 		return true;
@@ -1358,7 +1358,7 @@ static int cmd_record(int argc, char **argv)
 		(void)close(fd);
 		return RB_EXIT_FAIL;
 	}
-	if (!mincore_shows(&st, image)) {
+	if (!profile_mincore_shows(&st, image)) {
 		rb_err("%s: the kernel shows the page cache of a file only to its owner, a "
 		       "process that may write it, or root", image);
 		(void)close(fd);

@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define PROFILE_MAX (64u << 20)          /* larger profile files are refused */
 #define PROFILE_ENDS (1u << 20)          /* image-ends-sha256: first and last MiB */
@@ -221,5 +222,10 @@ int rangeq_next(struct rangeq *q, uint64_t max, uint64_t *off, uint64_t *len);
 /* Bytes not taken yet. */
 uint64_t rangeq_left(const struct rangeq *q);
 void rangeq_free(struct rangeq *q);
+
+/* Does mincore() tell the truth about this file to this process? The
+ * kernel shows the page cache of a file only to a process that owns it,
+ * may write it, or has CAP_FOWNER; to others every page is resident. */
+bool profile_mincore_shows(const struct stat *st, const char *path);
 
 #endif

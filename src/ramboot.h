@@ -85,6 +85,10 @@ int blkid_fstype_fd(int fd, char *type, size_t len);
 
 double now_sec(void);                                  /* CLOCK_MONOTONIC */
 void nap_ms(long ms);
+/* Idle I/O priority for this process (and the threads it starts next);
+ * returns the old one for io_prio_restore (-1: unknown). */
+int io_prio_idle(void);
+void io_prio_restore(int old);
 /* Does tmpfs take "noswap" (Linux 6.4+)? */
 bool tmpfs_has_noswap(void);                                  /* sleep, EINTR resumed */
 int online_cpus(void);

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/ioprio.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -372,6 +374,25 @@ bool tmpfs_has_noswap(void)
 	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
 		return true;
 	return major > 6 || (major == 6 && minor >= 4);
+}
+
+/* Idle I/O class: where the block layer honours it, our reads are served
+ * only when no one else's wait. Threads made afterwards inherit it.
+ * Returns the class before (-1 when unknown), for io_prio_restore. */
+int io_prio_idle(void)
+{
+	int old = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
+		rb_debug("ioprio_set: %s", strerror(errno));
+	return old;
+}
+
+void io_prio_restore(int old)
+{
+	if (old >= 0)
+		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
 }
 
 void nap_ms(long ms)
