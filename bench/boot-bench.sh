@@ -29,6 +29,8 @@
 #   BOOTBENCH_LTSP=0       use the project's initramfs even where ltsp is installed
 #   BOOTBENCH_DOC=file     the markdown to update (default docs/benchmarks.md)
 #   BOOTBENCH_SVG=file     the plot (default docs/boot-bench.svg)
+#   BOOTBENCH_APPEND=1     BOOTBENCH_RUNS more rounds added to those of
+#                          the last run; the table covers them all
 #   BOOTBENCH_REPORT_ONLY=1  no boots: the table and the plot again from
 #                          the results of the last run (build/bench-boot)
 #   RAMBOOT_QEMU_ACCEL=kvm|tcg   (images/qemu-accel.sh)
@@ -304,9 +306,16 @@ if [ "${BOOTBENCH_REPORT_ONLY:-0}" = 1 ] && [ -s "$results" ]; then
 	runs=$(awk -F '\t' 'NR > 1 && $1 > n { n = $1 } END { print n + 0 }' "$results")
 	elapsed=$(cat "$cache/elapsed" 2>/dev/null || echo "?")
 else
-printf 'round\tlink\tmode\troot\tlogin\tinram\tnet\tmemkb\n' > "$results"
+first=1
+if [ "${BOOTBENCH_APPEND:-0}" = 1 ] && [ -s "$results" ]; then
+	# More rounds on top of the last run's (the same image and profile).
+	first=$(awk -F '\t' 'NR > 1 && $1 > n { n = $1 } END { print n + 1 }' "$results")
+	runs=$((first + runs - 1))
+else
+	printf 'round\tlink\tmode\troot\tlogin\tinram\tnet\tmemkb\n' > "$results"
+fi
 start=$(date +%s)
-for r in $(seq 1 "$runs"); do
+for r in $(seq "$first" "$runs"); do
 	for l in $links; do
 		# Interleaved: each round boots every mode once, the order
 		# rotated by one mode per round.
@@ -333,6 +342,7 @@ for r in $(seq 1 "$runs"); do
 	done
 done
 elapsed=$(( $(date +%s) - start ))
+[ "$first" -gt 1 ] && elapsed=$((elapsed + $(cat "$cache/elapsed" 2>/dev/null || echo 0)))
 echo "$elapsed" > "$cache/elapsed"
 fi
 
