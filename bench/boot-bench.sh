@@ -379,6 +379,8 @@ plotdat=$cache/plot.dat
 		echo "- Fewer rounds than the default 3 (BOOTBENCH_RUNS=$runs, to fit the time the run had): each cell is one boot, or the mean of two, not a median; a TCG boot varies by tens of percent between runs, so read small ratios as noise"
 	fi
 	echo "- Times are seconds since the guest kernel started (/proc/uptime); root-ready: the client's init runs; login-ready: the login workload is done; in-RAM-at: lazy: the switch to the RAM copy (\`switched=\` in /run/ramboot/lazy), ram and IMAGE_TO_RAM: root-ready; network: bytes read from the server disk (/sys/block/vda/stat) at the end of the boot (after the lazy switch); MemAvailable at the end"
+	echo "- Modes: \`off\`, \`ram\`, \`lazy\`, \`prefetch\` are \`ramboot=MODE\` on the kernel command line; +profile: the same with images/x86_64.img.profile beside the image (recorded once on this image by a \`ramboot=off ramboot.profile=record\` boot, stopped with \`ramboot profile --stop\` at login-ready); ltsp-to-ram: \`ramboot=off ltsp.image_to_ram=1\` (LTSP's own IMAGE_TO_RAM=1)"
+	echo "- The network bytes count every read of the server disk, ext4 metadata included: ltsp-to-ram, which reads the image file once, shows the floor"
 	echo
 	echo "| link | mode | root-ready s | login-ready s | in-RAM-at s | network | MemAvailable | root-ready / off | login-ready / off |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
