@@ -483,7 +483,7 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set key top left
+set key outside top center horizontal
 set grid ytics
 set yrange [0:*]
 set xtics rotate by -25
