@@ -5,6 +5,7 @@
 #   make check      every test (installs missing Debian packages first)
 #   make bench      loader benchmark against cp/dd/zstd/xz/lzop/gzip
 #   make bench-swap compressed-swap capacity benchmark
+#   make bench-boot boot times by mode and link speed in QEMU (docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
 #   make install DESTDIR= PREFIX=
 
@@ -42,7 +43,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/unit/%)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap demo install clean fuzz unit
+.PHONY: all static check deps bench bench-swap bench-boot demo install clean fuzz unit
 
 all: ramboot
 
@@ -108,6 +109,10 @@ bench:
 bench-swap:
 	$(PROJECT_MAKE) all
 	bench/swap-bench.sh
+
+bench-boot:
+	$(PROJECT_MAKE) all static
+	bench/boot-bench.sh
 
 demo:
 	images/demo.sh
