@@ -686,6 +686,9 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 	o.sha256 = NULL;
 	o.prefetch = true;
 	o.dest = NULL;
+	/* Nothing before LTSP (or the boot script) has mounted the image:
+	 * its loop device's reads are then what the prefetch yields to. */
+	o.wait_loop = 120;
 	if (load_run(&o, r) == RB_EXIT_OK) {
 		fill_from_result(rep, r, false);
 		rb_debug("prefetch done: %llu bytes in %.1f s",

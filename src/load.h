@@ -50,6 +50,9 @@ struct load_opts {
 	 * "/dev/loop3"); NULL: the one backed by the source, if any. */
 	const char *loop;
 	uint64_t rate;           /* --prefetch: bytes/s at most, 0: no cap */
+	double wait_loop;        /* --prefetch: read nothing until the loop device
+				  * backed by the source appears, for at most
+				  * this long (s; 0: do not wait) */
 };
 
 void load_opts_init(struct load_opts *o);

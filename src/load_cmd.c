@@ -43,6 +43,9 @@ static void load_usage(FILE *out)
 	      "      --profile-only    with --prefetch: read the profile's ranges, no more\n"
 	      "      --loop=DEV        with --prefetch: the loop device to yield to (default:\n"
 	      "                        the one backed by SOURCE)\n"
+	      "      --wait-loop=S     with --prefetch: read nothing until the loop device\n"
+	      "                        backed by SOURCE appears (the boot mounted it), for\n"
+	      "                        at most S seconds\n"
 	      "      --rate=SIZE       with --prefetch: read at most SIZE bytes per second\n"
 	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
 	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
@@ -75,7 +78,8 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 }
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
-       OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE };
+       OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
+       OPT_WAIT_LOOP };
 
 static const struct option load_longopts[] = {
 	{ "decompress", required_argument, NULL, 'd' },
@@ -91,6 +95,7 @@ static const struct option load_longopts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "profile-only", no_argument, NULL, OPT_PROFILE_ONLY },
 	{ "loop", required_argument, NULL, OPT_LOOP },
+	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -230,6 +235,11 @@ int cmd_load(int argc, char **argv)
 						   "/dev/loopN)", optarg);
 			o.loop = optarg;
 			break;
+		case OPT_WAIT_LOOP:
+			if (parse_seconds(optarg, &o.wait_loop) < 0)
+				return usage_error("load", "--wait-loop: '%s' is not a number of seconds",
+						   optarg);
+			break;
 		case OPT_RATE:
 			if (parse_size(optarg, &o.rate) < 0 || o.rate == 0)
 				return usage_error("load", "--rate: bad size '%s' (bytes per second)",
@@ -255,9 +265,9 @@ int cmd_load(int argc, char **argv)
 			return usage_error("load", "%s", "--prefetch keeps nothing to verify or mount");
 		if (o.profile_only && o.profile && !strcmp(o.profile, "none"))
 			return usage_error("load", "%s", "--profile-only needs a profile");
-	} else if (o.profile || o.profile_only || o.loop || o.rate) {
-		return usage_error("load", "%s", "--profile, --profile-only, --loop and --rate go "
-				   "with --prefetch");
+	} else if (o.profile || o.profile_only || o.loop || o.rate || o.wait_loop > 0) {
+		return usage_error("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
+				   "and --rate go with --prefetch");
 	} else if (argc - optind != 2) {
 		return usage_error("load", "%s", "need SOURCE and DEST");
 	}

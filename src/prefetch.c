@@ -59,6 +59,7 @@ struct pf {
 	char source[PATH_MAX];    /* to look for the loop device */
 	struct stat st;
 	double next_look;         /* no loop device yet: when to look again, 0: never */
+	double wait_until;        /* no loop device yet: read nothing before this */
 	uint64_t rate;
 	double t0;
 	pthread_mutex_t lock;
@@ -134,8 +135,14 @@ static bool boot_busy(struct pf *f)
 	pthread_mutex_lock(&f->lock);
 	if (f->inflight_fd < 0 && f->next_look > 0 && now_sec() >= f->next_look)
 		look_for_loop(f, true);
-	if (f->inflight_fd >= 0)
+	if (f->inflight_fd >= 0) {
 		n = pread(f->inflight_fd, buf, sizeof(buf) - 1, 0);
+	} else if (f->wait_until > 0 && now_sec() < f->wait_until) {
+		/* Started in the boot before the image is mounted: the
+		 * boot's first reads (the mount, init) go first. */
+		pthread_mutex_unlock(&f->lock);
+		return true;
+	}
 	pthread_mutex_unlock(&f->lock);
 	if (n <= 0)
 		return false;
@@ -389,6 +396,8 @@ int prefetch_run(struct run *u)
 	open_loop(u, f);
 	ioprio = io_prio_idle();
 	f->t0 = now_sec();
+	if (u->o->wait_loop > 0 && !u->o->loop)
+		f->wait_until = f->t0 + u->o->wait_loop;
 	for (i = 0; i < PF_THREADS; i++)
 		if (pthread_create(&f->tid[f->nthreads], NULL, pf_main, f) == 0)
 			f->nthreads++;

@@ -350,3 +350,40 @@ wait_for() {
 	PID=
 	assert_all_resident
 }
+
+@test "prefetch: --wait-loop reads nothing until the image's loop device appears (as in a boot)" {
+	local R
+	R=$(fake_root 4000000)
+	mkdir -p "$R/sys/block"
+	evict "$IMG"
+	RAMBOOT_ROOT=$R "$RAMBOOT_BIN" load -v --progress=none --prefetch --wait-loop=60 "$IMG" \
+		2>"$T/err" &
+	PID=$!
+	wait_for "no loop device is backed by $IMG; looking again" "$T/err" ||
+		fail "no look: $(cat "$T/err")"
+	sleep 1
+	# the boot has not mounted the image yet: only what the page cache
+	# holds already (the ends, read to tell the image's identity, and
+	# their read-ahead) is read; the rest waits
+	kill -0 "$PID" || fail "the prefetch ended before the loop device: $(cat "$T/err")"
+	[ "$(grep -c '^ramboot: load: debug: read ' "$T/err")" -le 3 ] ||
+		fail "read before the loop device: $(cat "$T/err")"
+	# LTSP mounts it, idle: the prefetch goes on and completes
+	fake_loop "$R" 5 "$IMG" 0
+	wait "$PID" || fail "exit $?: $(cat "$T/err")"
+	PID=
+	grep -q 'yielding to the reads of loop5' "$T/err"
+	assert_all_resident
+}
+
+@test "prefetch: --wait-loop gives up waiting after its time and prefetches all the same" {
+	local R
+	R=$(fake_root 4000000)
+	mkdir -p "$R/sys/block"
+	evict "$IMG"
+	RAMBOOT_ROOT=$R rb load --progress=none --prefetch --wait-loop=1 "$IMG"
+	expect_status 0
+	assert_all_resident
+	rb load --wait-loop=1 "$IMG" "$T/x"
+	expect_status 2
+}
