@@ -2072,19 +2072,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rb_err("%s (see 'ramboot lazy --help')", msg);
-	return RB_EXIT_USAGE;
-}
 
 int cmd_lazy(int argc, char **argv)
 {
@@ -2107,54 +2094,54 @@ int cmd_lazy(int argc, char **argv)
 			else if (!strcmp(optarg, "zram"))
 				o.target = LAZY_TARGET_ZRAM;
 			else
-				return usage_error("--target: '%s' is not tmpfs or zram", optarg);
+				return rb_usage("lazy", "--target: '%s' is not tmpfs or zram", optarg);
 			break;
 		case OPT_TMPFS: o.tmpfs = optarg; tmpfs_given = true; break;
 		case OPT_SHA: o.sha256 = optarg; break;
 		case OPT_MANIFEST: o.manifest = optarg; break;
 		case OPT_MINFREE:
 			if (parse_size(optarg, &o.min_free) < 0)
-				return usage_error("--min-free: bad size '%s'", optarg);
+				return rb_usage("lazy", "--min-free: bad size '%s'", optarg);
 			break;
 		case OPT_STALL:
 			if (parse_seconds(optarg, &o.stall_timeout) < 0)
-				return usage_error("--stall-timeout: '%s' is not a number of seconds "
+				return rb_usage("lazy", "--stall-timeout: '%s' is not a number of seconds "
 						   "(0: never)", optarg);
 			break;
 		case OPT_RATE:
 			if (parse_size(optarg, &o.rate) < 0)
-				return usage_error("--rate: bad size '%s'", optarg);
+				return rb_usage("lazy", "--rate: bad size '%s'", optarg);
 			break;
 		case OPT_STATUS: o.status = optarg; break;
 		case OPT_BACKGROUND: o.background = true; break;
 		case OPT_WAIT_LOOP:
 			if (parse_seconds(optarg, &o.wait_loop) < 0)
-				return usage_error("--wait-loop: '%s' is not a number of seconds",
+				return rb_usage("lazy", "--wait-loop: '%s' is not a number of seconds",
 						   optarg);
 			break;
 		case OPT_PROFILE:
 			if (!*optarg)
-				return usage_error("--profile: a file or 'none'");
+				return rb_usage("lazy", "--profile: a file or 'none'");
 			o.profile = optarg;
 			break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
-			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return rb_usage("lazy", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return rb_usage("lazy", "unexpected argument '%s'", argv[optind]);
 	if (!o.image || !*o.image)
-		return usage_error("--image is required");
+		return rb_usage("lazy", "--image is required");
 	if (o.sha256 && strlen(o.sha256) != 64)
-		return usage_error("--sha256: '%s' is not 64 hex digits", o.sha256);
+		return rb_usage("lazy", "--sha256: '%s' is not 64 hex digits", o.sha256);
 	if (o.wait_loop > 0 && o.loop)
-		return usage_error("--wait-loop looks for the loop device: not with --loop");
+		return rb_usage("lazy", "--wait-loop looks for the loop device: not with --loop");
 	if (tmpfs_given && o.target != LAZY_TARGET_TMPFS)
-		return usage_error("--tmpfs goes with --target=tmpfs");
+		return rb_usage("lazy", "--tmpfs goes with --target=tmpfs");
 	if (o.tmpfs && o.tmpfs[0] != '/')
-		return usage_error("--tmpfs: '%s' is not an absolute path", o.tmpfs);
+		return rb_usage("lazy", "--tmpfs: '%s' is not an absolute path", o.tmpfs);
 
 	rc = lazy_run(&o, &r);
 	if (rc != RB_EXIT_OK) {

@@ -103,19 +103,6 @@ static const struct option load_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rb_err("%s (see 'ramboot %s --help')", msg, cmd);
-	return RB_EXIT_USAGE;
-}
 
 /* -j: a whole number from 1 to 64. */
 static int parse_threads(const char *cmd, const char *s, int *out)
@@ -126,7 +113,7 @@ static int parse_threads(const char *cmd, const char *s, int *out)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < 1 || v > 64)
-		return usage_error(cmd, "--threads: '%s' is not a number from 1 to 64", s);
+		return rb_usage(cmd, "--threads: '%s' is not a number from 1 to 64", s);
 	*out = (int)v;
 	return 0;
 }
@@ -192,7 +179,7 @@ int cmd_load(int argc, char **argv)
 			break;
 		case OPT_MINFREE:
 			if (parse_size(optarg, &o.min_free) < 0)
-				return usage_error("load", "--min-free: bad size '%s'", optarg);
+				return rb_usage("load", "--min-free: bad size '%s'", optarg);
 			break;
 		case OPT_TMPFS:
 			o.tmpfs = optarg;
@@ -210,7 +197,7 @@ int cmd_load(int argc, char **argv)
 			else if (!strcmp(optarg, "none"))
 				o.progress = PROGRESS_NONE;
 			else
-				return usage_error("load", "--progress: '%s' is not auto, bar, plain or "
+				return rb_usage("load", "--progress: '%s' is not auto, bar, plain or "
 						   "none", optarg);
 			break;
 		case OPT_EXPECT:
@@ -218,12 +205,12 @@ int cmd_load(int argc, char **argv)
 			break;
 		case OPT_STALL:
 			if (parse_seconds(optarg, &o.stall_timeout) < 0)
-				return usage_error("load", "--stall-timeout: '%s' is not a number of "
+				return rb_usage("load", "--stall-timeout: '%s' is not a number of "
 						   "seconds (0: never)", optarg);
 			break;
 		case OPT_PROFILE:
 			if (!*optarg)
-				return usage_error("load", "%s", "--profile: need a FILE or none");
+				return rb_usage("load", "%s", "--profile: need a FILE or none");
 			o.profile = optarg;
 			break;
 		case OPT_PROFILE_ONLY:
@@ -231,18 +218,18 @@ int cmd_load(int argc, char **argv)
 			break;
 		case OPT_LOOP:
 			if (!loop_name_ok(optarg))
-				return usage_error("load", "--loop: '%s' is not a loop device (loopN or "
+				return rb_usage("load", "--loop: '%s' is not a loop device (loopN or "
 						   "/dev/loopN)", optarg);
 			o.loop = optarg;
 			break;
 		case OPT_WAIT_LOOP:
 			if (parse_seconds(optarg, &o.wait_loop) < 0)
-				return usage_error("load", "--wait-loop: '%s' is not a number of seconds",
+				return rb_usage("load", "--wait-loop: '%s' is not a number of seconds",
 						   optarg);
 			break;
 		case OPT_RATE:
 			if (parse_size(optarg, &o.rate) < 0 || o.rate == 0)
-				return usage_error("load", "--rate: bad size '%s' (bytes per second)",
+				return rb_usage("load", "--rate: bad size '%s' (bytes per second)",
 						   optarg);
 			break;
 		case 'f':
@@ -255,30 +242,30 @@ int cmd_load(int argc, char **argv)
 			load_usage(stdout);
 			return RB_EXIT_OK;
 		default:
-			return usage_error("load", "unknown or incomplete option '%s'", argv[optind - 1]);
+			return rb_usage("load", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (o.prefetch) {
 		if (argc - optind != 1)
-			return usage_error("load", "%s", "--prefetch takes one SOURCE and no DEST");
+			return rb_usage("load", "%s", "--prefetch takes one SOURCE and no DEST");
 		if (o.sha256 || o.manifest || o.tmpfs || o.expect_fs)
-			return usage_error("load", "%s", "--prefetch keeps nothing to verify or mount");
+			return rb_usage("load", "%s", "--prefetch keeps nothing to verify or mount");
 		if (o.profile_only && o.profile && !strcmp(o.profile, "none"))
-			return usage_error("load", "%s", "--profile-only needs a profile");
+			return rb_usage("load", "%s", "--profile-only needs a profile");
 	} else if (o.profile || o.profile_only || o.loop || o.rate || o.wait_loop > 0) {
-		return usage_error("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
+		return rb_usage("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
 				   "and --rate go with --prefetch");
 	} else if (argc - optind != 2) {
-		return usage_error("load", "%s", "need SOURCE and DEST");
+		return rb_usage("load", "%s", "need SOURCE and DEST");
 	}
 	o.source = argv[optind];
 	o.dest = o.prefetch ? NULL : argv[optind + 1];
 	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
-		return usage_error("load", "--decompress: unknown format '%s'", o.decompress);
+		return rb_usage("load", "--decompress: unknown format '%s'", o.decompress);
 	if (o.sha256 && strlen(o.sha256) != 64)
-		return usage_error("load", "--sha256: '%s' is not 64 hex digits", o.sha256);
+		return rb_usage("load", "--sha256: '%s' is not 64 hex digits", o.sha256);
 	if (o.tmpfs && o.dest && !dest_inside(o.dest, o.tmpfs))
-		return usage_error("load", "DEST '%s' must be inside the --tmpfs directory", o.dest);
+		return rb_usage("load", "DEST '%s' must be inside the --tmpfs directory", o.dest);
 
 	rc = load_run(&o, &r);
 	if (rc != RB_EXIT_OK) {
@@ -339,18 +326,18 @@ int cmd_manifest(int argc, char **argv)
 			break;
 		case 'm':
 			if (parse_size(optarg, &memlimit) < 0)
-				return usage_error("manifest", "--memlimit: bad size '%s'", optarg);
+				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
 			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
-			return usage_error("manifest", "unknown or incomplete option '%s'",
+			return rb_usage("manifest", "unknown or incomplete option '%s'",
 					   argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1)
-		return usage_error("manifest", "need one IMAGE");
+		return rb_usage("manifest", "need one IMAGE");
 	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
-		return usage_error("manifest", "--decompress: unknown format '%s'", o.decompress);
+		return rb_usage("manifest", "--decompress: unknown format '%s'", o.decompress);
 	o.source = argv[optind];
 	rc = load_hash_only(&o, &r);
 	if (rc) {

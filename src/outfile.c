@@ -18,20 +18,6 @@
 #include "ramboot.h"
 #include "outfile.h"
 
-static int oerr(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int oerr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ".NAME.XXXXXXXX" with 8 random hex digits, in the target's directory. */
 static int temp_name(struct outfile *of, char *out, size_t len)
@@ -70,15 +56,15 @@ static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
 
 	if (fstatat(of->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode))
-			rc = oerr(err, errlen, -ELOOP, "%s: is a symbolic link; not written "
+			rc = rb_errfmt(err, errlen, -ELOOP, "%s: is a symbolic link; not written "
 				  "through it", path);
 		else if (!S_ISREG(st.st_mode))
-			rc = oerr(err, errlen, -EEXIST, "%s: exists and is not a regular file; "
+			rc = rb_errfmt(err, errlen, -EEXIST, "%s: exists and is not a regular file; "
 				  "not replaced", path);
 		else if (protect && st.st_dev == protect->st_dev && st.st_ino == protect->st_ino)
-			rc = oerr(err, errlen, -EINVAL, "%s: is the source itself", path);
+			rc = rb_errfmt(err, errlen, -EINVAL, "%s: is the source itself", path);
 		else if (!(flags & OUTFILE_REPLACE))
-			rc = oerr(err, errlen, -EEXIST, "%s: exists already (use --force to "
+			rc = rb_errfmt(err, errlen, -EEXIST, "%s: exists already (use --force to "
 				  "overwrite)", path);
 		else
 			rc = 0;
@@ -89,7 +75,7 @@ static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
 	} else if (errno != ENOENT) {
 		rc = -errno;
 		outfile_abort(of);
-		return oerr(err, errlen, rc, "%s: cannot look at it", path);
+		return rb_errfmt(err, errlen, rc, "%s: cannot look at it", path);
 	}
 
 	of->fd = openat(of->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
@@ -100,7 +86,7 @@ static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
 	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT) {
 		rc = -errno;
 		outfile_abort(of);
-		return oerr(err, errlen, rc, "%s: cannot create a file there", path);
+		return rb_errfmt(err, errlen, rc, "%s: cannot create a file there", path);
 	}
 	/* No O_TMPFILE on this file system: a temporary with a random
 	 * name; O_EXCL|O_NOFOLLOW never opens what someone planted. */
@@ -118,7 +104,7 @@ static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
 	}
 	of->tmpname[0] = '\0';
 	outfile_abort(of);
-	return oerr(err, errlen, rc, "%s: cannot create a file there", path);
+	return rb_errfmt(err, errlen, rc, "%s: cannot create a file there", path);
 }
 
 static int check_name(struct outfile *of, const char *name, int flags, const char *path,
@@ -128,9 +114,9 @@ static int check_name(struct outfile *of, const char *name, int flags, const cha
 	of->fd = of->dirfd = -1;
 	of->flags = flags;
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/'))
-		return oerr(err, errlen, -EISDIR, "%s: not a file name", path);
+		return rb_errfmt(err, errlen, -EISDIR, "%s: not a file name", path);
 	if (strlen(name) > NAME_MAX)
-		return oerr(err, errlen, -ENAMETOOLONG, "%s: name too long", path);
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long", path);
 	snprintf(of->name, sizeof(of->name), "%s", name);
 	return 0;
 }
@@ -150,13 +136,13 @@ int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 	else if (slash == path)
 		snprintf(dir, sizeof(dir), "/");
 	else if ((size_t)(slash - path) >= sizeof(dir))
-		return oerr(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	of->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (of->dirfd < 0) {
 		rc = -errno;
-		return oerr(err, errlen, rc, "%s: cannot open its directory", path);
+		return rb_errfmt(err, errlen, rc, "%s: cannot open its directory", path);
 	}
 	return open_in_dir(of, path, mode, protect, err, errlen);
 }
@@ -171,7 +157,7 @@ int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode,
 	of->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (of->dirfd < 0) {
 		rc = -errno;
-		return oerr(err, errlen, rc, "%s: cannot use its directory", name);
+		return rb_errfmt(err, errlen, rc, "%s: cannot use its directory", name);
 	}
 	return open_in_dir(of, name, mode, protect, err, errlen);
 }

@@ -31,20 +31,6 @@
 #define MERGE_PIECE (64u << 10)   /* rank resolution of profile_merge() */
 #define MERGE_PIECES_LOG2 18      /* about this many pieces per input at most */
 
-static int seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ---- the profile in memory ---- */
 
@@ -199,24 +185,24 @@ static int profile_check(const struct profile *p, char *err, size_t errlen)
 	int rc;
 
 	if (!page_size_ok(p->page_size))
-		return seterr(err, errlen, -EINVAL, "bad page-size %" PRIu32, p->page_size);
+		return rb_errfmt(err, errlen, -EINVAL, "bad page-size %" PRIu32, p->page_size);
 	if (!p->id.sha256[0] && !p->id.ends_sha256[0])
-		return seterr(err, errlen, -EINVAL, "no image-sha256 or image-ends-sha256");
+		return rb_errfmt(err, errlen, -EINVAL, "no image-sha256 or image-ends-sha256");
 	if ((p->id.sha256[0] && !hex64_ok(p->id.sha256)) ||
 	    (p->id.ends_sha256[0] && !hex64_ok(p->id.ends_sha256)))
-		return seterr(err, errlen, -EINVAL, "bad image hash");
+		return rb_errfmt(err, errlen, -EINVAL, "bad image hash");
 	for (i = 0; i < p->n; i++) {
 		const char *why = range_bad(p, p->r[i].off, p->r[i].len);
 
 		if (why)
-			return seterr(err, errlen, -EINVAL, "range %zu (%" PRIu64 " %" PRIu64 "): %s",
+			return rb_errfmt(err, errlen, -EINVAL, "range %zu (%" PRIu64 " %" PRIu64 "): %s",
 				      i + 1, p->r[i].off, p->r[i].len, why);
 	}
 	rc = find_overlap(p->r, p->n, &a, &b);
 	if (rc < 0)
-		return seterr(err, errlen, rc, "out of memory");
+		return rb_errfmt(err, errlen, rc, "out of memory");
 	if (rc)
-		return seterr(err, errlen, -EINVAL, "range %zu overlaps range %zu", b + 1, a + 1);
+		return rb_errfmt(err, errlen, -EINVAL, "range %zu overlaps range %zu", b + 1, a + 1);
 	return 0;
 }
 
@@ -224,7 +210,7 @@ static int profile_check(const struct profile *p, char *err, size_t errlen)
 
 static int perr(char *err, size_t errlen, unsigned int line, const char *what)
 {
-	return seterr(err, errlen, -EINVAL, "line %u: %s", line, what);
+	return rb_errfmt(err, errlen, -EINVAL, "line %u: %s", line, what);
 }
 
 /* Decimal digits, no sign, no leading zero, no overflow. */
@@ -336,14 +322,14 @@ int profile_parse(const char *buf, size_t len, struct profile *p, char *err, siz
 				nl = ncap <= SIZE_MAX / sizeof(*nl) ? realloc(lines, ncap * sizeof(*nl))
 								     : NULL;
 				if (!nl) {
-					rc = seterr(err, errlen, -ENOMEM, "out of memory");
+					rc = rb_errfmt(err, errlen, -ENOMEM, "out of memory");
 					goto fail;
 				}
 				lines = nl;
 			}
 			rc = append(p, v, w);
 			if (rc < 0) {
-				seterr(err, errlen, rc, "out of memory");
+				rb_errfmt(err, errlen, rc, "out of memory");
 				goto fail;
 			}
 			lines[p->n - 1] = lineno;
@@ -412,7 +398,7 @@ int profile_parse(const char *buf, size_t len, struct profile *p, char *err, siz
 	}
 	rc = find_overlap(p->r, p->n, &a, &b);
 	if (rc < 0) {
-		seterr(err, errlen, rc, "out of memory");
+		rb_errfmt(err, errlen, rc, "out of memory");
 		goto fail;
 	}
 	if (rc) {
@@ -443,39 +429,39 @@ int profile_load(const char *path, struct profile *p, char *err, size_t errlen)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
-		return seterr(err, errlen, rc, "%s", strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s", strerror(-rc));
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		(void)close(fd);
-		return seterr(err, errlen, rc, "%s", strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s", strerror(-rc));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		(void)close(fd);
-		return seterr(err, errlen, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
+		return rb_errfmt(err, errlen, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
 			      "not a regular file");
 	}
 	if ((uint64_t)st.st_size > PROFILE_MAX) {
 		(void)close(fd);
-		return seterr(err, errlen, -EFBIG, "larger than %u bytes", PROFILE_MAX);
+		return rb_errfmt(err, errlen, -EFBIG, "larger than %u bytes", PROFILE_MAX);
 	}
 	/* One byte more than the size: a file that grew is seen to. */
 	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (!buf) {
 		(void)close(fd);
-		return seterr(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
+		return rb_errfmt(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
 	}
 	n = read_full(fd, buf, cap);
 	rc = close_checked(fd);
 	if (n < 0 || rc < 0) {
 		rc = n < 0 ? (int)n : rc;
 		free(buf);
-		return seterr(err, errlen, rc, "%s", strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s", strerror(-rc));
 	}
 	if ((size_t)n == cap) {
 		free(buf);
-		return seterr(err, errlen, -EAGAIN, "changed while it was read");
+		return rb_errfmt(err, errlen, -EAGAIN, "changed while it was read");
 	}
 	rc = profile_parse(buf, (size_t)n, p, err, errlen);
 	free(buf);
@@ -496,11 +482,11 @@ int profile_format(const struct profile *p, char **text, size_t *len, char *err,
 	if (rc < 0)
 		return rc;
 	if (p->n > (SIZE_MAX - 512) / per_range)
-		return seterr(err, errlen, -ENOMEM, "out of memory");
+		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
 	cap = 512 + p->n * per_range;
 	buf = malloc(cap);
 	if (!buf)
-		return seterr(err, errlen, -ENOMEM, "out of memory");
+		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
 	m = snprintf(buf, cap, "ramboot-profile 1\nimage-size %" PRIu64 "\n", p->id.size);
 	n += (size_t)m;
 	if (p->id.sha256[0])
@@ -538,7 +524,7 @@ int profile_write(const struct profile *p, const char *path, char *err, size_t e
 	else
 		outfile_abort(&of);
 	if (rc < 0)
-		return seterr(err, errlen, rc, "%s: write error: %s", path, strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s: write error: %s", path, strerror(-rc));
 	return 0;
 }
 
@@ -667,11 +653,11 @@ static int merge_id(const struct profile *const *in, size_t n, struct profile_id
 		const struct profile_id *x = &in[i]->id;
 
 		if (x->size != id->size)
-			return seterr(err, errlen, -EINVAL, "profile %zu is of an image of %" PRIu64
+			return rb_errfmt(err, errlen, -EINVAL, "profile %zu is of an image of %" PRIu64
 				      " bytes, profile 1 of %" PRIu64, i + 1, x->size, id->size);
 		if (x->sha256[0]) {
 			if (sha && strcmp(sha, x->sha256))
-				return seterr(err, errlen, -EINVAL, "profile %zu has another "
+				return rb_errfmt(err, errlen, -EINVAL, "profile %zu has another "
 					      "image-sha256", i + 1);
 			sha = x->sha256;
 		} else {
@@ -679,7 +665,7 @@ static int merge_id(const struct profile *const *in, size_t n, struct profile_id
 		}
 		if (x->ends_sha256[0]) {
 			if (ends && strcmp(ends, x->ends_sha256))
-				return seterr(err, errlen, -EINVAL, "profile %zu has another "
+				return rb_errfmt(err, errlen, -EINVAL, "profile %zu has another "
 					      "image-ends-sha256", i + 1);
 			ends = x->ends_sha256;
 		} else {
@@ -691,7 +677,7 @@ static int merge_id(const struct profile *const *in, size_t n, struct profile_id
 	if (all_ends)
 		memcpy(id->ends_sha256, ends, sizeof(id->ends_sha256));
 	if (!all_sha && !all_ends)
-		return seterr(err, errlen, -EINVAL, "the profiles have no image hash in common");
+		return rb_errfmt(err, errlen, -EINVAL, "the profiles have no image hash in common");
 	return 0;
 }
 
@@ -731,13 +717,13 @@ int profile_merge(const struct profile *const *in, size_t n, struct profile *out
 
 	profile_init(out);
 	if (n == 0)
-		return seterr(err, errlen, -EINVAL, "no profile to merge");
+		return rb_errfmt(err, errlen, -EINVAL, "no profile to merge");
 	for (i = 0; i < n; i++) {
 		char why[160];
 
 		rc = profile_check(in[i], why, sizeof(why));
 		if (rc < 0)
-			return seterr(err, errlen, rc, "profile %zu: %s", i + 1, why);
+			return rb_errfmt(err, errlen, rc, "profile %zu: %s", i + 1, why);
 		if (in[i]->page_size > pg)
 			pg = in[i]->page_size;
 	}
@@ -848,7 +834,7 @@ out:
 	free(nx);
 	if (rc < 0) {
 		profile_free(out);
-		seterr(err, errlen, rc, "out of memory");
+		rb_errfmt(err, errlen, rc, "out of memory");
 	}
 	return rc;
 }
@@ -1144,19 +1130,6 @@ static void usage(FILE *out)
 	      out);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rb_err("%s (see 'ramboot profile --help')", msg);
-	return RB_EXIT_USAGE;
-}
 
 /* State and start time (clock ticks after boot: with the pid, a name
  * for a process that no later process gets) of pid, from /proc (never
@@ -1313,28 +1286,28 @@ static int cmd_record(int argc, char **argv)
 		case OPT_MANIFEST: manifest = optarg; break;
 		case OPT_INTERVAL:
 			if (parse_seconds(optarg, &interval) < 0 || interval <= 0)
-				return usage_error("--interval: '%s' is not a number of seconds above 0",
+				return rb_usage("profile", "--interval: '%s' is not a number of seconds above 0",
 						   optarg);
 			break;
 		case OPT_UNTIL:
 			if (parse_seconds(optarg, &until) < 0)
-				return usage_error("--until: '%s' is not a number of seconds", optarg);
+				return rb_usage("profile", "--until: '%s' is not a number of seconds", optarg);
 			break;
 		case OPT_SHA:
 			if (strlen(optarg) != 64 || sha256_hex_parse(optarg, sha) < 0)
-				return usage_error("--sha256: '%s' is not 64 hex digits", optarg);
+				return rb_usage("profile", "--sha256: '%s' is not 64 hex digits", optarg);
 			break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
-			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return rb_usage("profile", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
-		return usage_error("record takes no arguments, only options ('%s')", argv[optind]);
+		return rb_usage("profile", "record takes no arguments, only options ('%s')", argv[optind]);
 	if (!image)
-		return usage_error("record needs --image=FILE");
+		return rb_usage("profile", "record needs --image=FILE");
 	if (manifest && sha[0])
-		return usage_error("--manifest and --sha256 both give the image's hash: one only");
+		return rb_usage("profile", "--manifest and --sha256 both give the image's hash: one only");
 
 	fd = open(image, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
@@ -1598,14 +1571,14 @@ static int cmd_merge(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
-			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return rb_usage("profile", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (!out)
-		return usage_error("merge needs -o OUT");
+		return rb_usage("profile", "merge needs -o OUT");
 	n = argc - optind;
 	if (n < 1)
-		return usage_error("merge needs at least one PROFILE");
+		return rb_usage("profile", "merge needs at least one PROFILE");
 	in = calloc((size_t)n, sizeof(*in));
 	pp = calloc((size_t)n, sizeof(*pp));
 	if (!in || !pp) {
@@ -1648,7 +1621,7 @@ static int cmd_show(int argc, char **argv)
 		return RB_EXIT_OK;
 	}
 	if (argc != 2)
-		return usage_error("show needs one PROFILE");
+		return rb_usage("profile", "show needs one PROFILE");
 	if (profile_load(argv[1], &p, err, sizeof(err)) < 0) {
 		rb_err("%s: %s", argv[1], err);
 		return RB_EXIT_FAIL;
@@ -1681,14 +1654,14 @@ int cmd_profile(int argc, char **argv)
 	const char *sub = argc > 1 ? argv[1] : NULL;
 
 	if (!sub)
-		return usage_error("need record, merge, show or --stop");
+		return rb_usage("profile", "need record, merge, show or --stop");
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		usage(stdout);
 		return RB_EXIT_OK;
 	}
 	if (!strcmp(sub, "--stop")) {
 		if (argc != 2)
-			return usage_error("--stop takes nothing more");
+			return rb_usage("profile", "--stop takes nothing more");
 		return cmd_stop();
 	}
 	if (!strcmp(sub, "record"))
@@ -1697,5 +1670,5 @@ int cmd_profile(int argc, char **argv)
 		return cmd_merge(argc - 1, argv + 1);
 	if (!strcmp(sub, "show"))
 		return cmd_show(argc - 1, argv + 1);
-	return usage_error("unknown command '%s'", sub);
+	return rb_usage("profile", "unknown command '%s'", sub);
 }

@@ -32,6 +32,13 @@ void rb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rb_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rb_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error of `ramboot CMD`: one line naming its --help; returns
+ * RB_EXIT_USAGE. */
+int rb_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Format a message into err (if any) and return rc: for helpers that
+ * return -errno and say why in a caller's buffer. */
+int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- the root prefix (util.c) ----
  * Every path below /proc, /sys and /dev is resolved through the prefix set

@@ -73,6 +73,30 @@ void rb_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+int rb_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rb_err("%s (see 'ramboot %s --help')", msg, cmd);
+	return RB_EXIT_USAGE;
+}
+
+int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
 void rb_debug(const char *fmt, ...)
 {
 	va_list ap;
