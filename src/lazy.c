@@ -267,6 +267,73 @@ int lazy_parse_inflight(const char *s, uint64_t *reads)
 	return 0;
 }
 
+int lazy_parse_stat(const char *s, uint64_t *reads_done)
+{
+	unsigned long long r;
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	r = strtoull(s, &end, 10);
+	if (errno || (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\0'))
+		return -EINVAL;
+	*reads_done = r;
+	return 0;
+}
+
+long lazy_yield_step(struct lazy_yield *y, double now, const uint64_t *done,
+		     uint64_t inflight, bool predicted)
+{
+	double quiet = LAZY_QUIET_MS / 1000.0;
+
+	/* Idle: the count has not moved for the quiet time, as far as our
+	 * looks can tell (a count first seen now may have moved just now). */
+	if (done && (!y->seen || *done != y->last_done)) {
+		y->quiet_until = now + quiet;
+		y->last_done = *done;
+		y->seen = true;
+	}
+	if (inflight > 0) {
+		y->quiet_until = now + quiet;
+		y->why = LAZY_BOOT_WAITS;
+		return lazy_backoff_step(&y->bo, true);
+	}
+	(void)lazy_backoff_step(&y->bo, false);
+	if (!predicted && now < y->quiet_until) {
+		long ms = (long)((y->quiet_until - now) * 1000.0) + 1;
+
+		y->why = LAZY_BOOT_READ;
+		return ms > LAZY_QUIET_MS ? LAZY_QUIET_MS : ms;
+	}
+	y->why = LAZY_GO;
+	return 0;
+}
+
+void lazy_yield_took(struct lazy_yield *y, uint64_t bytes, double secs)
+{
+	double r;
+
+	if (bytes < LAZY_READ_MIN / 2 || !(secs > 0))
+		return;     /* too small to tell, or a clock that did not move */
+	r = (double)bytes / secs;
+	y->rate = y->rate > 0 ? 0.7 * y->rate + 0.3 * r : r;
+}
+
+uint64_t lazy_yield_size(const struct lazy_yield *y, uint64_t page)
+{
+	double want = y->rate > 0 ? y->rate * LAZY_READ_MS / 1000.0 : LAZY_READ_FIRST;
+	uint64_t sz = LAZY_READ_MIN;
+
+	while (sz < LAZY_CHUNK && (double)(sz * 2) <= want)
+		sz *= 2;
+	if (page > sz)
+		sz = page;
+	return sz;
+}
+
 long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed)
 {
 	double due, ms;
@@ -336,7 +403,7 @@ struct copy {
 	 * before it closes the copy, so no write lands after that. */
 	pthread_rwlock_t wlock;
 	struct lazy_sched sched;             /* under lock */
-	int img_fd, copy_fd, inflight_fd, meminfo_fd;
+	int img_fd, copy_fd, inflight_fd, stat_fd, meminfo_fd;
 	uint64_t size, page, min_free, rate;
 	double t0;                           /* monotonic start */
 	uint64_t dispatched, next_mem;       /* under lock */
@@ -374,7 +441,7 @@ struct lazy {
 	/* the loop device */
 	int loop_fd;
 	char loop_name[32];
-	int inflight_fd, meminfo_fd;
+	int inflight_fd, stat_fd, meminfo_fd;
 	/* --wait-loop: where to look for it, opened at the start */
 	int sysblock_fd, dev_fd;
 	char *img_real;                      /* the image's canonical path */
@@ -748,6 +815,9 @@ static int open_loop(struct lazy *L)
 	if (L->inflight_fd < 0)
 		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
 			"reading", L->loop_name, strerror(errno));
+	/* Optional: without it, only reads in flight tell the boot reads. */
+	if (rb_path(node, sizeof(node), "/sys/block/%s/stat", L->loop_name) == 0)
+		L->stat_fd = open(node, O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -941,6 +1011,9 @@ static int wait_loop(struct lazy *L)
 		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
 			"reading", L->loop_name, strerror(errno));
 	L->cp->inflight_fd = L->inflight_fd;
+	snprintf(p, sizeof(p), "%s/stat", L->loop_name);
+	L->stat_fd = openat(L->sysblock_fd, p, O_RDONLY | O_CLOEXEC);
+	L->cp->stat_fd = L->stat_fd;
 	rb_debug("%s is backed by %s", L->r->loop, L->o->image);
 	return 0;
 }
@@ -1099,6 +1172,7 @@ static int make_copy_state(struct lazy *L)
 	c->img_fd = L->img_fd;
 	c->copy_fd = L->copy_fd;
 	c->inflight_fd = L->inflight_fd;
+	c->stat_fd = L->stat_fd;
 	c->meminfo_fd = L->meminfo_fd;
 	c->size = L->size;
 	c->page = L->page;
@@ -1174,7 +1248,8 @@ static void copy_fail_locked(struct copy *c, enum lazy_err e, const char *fmt, .
 
 /* The next piece to read, or false when there is none or the copy
  * stops. MemAvailable is checked every LAZY_MEM_STEP handed out. */
-static bool copy_take(struct copy *c, uint64_t *off, uint64_t *len)
+static bool copy_take(struct copy *c, uint64_t max, uint64_t *off, uint64_t *len,
+		      bool *predicted)
 {
 	static const char *const from[LAZY_NLISTS] = {
 		[LAZY_LIST_RESIDENT] = "page cache",
@@ -1205,8 +1280,9 @@ static bool copy_take(struct copy *c, uint64_t *off, uint64_t *len)
 		}
 		c->next_mem = c->dispatched + LAZY_MEM_STEP;
 	}
-	ok = lazy_sched_next(&c->sched, LAZY_CHUNK, off, len, &list);
+	ok = lazy_sched_next(&c->sched, max, off, len, &list);
 	if (ok) {
+		*predicted = list != LAZY_LIST_SEQ;
 		c->dispatched += *len;
 		/* Under the lock: the log shows the order handed out. */
 		rb_debug("copy %" PRIu64 " %" PRIu64 " (%s)", *off, *len, from[list]);
@@ -1235,28 +1311,31 @@ static uint64_t chunk_resident(const struct copy *c, uint64_t off, uint64_t len)
 	return res;
 }
 
-/* Reads of the boot through the loop device are waiting. */
-static bool boot_busy(const struct copy *c)
+/* A look at the boot's reads through the loop device (lazy.h). */
+static long boot_look(const struct copy *c, struct lazy_yield *y, bool predicted)
 {
-	char buf[64];
-	uint64_t reads;
+	char buf[256];
+	uint64_t reads = 0, done;
+	bool have_done;
 
 	if (pread_text(c->inflight_fd, buf, sizeof(buf)) < 0 ||
 	    lazy_parse_inflight(buf, &reads) < 0)
-		return false;
-	return reads > 0;
+		reads = 0;
+	have_done = pread_text(c->stat_fd, buf, sizeof(buf)) > 0 &&
+		    lazy_parse_stat(buf, &done) == 0;
+	return lazy_yield_step(y, now_sec(), have_done ? &done : NULL, reads, predicted);
 }
 
 /* Before a read that goes to the network: let the boot's reads go
  * first, and keep to the rate. false when the copy stops meanwhile. */
-static bool copy_wait_turn(struct copy *c, struct lazy_backoff *bo, uint64_t net)
+static bool copy_wait_turn(struct copy *c, struct lazy_yield *y, uint64_t net, bool predicted)
 {
 	for (;;) {
 		long ms;
 
 		if (atomic_load(&c->stop))
 			return false;
-		ms = lazy_backoff_step(bo, boot_busy(c));
+		ms = boot_look(c, y, predicted);
 		if (ms) {
 			atomic_fetch_add(&c->yields, 1);
 		} else {
@@ -1312,7 +1391,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct copy *c = w->c;
-	struct lazy_backoff bo = { 0 };
+	struct lazy_yield y = { 0 };
 	int old;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
@@ -1326,19 +1405,24 @@ static void *worker_main(void *arg)
 	}
 	while (w->buf) {
 		uint64_t off, len, res;
+		bool predicted = false;
+		double t;
 		ssize_t n;
 		int rc;
 
-		if (!copy_take(c, &off, &len))
+		if (!copy_take(c, lazy_yield_size(&y, c->page), &off, &len, &predicted))
 			break;
 		res = chunk_resident(c, off, len);
-		if (res < len && !copy_wait_turn(c, &bo, len - res))
+		if (res < len && !copy_wait_turn(c, &y, len - res, predicted))
 			break;
 		atomic_fetch_add(&c->reading, 1);
+		t = now_sec();
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
 		n = pread_full(c->img_fd, w->buf, len, (off_t)off);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		atomic_fetch_sub(&c->reading, 1);
+		if (res == 0 && n > 0)
+			lazy_yield_took(&y, (uint64_t)n, now_sec() - t);
 		if (n < 0 || (uint64_t)n != len) {
 			pthread_mutex_lock(&c->lock);
 			if (n < 0)
@@ -1768,6 +1852,7 @@ static void close_all(struct lazy *L)
 	close_fd(&L->img_fd);
 	close_fd(&L->loop_fd);
 	close_fd(&L->inflight_fd);
+	close_fd(&L->stat_fd);
 	close_fd(&L->sysblock_fd);
 	close_fd(&L->dev_fd);
 	free(L->img_real);
@@ -1923,7 +2008,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	L.r = r;
 	L.state = "preparing";
 	L.page = ps >= 4096 && !(ps & (ps - 1)) ? (uint64_t)ps : 4096;
-	L.img_fd = L.loop_fd = L.inflight_fd = L.meminfo_fd = -1;
+	L.img_fd = L.loop_fd = L.inflight_fd = L.stat_fd = L.meminfo_fd = -1;
 	L.sysblock_fd = L.dev_fd = -1;
 	L.profile_state = "none";
 	profile_init(&L.prof);

@@ -106,6 +106,44 @@ long lazy_backoff_step(struct lazy_backoff *b, bool busy);
 /* /sys/block/loopN/inflight: "reads writes". 0 with the reads, -EINVAL. */
 int lazy_parse_inflight(const char *s, uint64_t *reads);
 
+/* /sys/block/loopN/stat: the reads completed (first field). 0 or -EINVAL. */
+int lazy_parse_stat(const char *s, uint64_t *reads_done);
+
+/*
+ * Reading in the boot's idle time. Each look at the loop device the boot
+ * reads the image through gives its reads in flight and the reads it
+ * completed so far. A read of ours to the network waits
+ *  - while the boot has reads in flight (the back-off above), and
+ *  - if it is a guess (offset order), until the boot has read nothing for
+ *    LAZY_QUIET_MS: guesses go in the boot's idle time only, so a boot
+ *    that reads nothing the guess brings loses (almost) nothing to it.
+ * Reads a boot profile predicts go as soon as no read of the boot waits:
+ * the boot needs those bytes next anyway.
+ * A read's size follows the link: about LAZY_READ_MS at the rate our own
+ * reads got so far (LAZY_READ_MIN .. LAZY_CHUNK), so a boot read that
+ * comes meanwhile waits about that long behind each read of ours.
+ */
+#define LAZY_QUIET_MS 100
+#define LAZY_READ_MS 50
+#define LAZY_READ_MIN (64 * 1024)
+#define LAZY_READ_FIRST (128 * 1024)          /* before the rate is known */
+struct lazy_yield {
+	struct lazy_backoff bo;
+	double quiet_until;       /* guesses wait until then (monotonic s) */
+	uint64_t last_done;       /* the boot's reads completed, last look */
+	bool seen;
+	double rate;              /* bytes/s our network reads got; 0: not yet */
+	enum { LAZY_GO, LAZY_BOOT_WAITS, LAZY_BOOT_READ } why;  /* the last step's */
+};
+/* Milliseconds to wait before the read (0: go). done: the boot's reads
+ * completed (NULL: not known), inflight: its reads in flight. */
+long lazy_yield_step(struct lazy_yield *y, double now, const uint64_t *done,
+		     uint64_t inflight, bool predicted);
+/* A read of ours that went to the network took secs for bytes. */
+void lazy_yield_took(struct lazy_yield *y, uint64_t bytes, double secs);
+/* The size of the next read: a multiple of page (a power of two). */
+uint64_t lazy_yield_size(const struct lazy_yield *y, uint64_t page);
+
 /* Milliseconds to wait so that bytes read in elapsed seconds stay at or
  * under rate bytes per second (0: no cap); at most 1000 per call. */
 long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed);

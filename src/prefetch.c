@@ -5,11 +5,13 @@
  *
  * The boot's own reads go first. Reading ahead of them on a link they
  * share only helps if ours never make theirs wait: so at most
- * PF_THREADS reads of PF_CHUNK are in flight (no read-ahead hint for the
- * whole file: that is the flood), they run in the idle I/O class, an
- * optional rate caps them, and while the loop device the boot reads the
- * image through has reads in flight ours hold back (the same back-off as
- * the lazy copier's: lazy.h).
+ * PF_THREADS reads are in flight, each sized to take about LAZY_READ_MS
+ * on the link (no read-ahead hint for the whole file: that is the
+ * flood), they run in the idle I/O class, an optional rate caps them,
+ * while the loop device the boot reads the image through has reads in
+ * flight ours hold back, and reads in offset order (guesses) go only
+ * once the boot has read nothing for a while: in its idle time. The
+ * same rules as the lazy copier's (lazy.h, struct lazy_yield).
  *
  * Order: the ranges of a matching boot profile (profile.h) first, in the
  * order the boot first read them, then the rest from start to end. What
@@ -55,6 +57,7 @@ struct pf {
 	bool mincore_ok;          /* the kernel shows us the file's page cache */
 	bool profile_only;
 	int inflight_fd;          /* the loop device's counters, -1: none (under lock) */
+	int stat_fd;              /* its reads completed, -1: not known (under lock) */
 	char loop[64];            /* its name, for the log */
 	char source[PATH_MAX];    /* to look for the loop device */
 	struct stat st;
@@ -101,15 +104,17 @@ static uint64_t chunk_resident(const struct pf *f, uint64_t off, uint64_t len)
 
 /* The next range to read, or false when all is handed out or the run
  * stops. Under the lock, so the log shows the order handed out. */
-static bool pf_take(struct pf *f, uint64_t *off, uint64_t *len)
+static bool pf_take(struct pf *f, uint64_t max, uint64_t *off, uint64_t *len, bool *predicted)
 {
 	bool ok = false;
 
 	pthread_mutex_lock(&f->lock);
 	if (!atomic_load(&f->stop) && !atomic_load(&f->err) &&
-	    rangeq_next(&f->q, PF_CHUNK, off, len)) {
+	    rangeq_next(&f->q, max, off, len)) {
 		/* rangeq hands out a profile range's pages while it has any. */
 		bool prof = f->q.ri < f->q.npr;
+
+		*predicted = prof;
 
 		if (!prof && f->profile_only) {
 			atomic_store(&f->stop, true);
@@ -125,44 +130,63 @@ static bool pf_take(struct pf *f, uint64_t *off, uint64_t *len)
 
 static void look_for_loop(struct pf *f, bool quiet);
 
-/* Reads of the boot through the loop device are waiting. */
-static bool boot_busy(struct pf *f)
+/* A small sysfs file, from its start; -1 when there is none. */
+static ssize_t read_text(int fd, char *buf, size_t len)
 {
-	char buf[64];
-	uint64_t reads;
-	ssize_t n = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	do
+		n = pread(fd, buf, len - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* A look at the boot's reads through the loop device: the wait before
+ * our next read (lazy.h). */
+static long boot_look(struct pf *f, struct lazy_yield *y, bool predicted)
+{
+	char in[64], st[256];
+	uint64_t reads = 0, done;
+	ssize_t n = -1, m = -1;
 
 	pthread_mutex_lock(&f->lock);
 	if (f->inflight_fd < 0 && f->next_look > 0 && now_sec() >= f->next_look)
 		look_for_loop(f, true);
 	if (f->inflight_fd >= 0) {
-		n = pread(f->inflight_fd, buf, sizeof(buf) - 1, 0);
+		n = read_text(f->inflight_fd, in, sizeof(in));
+		m = read_text(f->stat_fd, st, sizeof(st));
 	} else if (f->wait_until > 0 && now_sec() < f->wait_until) {
 		/* Started in the boot before the image is mounted: the
 		 * boot's first reads (the mount, init) go first. */
 		pthread_mutex_unlock(&f->lock);
-		return true;
+		return LAZY_BACKOFF_MAX_MS;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return lazy_parse_inflight(buf, &reads) == 0 && reads > 0;
+	if (n <= 0 || lazy_parse_inflight(in, &reads) < 0)
+		reads = 0;
+	if (m <= 0 || lazy_parse_stat(st, &done) < 0)
+		return lazy_yield_step(y, now_sec(), NULL, reads, predicted);
+	return lazy_yield_step(y, now_sec(), &done, reads, predicted);
 }
 
 /* Before a read: let the boot's reads go first, and keep to the rate.
  * false when the run stops meanwhile. */
-static bool pf_wait_turn(struct pf *f, struct lazy_backoff *bo, uint64_t len)
+static bool pf_wait_turn(struct pf *f, struct lazy_yield *y, uint64_t len, bool predicted)
 {
 	for (;;) {
 		long ms;
 
 		if (atomic_load(&f->stop) || atomic_load(&f->err))
 			return false;
-		ms = lazy_backoff_step(bo, boot_busy(f));
+		ms = boot_look(f, y, predicted);
 		if (ms) {
 			atomic_fetch_add(&f->yields, 1);
-			rb_debug("yield: %s has reads in flight, waiting %ld ms", f->loop, ms);
+			rb_debug("yield: %s %s, waiting %ld ms", f->loop,
+				 y->why == LAZY_BOOT_READ ? "read just now" : "has reads in flight", ms);
 		} else {
 			ms = lazy_pace_ms(atomic_load(&f->paced), f->rate, now_sec() - f->t0);
 			if (!ms)
@@ -174,6 +198,18 @@ static bool pf_wait_turn(struct pf *f, struct lazy_backoff *bo, uint64_t len)
 	return true;
 }
 
+/* The size of the next read: sized to the link while there is a boot to
+ * yield to, else whole chunks. */
+static uint64_t pf_size(struct pf *f, const struct lazy_yield *y)
+{
+	bool polite;
+
+	pthread_mutex_lock(&f->lock);
+	polite = f->inflight_fd >= 0 || (f->wait_until > 0 && now_sec() < f->wait_until);
+	pthread_mutex_unlock(&f->lock);
+	return polite ? lazy_yield_size(y, f->page) : PF_CHUNK;
+}
+
 /*
  * One reader. Cancellation (a stall or a signal) is enabled only around
  * the read: a thread is never cancelled while it holds the lock.
@@ -181,7 +217,7 @@ static bool pf_wait_turn(struct pf *f, struct lazy_backoff *bo, uint64_t len)
 static void *pf_main(void *arg)
 {
 	struct pf *f = arg;
-	struct lazy_backoff bo = { 0 };
+	struct lazy_yield y = { 0 };
 	void *buf = malloc(PF_CHUNK);
 	int old;
 
@@ -195,20 +231,25 @@ static void *pf_main(void *arg)
 	pthread_cleanup_push(free, buf);
 	for (;;) {
 		uint64_t off, len, res;
+		bool predicted = false;
+		double t;
 		ssize_t n;
 
-		if (!pf_take(f, &off, &len))
+		if (!pf_take(f, pf_size(f, &y), &off, &len, &predicted))
 			break;
 		/* What the page cache holds costs no wait: the read takes it
 		 * from there (and keeps it from being the first evicted). */
 		res = chunk_resident(f, off, len);
-		if (res < len && !pf_wait_turn(f, &bo, len - res))
+		if (res < len && !pf_wait_turn(f, &y, len - res, predicted))
 			break;
 		atomic_fetch_add(&f->reading, 1);
+		t = now_sec();
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
 		n = pread_full(f->fd, buf, len, (off_t)off);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		atomic_fetch_sub(&f->reading, 1);
+		if (res == 0 && n > 0)
+			lazy_yield_took(&y, (uint64_t)n, now_sec() - t);
 		if (n < 0) {
 			int expected = 0;
 
@@ -255,7 +296,12 @@ static int open_inflight(struct pf *f)
 	if (rb_path(p, sizeof(p), "/sys/block/%s/inflight", f->loop) < 0)
 		return -ENAMETOOLONG;
 	f->inflight_fd = open(p, O_RDONLY | O_CLOEXEC);
-	return f->inflight_fd < 0 ? -errno : 0;
+	if (f->inflight_fd < 0)
+		return -errno;
+	/* Optional: without it, only reads in flight tell the boot reads. */
+	if (rb_path(p, sizeof(p), "/sys/block/%s/stat", f->loop) == 0)
+		f->stat_fd = open(p, O_RDONLY | O_CLOEXEC);
+	return 0;
 }
 
 /* One look for the loop device backed by the source (its backing_file,
@@ -383,7 +429,7 @@ int prefetch_run(struct run *u)
 		(uint32_t)page : 4096;
 	f->rate = u->o->rate;
 	f->profile_only = u->o->profile_only;
-	f->inflight_fd = -1;
+	f->inflight_fd = f->stat_fd = -1;
 	f->mincore_ok = profile_mincore_shows(&u->src.st, u->o->source);
 	pthread_mutex_init(&f->lock, NULL);
 	/* Reads of exactly what is asked: no read-ahead on top of ours. */
@@ -433,6 +479,8 @@ int prefetch_run(struct run *u)
 	if (!abandoned) {
 		if (f->inflight_fd >= 0)
 			(void)close(f->inflight_fd);
+		if (f->stat_fd >= 0)
+			(void)close(f->stat_fd);
 		rangeq_free(&f->q);
 		pthread_mutex_destroy(&f->lock);
 		free(f);

@@ -5,7 +5,7 @@
 # boot profile's ranges are read first and in its order, another image's
 # profile is only a warning; the options; and the back-off while the loop
 # device over the image has reads in flight (a fixture /sys/block/loopN
-# under RAMBOOT_ROOT whose inflight counters the test sets).
+# under RAMBOOT_ROOT whose inflight and stat counters the test sets).
 #
 # The image is dropped from the page cache before each run that looks at
 # what was read, so every range is really read from the file; the order is
@@ -36,6 +36,7 @@ setup() {
 }
 
 teardown() {
+	touch "$BATS_TEST_TMPDIR/stop"
 	if [ -n "${PID:-}" ] && kill -0 "$PID" 2>/dev/null; then
 		kill "$PID" 2>/dev/null || true
 		wait "$PID" 2>/dev/null || true
@@ -300,6 +301,46 @@ wait_for() {
 	PID=
 	assert_all_resident
 	grep -qE 'prefetch: 6.0 MiB read, .* [1-9][0-9]* yields' "$T/err"
+}
+
+@test "prefetch: guesses wait for the boot's idle time, profile ranges do not" {
+	local R stat
+	R=$(fake_root 4000000)
+	fake_loop "$R" 9 "$IMG" 0
+	stat=$R/sys/block/loop9/stat
+	echo "1 0 8 0 0 0 0 0 0 0 0" >"$stat"
+	# The boot reads on and on (its completed reads count up), never with
+	# a read in flight when we look.
+	(
+		i=1
+		while [ ! -e "$T/stop" ]; do
+			i=$((i + 1))
+			echo "$i 0 8 0 0 0 0 0 0 0 0" >"$stat"
+			sleep 0.01
+		done
+	) &
+	BUMP=$!
+	write_profile "$T/p" "$IMG" 0 1048576
+	evict "$IMG"
+	RAMBOOT_ROOT=$R "$RAMBOOT_BIN" load -v --progress=none --prefetch --profile="$T/p" \
+		"$IMG" 2>"$T/err" &
+	PID=$!
+	wait_for 'yield: loop9 read just now, waiting [0-9]+ ms' "$T/err" ||
+		fail "no wait for the idle time: $(cat "$T/err")"
+	sleep 0.5
+	# The predicted megabyte went at once; the guesses (the other 5 MiB)
+	# are still waiting for the boot to pause.
+	grep -q "read 983040 65536 (profile)\|read 917504 131072 (profile)" "$T/err" ||
+		fail "profile ranges waited: $(cat "$T/err")"
+	kill -0 "$PID"
+	[ "$(resident_pages "$IMG")" -lt $((NPAGES * 3 / 4)) ] ||
+		fail "guesses read while the boot was reading: $(grep -c sequential "$T/err")"
+	# The boot pauses: the prefetch completes.
+	touch "$T/stop"
+	wait "$BUMP"
+	wait "$PID" || fail "exit $?: $(cat "$T/err")"
+	PID=
+	assert_all_resident
 }
 
 @test "prefetch: an idle loop device is no reason to wait; --loop names it" {

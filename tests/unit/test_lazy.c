@@ -228,6 +228,77 @@ static void backoff(void)
 	CHECK_EQ_INT(lazy_backoff_step(&b, false), 0);
 }
 
+static void stat_line(void)
+{
+	uint64_t r = 99;
+
+	CHECK_EQ_INT(lazy_parse_stat("     1234        0    56789      100        0        0"
+				     "        0        0        2      120      120\n", &r), 0);
+	CHECK_EQ_INT(r, 1234);
+	r = 99;
+	CHECK_EQ_INT(lazy_parse_stat("", &r), -EINVAL);
+	CHECK_EQ_INT(lazy_parse_stat("x 1", &r), -EINVAL);
+	CHECK_EQ_INT(lazy_parse_stat("12x 1", &r), -EINVAL);
+	CHECK_EQ_INT(lazy_parse_stat("99999999999999999999999 1", &r), -EINVAL);
+	CHECK_EQ_INT(r, 99);
+}
+
+/* Guesses wait for the boot's idle time; predicted reads only for its
+ * reads in flight. */
+static void yield_rules(void)
+{
+	struct lazy_yield y = { 0 };
+	uint64_t d = 10;
+
+	/* First look: the count may have moved just now; a guess waits the
+	 * quiet time, a predicted read does not. */
+	CHECK(lazy_yield_step(&y, 99.0, &d, 0, false) > 0);
+	CHECK_EQ_INT(lazy_yield_step(&y, 99.0, &d, 0, true), 0);
+	/* The count stood still for the quiet time: go. */
+	CHECK_EQ_INT(lazy_yield_step(&y, 100.0, &d, 0, false), 0);
+	/* The boot completed reads since: a guess waits the quiet time... */
+	d = 11;
+	CHECK(lazy_yield_step(&y, 100.01, &d, 0, false) > 0);
+	CHECK(lazy_yield_step(&y, 100.01, &d, 0, false) <= LAZY_QUIET_MS);
+	/* ...a predicted read does not. */
+	CHECK_EQ_INT(lazy_yield_step(&y, 100.02, &d, 0, true), 0);
+	/* Quiet long enough: the guess goes. */
+	CHECK_EQ_INT(lazy_yield_step(&y, 100.01 + LAZY_QUIET_MS / 1000.0 + 0.001, &d, 0, false), 0);
+	/* Reads in flight: everyone backs off, doubling. */
+	CHECK_EQ_INT(lazy_yield_step(&y, 101.0, &d, 2, true), LAZY_BACKOFF_MIN_MS);
+	CHECK_EQ_INT(lazy_yield_step(&y, 101.1, &d, 2, false), 2 * LAZY_BACKOFF_MIN_MS);
+	/* In flight counts as activity: a guess then waits the quiet time. */
+	CHECK(lazy_yield_step(&y, 101.15, &d, 0, false) > 0);
+	CHECK_EQ_INT(lazy_yield_step(&y, 101.15, &d, 0, true), 0);
+	/* Without the completed count, reads in flight alone decide. */
+	CHECK_EQ_INT(lazy_yield_step(&y, 105.0, NULL, 0, false), 0);
+	CHECK_EQ_INT(lazy_yield_step(&y, 105.0, NULL, 1, false), LAZY_BACKOFF_MIN_MS);
+}
+
+static void yield_sizes(void)
+{
+	struct lazy_yield y = { 0 };
+
+	CHECK_EQ_INT(lazy_yield_size(&y, 4096), LAZY_READ_FIRST);
+	/* 2.5 MB/s (20 Mbit): 125 KB in 50 ms -> 64 KiB reads. */
+	lazy_yield_took(&y, 256 * 1024, 256 * 1024 / 2.5e6);
+	CHECK_EQ_INT(lazy_yield_size(&y, 4096), 64 * 1024);
+	/* A fast link: up to LAZY_CHUNK, never more. */
+	y.rate = 0;
+	lazy_yield_took(&y, 1 << 20, 0.001);
+	CHECK_EQ_INT(lazy_yield_size(&y, 4096), LAZY_CHUNK);
+	/* 12.5 MB/s (100 Mbit): 625 KB in 50 ms -> 512 KiB. */
+	y.rate = 12.5e6;
+	CHECK_EQ_INT(lazy_yield_size(&y, 4096), 512 * 1024);
+	/* Tiny reads and a clock that did not move teach nothing. */
+	lazy_yield_took(&y, 4096, 0.5);
+	lazy_yield_took(&y, 1 << 20, 0);
+	CHECK(y.rate == 12.5e6);
+	/* Pages larger than the smallest read. */
+	y.rate = 1;
+	CHECK_EQ_INT(lazy_yield_size(&y, 256 * 1024), 256 * 1024);
+}
+
 static void inflight(void)
 {
 	uint64_t r = 99;
@@ -388,6 +459,9 @@ int main(void)
 	RUN(sched_profile_order);
 	RUN(backoff);
 	RUN(inflight);
+	RUN(stat_line);
+	RUN(yield_rules);
+	RUN(yield_sizes);
 	RUN(pacing);
 	RUN(memory_rule);
 	RUN(meminfo);
