@@ -12,6 +12,9 @@
 #                                      root); the library both hooks source
 #   /usr/share/initramfs-tools/hooks/ramboot               build hook
 #   /usr/share/initramfs-tools/scripts/init-bottom/ramboot boot script
+#   /usr/share/initramfs-tools/scripts/local-premount/ramboot  the same,
+#                                      its ramboot=lazy phase before the
+#                                      root is mounted
 #
 # NO_LTSP=1 or NO_INITRAMFS_TOOLS=1 leave out either part.
 set -eu
@@ -56,6 +59,7 @@ if [ "${NO_INITRAMFS_TOOLS:-0}" != 1 ]; then
 		"$here/initramfs-tools/hook" >"$tmp"
 	inst 0755 "$tmp" "$ITDIR/hooks/ramboot"
 	inst 0755 "$here/initramfs-tools/script" "$ITDIR/scripts/init-bottom/ramboot"
+	inst 0755 "$here/initramfs-tools/script" "$ITDIR/scripts/local-premount/ramboot"
 fi
 
 if [ -z "$DESTDIR" ]; then

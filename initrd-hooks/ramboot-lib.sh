@@ -133,3 +133,69 @@ ramboot_is_root() { # dir [init]
 	done
 	return 1
 }
+
+# ---- ramboot=lazy: a read-only loop device the copier can switch ----
+#
+# The lazy copier (`ramboot lazy`, started by `ramboot boot`) moves the
+# image's loop device onto the RAM copy with LOOP_CHANGE_FD, which needs
+# a read-only loop device. LTSP loop-mounts its image file itself; a root
+# on a block device (NBD, a disk) and an image file the boot script
+# mounts get one from here.
+
+# A value of `ramboot boot --query`'s answer (mode=, image= lines).
+ramboot_query_get() { # key answer
+	printf '%s\n' "$2" | sed -n "s/^$1=//p" | head -n 1
+}
+
+# A read-only loop device over a file or a block device: its node on
+# stdout, or status 1 with nothing left set up. The kernel's read-only
+# flag is checked, not assumed: LOOP_CHANGE_FD refuses without it.
+ramboot_loop_ro() { # file
+	modprobe -q loop 2>/dev/null
+	ramboot_l=$(losetup -f 2>/dev/null) && [ -n "$ramboot_l" ] || return 1
+	losetup -r "$ramboot_l" "$1" 2>/dev/null || return 1
+	if [ "$(cat "${ramboot_sys:-/sys}/block/${ramboot_l#/dev/}/ro" 2>/dev/null)" != 1 ]; then
+		losetup -d "$ramboot_l" 2>/dev/null
+		return 1
+	fi
+	printf '%s\n' "$ramboot_l"
+}
+
+# ramboot=lazy with the root on a block device (/dev/nbdN, a disk): the
+# root is mounted from that device directly, so there is no loop device
+# to switch. Before it is mounted (initramfs-tools' local-premount, after
+# local-top has connected NBD), put a read-only loop device over it and
+# make the boot mount that: ROOT=/dev/loopN is appended to the param
+# file, which initramfs-tools' init sources after every script. Source
+# and loop device go to $ramboot_dir/root-loop, where the init-bottom
+# phase finds them and starts the copier. Status 1 with nothing changed
+# when ramboot=lazy is not asked for this device (another mode, or a
+# setting names an image file) or the loop device cannot be made: the
+# root is then mounted from the device as before.
+ramboot_lazy_root_loop() { # root-device param-file
+	[ -n "$1" ] && [ -b "$1" ] || return 1
+	ramboot_q=$("$ramboot_bin" boot --query --default-image="$1" 2>/dev/null) || return 1
+	[ "$(ramboot_query_get mode "$ramboot_q")" = lazy ] || return 1
+	[ "$(ramboot_query_get image "$ramboot_q")" = "$1" ] || return 1
+	if ! ramboot_l=$(ramboot_loop_ro "$1"); then
+		ramboot_say "no read-only loop device over $1; mounting $1 itself (no lazy copy)"
+		return 1
+	fi
+	if ! mkdir -p "$ramboot_dir" ||
+		! printf 'source=%s\nloop=%s\n' "$1" "$ramboot_l" >"$ramboot_dir/root-loop" ||
+		! printf 'ROOT=%s\n' "$ramboot_l" >>"$2"; then
+		rm -f "$ramboot_dir/root-loop"
+		losetup -d "$ramboot_l" 2>/dev/null
+		ramboot_say "cannot hand $ramboot_l to the boot; mounting $1 itself (no lazy copy)"
+		return 1
+	fi
+	ramboot_say "root $1 through the read-only loop device $ramboot_l"
+	return 0
+}
+
+# The device under the root's loop device, when ramboot_lazy_root_loop
+# made one in this boot (status 1 otherwise).
+ramboot_root_loop_source() {
+	ramboot_s=$(sed -n 's/^source=//p' "$ramboot_dir/root-loop" 2>/dev/null)
+	[ -n "$ramboot_s" ] && printf '%s\n' "$ramboot_s"
+}

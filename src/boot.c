@@ -46,6 +46,7 @@ struct boot_args {
 	bool json;
 	const char *drop;           /* --drop: the hook refused this copy */
 	const char *reason;         /* --reason: why */
+	bool query;                 /* --query: print mode and image, do nothing */
 };
 
 /* The debug log: stderr copied to /run/ramboot/boot.log by a child. */
@@ -58,7 +59,7 @@ struct debug_log {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: ramboot boot [--image=PATH] [--cmdline=STRING] [--json]\n"
+		"Usage: ramboot boot [--image=PATH] [--cmdline=STRING] [--json] [--query]\n"
 		"\n"
 		"Initramfs entry point: act on ramboot= on the kernel command line\n"
 		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
@@ -71,6 +72,8 @@ static void usage(FILE *out)
 		"  --drop=PATH           (for the hooks) the RAM copy PATH was not used: free\n"
 		"                        it and record the fallback in the report\n"
 		"  --reason=TEXT         with --drop: why, for the report\n"
+		"  --query               (for the hooks) print mode=MODE and image=PATH (the\n"
+		"                        image the settings name, empty for none) and stop\n"
 		"  -h, --help            show this help\n"
 		"\n"
 		"On a RAM copy stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
@@ -915,6 +918,25 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 	_exit(cmd_profile(n, argv));
 }
 
+/*
+ * --query: what a boot with these settings would do, for a hook that must
+ * prepare before the root is mounted (the premount phase sets up a
+ * read-only loop device over a block device root for ramboot=lazy). Two
+ * lines, mode=MODE and image=PATH (empty when no setting and no
+ * --default-image names one); nothing is made, no report is written.
+ */
+static int query(const struct boot_settings *s, const struct boot_args *a)
+{
+	char image[PATH_MAX];
+
+	if (resolve_image(s, a, image, sizeof(image)) < 0)
+		image[0] = '\0';
+	if (printf("mode=%s\nimage=%s\n", boot_mode_name(s->mode), image) < 0 ||
+	    fflush(stdout) != 0)
+		return -EIO;
+	return 0;
+}
+
 int cmd_boot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -924,6 +946,7 @@ int cmd_boot(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "drop", required_argument, NULL, 'X' },
 		{ "reason", required_argument, NULL, 'R' },
+		{ "query", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -934,7 +957,7 @@ int cmd_boot(int argc, char **argv)
 	char rundir[PATH_MAX], image[PATH_MAX], mbuf[PATH_MAX];
 	const char *manifest;
 	struct stat st;
-	int c, rc;
+	int c, rc, qrc = RB_EXIT_OK;
 
 	optind = 1;
 	opterr = 0;
@@ -946,6 +969,7 @@ int cmd_boot(int argc, char **argv)
 		case 'j': a.json = true; break;
 		case 'X': a.drop = optarg; break;
 		case 'R': a.reason = optarg; break;
+		case 'Q': a.query = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			rb_err("bad option '%s'", argv[optind - 1]);
@@ -966,6 +990,10 @@ int cmd_boot(int argc, char **argv)
 		rb_err("--reason goes with --drop");
 		return RB_EXIT_USAGE;
 	}
+	if (a.query && (a.drop || a.json)) {
+		rb_err("--query goes alone (with --image, --default-image, --cmdline)");
+		return RB_EXIT_USAGE;
+	}
 	if (a.drop)
 		return cmd_drop(a.drop, a.reason && *a.reason ? a.reason : "the hook refused the copy");
 
@@ -981,6 +1009,10 @@ int cmd_boot(int argc, char **argv)
 		goto out;
 	}
 	load_settings(s, &a);
+	if (a.query) {
+		qrc = query(s, &a) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+		goto out;
+	}
 	rc = report_mkdir(rundir);
 	if (rc < 0)
 		rb_warn("%s: %s", rundir, strerror(-rc));
@@ -1038,5 +1070,5 @@ out:
 	debug_log_stop(&dlog);
 	free(s);
 	free(rep);
-	return RB_EXIT_OK;
+	return qrc;
 }

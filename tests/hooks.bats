@@ -493,6 +493,7 @@ initramfs() {
 mount() { echo "mount \$*" >>"$T/log"; return ${1:-0}; }
 umount() { echo "umount \$*" >>"$T/log"; }
 modprobe() { :; }
+if [ -f '$T/it-extra.sh' ]; then . '$T/it-extra.sh'; fi
 rootmnt='$T/root'
 ROOT=
 ramboot_bin='$T/ramboot'
@@ -703,4 +704,247 @@ EOF
 	assert_output '/scripts/init-bottom/ramboot "$@"
 [ -e /conf/param.conf ] && . /conf/param.conf
 /scripts/init-bottom/udev "$@"'
+}
+
+# ---- ramboot=lazy in initramfs-tools: the read-only loop device ----
+
+# A stub `ramboot` for the lazy phases: `boot --query` answers mode $1
+# and image $2; every call is logged, others print nothing.
+qstub() {
+	cat >"$T/ramboot" <<EOF
+#!/bin/sh
+echo "args: \$*" >>"$T/log"
+case "\$*" in *--query*) printf 'mode=%s\nimage=%s\n' '$1' '$2' ;; esac
+exit 0
+EOF
+	chmod +x "$T/ramboot"
+}
+
+# A block device node to stand for the root device (never opened).
+blockdev() {
+	find /dev -maxdepth 1 -type b -print 2>/dev/null | head -n 1
+}
+
+# A stub losetup (a shell function: busybox sh runs its own applets
+# before anything in PATH): -f names /dev/loop7, the rest is logged and
+# returns $2; the fixture /sys says loop7 is read-only ($1, default 1).
+# Sourced by the init-bottom and local-premount runs (it-extra.sh).
+losetup_stub() {
+	mkdir -p "$T/sys/block/loop7"
+	echo "${1:-1}" >"$T/sys/block/loop7/ro"
+	cat >"$T/it-extra.sh" <<EOF
+losetup() {
+	case "\$1" in -f) echo /dev/loop7; return 0 ;; esac
+	echo "losetup \$*" >>"$T/log"
+	return ${2:-0}
+}
+blkid() { echo squashfs; }
+ramboot_sys='$T/sys'
+EOF
+}
+
+# The local-premount phase with ROOT set, sourced like the init-bottom
+# runs above (stubs as shell functions).
+premount() { # root
+	: >>"$T/param.conf"
+	cat >"$T/pm.sh" <<EOF
+modprobe() { :; }
+if [ -f '$T/it-extra.sh' ]; then . '$T/it-extra.sh'; fi
+ROOT='$1'
+ramboot_bin='$T/ramboot'
+ramboot_dir='$T/run'
+ramboot_lib='$LIB'
+ramboot_param='$T/param.conf'
+ramboot_lib_only=1
+. '$SCRIPT'
+ramboot_premount_main
+EOF
+	run busybox sh "$T/pm.sh"
+}
+
+@test "hooks: the script's phase is the name it runs by: scripts/local-premount/ramboot" {
+	dev=$(blockdev)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	qstub off "$dev"
+	mkdir -p "$T/scripts/local-premount" "$T/scripts/init-bottom"
+	ln -s "$SCRIPT" "$T/scripts/local-premount/ramboot"
+	ln -s "$SCRIPT" "$T/scripts/init-bottom/ramboot"
+	run env ROOT="$dev" ramboot_bin="$T/ramboot" ramboot_dir="$T/run" ramboot_lib="$LIB" \
+		busybox sh "$T/scripts/local-premount/ramboot"
+	assert_success
+	run cat "$T/log"
+	assert_output "args: boot --query --default-image=$dev"
+	: >"$T/log"
+	run env ROOT="$dev" ramboot_bin="$T/ramboot" ramboot_dir="$T/run" ramboot_lib="$LIB" \
+		ramboot_ltsp="$T/no-ltsp" busybox sh "$T/scripts/init-bottom/ramboot"
+	assert_success
+	run cat "$T/log"
+	assert_output "args: boot --query --default-image=$dev
+args: boot --default-image=$dev"
+}
+
+@test "hooks: local-premount: ramboot=lazy puts a block device root on a read-only loop device" {
+	dev=$(blockdev)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	qstub lazy "$dev"
+	losetup_stub
+	premount "$dev"
+	assert_success
+	assert_output "ramboot: local-premount: root $dev through the read-only loop device /dev/loop7"
+	grep -qFx "args: boot --query --default-image=$dev" "$T/log"
+	grep -qFx "losetup -r /dev/loop7 $dev" "$T/log"
+	run cat "$T/param.conf"
+	assert_output "ROOT=/dev/loop7"
+	run cat "$T/run/root-loop"
+	assert_output "source=$dev
+loop=/dev/loop7"
+	# what initramfs-tools' ORDER does next: ROOT is the loop device
+	run busybox sh -c "ROOT=$dev; . '$T/param.conf'; echo \$ROOT"
+	assert_output /dev/loop7
+}
+
+@test "hooks: local-premount: another mode, or an image file named by a setting: nothing is set up" {
+	dev=$(blockdev)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	losetup_stub
+	for q in "ram $dev" "off $dev" "prefetch $dev" "lazy $T/root/images/x86_64.img" "lazy"; do
+		# shellcheck disable=SC2086 # mode and image
+		qstub $q
+		: >"$T/log"
+		premount "$dev"
+		assert_success
+		assert_output ""
+		no_grep -q "^losetup" "$T/log"
+		[ ! -s "$T/param.conf" ]
+		[ ! -e "$T/run/root-loop" ]
+	done
+	# a root that is no block device is not even asked about
+	qstub lazy "$T/ram/x86_64.img"
+	: >"$T/log"
+	premount "$T/ram/x86_64.img"
+	assert_success
+	run cat "$T/log"
+	assert_output ""
+}
+
+@test "hooks: local-premount: a loop device that is not read-only is undone; the root is mounted as before" {
+	dev=$(blockdev)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	qstub lazy "$dev"
+	losetup_stub 0
+	premount "$dev"
+	assert_success
+	assert_output "ramboot: local-premount: no read-only loop device over $dev; mounting $dev itself (no lazy copy)"
+	grep -qFx "losetup -d /dev/loop7" "$T/log"
+	[ ! -s "$T/param.conf" ]
+	[ ! -e "$T/run/root-loop" ]
+}
+
+@test "hooks: local-premount: losetup fails: one line, the root is mounted as before" {
+	dev=$(blockdev)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	qstub lazy "$dev"
+	losetup_stub 1 1
+	premount "$dev"
+	assert_success
+	assert_output "ramboot: local-premount: no read-only loop device over $dev; mounting $dev itself (no lazy copy)"
+	[ ! -s "$T/param.conf" ]
+	[ ! -e "$T/run/root-loop" ]
+}
+
+@test "hooks: init-bottom: after local-premount's loop device, the copier gets the device under it" {
+	qstub lazy /dev/nbd0
+	printf 'source=/dev/nbd0\nloop=/dev/loop7\n' >"$T/run/root-loop"
+	initramfs
+	assert_success
+	assert_line "status=0"
+	run cat "$T/log"
+	assert_output "args: boot --default-image=/dev/nbd0"
+	# under LTSP too (over NBD the LTSP hook has no image to act on)
+	mkdir -p "$T/no-ltsp/client"
+	: >"$T/log"
+	initramfs
+	assert_success
+	run cat "$T/log"
+	assert_output "args: boot --default-image=/dev/nbd0"
+}
+
+@test "hooks: init-bottom: ramboot=lazy with an image file mounts it through a read-only loop device" {
+	qstub lazy "$T/root/images/x86_64.img"
+	: >"$T/root/images/x86_64.img"
+	losetup_stub
+	it_root
+	initramfs
+	assert_success
+	assert_line "status=0"
+	assert_line "ramboot: init-bottom: root file system from $T/run/net/images/x86_64.img through a read-only loop device"
+	run grep -E '^(u?mount|losetup|args)' "$T/log"
+	assert_output "args: boot --query
+mount -o move $T/root $T/run/net
+losetup -r /dev/loop7 $T/run/net/images/x86_64.img
+mount -t squashfs -o ro /dev/loop7 $T/run/ro
+mount -t tmpfs -o mode=0755 tmpfs $T/run/rw
+mount -t overlay -o lowerdir=$T/run/ro,upperdir=$T/run/rw/up,workdir=$T/run/rw/work overlay $T/run/root
+mount -o move $T/run/root $T/root
+args: boot --image=$T/run/net/images/x86_64.img"
+}
+
+@test "hooks: init-bottom: an image file that does not mount: everything undone, the network root kept" {
+	qstub lazy "$T/root/images/x86_64.img"
+	: >"$T/root/images/x86_64.img"
+	losetup_stub
+	cat >>"$T/it-extra.sh" <<EOF
+mount() {
+	echo "mount \$*" >>"$T/log"
+	case "\$*" in "-t squashfs "*) return 1 ;; esac
+}
+EOF
+	initramfs
+	assert_success
+	assert_line "status=0"
+	assert_line "ramboot: init-bottom: cannot mount $T/root/images/x86_64.img through a read-only loop device; booting from the network root (no lazy copy)"
+	grep -qFx "losetup -d /dev/loop7" "$T/log"
+	grep -qFx "mount -o move $T/run/net $T/root" "$T/log"      # moved back
+	no_grep -q -- "--image=" "$T/log"
+	no_grep -q "^mount -o move $T/run/root" "$T/log"
+}
+
+@test "hooks: order.conf adds the local-premount phase once, as a link to the boot script" {
+	mkdir -p "$T/scripts/init-bottom" "$T/scripts/local-premount"
+	: >"$T/scripts/init-bottom/ramboot"
+	echo '/scripts/local-premount/resume "$@"' >"$T/scripts/local-premount/ORDER"
+	sed "s|/scripts/|$T/scripts/|g" "$TOP/initrd-hooks/initramfs-tools/order.conf" >"$T/order.conf"
+	# ORDER lines name /scripts/... : match on that; the link is relative
+	sed -i -e "s|'\\^$T/scripts/local-premount/ramboot '|'^/scripts/local-premount/ramboot '|" \
+		-e "s|'$T/scripts/local-premount/ramboot \"\$@\"'|'/scripts/local-premount/ramboot \"\$@\"'|" \
+		-e "s|ln -s ../init-bottom|ln -s ../init-bottom|" "$T/order.conf"
+	busybox sh -c ". '$T/order.conf'; . '$T/order.conf'"
+	run cat "$T/scripts/local-premount/ORDER"
+	assert_output '/scripts/local-premount/resume "$@"
+/scripts/local-premount/ramboot "$@"
+[ -e /conf/param.conf ] && . /conf/param.conf'
+	[ "$(readlink "$T/scripts/local-premount/ramboot")" = ../init-bottom/ramboot ]
+}
+
+@test "hooks: ramboot boot --query names the mode and the image the hooks act on" {
+	bin=${RAMBOOT_BIN:-$TOP/ramboot}
+	[ -x "$bin" ] || skip "$bin not built"
+	mkdir -p "$T/fx/proc" "$T/fx/run"
+	run env RAMBOOT_ROOT="$T/fx" "$bin" boot --query --cmdline="ramboot=lazy" --default-image=/dev/nbd0
+	assert_success
+	assert_output "mode=lazy
+image=/dev/nbd0"
+	run env RAMBOOT_ROOT="$T/fx" rootmnt=/root "$bin" boot --query \
+		--cmdline="ramboot=lazy ltsp.image=images/x.img" --default-image=/dev/nbd0
+	assert_success
+	assert_output "mode=lazy
+image=$T/fx/root/images/x.img"
+	run env RAMBOOT_ROOT="$T/fx" "$bin" boot --query --cmdline="quiet"
+	assert_success
+	assert_output "mode=off
+image="
+	# nothing made: no report
+	[ ! -e "$T/fx/run/ramboot" ]
+	run "$bin" boot --query --drop=/x
+	assert_failure 2
 }

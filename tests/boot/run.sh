@@ -37,7 +37,7 @@ mem=512
 CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
 ram-zram-target prefetch lazy-9p profile-record lazy-profile lazy-blk-cut lazy-corrupt lazy-minfree
 lazy-stall ltsp-lazy swap-zram fallback-corrupt fallback-sha256
-fallback-minfree itools-ram itools-fallback ltsp-ram"
+fallback-minfree itools-ram itools-fallback itools-lazy nbd-lazy ltsp-ram"
 
 n=0
 failed=0
@@ -560,6 +560,9 @@ run_case() {
 	itools-*)
 		itools_case "$c"
 		return ;;
+	nbd-lazy)
+		nbd_case "$c"
+		return ;;
 	ltsp-ram)
 		ltsp_case "$c"
 		return ;;
@@ -588,16 +591,18 @@ deb_initrd_ready() {
 	return 0
 }
 
-# boot_debian NAME INITRD MEM CMDLINE DRIVE: boot Debian's kernel with a
-# combined initrd and one virtio disk, no 9p share.
+# boot_debian NAME INITRD MEM CMDLINE DRIVE [OPTIONS]: boot Debian's
+# kernel with a combined initrd and one virtio disk (DRIVE empty: none),
+# no 9p share; OPTIONS, a list of QEMU options, add devices.
 boot_debian() {
 	name=$1
 	log=$logs/$name.log
+	# shellcheck disable=SC2086 # $6 is a list of options
 	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
 		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m "$3" \
 		-kernel "$kernel" -initrd "$2" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $4" \
-		-drive "$5" -serial "file:$log" >"$logs/$name.qemu" 2>&1
+		${5:+-drive "$5"} ${6:-} -serial "file:$log" >"$logs/$name.qemu" 2>&1
 	echo "qemu exit $?" >> "$logs/$name.qemu"
 	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
 }
@@ -642,20 +647,33 @@ itools_case() {
 		result "$name"
 		return
 	fi
-	args="root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init ramboot=ram"
+	args="root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init"
 	case $name in
-	itools-ram) args="$args ramboot.swap=zram" ;;
-	itools-fallback) args="$args ramboot.minfree=4G" ;;
+	itools-ram) args="$args ramboot=ram ramboot.swap=zram" ;;
+	itools-fallback) args="$args ramboot=ram ramboot.minfree=4G" ;;
+	itools-lazy) args="$args ramboot=lazy" ;;
 	esac
 	boot_debian "$name" "$it/initrd.combined" "$mem" "$args" \
 		"file=$cache/blk/x86_64.img,if=virtio,format=raw,readonly=on,throttling.bps-total=125000000"
 	grep -q 'Running /scripts/init-bottom' "$log.txt" ||
 		fail "initramfs-tools' init-bottom never ran"
 	expect_done || { result "$name"; return; }
-	expect mode_asked ram
 	expect source /dev/vda
 	case $name in
+	itools-lazy)
+		# local-premount put the root disk on a read-only loop device
+		# and the boot mounted that; the copier started in init-bottom
+		# switched it to the RAM copy.
+		expect_lazy_switched
+		expect_lazy image /dev/vda
+		grep -q 'ramboot: local-premount: root /dev/vda through the read-only loop device /dev/loop[0-9]*$' "$log.txt" ||
+			fail "local-premount did not put the root on a loop device"
+		grep -q '^RBTEST mount /dev/loop[0-9]* / squashfs ' "$log.txt" ||
+			fail "/ is not the squashfs on the loop device"
+		! grep -q '^RBTEST mount /dev/vda ' "$log.txt" ||
+			fail "/dev/vda is mounted directly" ;;
 	itools-ram)
+		expect mode_asked ram
 		expect mode_done ram
 		expect target tmpfs
 		expect_like ram_path "/run/ramboot/ram/*"
@@ -687,6 +705,7 @@ itools_case() {
 		sed -n '/^RBTEST-SWAPS-BEGIN/,/^RBTEST-SWAPS-END/p' "$log.txt" |
 			grep -q "^${dev:-/dev/zram}[[:space:]]" || fail "/proc/swaps has no $dev" ;;
 	itools-fallback)
+		expect mode_asked ram
 		expect_not mode_done ram
 		expect ram_path ""
 		expect_set fallback
@@ -699,6 +718,77 @@ itools_case() {
 		[ -z "$v" ] || fail "left behind after the fallback: $v" ;;
 	esac
 	result "$name"
+}
+
+# ---------------------------------------------------------------- NBD
+
+# nbd-lazy: the root over a real NBD device. qemu-nbd on the host serves
+# the squashfs read-only on a TCP port of 127.0.0.1, which the guest's
+# user networking reaches as 10.0.2.2; Debian's initrd (with nbd-client's
+# initramfs-tools script, local-top/nbd) connects /dev/nbd0 from
+# root=/dev/nbd0 nbdroot=10.0.2.2:PORT/x86_64. ramboot's local-premount
+# phase puts /dev/nbd0 on a read-only loop device, the boot mounts that,
+# and the copier switches it to the RAM copy. Then the host kills the
+# server (when the client prints `RBTEST lazy-ready-to-cut`), the client
+# sees a direct read of /dev/nbd0 fail and reads every file of its root.
+nbd_case() {
+	name=$1
+	why=
+	log=$logs/$name.log
+	: > "$log.txt"
+	command -v qemu-nbd >/dev/null || { skip "$name" "qemu-nbd not installed (qemu-utils)"; return; }
+	itools_setup "$name" || return
+	[ -z "$why" ] || { result "$name"; return; }
+	if ! deb_initrd_ready nbd virtio_net ||
+		! echo "$deb_mods" | grep -q 'scripts/local-top/nbd$'; then
+		skip "$name" "$deb_initrd lacks nbd-client's script, nbd or virtio_net (apt-get install nbd-client)"
+		return
+	fi
+	# A port of its own for this run; qemu-nbd serves one client,
+	# read-only, and stays after the client disconnects (-t).
+	port=$((20000 + $$ % 20000))
+	qemu-nbd --read-only --persistent --format=raw --bind=127.0.0.1 --port="$port" \
+		--export-name=x86_64 "$cache/blk/x86_64.img" > "$logs/$name.nbd" 2>&1 &
+	nbd_pid=$!
+	: > "$log"
+	nbd_cut_when "RBTEST lazy-ready-to-cut" &
+	cutter=$!
+	boot_debian "$name" "$it/initrd.combined" "$mem" \
+		"root=/dev/nbd0 nbdroot=10.0.2.2:$port/x86_64 ip=dhcp rootfstype=squashfs ro init=/sbin/rbtest-init ramboot=lazy rbtest.cut=/dev/nbd0" \
+		"" "-netdev user,id=n0 -device virtio-net-pci,netdev=n0"
+	kill "$cutter" 2>/dev/null
+	wait "$cutter" 2>/dev/null
+	kill "$nbd_pid" 2>/dev/null
+	wait "$nbd_pid" 2>/dev/null
+	grep -q 'Setting up nbd-client' "$log.txt" ||
+		fail "nbd-client's initramfs script never ran"
+	expect_done || { result "$name"; return; }
+	expect_lazy_switched
+	expect source /dev/nbd0
+	expect_lazy image /dev/nbd0
+	grep -q 'ramboot: local-premount: root /dev/nbd0 through the read-only loop device /dev/loop[0-9]*$' "$log.txt" ||
+		fail "local-premount did not put /dev/nbd0 on a loop device"
+	grep -q '^RBTEST mount /dev/loop[0-9]* / squashfs ' "$log.txt" ||
+		fail "/ is not the squashfs on the loop device"
+	grep -q "^# .*server killed" "$logs/$name.nbd" ||
+		fail "the NBD server was never killed"
+	grep -q '^RBTEST source-cut$' "$log.txt" ||
+		fail "the client still read /dev/nbd0: $(grep '^RBTEST source-cut' "$log.txt")"
+	result "$name"
+}
+
+# nbd_cut_when MARKER: in the background of the NBD boot, kill the NBD
+# server ($nbd_pid) once a console line starts with MARKER.
+nbd_cut_when() {
+	i=0
+	while [ $i -lt $((timeout_s * 10)) ]; do
+		if tr -d '\r' < "$log" 2>/dev/null | grep -q "^$1"; then
+			kill "$nbd_pid" && echo "# $(cut -d' ' -f1 /proc/uptime): $1 seen, server killed" >> "$logs/$name.nbd"
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # ---------------------------------------------------------------- LTSP
