@@ -28,6 +28,8 @@ static const struct command {
 	{ "initrd",   cmd_initrd,   "write or list an initrd holding ramboot" },
 	{ "profile",  cmd_profile,  "record, merge or show a boot profile of an image" },
 	{ "lazy",     cmd_lazy,     "copy the mounted network image to RAM and switch to it" },
+	{ "keygen",   cmd_keygen,   "make an Ed25519 key pair for signing manifests" },
+	{ "sign",     cmd_sign,     "sign a manifest, or check its signature" },
 };
 
 static void usage(FILE *out)

@@ -108,6 +108,8 @@ int cmd_status(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 int cmd_initrd(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
 
 #endif
