@@ -30,6 +30,16 @@ const char *boot_target_name(enum boot_target t)
 	return (unsigned)t < ARRAY_SIZE(target_names) ? target_names[t] : "?";
 }
 
+static const char *const verify_names[] = {
+	[VERIFY_AUTO] = "auto", [VERIFY_SIGNED] = "signed",
+	[VERIFY_HASH] = "hash", [VERIFY_OFF] = "off",
+};
+
+const char *boot_verify_name(enum boot_verify v)
+{
+	return (unsigned)v < ARRAY_SIZE(verify_names) ? verify_names[v] : "?";
+}
+
 void settings_init(struct boot_settings *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -176,6 +186,19 @@ int settings_set(struct boot_settings *s, const char *key, const char *val,
 		} else {
 			goto bad;
 		}
+	} else if (!strcmp(key, "verify")) {
+		size_t k;
+
+		/* Fails closed like the hash: a policy that does not parse
+		 * is not "no policy". */
+		s->verify_policy_bad = true;
+		for (k = 0; k < ARRAY_SIZE(verify_names); k++)
+			if (!strcmp(v, verify_names[k])) {
+				s->verify = (enum boot_verify)k;
+				s->verify_policy_bad = false;
+			}
+		if (s->verify_policy_bad)
+			goto bad;
 	} else if (!strcmp(key, "timeout")) {
 		double t;
 

@@ -21,6 +21,9 @@
 enum boot_mode { BOOT_OFF, BOOT_PREFETCH, BOOT_RAM, BOOT_LAZY };
 enum boot_target { TARGET_TMPFS, TARGET_ZRAM };
 enum boot_swap { SWAP_OFF, SWAP_ZRAM };
+/* ramboot.verify=: AUTO is "signed" when the initrd holds trusted keys,
+ * else the hash of a manifest or ramboot.sha256= when there is one. */
+enum boot_verify { VERIFY_AUTO, VERIFY_SIGNED, VERIFY_HASH, VERIFY_OFF };
 
 #define SET_PATH_MAX 1024
 #define SET_WARN_MAX 16
@@ -50,6 +53,10 @@ struct boot_settings {
 	char profile[SET_PATH_MAX];    /* ramboot.profile=PATH or "none"; "":
 					* IMAGE.profile beside the image */
 	bool timeout_set;
+	enum boot_verify verify;       /* ramboot.verify= */
+	/* ramboot.verify= has a value that does not parse: which policy was
+	 * meant is unknown, so no copy boots. */
+	bool verify_policy_bad;
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */
 	bool verify_bad;
@@ -70,7 +77,7 @@ void settings_init(struct boot_settings *s);
 /* Set one setting by its command-line name without the "ramboot."
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
- * "swap.algorithm", "swap.priority", "timeout", "profile", "debug". val is NULL for a bare
+ * "swap.algorithm", "swap.priority", "timeout", "profile", "verify", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */
@@ -106,5 +113,6 @@ int ltsp_image_first(const char *list, char *out, size_t len);
 
 const char *boot_mode_name(enum boot_mode m);
 const char *boot_target_name(enum boot_target t);
+const char *boot_verify_name(enum boot_verify v);
 
 #endif

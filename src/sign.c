@@ -112,7 +112,8 @@ int sign_split(const char *buf, size_t len, size_t *body_len, struct sign_line *
 
 static int read_small(int dirfd, const char *path, char *buf, size_t cap, size_t *len)
 {
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* O_NONBLOCK: a FIFO planted there must not hang a boot. */
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	ssize_t n;
 	int rc = 0;
@@ -339,6 +340,32 @@ int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who 
 		return rb_errfmt(err, errlen, -EKEYREJECTED, "bad signature (key %s)", line.keyid);
 	return rb_errfmt(err, errlen, -ENOKEY, "signed by key %s, which is not trusted here",
 			 line.keyid);
+}
+
+int sign_manifest_load(const char *path, const char *keydir, struct manifest *m,
+		       struct sign_who *who, char *err, size_t errlen)
+{
+	/* The manifest parser refuses anything longer than it allows; one
+	 * byte more than this cap is read to tell "too long". */
+	char *buf = malloc(SIGN_TEXT_MAX);
+	size_t len = 0;
+	int rc;
+
+	if (!buf)
+		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
+	rc = read_small(AT_FDCWD, path, buf, SIGN_TEXT_MAX, &len);
+	if (rc < 0) {
+		rb_errfmt(err, errlen, rc, "%s", rc == -EINVAL ? "not a regular file" :
+			  rc == -EFBIG ? "too long" : strerror(-rc));
+		goto out;
+	}
+	/* One read, and the bytes checked are the bytes parsed. */
+	rc = sign_check(buf, len, keydir, who, err, errlen);
+	if (rc == 0)
+		rc = manifest_parse(buf, len, m, err, errlen);
+out:
+	free(buf);
+	return rc;
 }
 
 /* ---- signing ---- */

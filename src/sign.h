@@ -58,6 +58,14 @@ int sign_split(const char *buf, size_t len, size_t *body_len, struct sign_line *
 int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who *who,
 	       char *err, size_t errlen);
 
+/*
+ * Read the manifest at path once, check its signature (sign_check) and
+ * parse it: 0 with *m and *who, or the error of either, with a message.
+ */
+struct manifest;
+int sign_manifest_load(const char *path, const char *keydir, struct manifest *m,
+		       struct sign_who *who, char *err, size_t errlen);
+
 /* How many usable public keys keydir (as for sign_check) holds; 0 when
  * there is no such directory. */
 int sign_keys_count(const char *keydir);

@@ -123,6 +123,36 @@ static void sha256_lowercased(void)
 	CHECK_EQ_INT(S.nwarn, 0);
 }
 
+static void verify_policy(void)
+{
+	fresh();
+	CHECK_EQ_INT(S.verify, VERIFY_AUTO);
+	settings_parse_cmdline(&S, "ramboot.verify=signed");
+	CHECK_EQ_INT(S.verify, VERIFY_SIGNED);
+	CHECK(!S.verify_policy_bad);
+	settings_parse_cmdline(&S, "ramboot.verify=hash");
+	CHECK_EQ_INT(S.verify, VERIFY_HASH);
+	settings_parse_cmdline(&S, "ramboot.verify=off");
+	CHECK_EQ_INT(S.verify, VERIFY_OFF);
+	CHECK_EQ_STR(boot_verify_name(S.verify), "off");
+	CHECK_EQ_INT(S.nwarn, 0);
+	/* A typo is not "off": no copy boots until a good value comes. */
+	settings_parse_cmdline(&S, "ramboot.verify=sigend");
+	CHECK(S.verify_policy_bad);
+	CHECK(has_warn("ramboot.verify=: invalid value 'sigend'"));
+	/* A good hash does not make a bad policy good. */
+	settings_parse_cmdline(&S, "ramboot.sha256="
+			       "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+	CHECK(S.verify_policy_bad);
+	settings_parse_cmdline(&S, "ramboot.verify=signed");
+	CHECK(!S.verify_policy_bad);
+	CHECK_EQ_INT(S.verify, VERIFY_SIGNED);
+	/* From ramboot.conf / ltsp.conf: RAMBOOT_VERIFY. */
+	fresh();
+	CHECK_EQ_INT(settings_set(&S, "verify", "hash", "test", SRC_CONF), 0);
+	CHECK_EQ_INT(S.verify, VERIFY_HASH);
+}
+
 static void double_dash_ends(void)
 {
 	fresh();
@@ -318,5 +348,6 @@ int main(void)
 	RUN(garbage_is_safe);
 	RUN(long_values);
 	RUN(report_lines);
+	RUN(verify_policy);
 	return TAP_DONE();
 }
