@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ramboot.h"
+#include "verity.h"
 
 #ifndef RAMBOOT_VERSION
 #error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"
@@ -28,6 +29,7 @@ static const struct command {
 	{ "initrd",   cmd_initrd,   "write or list an initrd holding ramboot" },
 	{ "profile",  cmd_profile,  "record, merge or show a boot profile of an image" },
 	{ "lazy",     cmd_lazy,     "copy the mounted network image to RAM and switch to it" },
+	{ "verity",   cmd_verity,   "write a dm-verity hash tree; open or close a verity mapping" },
 };
 
 static void usage(FILE *out)
