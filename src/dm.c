@@ -160,8 +160,8 @@ static int dev_remove(int fd, union dm_buf *b, const char *name)
 	return dm_ioctl(fd, DM_DEV_REMOVE, b);
 }
 
-/* mknod /dev/mapper/NAME, or take the node that is there already when it
- * is the same device (made by udev meanwhile). */
+/* mknod /dev/mapper/NAME, or take what is there already when it is the
+ * same device. */
 static int node_make(const char *name, dev_t dev, char *err, size_t errlen)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
@@ -176,7 +176,9 @@ static int node_make(const char *name, dev_t dev, char *err, size_t errlen)
 	if (mknod(path, S_IFBLK | 0600, dev) == 0)
 		return 0;
 	rc = -errno;
-	if (rc == -EEXIST && lstat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
+	/* udev, where it runs, may have been first: with a node, or a
+	 * symbolic link to /dev/dm-N. Either is fine if it is this device. */
+	if (rc == -EEXIST && stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
 		return 0;
 	return rb_errfmt(err, errlen, rc, "%s: %s", path, rc == -EEXIST ?
 			 "exists and is not this device" : strerror(-rc));
@@ -188,7 +190,8 @@ static void node_remove(const char *name, dev_t dev)
 	struct stat st;
 
 	/* Only the node of this very device: a file of that name that is
-	 * anything else is not ours to delete. */
+	 * anything else (a link udev made is udev's to remove) is not ours
+	 * to delete. */
 	if (dm_node_path(name, path, sizeof(path)) == 0 && lstat(path, &st) == 0 &&
 	    S_ISBLK(st.st_mode) && st.st_rdev == dev)
 		(void)unlink(path);

@@ -4,7 +4,8 @@
  * against a reference built here level by level (EVP, not the library's
  * code), and against vectors `veritysetup format` (cryptsetup 2.6.1)
  * produced once for the same images, salts and UUIDs: its root hash and
- * the SHA-256 of its whole hash file.
+ * the SHA-256 of its whole hash file. Also the kernel table line and the
+ * mapping names of dm.c, and its answer without device-mapper.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -19,6 +21,7 @@
 #include "tap.h"
 #include "ramboot.h"
 #include "verity.h"
+#include "dm.h"
 
 static char dir[] = "/tmp/ramboot-verity-XXXXXX";
 static char err[512];
@@ -506,6 +509,85 @@ static void test_check_root(void)
 	}
 }
 
+static void test_dm_table(void)
+{
+	struct dm_verity_target t;
+	char buf[1024];
+
+	memset(&t, 0, sizeof(t));
+	t.data = makedev(7, 0);
+	t.hash = makedev(259, 1048575);
+	t.data_blocks = 16385;
+	t.hash_start = VERITY_HASH_START;
+	memset(t.root, 0xab, sizeof(t.root));
+	t.salt_len = 2;
+	t.salt[0] = 0x01;
+	t.salt[1] = 0xfe;
+	CHECK_EQ_INT(dm_verity_params(&t, buf, sizeof(buf)), 0);
+	CHECK_EQ_STR(buf, "1 7:0 259:1048575 4096 4096 16385 1 sha256 "
+		     "abababababababababababababababababababababababababababababababab 01fe");
+	t.salt_len = 0;
+	CHECK_EQ_INT(dm_verity_params(&t, buf, sizeof(buf)), 0);
+	CHECK(strlen(buf) > 2 && !strcmp(buf + strlen(buf) - 2, " -"));
+	CHECK_EQ_INT(dm_verity_params(&t, buf, 20), -ENOSPC);
+	/* The longest salt fits the buffer the ioctl has. */
+	t.salt_len = VERITY_SALT_MAX;
+	CHECK_EQ_INT(dm_verity_params(&t, buf, sizeof(buf)), 0);
+	CHECK_EQ_INT(strlen(buf), 43 + 64 + 1 + 2 * VERITY_SALT_MAX);
+}
+
+static void test_dm_names(void)
+{
+	char long_name[200];
+
+	CHECK(dm_name_valid("ltsp-image"));
+	CHECK(dm_name_valid("x86_64.img+v2"));
+	CHECK(dm_name_valid("a"));
+	CHECK(!dm_name_valid(""));
+	CHECK(!dm_name_valid("."));
+	CHECK(!dm_name_valid(".."));
+	CHECK(!dm_name_valid(".hidden"));
+	CHECK(!dm_name_valid("a/b"));
+	CHECK(!dm_name_valid("a b"));
+	CHECK(!dm_name_valid("control\n"));
+	CHECK(!dm_name_valid("t\xc3\xa9"));
+	memset(long_name, 'n', sizeof(long_name));
+	long_name[127] = '\0';
+	CHECK(dm_name_valid(long_name));
+	long_name[127] = 'n';
+	long_name[128] = '\0';
+	CHECK(!dm_name_valid(long_name));
+}
+
+/* Below a root prefix without /dev/mapper/control: -ENODEV, and a
+ * message that says what is missing; nothing is made. */
+static void test_dm_no_control(void)
+{
+	struct dm_verity_target t;
+	char root[sizeof(dir) + 16], path[sizeof(dir) + 64];
+	struct stat st;
+	dev_t dev;
+
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(path, sizeof(path), "%s/dev", root);
+	CHECK(mkdir(root, 0755) == 0 && mkdir(path, 0755) == 0);
+	setenv("RAMBOOT_ROOT", root, 1);
+	rb_root_init();
+	memset(&t, 0, sizeof(t));
+	t.data_blocks = 1;
+	err[0] = '\0';
+	CHECK_EQ_INT(dm_verity_create("x", &t, &dev, err, sizeof(err)), -ENODEV);
+	CHECK(strstr(err, "/root/dev/mapper/control") != NULL);
+	CHECK(strstr(err, "no device-mapper") != NULL);
+	CHECK_EQ_INT(dm_remove("x", err, sizeof(err)), -ENODEV);
+	CHECK_EQ_INT(dm_has_target("verity"), -ENODEV);
+	CHECK_EQ_INT(dm_verity_create("a/b", &t, &dev, err, sizeof(err)), -EINVAL);
+	snprintf(path, sizeof(path), "%s/dev/mapper", root);
+	CHECK(stat(path, &st) < 0 && errno == ENOENT);
+	unsetenv("RAMBOOT_ROOT");
+	rb_root_init();
+}
+
 int main(void)
 {
 	char cmd[64 + sizeof(dir)];
@@ -522,6 +604,9 @@ int main(void)
 	RUN(test_format_refusals);
 	RUN(test_build_short);
 	RUN(test_check_root);
+	RUN(test_dm_table);
+	RUN(test_dm_names);
+	RUN(test_dm_no_control);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", dir);
