@@ -231,7 +231,7 @@ int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *
 	/* One target over the whole data: sectors 0 .. data_blocks * 8. */
 	dm_init(b, name, DM_READONLY_FLAG);
 	b->io.target_count = 1;
-	spec = (struct dm_target_spec *)((char *)b + DM_DATA_START);
+	spec = (void *)((char *)b + DM_DATA_START);   /* 8-byte aligned: DM_DATA_START */
 	spec->sector_start = 0;
 	spec->length = t->data_blocks * (VERITY_BLOCK / 512);
 	snprintf(spec->target_type, sizeof(spec->target_type), "verity");
