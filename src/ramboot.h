@@ -110,6 +110,7 @@ int cmd_initrd(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
+int cmd_verity(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
 
 #endif
