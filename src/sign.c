@@ -195,11 +195,13 @@ out:
 	return rc;
 }
 
-/* The usable keys of keydir, one at a time: each call gives the next
- * (name without .pub, key id, key) or NULL at the end. */
+/* The usable keys of keydir (NULL: SIGN_KEYDIR and SIGN_KEYDIR_LTSP),
+ * one at a time: each call gives the next (name without .pub, key id,
+ * key) or NULL at the end. */
 struct keyiter {
 	DIR *d;
-	char dir[PATH_MAX];
+	char dirs[2][PATH_MAX];
+	int ndirs, di;
 	char name[64];
 	char keyid[SIGN_KEYID_LEN + 1];
 	char *pem;
@@ -207,37 +209,50 @@ struct keyiter {
 
 static int keyiter_open(struct keyiter *it, const char *keydir)
 {
-	char p[PATH_MAX];
+	int rc = -ENOENT;
 
 	memset(it, 0, sizeof(*it));
-	if (!keydir) {
-		if (rb_path(p, sizeof(p), "%s", SIGN_KEYDIR) < 0)
-			return -ENAMETOOLONG;
-		keydir = p;
+	if (keydir) {
+		snprintf(it->dirs[it->ndirs++], PATH_MAX, "%s", keydir);
+	} else {
+		if (rb_path(it->dirs[it->ndirs], PATH_MAX, "%s", SIGN_KEYDIR) == 0)
+			it->ndirs++;
+		if (rb_path(it->dirs[it->ndirs], PATH_MAX, "%s", SIGN_KEYDIR_LTSP) == 0)
+			it->ndirs++;
 	}
 	it->pem = malloc(KEYFILE_MAX);
 	if (!it->pem)
 		return -ENOMEM;
-	snprintf(it->dir, sizeof(it->dir), "%s", keydir);
-	it->d = opendir(keydir);
-	if (!it->d) {
-		int rc = -errno;
-
-		free(it->pem);
-		it->pem = NULL;
-		return rc;
+	/* Open the first directory there is: an error only if none is. */
+	for (it->di = 0; it->di < it->ndirs; it->di++) {
+		it->d = opendir(it->dirs[it->di]);
+		if (it->d)
+			return 0;
+		if (rc == -ENOENT)
+			rc = -errno;
 	}
-	return 0;
+	free(it->pem);
+	it->pem = NULL;
+	return rc;
 }
 
 static EVP_PKEY *keyiter_next(struct keyiter *it)
 {
 	struct dirent *e;
 
-	while ((e = readdir(it->d)) != NULL) {
-		size_t n = strlen(e->d_name), len = 0;
+	while (it->d) {
+		size_t n, len = 0;
 		EVP_PKEY *k;
 
+		e = readdir(it->d);
+		if (!e) {
+			closedir(it->d);
+			it->d = NULL;
+			while (!it->d && ++it->di < it->ndirs)
+				it->d = opendir(it->dirs[it->di]);
+			continue;
+		}
+		n = strlen(e->d_name);
 		if (n <= 4 || n - 4 >= sizeof(it->name) || strcmp(e->d_name + n - 4, ".pub") ||
 		    e->d_name[0] == '.')
 			continue;
@@ -245,7 +260,8 @@ static EVP_PKEY *keyiter_next(struct keyiter *it)
 			continue;
 		k = key_from_pem(it->pem, len, false);
 		if (!k || keyid_of(k, it->keyid) < 0) {
-			rb_warn("%s/%s: not an Ed25519 public key; ignored", it->dir, e->d_name);
+			rb_warn("%s/%s: not an Ed25519 public key; ignored", it->dirs[it->di],
+				e->d_name);
 			EVP_PKEY_free(k);
 			continue;
 		}

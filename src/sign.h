@@ -14,7 +14,7 @@
  *
  * Keys are PEM files, as `openssl genpkey -algorithm ed25519` writes
  * them (or `ramboot keygen`); the client trusts the public keys
- * (NAME.pub) in SIGN_KEYDIR.
+ * (NAME.pub) in SIGN_KEYDIR and SIGN_KEYDIR_LTSP.
  */
 #ifndef RAMBOOT_SIGN_H
 #define RAMBOOT_SIGN_H
@@ -23,6 +23,9 @@
 #include <stddef.h>
 
 #define SIGN_KEYDIR "/etc/ramboot/keys"   /* below the root prefix */
+/* LTSP: `ltsp initrd` copies /etc/ltsp into ltsp.img; keys put beside the
+ * hook on the server are found there in the initramfs too. */
+#define SIGN_KEYDIR_LTSP "/etc/ltsp/ramboot/keys"
 #define SIGN_KEYID_LEN 16                 /* hex digits */
 #define SIGN_LEN 64                       /* bytes of an Ed25519 signature */
 #define SIGN_LINE_MAX 128                 /* the signature line, newline included */
@@ -49,7 +52,8 @@ int sign_split(const char *buf, size_t len, size_t *body_len, struct sign_line *
 
 /*
  * Check the signature of buf[0..len) against the public keys in keydir
- * (a path as it is; NULL: SIGN_KEYDIR below the root prefix). 0 and *who when a
+ * (a path as it is; NULL: SIGN_KEYDIR and SIGN_KEYDIR_LTSP below the root
+ * prefix). 0 and *who when a
  * trusted key signed it. -ENODATA: no signature line; -ENOKEY: signed by
  * no key in keydir; -EKEYREJECTED: the signature does not match;
  * -EINVAL: malformed; -ENOENT: keydir holds no usable key. A message in
