@@ -10,6 +10,7 @@
  * libarchive reads one archive at a time, so --list finds where each
  * uncompressed member ends and opens the next one there.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "sign.h"
 #include "ramboot.h"
 
 #ifndef HAVE_LIBARCHIVE
@@ -68,6 +70,9 @@ static void usage(FILE *out)
 		"  --hooks=DIR        the hook scripts (default: DATADIR/hooks, else\n"
 		"                     ./initrd-hooks)\n"
 		"  --conf=PATH        the configuration (default: /etc/ramboot.conf if any)\n"
+		"  --keys=DIR         the trusted public keys (*.pub) for signed manifests\n"
+		"                     (default: /etc/ramboot/keys if any), packed as\n"
+		"                     etc/ramboot/keys/\n"
 		"  -l, --list=FILE    list an initrd (concatenated, compressed or not)\n"
 		"                     and say whether ramboot is inside\n"
 		"  -h, --help         show this help\n");
@@ -179,8 +184,50 @@ out:
 /* The archive goes into a file that gets the name out only when it is
  * complete and on disk (outfile.h): no predictable temporary to plant a
  * link at, and a failed run leaves an existing out as it was. */
+/* The *.pub files of keys, as etc/ramboot/keys/NAME.pub. */
+static int add_keys(struct archive *a, struct archive_entry *e, const char *keys,
+		    unsigned *ino)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	struct dirent *d;
+	DIR *dir = opendir(keys);
+	int rc = 0, n = 0;
+
+	if (!dir) {
+		rc = -errno;
+		rb_err("%s: %s", keys, strerror(-rc));
+		return rc;
+	}
+	rc = add_dir(a, e, "etc/ramboot", (*ino)++);
+	if (rc == 0)
+		rc = add_dir(a, e, "etc/ramboot/keys", (*ino)++);
+	while (rc == 0 && (d = readdir(dir)) != NULL) {
+		size_t len = strlen(d->d_name);
+
+		if (len <= 4 || strcmp(d->d_name + len - 4, ".pub") || d->d_name[0] == '.')
+			continue;
+		if (snprintf(src, sizeof(src), "%s/%s", keys, d->d_name) >= (int)sizeof(src) ||
+		    snprintf(dst, sizeof(dst), "etc/ramboot/keys/%s", d->d_name) >= (int)sizeof(dst)) {
+			rc = -ENAMETOOLONG;
+			rb_err("%s: path too long", keys);
+			break;
+		}
+		if (!is_file(src))
+			continue;
+		rc = add_file(a, e, src, dst, 0644, (*ino)++);
+		if (rc < 0)
+			rb_err("%s: %s", src, rc == -EIO ? archive_error_string(a) : strerror(-rc));
+		else
+			n++;
+	}
+	closedir(dir);
+	if (rc == 0 && n == 0)
+		rb_warn("%s: no public keys (*.pub)", keys);
+	return rc;
+}
+
 static int write_initrd(const char *out, const char *binary, const char *hooks,
-			const char *conf)
+			const char *conf, const char *keys)
 {
 	char src[PATH_MAX], err[PATH_MAX + 64];
 	struct archive *a = NULL;
@@ -245,6 +292,8 @@ static int write_initrd(const char *out, const char *binary, const char *hooks,
 		else
 			rb_debug("%s <- %s", it->dst, path);
 	}
+	if (rc == 0 && keys)
+		rc = add_keys(a, e, keys, &ino);
 	/* The trailer; archive_write_open_fd leaves the descriptor open. */
 	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK) {
 		rb_err("%s: %s", out, archive_error_string(a));
@@ -399,11 +448,13 @@ int cmd_initrd(int argc, char **argv)
 		{ "binary", required_argument, NULL, 'b' },
 		{ "hooks", required_argument, NULL, 'H' },
 		{ "conf", required_argument, NULL, 'C' },
+		{ "keys", required_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
+	const char *keys = NULL;
 	char bin[PATH_MAX], hk[PATH_MAX];
 	int c;
 
@@ -416,6 +467,7 @@ int cmd_initrd(int argc, char **argv)
 		case 'b': binary = optarg; break;
 		case 'H': hooks = optarg; break;
 		case 'C': conf = optarg; break;
+		case 'K': keys = optarg; break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -452,7 +504,9 @@ int cmd_initrd(int argc, char **argv)
 	}
 	if (!conf && is_file("/etc/ramboot.conf"))
 		conf = "/etc/ramboot.conf";
-	return write_initrd(out, binary, hooks, conf);
+	if (!keys && is_dir(SIGN_KEYDIR))
+		keys = SIGN_KEYDIR;
+	return write_initrd(out, binary, hooks, conf, keys);
 }
 
 #else /* !HAVE_LIBARCHIVE */

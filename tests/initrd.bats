@@ -44,6 +44,25 @@ setup() {
 	cmp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/x/scripts/ramboot-lib.sh"
 }
 
+@test "initrd: --keys packs the trusted public keys as etc/ramboot/keys/*.pub, nothing else" {
+	mkdir "$T/keys"
+	"$BIN" keygen "$T/keys/lab" >/dev/null
+	echo "not a key" >"$T/keys/README"
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --keys="$T/keys"
+	assert_success
+	run cpio -t -H newc -F "$T/rb.img"
+	assert_line etc/ramboot/keys
+	assert_line etc/ramboot/keys/lab.pub
+	refute_line etc/ramboot/keys/lab
+	refute_line etc/ramboot/keys/README
+	mkdir "$T/x" && cd "$T/x" && cpio -id -F "$T/rb.img" 2>/dev/null
+	cmp "$T/keys/lab.pub" "$T/x/etc/ramboot/keys/lab.pub"
+	# A directory that is not there is an error, and no initrd.
+	run "$BIN" initrd -o "$T/rb2.img" --binary="$STATIC" --keys="$T/none"
+	assert_failure 1
+	[ ! -e "$T/rb2.img" ]
+}
+
 # The directory holds exactly the names given (no temporary left).
 assert_dir_holds() { # DIR NAME...
 	local d=$1
