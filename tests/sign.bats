@@ -39,7 +39,8 @@ setup() {
 	cmp "$T/lab" "$T/lab.before"
 	run "$BIN" keygen --force "$T/lab"
 	assert_success
-	! cmp -s "$T/lab" "$T/lab.before"
+	run cmp -s "$T/lab" "$T/lab.before"
+	assert_failure
 	# Nor through a symbolic link.
 	ln -s "$T/victim" "$T/link"
 	run "$BIN" keygen "$T/link"
