@@ -125,7 +125,7 @@ check:
 check-package:
 	@tests/deps.sh check || tests/deps.sh install
 	$(PROJECT_MAKE) all static man
-	RAMBOOT_TESTS="bats pkgboot" BATS_FILES="tests/package.bats tests/man.bats" tests/run-tests.sh
+	RAMBOOT_TESTS="bats pkgboot" BATS_FILES="tests/package.bats tests/man.bats tests/dracut.bats" tests/run-tests.sh
 
 bench:
 	$(PROJECT_MAKE) static

@@ -18,6 +18,9 @@
 #   dracut-live-corrupt     the same with a corrupt image: the copy fails
 #                           verification, is freed, and dracut boots
 #                           from the live device as without ramboot
+#   dracut-live-lazy        ramboot=lazy: dracut's live root is mounted
+#                           through a loop device over /dev/vda, which the
+#                           copier switches to the verified RAM copy
 #
 # The guest is the client root of tests/boot/run.sh (images/client-init
 # prints the ramboot report, the mounts and the loop devices). TAP output.
@@ -31,7 +34,7 @@ cd "$top" || exit 1
 cache=${RBTEST_PKG_CACHE:-$top/build/pkgboot}
 rb=${RAMBOOT_STATIC:-$top/static/ramboot}
 timeout_s=${RBTEST_TIMEOUT:-240}
-CASES="itools-mkinitramfs-ram dracut-live-ram dracut-live-corrupt"
+CASES="itools-mkinitramfs-ram dracut-live-ram dracut-live-corrupt dracut-live-lazy"
 
 n=0
 failed=0
@@ -138,6 +141,9 @@ expect_done() {
 	grep -q '^RBTEST-DONE' "$log.txt" && return 0
 	fail "the client root was never reached"
 	return 1
+}
+expect_set() { # KEY
+	[ -n "$(report "$1")" ] || fail "report: $1 is empty"
 }
 expect_no_leftover() {
 	v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
@@ -275,14 +281,34 @@ dracut_case() {
 		result "$name"
 		return
 	fi
-	disk=$img
+	disk=$img mode=ram
 	[ "$name" = dracut-live-corrupt ] && disk=$bad
+	[ "$name" = dracut-live-lazy ] && mode=lazy
 	boot "$name" "$cache/dracut.img" "$disk" \
-		"root=live:/dev/vda rd.live.image rd.live.overlay.overlayfs=1 rd.shell=0 init=/sbin/rbtest-init ramboot=ram ramboot.sha256=$img_sha"
+		"root=live:/dev/vda rd.live.image rd.live.overlay.overlayfs=1 rd.shell=0 init=/sbin/rbtest-init ramboot=$mode ramboot.sha256=$img_sha"
 	expect_done || { result "$name"; return; }
-	expect mode_asked ram
+	expect mode_asked "$mode"
 	expect source /dev/vda
 	case $name in
+	dracut-live-lazy)
+		expect mode_done lazy
+		expect fallback ""
+		expect_set lazy_switched
+		v=$(sed -n 's/^RBTEST lazy state=//p' "$log.txt" | head -n 1)
+		[ "$v" = switched ] || fail "lazy copy: state='$v', expected switched"
+		v=$(sed -n 's/^RBTEST lazy sha256=//p' "$log.txt" | head -n 1)
+		[ "$v" = "$img_sha" ] || fail "lazy copy: sha256 '$v', expected $img_sha"
+		# the loop device the live root is mounted from reads the copy
+		loopdev=$(sed -n 's|^RBTEST loop \(loop[0-9]*\)=/run/ramboot/ram/.*|\1|p' "$log.txt" | head -n 1)
+		if [ -z "$loopdev" ]; then
+			fail "no loop device is backed by the RAM copy"
+		else
+			grep -q "^RBTEST mount /dev/$loopdev /run/rootfsbase squashfs " "$log.txt" ||
+				fail "/run/rootfsbase is not mounted from /dev/$loopdev"
+		fi
+		grep -q '^RBTEST lazy-read=ok$' "$log.txt" || fail "reading every file of the root failed"
+		expect_no_leftover
+		;;
 	dracut-live-ram)
 		expect mode_done ram
 		expect hash ok
