@@ -7,12 +7,17 @@
 #   make bench-swap compressed-swap capacity benchmark
 #   make bench-boot boot times by mode and link speed in QEMU (docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
+#   make man        the man pages (build/man/), from man/*.md and docs/
+#   make check-package  build the Debian package and install it into a
+#                   throwaway root (make check runs it when the tools are there)
 #   make install DESTDIR= PREFIX=
 
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/sbin
 DATADIR  ?= $(PREFIX)/share/ramboot
 SYSCONFDIR ?= /etc
+MANDIR   ?= $(PREFIX)/share/man
+DRACUTDIR ?= /usr/lib/dracut/modules.d
 # The one place the version is written down.
 VERSION  := $(shell cat VERSION)
 
@@ -39,11 +44,18 @@ AOBJ     := $(SRC:src/%.c=build/asan/%.o)
 LIBOBJ   := $(filter-out build/asan/main.o,$(AOBJ))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/unit/%)
+# Man pages: man/NAME.N.md pulls its text out of docs/ (man/mkman.sh).
+MAN_SRC  := $(sort $(wildcard man/*.md))
+MAN      := $(MAN_SRC:man/%.md=build/man/%)
+# The date on the pages: SOURCE_DATE_EPOCH (set by dpkg-buildpackage from
+# debian/changelog), else the last commit, else today.
+MAN_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),$(shell date +%s))
+MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot demo install clean fuzz unit
+.PHONY: all static check deps bench bench-swap bench-boot demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -89,9 +101,14 @@ build/faultinj.so: tests/fault/faultinj.c | build/host
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(WERROR) $(CFLAGS) $(DEPFLAGS) -shared -fPIC -pthread -o $@ $< -ldl
 
+man: $(MAN)
+build/man/%: man/%.md man/mkman.sh man/links.lua VERSION $(wildcard docs/*.md) | build/man
+	@echo "  MAN     $@"
+	$(Q)sh man/mkman.sh $< $@ $(VERSION) $(MAN_DATE)
+
 -include $(wildcard build/*/*.d build/*.d)
 
-build/host build/static build/asan build/unit static-dir:
+build/host build/static build/asan build/unit build/man static-dir:
 	@mkdir -p $(if $(filter static-dir,$@),static,$@)
 
 deps:
@@ -99,8 +116,16 @@ deps:
 
 check:
 	@tests/deps.sh check || tests/deps.sh install
-	$(PROJECT_MAKE) all static unit build/faultinj.so
+	$(PROJECT_MAKE) all static unit man build/faultinj.so
 	FAULTINJ_SO=$(CURDIR)/build/faultinj.so tests/run-tests.sh
+
+# The Debian package alone: build it, install it into a throwaway root,
+# boot an initrd built by its initramfs-tools hook and one built by its
+# dracut module (tests/package.bats, tests/boot/dracut.sh).
+check-package:
+	@tests/deps.sh check || tests/deps.sh install
+	$(PROJECT_MAKE) all static man
+	RAMBOOT_TESTS="bats pkgboot" BATS_FILES="tests/package.bats tests/man.bats tests/dracut.bats" tests/run-tests.sh
 
 bench:
 	$(PROJECT_MAKE) static
@@ -120,9 +145,18 @@ demo:
 fuzz:
 	fuzz/run.sh 300
 
-install: ramboot static/ramboot
+install: ramboot static/ramboot $(MAN)
 	install -D -m 0755 ramboot $(DESTDIR)$(BINDIR)/ramboot
 	install -D -m 0755 static/ramboot $(DESTDIR)$(DATADIR)/ramboot.static
+	for m in $(MAN:build/man/%=%); do \
+		install -D -m 0644 build/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; done
+	@if [ "$(NO_DRACUT)" != 1 ]; then \
+		install -d $(DESTDIR)$(DRACUTDIR)/90ramboot && \
+		install -m 0755 dracut/90ramboot/module-setup.sh dracut/90ramboot/ramboot-live-*.sh \
+			dracut/90ramboot/ramboot-pre-pivot.sh $(DESTDIR)$(DRACUTDIR)/90ramboot/ && \
+		install -m 0644 dracut/90ramboot/ramboot-dracut-lib.sh $(DESTDIR)$(DRACUTDIR)/90ramboot/ && \
+		sed -i -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			$(DESTDIR)$(DRACUTDIR)/90ramboot/module-setup.sh; fi
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ramboot.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/ramboot.conf"; \
 	else install -D -m 0644 conf/ramboot.conf $(DESTDIR)$(SYSCONFDIR)/ramboot.conf; fi

@@ -1,12 +1,13 @@
 #!/bin/sh
 # tests/run-tests.sh - run every test and count. All suites speak TAP; the
 # last line is "N passed, N failed, N skipped".
-#   RAMBOOT_TESTS="unit bats boot"   choose suites (default: all)
+#   RAMBOOT_TESTS="unit bats boot pkgboot"   choose suites (default: all)
 #   BATS_FILTER=regex                only bats tests whose name matches
+#   BATS_FILES="tests/a.bats ..."    only these bats files (default: all)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
-suites=${RAMBOOT_TESTS:-unit bats boot}
+suites=${RAMBOOT_TESTS:-unit bats boot pkgboot}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -24,7 +25,8 @@ for s in $suites; do
 			run_tap "$t" "$t"
 		done ;;
 	bats)
-		set -- tests/*.bats
+		# shellcheck disable=SC2086 # a list of files
+		set -- ${BATS_FILES:-tests/*.bats}
 		[ -e "$1" ] || continue
 		if [ -n "${BATS_FILTER:-}" ]; then
 			run_tap bats bats --tap -f "$BATS_FILTER" "$@"
@@ -34,6 +36,12 @@ for s in $suites; do
 	boot)
 		if [ -x tests/boot/run.sh ]; then
 			run_tap boot tests/boot/run.sh
+		fi ;;
+	pkgboot)
+		# initrds built by the package's initramfs-tools hook and
+		# dracut module, booted in QEMU
+		if [ -x tests/boot/pkg-boot.sh ]; then
+			run_tap pkgboot tests/boot/pkg-boot.sh
 		fi ;;
 	esac
 done
