@@ -489,6 +489,7 @@ no"
 # that mount/umount/modprobe are shell functions logging their calls.
 # $1: the status of the stubbed mount.
 initramfs() {
+	[ -e "$T/cmdline" ] || echo "ramboot=ram" >"$T/cmdline"
 	cat >"$T/it.sh" <<EOF
 mount() { echo "mount \$*" >>"$T/log"; return ${1:-0}; }
 umount() { echo "umount \$*" >>"$T/log"; }
@@ -500,6 +501,8 @@ ramboot_bin='$T/ramboot'
 ramboot_dir='$T/run'
 ramboot_ltsp='$T/no-ltsp'
 ramboot_lib='${IT_LIB:-$LIB}'
+ramboot_cmdline='$T/cmdline'
+ramboot_conf='$T/no-ramboot.conf'
 ramboot_lib_only=1
 . '$SCRIPT'
 ramboot_main
@@ -747,6 +750,7 @@ EOF
 # runs above (stubs as shell functions).
 premount() { # root
 	: >>"$T/param.conf"
+	[ -e "$T/cmdline" ] || echo "ramboot=lazy" >"$T/cmdline"
 	cat >"$T/pm.sh" <<EOF
 modprobe() { :; }
 if [ -f '$T/it-extra.sh' ]; then . '$T/it-extra.sh'; fi
@@ -755,6 +759,8 @@ ramboot_bin='$T/ramboot'
 ramboot_dir='$T/run'
 ramboot_lib='$LIB'
 ramboot_param='$T/param.conf'
+ramboot_cmdline='$T/cmdline'
+ramboot_conf='$T/no-ramboot.conf'
 ramboot_lib_only=1
 . '$SCRIPT'
 ramboot_premount_main
@@ -769,6 +775,8 @@ EOF
 	mkdir -p "$T/scripts/local-premount" "$T/scripts/init-bottom"
 	ln -s "$SCRIPT" "$T/scripts/local-premount/ramboot"
 	ln -s "$SCRIPT" "$T/scripts/init-bottom/ramboot"
+	echo "ramboot=off" >"$T/cmdline"
+	export ramboot_cmdline=$T/cmdline ramboot_conf=$T/no-ramboot.conf
 	run env ROOT="$dev" ramboot_bin="$T/ramboot" ramboot_dir="$T/run" ramboot_lib="$LIB" \
 		busybox sh "$T/scripts/local-premount/ramboot"
 	assert_success
@@ -947,4 +955,30 @@ image="
 	[ ! -e "$T/fx/run/ramboot" ]
 	run "$bin" boot --query --drop=/x
 	assert_failure 2
+}
+
+@test "hooks: initramfs-tools: not asked for (no ramboot switch, nothing in ramboot.conf): ramboot is not run" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	echo "root=/dev/vda quiet rambootx=1" >"$T/cmdline"
+	initramfs
+	assert_success
+	assert_output "status=0"
+	# neither ramboot nor a mount ran
+	[ ! -s "$T/log" ]
+	# a RAMBOOT setting in ramboot.conf asks for it
+	echo "RAMBOOT=ram" >"$T/no-ramboot.conf"
+	initramfs
+	grep -q '^args: boot' "$T/log"
+}
+
+@test "hooks: initramfs-tools local-premount: not asked for: no loop device, no query" {
+	dev=$(blockdev)
+	[ -n "$dev" ] || skip "no block device node in /dev"
+	qstub lazy "$dev"
+	echo "root=$dev quiet" >"$T/cmdline"
+	premount "$dev"
+	assert_success
+	[ ! -s "$T/log" ]
+	[ ! -s "$T/param.conf" ]
 }
