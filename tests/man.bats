@@ -17,7 +17,8 @@ load '/usr/lib/bats/bats-assert/load'
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 RAMBOOT_BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 MAN=$TOP/build/man
-COMMANDS="load manifest swap status boot initrd profile lazy"
+# Every command `ramboot --help` lists (but help itself).
+COMMANDS=$("$RAMBOOT_BIN" --help 2>/dev/null | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { if ($1 != "help") print $1 } on && /^$/ { on = 0 }')
 
 setup() {
 	[ -f "$MAN/ramboot.8" ] || skip "build/man missing (make man)"
