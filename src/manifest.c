@@ -141,7 +141,7 @@ static const char *key_chunk(struct mstate *st, char *val)
 		return "bad chunk (need INDEX SHA256)";
 	*sp++ = '\0';
 	h = sp + strspn(sp, " \t");
-	if (parse_u64(val, &idx))
+	if (parse_u64(val, &idx) || (val[0] == '0' && val[1]))
 		return "bad chunk index";
 	if (idx != st->next_chunk)
 		return "chunk out of order";
