@@ -18,6 +18,7 @@
 #include "tap.h"
 #include "ramboot.h"
 #include "manifest.h"
+#include "report.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 #define HEXU "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"
@@ -471,6 +472,27 @@ static void test_load_keeps_or_drops_chunks(void)
 	free(big);
 }
 
+/* The boot report counts the chunks of a copy verified chunk by chunk,
+ * after hash=; without such a copy the keys are not there. */
+static void test_report_chunk_keys(void)
+{
+	struct boot_report r;
+	char buf[8192];
+
+	report_init(&r);
+	CHECK(report_format(&r, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "chunks") == NULL);
+	CHECK(report_format_json(&r, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "chunks") == NULL);
+	strcpy(r.hash, "ok");
+	r.chunks = 512;
+	r.chunks_retried = 1;
+	CHECK(report_format(&r, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\nhash=ok\nchunks=512\nchunks_retried=1\nfstype=\n") != NULL);
+	CHECK(report_format_json(&r, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"chunks\": 512,\n  \"chunks_retried\": 1,\n") != NULL);
+}
+
 int main(void)
 {
 	RUN(test_good);
@@ -488,5 +510,6 @@ int main(void)
 	RUN(test_chunk_count_cap);
 	RUN(test_format_round_trip);
 	RUN(test_load_keeps_or_drops_chunks);
+	RUN(test_report_chunk_keys);
 	return TAP_DONE();
 }
