@@ -48,7 +48,7 @@ for t in mksquashfs zstd xz lzop gzip; do
 done
 have_pigz=0
 command -v pigz >/dev/null && have_pigz=1
-# pv stands in for the network: a source at a gigabit link's speed.
+# pv stands in for the network: a source at a 1 or 10 Gbit/s link's speed.
 if ! command -v pv >/dev/null && [ "$(id -u)" = 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pv >/dev/null 2>&1 || true
 fi
@@ -105,6 +105,11 @@ fi
 IMG=$dir/image.sqfs
 SIZE=$(stat -c %s "$IMG")
 SHA=$(cat "$dir/image.sha256")
+
+# The manifests of the image: version 1 (the whole-image SHA-256, hashed in
+# one stream) and version 2 (4 MiB chunks, hashed on every core).
+"$RAMBOOT_BIN" manifest --chunk-size=0 -o "$dir/image.m1" "$IMG" || die "ramboot manifest failed"
+"$RAMBOOT_BIN" manifest -o "$dir/image.m2" "$IMG" || die "ramboot manifest failed"
 
 # ---- the destination --------------------------------------------------------
 
@@ -217,22 +222,34 @@ job cp "cp '$IMG' \"\$DEST\""
 job dd "dd if='$IMG' of=\"\$DEST\" bs=1M status=none"
 job raw "$rl -d none '$IMG' \"\$DEST\""
 job raw_sha "$rl -d none --sha256=$SHA '$IMG' \"\$DEST\""
+job raw_m1 "$rl -d none --manifest='$dir/image.m1' '$IMG' \"\$DEST\""
+job raw_m2 "$rl -d none --manifest='$dir/image.m2' '$IMG' \"\$DEST\""
 job zstd "zstd -q -dc '$dir/image.zst' >\"\$DEST\""
 job rzstd "$rl '$dir/image.zst' \"\$DEST\""
 job rzstd_sha "$rl --sha256=$SHA '$dir/image.zst' \"\$DEST\""
+job rzstd_m2 "$rl --manifest='$dir/image.m2' '$dir/image.zst' \"\$DEST\""
 job zstd_mf "zstd -q -dc '$dir/image.mf.zst' >\"\$DEST\""
 job rzstd_mf "$rl '$dir/image.mf.zst' \"\$DEST\""
+job rzstd_mf_m2 "$rl --manifest='$dir/image.m2' '$dir/image.mf.zst' \"\$DEST\""
 job xz "xz -dc '$dir/image.xz' >\"\$DEST\""
 job xz_mt "xz -dc -T0 '$dir/image.xz' >\"\$DEST\""
 job rxz "$rl '$dir/image.xz' \"\$DEST\""
+job rxz_m2 "$rl --manifest='$dir/image.m2' '$dir/image.xz' \"\$DEST\""
 job lzo "lzop -dc '$dir/image.lzo' >\"\$DEST\""
 job rlzo "$rl '$dir/image.lzo' \"\$DEST\""
+job rlzo_m2 "$rl --manifest='$dir/image.m2' '$dir/image.lzo' \"\$DEST\""
 job gz "gzip -dc '$dir/image.gz' >\"\$DEST\""
 job rgz "$rl '$dir/image.gz' \"\$DEST\""
+job rgz_m2 "$rl --manifest='$dir/image.m2' '$dir/image.gz' \"\$DEST\""
 [ "$have_pigz" = 1 ] && job pigz "pigz -dc '$dir/image.gz' >\"\$DEST\""
 if [ "$have_pv" = 1 ]; then
 	job link "pv -q -L 125m '$dir/image.zst' | $rl - \"\$DEST\""
 	job link_sha "pv -q -L 125m '$dir/image.zst' | $rl --sha256=$SHA - \"\$DEST\""
+	# the raw image over a link: unverified, and verified by its chunks
+	job l1 "pv -q -L 125m '$IMG' | $rl -d none - \"\$DEST\""
+	job l1_m2 "pv -q -L 125m '$IMG' | $rl -d none --manifest='$dir/image.m2' - \"\$DEST\""
+	job l10 "pv -q -L 1250m '$IMG' | $rl -d none - \"\$DEST\""
+	job l10_m2 "pv -q -L 1250m '$IMG' | $rl -d none --manifest='$dir/image.m2' - \"\$DEST\""
 fi
 
 for ((round = 1; round <= RUNS; round++)); do
@@ -255,6 +272,22 @@ row "gzip" "gzip -dc" "$(median gz)" "$(median rgz)" ratio 1.0
 [ "$have_pigz" = 1 ] && row "gzip" "pigz -dc" "$(median pigz)" "$(median rgz)" info -
 [ "$have_pv" = 1 ] && row "SHA-256 cost, zstd at 1 Gb/s (pv -L 125m)" "ramboot (zstd)" \
 	"$(median link)" "$(median link_sha)" costinfo -
+# Version 2 manifests: the chunks hashed on every core.
+row "verified raw copy: chunks (v2) vs one SHA-256 stream (v1)" "ramboot --manifest v1" \
+	"$(median raw_m1)" "$(median raw_m2)" ratio 1.8
+row "verified raw copy (v2) vs unverified" "ramboot -d none" "$(median raw)" "$(median raw_m2)" costinfo -
+if [ "$have_pv" = 1 ]; then
+	row "verification cost (v2), raw at 1 Gb/s (pv -L 125m)" "ramboot -d none" \
+		"$(median l1)" "$(median l1_m2)" cost 0.02
+	row "verification cost (v2), raw at 10 Gb/s (pv -L 1250m)" "ramboot -d none" \
+		"$(median l10)" "$(median l10_m2)" cost 0.02
+fi
+row "verification cost (v2), zstd" "ramboot (zstd)" "$(median rzstd)" "$(median rzstd_m2)" cost 0.05
+row "verification cost (v2), zstd ${FRAME_MB} MiB frames" "ramboot (zstd)" "$(median rzstd_mf)" \
+	"$(median rzstd_mf_m2)" cost 0.05
+row "verification cost (v2), xz multi-block" "ramboot (xz)" "$(median rxz)" "$(median rxz_m2)" cost 0.05
+row "verification cost (v2), lzop" "ramboot (lzop)" "$(median rlzo)" "$(median rlzo_m2)" cost 0.05
+row "verification cost (v2), gzip" "ramboot (gzip)" "$(median rgz)" "$(median rgz_m2)" cost 0.05
 
 # ---- the report -------------------------------------------------------------
 

@@ -56,6 +56,12 @@ seed() {
 		printf 'ramboot-manifest 1\n# comment\n\nsha256 %s\ncompression zstd\nsize 0' "$h" >"$d/comments"
 		printf 'ramboot-manifest 1\r\nsize 42\r\nsha256 %s\r\n' "$h" >"$d/crlf"
 		printf 'ramboot-manifest 1\nsize 18446744073709551615\nsha256 %s\nsignature x\n' "$h" >"$d/max"
+		# version 2: three chunks of 64 KiB (the last one short), an
+		# empty image, unknown keys between chunks, a chunk missing
+		printf 'ramboot-manifest 2\nsize 131073\nsha256 %s\ncompression zstd\nchunk-size 65536\nchunk 0 %s\nchunk 1 %s\nchunk 2 %s\n' "$h" "$h" "$h" "$h" >"$d/v2"
+		printf 'ramboot-manifest 2\nsize 0\nsha256 %s\nchunk-size 4194304\n' "$h" >"$d/v2-empty"
+		printf 'ramboot-manifest 2\r\nchunk-size 1073741824\r\nsize 1073741825\r\nsha256 %s\r\nmemlimit 1\r\nchunk 0 %s\r\nverity x\r\nchunk 1 %s\r\n' "$h" "$h" "$h" >"$d/v2-crlf"
+		printf 'ramboot-manifest 2\nsize 65537\nsha256 %s\nchunk-size 65536\nchunk 0 %s\n' "$h" "$h" >"$d/v2-short"
 		printf '%s' "$h" >"$d/hex" ;;
 	lzop)
 		if ! command -v lzop >/dev/null; then

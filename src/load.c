@@ -37,6 +37,7 @@ void load_opts_init(struct load_opts *o)
 	o->min_free = DEFAULT_MIN_FREE;
 	o->progress = PROGRESS_AUTO;
 	o->stall_timeout = LOAD_STALL_TIMEOUT;
+	o->retries = LOAD_RETRIES;
 }
 
 int load_exit_code(enum load_err e)
@@ -92,9 +93,10 @@ static int load_manifest(struct run *u)
 		return load_fail(u, LOAD_USAGE, "--sha256: need 64 hex digits");
 	if (!o->manifest)
 		return 0;
-	if (manifest_load(o->manifest, &u->man, err, sizeof(err)) < 0)
+	if (manifest_load_chunks(o->manifest, &u->man, err, sizeof(err)) < 0)
 		return load_fail(u, LOAD_MANIFEST, "%s: %s", o->manifest, err);
 	u->have_man = true;
+	u->chunked = u->man.version >= 2;
 	if (o->sha256 && strcmp(u->want_sha, u->man.sha256))
 		return load_fail(u, LOAD_USAGE, "--sha256 and --manifest disagree");
 	memcpy(u->want_sha, u->man.sha256, sizeof(u->want_sha));
@@ -223,6 +225,8 @@ static int pipe_outcome(struct run *u, struct pipe *p, int rc)
 		return load_fail(u, LOAD_SIGNAL, "interrupted");
 	case PS_START:
 		return load_fail(u, LOAD_NOMEM, "cannot start the pipeline: %s", msg);
+	case PS_VERIFY:
+		return load_fail(u, LOAD_HASH, "%s: %s", src, msg);
 	case PS_DECODE:
 	case PS_NONE:
 	default:
@@ -233,7 +237,8 @@ static int pipe_outcome(struct run *u, struct pipe *p, int rc)
 	}
 }
 
-static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out)
+static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
+		    const struct pipe_chunks *ck)
 {
 	const struct load_opts *o = u->o;
 	struct codec_cfg cfg;
@@ -261,10 +266,20 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out)
 	p->max_out = max_out;
 	p->min_free = o->dest ? o->min_free : 0;
 	p->threads = cfg.threads;
+	if (ck) {
+		p->ck = *ck;
+		p->ck.workers = cfg.threads;
+		/* Read again from the source: a file or device, raw. */
+		if (p->ck.retries > 0 && u->src.seekable && u->src.codec == &codec_none &&
+		    u->src.size)
+			p->max_in = u->src.size;
+		else
+			p->ck.retries = 0;
+	}
 	guard_target(u->guard, pipe_progress, guard_cancel_pipe, p);
 	progress_start(&pg, p, o->progress, u->src.estimate);
-	if (u->src.codec == &codec_none && !hash && S_ISREG(u->src.st.st_mode) && !u->snk.blk &&
-	    !cap_out) {
+	if (u->src.codec == &codec_none && !hash && !ck && S_ISREG(u->src.st.st_mode) &&
+	    !u->snk.blk && !cap_out) {
 		rc = copy_range(u, p);
 		if (rc <= 0) {
 			rb_debug("codec none, copy_file_range");
@@ -280,7 +295,9 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out)
 	if (first) {
 		if (!u->src.codec)
 			u->src.codec = codec_detect(first->data, first->len);
-		rb_debug("codec %s, %d threads", u->src.codec->name, cfg.threads);
+		rb_debug("codec %s, %d threads%s", u->src.codec->name, cfg.threads,
+			 p->ck.size ? p->ck.retries ? ", chunks hashed, read again when they fail" :
+			 ", chunks hashed" : "");
 		codec_drive(u->src.codec, p, first, &cfg);
 	}
 out:
@@ -291,6 +308,8 @@ out:
 	u->r->bytes_out = p->st.bytes_out;
 	u->r->codec = u->src.codec ? u->src.codec->name : "none";
 	u->r->reader_stuck = p->reader_abandoned;
+	u->r->chunks = p->st.chunks;
+	u->r->chunks_retried = p->st.chunks_retried;
 	if (rc < 0)
 		rc = pipe_outcome(u, p, rc);
 	else if (hash) {
@@ -323,10 +342,17 @@ static int verify(struct run *u)
 	if (u->have_man && r->bytes_out != u->man.size)
 		return load_fail(u, LOAD_SIZE, "%s: image is %" PRIu64 " bytes, the manifest says %"
 				 PRIu64, o->source, r->bytes_out, u->man.size);
-	if (u->want_sha[0]) {
+	if (r->sha256[0]) {
 		if (strcmp(r->sha256, u->want_sha))
 			return load_fail(u, LOAD_HASH, "%s: SHA-256 mismatch: got %s, expected %s",
 					 o->source, r->sha256, u->want_sha);
+		r->verified = true;
+	}
+	/* The chunks cover every byte: each matched, the size is exact. */
+	if (u->chunked) {
+		if (r->chunks != u->man.nchunks)
+			return load_fail(u, LOAD_HASH, "%s: %" PRIu32 " of %" PRIu32 " chunks verified",
+					 o->source, r->chunks, u->man.nchunks);
 		r->verified = true;
 	}
 	/* Whatever the source and the codec: a squashfs shorter than its
@@ -418,6 +444,7 @@ static int setup_guarded(struct run *u)
 	u->src = st->u.src;
 	u->man = st->u.man;
 	u->have_man = st->u.have_man;
+	u->chunked = st->u.chunked;
 	memcpy(u->want_sha, st->u.want_sha, sizeof(u->want_sha));
 	rc = st->rc;
 	if (rc) {
@@ -458,7 +485,22 @@ static int run_stages(struct run *u)
 		cap_out = true;
 		max_out = u->snk.limit;
 	}
-	if ((rc = run_pipe(u, u->want_sha[0] != '\0', cap_out, max_out)) != 0)
+	if (u->chunked) {
+		struct pipe_chunks ck;
+
+		memset(&ck, 0, sizeof(ck));
+		ck.size = u->man.chunk_size;
+		ck.want = (const uint8_t (*)[32])u->man.chunk;
+		ck.count = u->man.nchunks;
+		ck.total = u->man.size;
+		ck.retries = o->retries;
+		/* The whole-image SHA-256 only when asked for with --sha256:
+		 * the chunks say as much, on every core. */
+		rc = run_pipe(u, o->sha256 != NULL, cap_out, max_out, &ck);
+	} else {
+		rc = run_pipe(u, u->want_sha[0] != '\0', cap_out, max_out, NULL);
+	}
+	if (rc != 0)
 		return rc;
 	if ((rc = guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
 		return rc;
@@ -491,17 +533,20 @@ int load_run(const struct load_opts *o, struct load_result *r)
 	if (!r->codec)
 		r->codec = u.src.codec ? u.src.codec->name : "none";
 	source_close(&u);
+	manifest_free(&u.man);
 	if (u.guard)
 		guard_stop(&guard);
 	return rc;
 }
 
-int load_hash_only(const struct load_opts *o, struct load_result *r)
+int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t chunk_size,
+		   uint8_t (*chunk)[32], uint32_t room)
 {
+	struct pipe_chunks ck;
 	struct guard guard;
 	struct run u;
 	double t0 = now_sec();
-	int rc;
+	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	memset(&u, 0, sizeof(u));
@@ -514,7 +559,12 @@ int load_hash_only(const struct load_opts *o, struct load_result *r)
 	u.snk.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (u.snk.fd < 0)
 		rc = load_fail(&u, LOAD_DEST, "/dev/null: %s", strerror(errno));
-	else if ((rc = setup_guarded(&u)) == 0 && (rc = run_pipe(&u, true, false, 0)) == 0)
+	memset(&ck, 0, sizeof(ck));
+	ck.size = chunk_size;
+	ck.got = chunk;
+	ck.count = room;
+	if (rc == 0 && (rc = setup_guarded(&u)) == 0 &&
+	    (rc = run_pipe(&u, true, false, 0, chunk_size ? &ck : NULL)) == 0)
 		rc = guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);

@@ -22,6 +22,7 @@
 enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE };
 
 #define LOAD_STALL_TIMEOUT 30.0  /* seconds without progress (default) */
+#define LOAD_RETRIES 3           /* reads again of a failed chunk (default) */
 
 /* Settings: filled once from the command line, never changed by the run. */
 struct load_opts {
@@ -50,6 +51,9 @@ struct load_opts {
 	 * "/dev/loop3"); NULL: the one backed by the source, if any. */
 	const char *loop;
 	uint64_t rate;           /* --prefetch: bytes/s at most, 0: no cap */
+	int retries;             /* a chunk that fails its hash (version 2
+				  * manifest), or its read, is read again up to
+				  * this many times (seekable raw sources) */
 	double wait_loop;        /* --prefetch: read nothing until the loop device
 				  * backed by the source appears, for at most
 				  * this long (s; 0: do not wait) */
@@ -85,6 +89,8 @@ struct load_result {
 	const char *codec;       /* "none", "zstd", ... */
 	char sha256[65];         /* of the bytes written (empty if not asked) */
 	bool verified;           /* a hash was given and matched */
+	uint32_t chunks;         /* version 2 manifest: chunks verified */
+	uint32_t chunks_retried; /* of them, read again from the source */
 	char fstype[32];         /* blkid TYPE of the result, "" if unknown */
 	char dest_path[4096];    /* the file/device holding the image */
 	bool mounted_tmpfs;      /* we mounted opts.tmpfs (left mounted on success) */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +31,12 @@ static void load_usage(FILE *out)
 	      "  -d, --decompress=FMT  auto (default: from magic bytes), none, zstd, xz, lzo, gzip\n"
 	      "  -j, --threads=N       threads (default: online CPUs)\n"
 	      "      --sha256=HEX      SHA-256 the written image must have\n"
-	      "      --manifest=FILE   size and SHA-256 the written image must have\n"
+	      "      --manifest=FILE   size and SHA-256 the written image must have; with a\n"
+	      "                        version 2 manifest each chunk is verified as soon as\n"
+	      "                        it is written, on every core\n"
+	      "      --retries=N       read a chunk that fails its hash or its read again,\n"
+	      "                        up to N times (default 3; a file or block device\n"
+	      "                        SOURCE, uncompressed, with a version 2 manifest)\n"
 	      "      --min-free=SIZE   memory that must stay available (default 256M)\n"
 	      "      --tmpfs=DIR       mount a tmpfs sized to the image at DIR; DEST is inside it\n"
 	      "      --prefetch        read SOURCE once into the page cache, keep nothing;\n"
@@ -71,15 +77,21 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 			r->seconds, mbs);
 		return;
 	}
-	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s",
+	char ck[64] = "";
+
+	if (r->verified && r->chunks)
+		snprintf(ck, sizeof(ck), ", chunks=%" PRIu32 " chunks_retried=%" PRIu32, r->chunks,
+			 r->chunks_retried);
+	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s%s",
 		o->source, r->dest_path, fmt_size(r->bytes_in, a, sizeof(a)),
 		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, mbs,
-		r->verified ? ", sha256 ok" : "", r->fstype[0] ? ", " : "", r->fstype);
+		!r->verified ? "" : r->sha256[0] ? ", sha256 ok" : ", chunks ok", ck,
+		r->fstype[0] ? ", " : "", r->fstype);
 }
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
-       OPT_WAIT_LOOP };
+       OPT_WAIT_LOOP, OPT_RETRIES };
 
 static const struct option load_longopts[] = {
 	{ "decompress", required_argument, NULL, 'd' },
@@ -97,6 +109,7 @@ static const struct option load_longopts[] = {
 	{ "loop", required_argument, NULL, OPT_LOOP },
 	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
 	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -232,6 +245,18 @@ int cmd_load(int argc, char **argv)
 				return rb_usage("load", "--rate: bad size '%s' (bytes per second)",
 						   optarg);
 			break;
+		case OPT_RETRIES: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 100)
+				return rb_usage("load", "--retries: '%s' is not a number from 0 to 100",
+						   optarg);
+			o.retries = (int)v;
+			break;
+		}
 		case 'f':
 			o.force = true;
 			break;
@@ -281,15 +306,20 @@ int cmd_load(int argc, char **argv)
 
 static void manifest_usage(FILE *out)
 {
-	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE] IMAGE\n"
+	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
+	      "                        [--chunk-size=SIZE] IMAGE\n"
 	      "\n"
 	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
-	      "image, which 'ramboot load --manifest' checks on the client.\n"
+	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
+	      "on the client.\n"
 	      "  -o, --output=FILE   write to FILE (replaced only once the new one is\n"
 	      "                      complete) instead of stdout\n"
 	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
 	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
-	      "                      (default 256M; for large zstd windows/xz dictionaries)\n",
+	      "                      (default 256M; for large zstd windows/xz dictionaries)\n"
+	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
+	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
+	      "                      manifest, without chunks, for older clients\n",
 	      out);
 }
 
@@ -300,6 +330,7 @@ int cmd_manifest(int argc, char **argv)
 		{ "decompress", required_argument, NULL, 'd' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "memlimit", required_argument, NULL, 'm' },
+		{ "chunk-size", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -307,8 +338,10 @@ int cmd_manifest(int argc, char **argv)
 	struct load_result r;
 	struct manifest m;
 	const char *outpath = NULL;
-	uint64_t memlimit = 0;
-	char buf[512];
+	uint64_t memlimit = 0, chunk_size = MANIFEST_CHUNK_DEFAULT;
+	uint8_t (*chunk)[32] = NULL;
+	char *buf;
+	size_t cap;
 	int c, rc, n;
 
 	load_opts_init(&o);
@@ -328,6 +361,13 @@ int cmd_manifest(int argc, char **argv)
 			if (parse_size(optarg, &memlimit) < 0)
 				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
 			break;
+		case 'c':
+			if (parse_size(optarg, &chunk_size) < 0 || (chunk_size &&
+			    (chunk_size < MANIFEST_CHUNK_MIN || chunk_size > MANIFEST_CHUNK_MAX ||
+			     (chunk_size & (chunk_size - 1)))))
+				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
+						   "from 64K to 1G (or 0)", optarg);
+			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage("manifest", "unknown or incomplete option '%s'",
@@ -339,9 +379,17 @@ int cmd_manifest(int argc, char **argv)
 	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
 		return rb_usage("manifest", "--decompress: unknown format '%s'", o.decompress);
 	o.source = argv[optind];
-	rc = load_hash_only(&o, &r);
+	if (chunk_size && !(chunk = calloc(MANIFEST_CHUNKS_MAX, sizeof(*chunk)))) {
+		rb_err("out of memory");
+		return RB_EXIT_FAIL;
+	}
+	rc = load_hash_only(&o, &r, chunk_size, chunk, MANIFEST_CHUNKS_MAX);
 	if (rc) {
-		rb_err("%s", r.error);
+		free(chunk);
+		if (r.err == LOAD_HASH && chunk_size)
+			rb_err("%s (a larger --chunk-size is needed)", r.error);
+		else
+			rb_err("%s", r.error);
 		if (r.err == LOAD_SIGNAL)
 			guard_reraise(r.signo);
 		return rc;
@@ -351,9 +399,16 @@ int cmd_manifest(int argc, char **argv)
 	m.memlimit = memlimit;
 	memcpy(m.sha256, r.sha256, sizeof(m.sha256));
 	snprintf(m.compression, sizeof(m.compression), "%s", r.codec);
-	n = manifest_format(&m, buf, sizeof(buf));
+	m.chunk_size = chunk_size;
+	m.nchunks = r.chunks;
+	m.chunk = chunk;
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	n = buf ? manifest_format(&m, buf, cap) : -ENOMEM;
+	free(chunk);
 	if (n < 0) {
-		rb_err("manifest too long");
+		free(buf);
+		rb_err("cannot format the manifest: %s", strerror(-n));
 		return RB_EXIT_FAIL;
 	}
 	if (outpath) {
@@ -365,6 +420,7 @@ int cmd_manifest(int argc, char **argv)
 		rc = outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL, err,
 				  sizeof(err));
 		if (rc < 0) {
+			free(buf);
 			rb_err("%s", err);
 			return RB_EXIT_FAIL;
 		}
@@ -374,12 +430,15 @@ int cmd_manifest(int argc, char **argv)
 		else
 			outfile_abort(&of);
 		if (rc < 0) {
+			free(buf);
 			rb_err("%s: write error: %s", outpath, strerror(-rc));
 			return RB_EXIT_FAIL;
 		}
 	} else if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) {
+		free(buf);
 		rb_err("stdout: write error");
 		return RB_EXIT_FAIL;
 	}
+	free(buf);
 	return RB_EXIT_OK;
 }

@@ -46,6 +46,7 @@ struct run {
 	struct sink snk;
 	struct manifest man;
 	bool have_man;
+	bool chunked;            /* a version 2 manifest: chunks verified */
 	char want_sha[65];
 	uint64_t dec_mem;        /* decoder memory bound, counted in the check */
 };
@@ -56,8 +57,11 @@ int load_fail(struct run *u, enum load_err e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* load.c: read and hash the whole image, write nothing (ramboot
- * manifest). r->sha256 and r->bytes_out on success. */
-int load_hash_only(const struct load_opts *o, struct load_result *r);
+ * manifest). r->sha256 and r->bytes_out on success; with chunk_size, the
+ * hash of each chunk in chunk[] (room entries; more is an error) and
+ * their number in r->chunks. */
+int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t chunk_size,
+		   uint8_t (*chunk)[32], uint32_t room);
 
 /* source.c */
 int source_open(struct run *u);

@@ -3,16 +3,36 @@
  * Image manifest: a small text file the server writes next to an image
  * (`ramboot manifest IMAGE > IMAGE.manifest`) and the client checks.
  *
- *   ramboot-manifest 1
+ *   ramboot-manifest 2
  *   size 1073741824
  *   sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+ *   compression zstd
+ *   chunk-size 4194304
+ *   chunk 0 5feceb66ffc86f38d952786c6d696c79c2dbc239dd4e91b46729d73a27fb57e9
+ *   chunk 1 ...
  *
  * "size" and "sha256" describe the decompressed image; an optional
  * "memlimit BYTES" raises the decoder memory a client allows for it (an
- * image compressed with a large zstd window or xz dictionary). Blank lines and
- * lines starting with '#' are ignored; unknown keys are kept for later
- * versions (signature, per-chunk hashes) and ignored. A repeated key, a
- * missing size or sha256, or a malformed value is an error.
+ * image compressed with a large zstd window or xz dictionary).
+ *
+ * Version 2 adds "chunk-size" (a power of two from MANIFEST_CHUNK_MIN to
+ * MANIFEST_CHUNK_MAX) and one "chunk INDEX SHA256" line per chunk of the
+ * decompressed image, INDEX counting from 0, in order, exactly
+ * ceil(size / chunk-size) of them (none for an empty image), each after
+ * "size" and "chunk-size". A loader verifies each chunk as soon as it is
+ * written, on every core. Version 1 has neither; its keys are valid in 2.
+ *
+ * Blank lines and lines starting with '#' are ignored; unknown keys are
+ * kept for later versions (signature, dm-verity) and ignored. A repeated
+ * key, a missing size or sha256 (or, in version 2, chunk-size or a chunk),
+ * a key of version 2 in a version 1 manifest, or a malformed value is an
+ * error.
+ *
+ * Size: a version 1 manifest, and the header of a version 2 one, is at
+ * most MANIFEST_MAX bytes; each chunk allows MANIFEST_CHUNK_LINE more, up
+ * to MANIFEST_CHUNKS_MAX chunks, so no manifest is larger than
+ * MANIFEST_HARD_MAX (about 6.3 MiB; the chunk hashes then take 2 MiB of
+ * RAM). A larger image needs a larger chunk size.
  */
 #ifndef RAMBOOT_MANIFEST_H
 #define RAMBOOT_MANIFEST_H
@@ -20,9 +40,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MANIFEST_MAX 65536   /* larger files are refused */
+#define MANIFEST_MAX        65536     /* version 1; the header of version 2 */
+#define MANIFEST_CHUNK_LINE 96        /* bytes allowed per chunk on top */
+#define MANIFEST_CHUNKS_MAX 65536u    /* chunks at most (256 GiB at 4 MiB) */
+#define MANIFEST_HARD_MAX   (MANIFEST_MAX + (size_t)MANIFEST_CHUNKS_MAX * MANIFEST_CHUNK_LINE)
+#define MANIFEST_CHUNK_MIN  (64u * 1024)
+#define MANIFEST_CHUNK_MAX  (1024u * 1024 * 1024)
+#define MANIFEST_CHUNK_DEFAULT (4u * 1024 * 1024)
 
 struct manifest {
+	unsigned int version;    /* 1 or 2 */
 	uint64_t size;
 	char sha256[65];         /* lower-case hex */
 	char compression[16];    /* optional "compression" key: of the file the
@@ -30,19 +57,34 @@ struct manifest {
 	uint64_t memlimit;       /* optional "memlimit" key: decoder memory the
 				  * client may use for this image (bytes), 0:
 				  * the default (CODEC_MEMLIMIT_DEFAULT) */
+	uint64_t chunk_size;     /* version 2: bytes per chunk; 0 in version 1 */
+	uint32_t nchunks;        /* version 2: ceil(size / chunk_size) */
+	uint8_t (*chunk)[32];    /* version 2: the SHA-256 of each chunk (binary),
+				  * NULL when there are none or they were not
+				  * kept (manifest_load); manifest_free() */
 };
 
 /* Parse buf[0..len). Returns 0, or -EINVAL with a message in err
- * ("line 3: bad sha256"). Never reads past len; buf need not be
- * NUL-terminated. */
+ * ("line 3: bad sha256"), or -ENOMEM. Never reads past len; buf need not
+ * be NUL-terminated. The chunk hashes of a version 2 manifest are
+ * allocated: manifest_free() when done with a manifest that parsed (a
+ * failure frees them). */
 int manifest_parse(const char *buf, size_t len, struct manifest *m,
 		   char *err, size_t errlen);
+void manifest_free(struct manifest *m);
 /* Read and parse a manifest file (absolute path, not prefixed). Anything
  * but a regular file (a directory, a FIFO, a dangling link) is an error:
- * a manifest that is there but cannot be read never means "unverified". */
+ * a manifest that is there but cannot be read never means "unverified".
+ * manifest_load() checks the chunk hashes of a version 2 manifest but
+ * does not keep them (m->chunk is NULL: nothing to free);
+ * manifest_load_chunks() keeps them (manifest_free()). */
 int manifest_load(const char *path, struct manifest *m, char *err, size_t errlen);
-/* Format a manifest into buf; returns length or -ENOSPC. */
+int manifest_load_chunks(const char *path, struct manifest *m, char *err, size_t errlen);
+/* Format a manifest into buf (version 2 when m->chunk_size is set, with
+ * m->nchunks hashes from m->chunk); returns length or -ENOSPC.
+ * manifest_format_max() is a buffer size that always suffices. */
 int manifest_format(const struct manifest *m, char *buf, size_t len);
+size_t manifest_format_max(const struct manifest *m);
 /* 64 hex digits, case-insensitive; normalised to lower case in out,
  * which is left alone on -EINVAL. */
 int sha256_hex_parse(const char *s, char out[65]);

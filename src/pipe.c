@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,8 @@ static void chunk_release_locked(struct pipe *p, struct chunk *c)
 		c->len = 0;
 		c->eof = false;
 		c->ready = false;
+		c->bad = false;
+		c->refs = 0;
 		c->error = 0;
 		c->next = c->pool->free;
 		c->pool->free = c;
@@ -100,6 +103,30 @@ static void chunk_release_locked(struct pipe *p, struct chunk *c)
 	}
 }
 
+/* The last hasher is done with c: back to its pool. */
+static void chunk_unref_locked(struct pipe *p, struct chunk *c)
+{
+	if (--c->refs == 0) {
+		p->hash_held--;
+		chunk_release_locked(p, c);
+	}
+}
+
+static struct chunk *pool_take_locked(struct pool *pl)
+{
+	struct chunk *c = pl->free;
+
+	pl->free = c->next;
+	pl->nfree--;
+	c->next = NULL;
+	c->len = 0;
+	c->eof = false;
+	c->ready = false;
+	c->bad = false;
+	c->refs = 0;
+	return c;
+}
+
 static struct chunk *pool_get(struct pipe *p, struct pool *pl)
 {
 	struct chunk *c = NULL;
@@ -107,17 +134,33 @@ static struct chunk *pool_get(struct pipe *p, struct pool *pl)
 	pthread_mutex_lock(&p->lock);
 	while (!pl->free && !p->error)
 		pthread_cond_wait(&p->cond, &p->lock);
-	if (!p->error) {
-		c = pl->free;
-		pl->free = c->next;
-		pl->nfree--;
-		c->next = NULL;
-		c->len = 0;
-		c->eof = false;
-		c->ready = false;
-	}
+	if (!p->error)
+		c = pool_take_locked(pl);
 	pthread_mutex_unlock(&p->lock);
 	return c;
+}
+
+static void segq_push(struct segq *q, struct seg *s)
+{
+	s->next = NULL;
+	if (q->tail)
+		q->tail->next = s;
+	else
+		q->head = s;
+	q->tail = s;
+}
+
+static struct seg *segq_pop(struct segq *q)
+{
+	struct seg *s = q->head;
+
+	if (s) {
+		q->head = s->next;
+		if (!q->head)
+			q->tail = NULL;
+		s->next = NULL;
+	}
+	return s;
 }
 
 void pipe_fail(struct pipe *p, int err, enum pipe_stage where, const char *fmt, ...)
@@ -151,13 +194,15 @@ int pipe_error(struct pipe *p)
 
 int pipe_init(struct pipe *p)
 {
-	int rc;
+	int rc, i;
 
 	memset(p, 0, sizeof(*p));
 	p->src_fd = p->dst_fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	SHA256_Init(&p->sha);
+	for (i = 0; i < PIPE_WORKERS_MAX; i++)
+		p->wk[i].p = p;
 	rc = pool_init(&p->inpool, PIPE_NBUF_IN);
 	if (rc == 0)
 		rc = pool_init(&p->outpool, PIPE_NBUF_OUT);
@@ -167,6 +212,7 @@ int pipe_init(struct pipe *p)
 void pipe_destroy(struct pipe *p)
 {
 	struct chunk *c;
+	int i;
 
 	/* An abandoned reader may still wake up and touch the pipe: the
 	 * whole pipe is then left to the process exit. */
@@ -180,11 +226,26 @@ void pipe_destroy(struct pipe *p)
 			free(c->data);
 			free(c);
 		}
+	/* What the hashers still held: each reference given back. */
 	while ((c = q_pop(&p->hashq)) != NULL)
-		if (!c->pool) {
-			free(c->data);
-			free(c);
+		chunk_unref_locked(p, c);
+	for (i = 0; i < PIPE_WORKERS_MAX; i++) {
+		struct seg *sg;
+
+		while ((sg = segq_pop(&p->wk[i].q)) != NULL) {
+			if (sg->c)
+				chunk_unref_locked(p, sg->c);
+			free(sg);
 		}
+	}
+	{
+		struct seg *sg;
+
+		while ((sg = segq_pop(&p->retryq)) != NULL)
+			free(sg);
+	}
+	free(p->retry_buf);
+	p->retry_buf = NULL;
 	pool_destroy(&p->inpool);
 	pool_destroy(&p->outpool);
 	pthread_cond_destroy(&p->cond);
@@ -193,26 +254,167 @@ void pipe_destroy(struct pipe *p)
 
 /* ---- reader ---- */
 
+/* Errors that another try may not see: a disk or a network that hiccups
+ * (NFS, NBD). Anything else (EBADF, EISDIR, ...) will not go away. */
+static bool transient(int err)
+{
+	switch (err) {
+	case EIO: case ETIMEDOUT: case ECONNRESET: case ECONNABORTED: case ENETDOWN:
+	case ENETUNREACH: case ENETRESET: case EHOSTUNREACH: case ENOLINK: case EREMOTEIO:
+	case ESTALE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len > 0) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void chunk_range(const struct pipe *p, uint32_t idx, uint64_t *off, size_t *len)
+{
+	uint64_t end;
+
+	*off = (uint64_t)idx * p->ck.size;
+	end = *off + p->ck.size;
+	if (end > p->ck.total)
+		end = p->ck.total;
+	*len = (size_t)(end - *off);
+}
+
+/* Chunk idx failed: read it again from the source, up to ck.retries
+ * times, and write it over what was written once a read hashes right.
+ * In the reader, the one thread that reads the source (a read the
+ * kernel holds is cancelled or left behind as any other). */
+static void reader_retry(struct pipe *p, uint32_t idx)
+{
+	uint8_t d[32];
+	uint64_t off;
+	size_t len;
+	int attempt, rc = 0;
+	const char *why = "SHA-256 mismatch";
+
+	chunk_range(p, idx, &off, &len);
+	if (!p->retry_buf && !(p->retry_buf = alloc_big(p->ck.size))) {
+		pipe_fail(p, -ENOMEM, PS_START, "no memory to read a chunk again");
+		return;
+	}
+	for (attempt = 1; attempt <= p->ck.retries; attempt++) {
+		ssize_t n;
+
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		n = pread_full(p->src_fd, p->retry_buf, len, (off_t)off);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (n < 0)
+			rb_debug("chunk %" PRIu32 ": read again (%d of %d): %s", idx, attempt,
+				 p->ck.retries, strerror((int)-n));
+		if (n < 0 && transient((int)-n)) {
+			why = "read error";
+			continue;
+		}
+		if (n < 0) {
+			pipe_fail(p, (int)n, PS_READ, NULL);
+			return;
+		}
+		pthread_mutex_lock(&p->lock);
+		p->st.bytes_retried += (uint64_t)n;
+		pthread_mutex_unlock(&p->lock);
+		if ((size_t)n != len) {
+			why = "source shorter than the manifest";
+			break;
+		}
+		SHA256(p->retry_buf, len, d);
+		rb_debug("chunk %" PRIu32 ": read again (%d of %d): %s", idx, attempt,
+			 p->ck.retries, memcmp(d, p->ck.want[idx], 32) ? "SHA-256 mismatch" : "ok");
+		if (memcmp(d, p->ck.want[idx], 32)) {
+			why = "SHA-256 mismatch";
+			continue;
+		}
+		rc = pwrite_all(p->dst_fd, p->retry_buf, len, off);
+		if (rc < 0) {
+			pipe_fail(p, rc, PS_WRITE, NULL);
+			return;
+		}
+		pthread_mutex_lock(&p->lock);
+		p->st.chunks++;
+		p->st.chunks_retried++;
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	pipe_fail(p, -EBADMSG, PS_VERIFY, "chunk %" PRIu32 " (bytes %" PRIu64 " to %" PRIu64
+		  "): %s, also when read again (%d times)", idx, off, off + len, why,
+		  p->ck.retries);
+}
+
 static void *reader_main(void *arg)
 {
 	struct pipe *p = arg;
+	bool at_eof = false;
 
 	/* Cancelled only while blocked in read(): never with the lock held. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	for (;;) {
-		struct chunk *c = pool_get(p, &p->inpool);
+		struct chunk *c;
+		struct seg *again;
 		size_t want;
 		ssize_t n;
 		bool eof;
 
-		if (!c)
+		/* A chunk to read again goes first; after the end of the
+		 * source, only those, until every chunk is hashed. */
+		pthread_mutex_lock(&p->lock);
+		while (!p->error && !p->retryq.head &&
+		       (at_eof ? !p->verify_done : !p->inpool.free))
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->error || (at_eof && !p->retryq.head)) {
+			pthread_mutex_unlock(&p->lock);
 			return NULL;
+		}
+		if ((again = segq_pop(&p->retryq)) != NULL) {
+			p->retry_busy = true;
+			pthread_mutex_unlock(&p->lock);
+			reader_retry(p, again->idx);
+			free(again);
+			pthread_mutex_lock(&p->lock);
+			p->retry_busy = false;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			continue;
+		}
+		c = pool_take_locked(&p->inpool);
+		pthread_mutex_unlock(&p->lock);
+
 		want = c->cap;
 		if (p->max_in && p->max_in - p->st.bytes_in < want)
 			want = (size_t)(p->max_in - p->st.bytes_in);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		n = want ? read_full(p->src_fd, c->data, want) : 0;
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (n < 0 && p->ck.retries > 0 && p->max_in && transient((int)-n)) {
+			/* Zeros stand in for the bytes; the chunks they fall
+			 * in are read again. The source is seekable here. */
+			rb_debug("read error at byte %" PRIu64 " (%s): read again later",
+				 p->st.bytes_in, strerror((int)-n));
+			if (lseek(p->src_fd, (off_t)(p->st.bytes_in + want), SEEK_SET) >= 0) {
+				memset(c->data, 0, want);
+				c->bad = true;
+				n = (ssize_t)want;
+			}
+		}
 		if (n < 0) {
 			pipe_fail(p, (int)n, PS_READ, NULL);
 			pthread_mutex_lock(&p->lock);
@@ -232,8 +434,11 @@ static void *reader_main(void *arg)
 		q_push(&p->inq, c);
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
-		if (eof)
-			return NULL;
+		if (eof) {
+			if (p->ck.retries <= 0)
+				return NULL;
+			at_eof = true;
+		}
 	}
 }
 
@@ -327,10 +532,84 @@ static void drop_cache(struct pipe *p, uint64_t upto)
 	p->dropped_cache = upto;
 }
 
+/* Written chunk c, output bytes [at, at + c->len): to the hashers. The
+ * hashers may lag, not without bound: big decoder chunks are not from a
+ * pool. */
+static void hash_enqueue(struct pipe *p, struct chunk *c, uint64_t at)
+{
+	const uint64_t cs = p->ck.size;
+	struct segq segs = { NULL, NULL };
+	unsigned int n = 0;
+	struct seg *sg;
+	size_t pos = 0;
+
+	while (cs && pos < c->len) {
+		uint64_t abs = at + pos, idx = abs / cs, end = (idx + 1) * cs;
+		size_t len = end - abs < c->len - pos ? (size_t)(end - abs) : c->len - pos;
+
+		if (idx >= p->ck.count) {
+			pipe_fail(p, -EFBIG, PS_VERIFY, "more than %" PRIu32 " chunks of %" PRIu64
+				  " bytes", p->ck.count, cs);
+			break;
+		}
+		sg = calloc(1, sizeof(*sg));
+		if (!sg) {
+			pipe_fail(p, -ENOMEM, PS_START, NULL);
+			break;
+		}
+		sg->c = c;
+		sg->off = pos;
+		sg->len = len;
+		sg->idx = (uint32_t)idx;
+		sg->first = abs % cs == 0;
+		sg->last = abs + len == end || (p->ck.want && abs + len == p->ck.total);
+		segq_push(&segs, sg);
+		n++;
+		pos += len;
+	}
+	pthread_mutex_lock(&p->lock);
+	while ((p->hash || n) && p->hash_held >= PIPE_HASHQ_MAX && !p->error)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->error || (!p->hash && !n)) {
+		while ((sg = segq_pop(&segs)) != NULL)
+			free(sg);
+		chunk_release_locked(p, c);
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	c->refs = n + (p->hash ? 1 : 0);
+	p->hash_held++;
+	if (p->hash)
+		q_push(&p->hashq, c);
+	while ((sg = segq_pop(&segs)) != NULL)
+		segq_push(&p->wk[sg->idx % (uint32_t)p->ck.workers].q, sg);
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* At the end of the output, recording chunk hashes: the last chunk,
+ * shorter than the others, is complete. Called with the lock held. */
+static void hash_flush_locked(struct pipe *p, uint64_t out)
+{
+	struct seg *sg;
+
+	if (!p->ck.size || !p->ck.got || p->error || out % p->ck.size == 0)
+		return;
+	sg = calloc(1, sizeof(*sg));
+	if (!sg) {
+		p->error = -ENOMEM;
+		p->error_where = PS_START;
+		return;
+	}
+	sg->idx = (uint32_t)(out / p->ck.size);
+	sg->last = true;
+	segq_push(&p->wk[sg->idx % (uint32_t)p->ck.workers].q, sg);
+}
+
 static void *writer_main(void *arg)
 {
 	struct pipe *p = arg;
-	uint64_t out = 0, next_check = 0;
+	uint64_t out = 0, next_check = 0, at;
 
 	for (;;) {
 		struct chunk *c;
@@ -341,6 +620,7 @@ static void *writer_main(void *arg)
 		       !(p->outq.head && p->outq.head->ready))
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (p->error || (p->out_closed && !p->outq.head)) {
+			hash_flush_locked(p, out);
 			p->writer_done = true;
 			pthread_cond_broadcast(&p->cond);
 			pthread_mutex_unlock(&p->lock);
@@ -380,21 +660,20 @@ static void *writer_main(void *arg)
 			pipe_put_input(p, c);
 			continue;
 		}
+		at = out;
 		out += c->len;
 		pthread_mutex_lock(&p->lock);
 		p->st.bytes_out = out;
-		if (p->hash) {
-			/* The hasher may lag, not without bound: big decoder
-			 * chunks are not from a pool. */
-			while (p->hashq.n >= PIPE_HASHQ_MAX && !p->error)
-				pthread_cond_wait(&p->cond, &p->lock);
-			q_push(&p->hashq, c);
-			pthread_cond_broadcast(&p->cond);
-		} else {
-			chunk_release_locked(p, c);
-		}
 		pthread_mutex_unlock(&p->lock);
+		hash_enqueue(p, c, at);    /* c is the hashers' from here */
 	}
+}
+
+static void chunk_unref(struct pipe *p, struct chunk *c)
+{
+	pthread_mutex_lock(&p->lock);
+	chunk_unref_locked(p, c);
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void *hasher_main(void *arg)
@@ -417,13 +696,85 @@ static void *hasher_main(void *arg)
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 		SHA256_Update(&p->sha, c->data, c->len);
-		pipe_put_input(p, c);
+		chunk_unref(p, c);
+	}
+}
+
+/* ---- chunk workers ---- */
+
+/* Chunk idx hashed to d: recorded, verified, or queued to be read again. */
+static void chunk_hashed(struct pipe *p, uint32_t idx, const uint8_t d[32], bool bad)
+{
+	struct seg *again;
+	uint64_t off;
+	size_t len;
+
+	if (p->ck.got || (!bad && !memcmp(d, p->ck.want[idx], 32))) {
+		if (p->ck.got)
+			memcpy(p->ck.got[idx], d, 32);
+		pthread_mutex_lock(&p->lock);
+		p->st.chunks++;
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	if (p->ck.retries > 0 && (again = calloc(1, sizeof(*again))) != NULL) {
+		again->idx = idx;
+		pthread_mutex_lock(&p->lock);
+		segq_push(&p->retryq, again);
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	chunk_range(p, idx, &off, &len);
+	pipe_fail(p, -EBADMSG, PS_VERIFY, "chunk %" PRIu32 " (bytes %" PRIu64 " to %" PRIu64
+		  "): %s", idx, off, off + len, bad ? "read error" : "SHA-256 mismatch");
+}
+
+static void *worker_main(void *arg)
+{
+	struct pipe_worker *w = arg;
+	struct pipe *p = w->p;
+	SHA256_CTX ctx;
+	bool bad = false;
+
+	SHA256_Init(&ctx);
+	for (;;) {
+		struct seg *sg;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->error && !w->q.head && !p->writer_done)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->error || (!w->q.head && p->writer_done)) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		sg = segq_pop(&w->q);
+		pthread_mutex_unlock(&p->lock);
+		/* The segments of one chunk come to one worker, in order. */
+		if (sg->first) {
+			SHA256_Init(&ctx);
+			bad = false;
+		}
+		if (sg->c) {
+			SHA256_Update(&ctx, sg->c->data + sg->off, sg->len);
+			bad |= sg->c->bad;
+			pthread_mutex_lock(&p->lock);
+			chunk_unref_locked(p, sg->c);
+			pthread_mutex_unlock(&p->lock);
+		}
+		if (sg->last) {
+			uint8_t d[32];
+
+			SHA256_Final(d, &ctx);
+			chunk_hashed(p, sg->idx, d, bad);
+		}
+		free(sg);
 	}
 }
 
 int pipe_start(struct pipe *p)
 {
-	int rc;
+	int rc, i;
 
 	rc = pthread_create(&p->reader, NULL, reader_main, p);
 	if (rc)
@@ -438,6 +789,18 @@ int pipe_start(struct pipe *p)
 		if (rc)
 			return -rc;
 		p->hasher_started = true;
+	}
+	if (p->ck.size) {
+		if (p->ck.workers < 1)
+			p->ck.workers = 1;
+		if (p->ck.workers > PIPE_WORKERS_MAX)
+			p->ck.workers = PIPE_WORKERS_MAX;
+		for (i = 0; i < p->ck.workers; i++) {
+			rc = pthread_create(&p->wk[i].t, NULL, worker_main, &p->wk[i]);
+			if (rc)
+				return -rc;
+			p->wk[i].started = true;
+		}
 	}
 	return 0;
 }
@@ -455,6 +818,8 @@ static int join_within(pthread_t t, int seconds)
 
 int pipe_finish(struct pipe *p)
 {
+	int i;
+
 	/* The codec driver is done: no more output. */
 	pthread_mutex_lock(&p->lock);
 	p->out_closed = true;
@@ -464,6 +829,19 @@ int pipe_finish(struct pipe *p)
 		pthread_join(p->writer, NULL);
 	if (p->hasher_started)
 		pthread_join(p->hasher, NULL);
+	for (i = 0; i < PIPE_WORKERS_MAX; i++)
+		if (p->wk[i].started) {
+			pthread_join(p->wk[i].t, NULL);
+			p->wk[i].started = false;
+		}
+	/* Every chunk is hashed: the reader reads again those that failed
+	 * (a stalled re-read is the guard's to cancel), then may go. */
+	pthread_mutex_lock(&p->lock);
+	while (!p->error && p->reader_started && (p->retryq.head || p->retry_busy))
+		pthread_cond_wait(&p->cond, &p->lock);
+	p->verify_done = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 	if (p->reader_started) {
 		/* A reader blocked on a pipe or a dead NFS server is not
 		 * waited for after an error: cancelled in read(). One that
@@ -489,7 +867,7 @@ uint64_t pipe_progress(void *arg)
 	uint64_t n;
 
 	pthread_mutex_lock(&p->lock);
-	n = p->st.bytes_in;
+	n = p->st.bytes_in + p->st.bytes_retried;
 	pthread_mutex_unlock(&p->lock);
 	return n;
 }

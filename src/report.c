@@ -96,6 +96,14 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 	kv(&o, "mbps", num);
 	kv(&o, "codec", r->codec);
 	kv(&o, "hash", r->hash);
+	/* Only for a copy checked chunk by chunk (a version 2 manifest), as
+	 * the lazy_* keys only for a lazy copy. */
+	if (r->chunks || r->chunks_retried) {
+		snprintf(num, sizeof(num), "%" PRIu32, r->chunks);
+		kv(&o, "chunks", num);
+		snprintf(num, sizeof(num), "%" PRIu32, r->chunks_retried);
+		kv(&o, "chunks_retried", num);
+	}
 	kv(&o, "fstype", r->fstype);
 	kv(&o, "swap_device", r->swap_device);
 	snprintf(num, sizeof(num), "%" PRIu64, r->swap_size);
@@ -141,6 +149,10 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 	put(&o, "  \"mbps\": %.1f,\n", r->mbps);
 	js(&o, "codec", r->codec, false);
 	js(&o, "hash", r->hash, false);
+	if (r->chunks || r->chunks_retried) {
+		put(&o, "  \"chunks\": %" PRIu32 ",\n", r->chunks);
+		put(&o, "  \"chunks_retried\": %" PRIu32 ",\n", r->chunks_retried);
+	}
 	js(&o, "fstype", r->fstype, false);
 	js(&o, "swap_device", r->swap_device, false);
 	if (r->swap_device[0]) {

@@ -6,9 +6,18 @@
 # without root; tests/load-root.bats has the tmpfs, zram and loop cases.
 
 load helpers/common
+load helpers/fault
 
 setup_file() {
 	fixtures_init
+}
+
+# The fault shim, built once per run (or FAULTINJ_SO), in a dynamically
+# linked ramboot.
+require_fault_shim() {
+	require_loader
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	faultinj_build
 }
 
 setup() {
@@ -608,4 +617,74 @@ bad_input() {
 	rb load --progress=plain "$FIX/sqfs.zst" "$OUT/img"
 	assert_loaded "$FIX/sqfs.raw" "$OUT/img"
 	assert_equal "$output" ""
+}
+
+# ---- version 2 manifests: a chunk read again after a transient error ------
+# (the LD_PRELOAD fault shim, tests/fault/README: FAULTINJ_SO)
+
+# 5 MiB of random bytes: two chunks of 4 MiB, read in 2 MiB buffers (the
+# second read is bytes 2 to 4 MiB, in chunk 0)
+chunk_src() {
+	SRC=$BATS_TEST_TMPDIR/src.raw
+	head -c 5242880 /dev/urandom >"$SRC"
+	"$RAMBOOT_BIN" manifest -o "$BATS_TEST_TMPDIR/m" "$SRC" || fail "ramboot manifest"
+}
+
+@test "load v2: a transient read error (EIO) is read again, the load succeeds, chunks_retried=1" {
+	require_fault_shim
+	chunk_src
+	run --separate-stderr faultinj_run 'read:path=src.raw:nth=2:times=1:errno=EIO' \
+		"$RAMBOOT_BIN" load --progress=none --manifest="$BATS_TEST_TMPDIR/m" "$SRC" "$OUT/x.img"
+	assert_loaded "$SRC" "$OUT/x.img"
+	assert_fault_fired 'call=read n=2 .*action=errno:EIO$'
+	grep -q 'chunks ok, chunks=2 chunks_retried=1' <<<"$stderr" ||
+		{ show_run; fail "not chunks_retried=1"; }
+}
+
+@test "load v2: other transient errors (ETIMEDOUT, ENOLINK) too; the read of the retry fails once more" {
+	require_fault_shim
+	chunk_src
+	# the stream read of bytes 4-5 MiB times out, then the first re-read
+	# of chunk 1 does too: the second re-read gets it
+	run --separate-stderr faultinj_run \
+		'read:path=src.raw:nth=3:times=1:errno=ETIMEDOUT;pread:path=src.raw:nth=2:times=1:errno=ENOLINK' \
+		"$RAMBOOT_BIN" load --progress=none --manifest="$BATS_TEST_TMPDIR/m" "$SRC" "$OUT/x.img"
+	assert_loaded "$SRC" "$OUT/x.img"
+	assert_fault_fired 'rule=1 call=read n=3 .*action=errno:ETIMEDOUT$'
+	assert_fault_fired 'rule=2 call=pread n=2 .*action=errno:ENOLINK$'
+	grep -q 'chunks ok, chunks=2 chunks_retried=1' <<<"$stderr" || { show_run; false; }
+}
+
+@test "load v2: read errors that do not go away: the retries run out, exit 1, nothing left" {
+	require_fault_shim
+	chunk_src
+	# every read and re-read after the probe fails
+	run --separate-stderr faultinj_run 'read,pread:path=src.raw:nth=2:errno=EIO' \
+		"$RAMBOOT_BIN" load --progress=none --manifest="$BATS_TEST_TMPDIR/m" "$SRC" "$OUT/x.img"
+	assert_load_fail 1 "$OUT/x.img"
+	grep -qE "^ramboot: load: error: $SRC: chunk [01] \(bytes [0-9]+ to [0-9]+\): read error, also when read again \(3 times\)$" <<<"$stderr" ||
+		{ show_run; fail "not the retries-exhausted error"; }
+	# --retries=1: one re-read of the failed chunk, no more
+	run --separate-stderr faultinj_run 'read:path=src.raw:nth=2:times=1:errno=EIO;pread:path=src.raw:nth=2:errno=EIO' \
+		"$RAMBOOT_BIN" load --progress=none --retries=1 --manifest="$BATS_TEST_TMPDIR/m" "$SRC" "$OUT/x.img"
+	assert_load_fail 1 "$OUT/x.img"
+	grep -q 'chunk 0 (bytes 0 to 4194304): read error, also when read again (1 times)$' <<<"$stderr" ||
+		{ show_run; false; }
+	[ "$(faultinj_count 'rule=2 call=pread')" -eq 1 ]
+}
+
+@test "load v2: a transient read error behind a decoder or without a manifest is not retried" {
+	require_fault_shim
+	chunk_src
+	zstd -q -c "$SRC" >"$BATS_TEST_TMPDIR/src.zst"
+	run --separate-stderr faultinj_run 'read:path=src.zst:nth=2:times=1:errno=EIO' \
+		"$RAMBOOT_BIN" load --progress=none --manifest="$BATS_TEST_TMPDIR/m" \
+		"$BATS_TEST_TMPDIR/src.zst" "$OUT/x.img"
+	assert_load_fail 1 "$OUT/x.img"
+	assert_equal "$stderr" "ramboot: load: error: $BATS_TEST_TMPDIR/src.zst: read error: Input/output error"
+	run --separate-stderr faultinj_run 'read:path=src.raw:nth=2:times=1:errno=EIO' \
+		"$RAMBOOT_BIN" load --progress=none --sha256="$(sha256sum "$SRC" | cut -d' ' -f1)" \
+		"$SRC" "$OUT/x.img"
+	assert_load_fail 1 "$OUT/x.img"
+	assert_equal "$stderr" "ramboot: load: error: $SRC: read error: Input/output error"
 }

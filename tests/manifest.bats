@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# `ramboot manifest` describes the decompressed image (size, SHA-256);
-# `ramboot load --manifest` checks a load against it.
+# `ramboot manifest` describes the decompressed image (size, SHA-256, and
+# in version 2 the SHA-256 of each chunk); `ramboot load --manifest` checks
+# a load against it.
 
 load helpers/common
 
@@ -26,13 +27,26 @@ manifest_value() {
 	sed -n "s/^$1 //p" <<<"$output"
 }
 
-# The optional "compression" key, when written, names the file's codec
-# (the -d name); nothing else follows the three fixed lines.
-# check_compression CODEC
+# chunk_lines RAWFILE [SIZE]: the chunk lines of version 2 for an image
+# (SIZE bytes per chunk, default 4 MiB), from split and sha256sum
+chunk_lines() {
+	local d=$BATS_TEST_TMPDIR/split.$$ f i=0
+	rm -rf "$d"
+	mkdir -p "$d"
+	[ -s "$1" ] && split -b "${2:-4194304}" -a 6 -d "$1" "$d/c"
+	for f in "$d"/c*; do
+		[ -e "$f" ] || continue
+		echo "chunk $i $(sha256sum "$f" | cut -d' ' -f1)"
+		i=$((i + 1))
+	done
+	rm -rf "$d"
+}
+
+# What follows the three fixed lines: "compression CODEC" (the -d name),
+# "chunk-size 4194304" and the chunk lines of RAWFILE, nothing else.
+# check_compression CODEC RAWFILE
 check_compression() {
-	local extra
-	extra=$(tail -n +4 <<<"$output")
-	[ -z "$extra" ] || assert_equal "$extra" "compression $1"
+	assert_equal "$(tail -n +4 <<<"$output")" "$(printf 'compression %s\nchunk-size 4194304\n' "$1"; chunk_lines "$2")"
 }
 
 # check_manifest IMG CODEC: the manifest of the compressed fixture
@@ -41,24 +55,61 @@ check_manifest() {
 	local raw=$FIX/$1.raw
 	rb manifest "$(fixture "$1" "$2")"
 	expect_status 0
-	assert_line --index 0 'ramboot-manifest 1'
+	assert_line --index 0 'ramboot-manifest 2'
 	assert_equal "$(manifest_value size)" "$(stat -c %s "$raw")"
 	assert_equal "$(manifest_value sha256)" "$(sha256sum "$raw" | cut -d' ' -f1)"
-	check_compression "$2"
+	check_compression "$2" "$raw"
 }
 
-@test "manifest of a raw image: exact text on stdout" {
+@test "manifest of a raw image: exact text on stdout (version 2)" {
 	rb manifest "$FIX/sqfs.raw"
 	expect_status 0
-	assert_equal "$(head -n 3 <<<"$output")" "$(expected_manifest "$FIX/sqfs.raw")"
-	check_compression none
+	assert_equal "$(head -n 3 <<<"$output")" "$(expected_manifest "$FIX/sqfs.raw" | sed 's/^ramboot-manifest 1/ramboot-manifest 2/')"
+	check_compression none "$FIX/sqfs.raw"
+	# the fixture is more than one chunk
+	[ "$(grep -c '^chunk ' <<<"$output")" -ge 2 ]
 }
 
-@test "manifest of the empty image" {
+@test "manifest of the empty image: version 2, no chunks" {
 	rb manifest "$FIX/empty.raw"
 	expect_status 0
-	assert_equal "$(head -n 3 <<<"$output")" "$(expected_manifest "$FIX/empty.raw")"
-	check_compression none
+	assert_equal "$output" "$(printf 'ramboot-manifest 2\nsize 0\nsha256 %s\ncompression none\nchunk-size 4194304' "$(sha256sum "$FIX/empty.raw" | cut -d' ' -f1)")"
+}
+
+@test "manifest --chunk-size=0: version 1, exact text" {
+	rb manifest --chunk-size=0 "$FIX/sqfs.zst"
+	expect_status 0
+	assert_equal "$output" "$(expected_manifest "$FIX/sqfs.raw"; echo compression zstd)"
+}
+
+@test "manifest --chunk-size=64K: the chunks of the decompressed image, every codec" {
+	local c
+	for c in none zstd xz lzo gzip; do
+		rb manifest --chunk-size=64K "$(fixture sqfs "$c")"
+		expect_status 0
+		assert_line --index 0 'ramboot-manifest 2'
+		assert_line 'chunk-size 65536'
+		assert_equal "$(grep '^chunk ' <<<"$output")" "$(chunk_lines "$FIX/sqfs.raw" 65536)"
+	done
+	# a 1-byte image: one chunk of one byte
+	rb manifest --chunk-size=64K "$FIX/one.gz"
+	expect_status 0
+	assert_equal "$(grep '^chunk ' <<<"$output")" "$(chunk_lines "$FIX/one.raw" 65536)"
+}
+
+@test "manifest --chunk-size that is not a power of two from 64K to 1G: exit 2" {
+	local v
+	for v in 3M 32K 65535 2G abc -1 ''; do
+		rb manifest --chunk-size="$v" "$FIX/one.raw"
+		expect_status 2
+		assert_equal "$output" ""
+	done
+}
+
+@test "manifest of a pipe: version 2" {
+	run --separate-stderr bash -c 'xz -dc "$1" | "$RAMBOOT_BIN" manifest --chunk-size=1M -' _ "$FIX/sqfs.xz"
+	expect_status 0
+	assert_equal "$(grep '^chunk ' <<<"$output")" "$(chunk_lines "$FIX/sqfs.raw" 1048576)"
 }
 
 @test "manifest of a zstd image describes the decompressed bytes" { check_manifest sqfs zstd; }
@@ -82,7 +133,7 @@ check_manifest() {
 	expect_status 0
 	assert_equal "$output" ""
 	run cat "$OUT/m"
-	assert_line --index 0 'ramboot-manifest 1'
+	assert_line --index 0 'ramboot-manifest 2'
 	assert_line "size $(stat -c %s "$FIX/sqfs.raw")"
 	assert_line "sha256 $(cat "$FIX/sqfs.sha256")"
 }
@@ -120,6 +171,137 @@ check_manifest() {
 		"$RAMBOOT_BIN" manifest -o "$BATS_TEST_TMPDIR/m" "$(fixture sqfs "$c")"
 		rb load --manifest="$BATS_TEST_TMPDIR/m" "$(fixture sqfs "$c")" "$OUT/img"
 		assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+	done
+}
+
+# ---- version 2: chunk hashes -------------------------------------------------
+
+# make_v2 IMAGE MANIFEST: a version 2 manifest of 64 KiB chunks
+make_v2() {
+	"$RAMBOOT_BIN" manifest --chunk-size=64K -o "$2" "$1" || fail "ramboot manifest $1"
+}
+
+# the chunks in the summary line of a load
+assert_chunks_ok() {
+	grep -qE "chunks ok, chunks=$1 chunks_retried=$2" <<<"$stderr" ||
+		{ show_run; fail "no 'chunks ok, chunks=$1 chunks_retried=$2' in the summary"; }
+}
+
+@test "load --manifest version 2: chunks verified, every codec, file and pipe" {
+	local c n
+	make_v2 "$FIX/sqfs.raw" "$BATS_TEST_TMPDIR/m"
+	n=$(grep -c '^chunk ' "$BATS_TEST_TMPDIR/m")
+	[ "$n" -gt 10 ]
+	for c in none zstd xz lzo gzip; do
+		rm -f "$OUT/img"
+		rb load --manifest="$BATS_TEST_TMPDIR/m" "$(fixture sqfs "$c")" "$OUT/img"
+		assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+		assert_chunks_ok "$n" 0
+		rm -f "$OUT/img"
+		rb_pipe "$(fixture sqfs "$c")" load --manifest="$BATS_TEST_TMPDIR/m" - "$OUT/img"
+		assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+		assert_chunks_ok "$n" 0
+	done
+}
+
+@test "load --manifest version 2 of the default chunk size, many-frame sources" {
+	local f
+	"$RAMBOOT_BIN" manifest -o "$BATS_TEST_TMPDIR/m" "$FIX/sqfs.raw"
+	for f in sqfs.many.zst sqfs.many.xz sqfs.many.gz sqfs.multi.zst; do
+		rm -f "$OUT/img"
+		rb load --manifest="$BATS_TEST_TMPDIR/m" "$FIX/$f" "$OUT/img"
+		assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+		assert_chunks_ok "$(grep -c '^chunk ' "$BATS_TEST_TMPDIR/m")" 0
+	done
+}
+
+@test "load --manifest version 2 of an empty and a 1-byte image" {
+	make_v2 "$FIX/empty.raw" "$BATS_TEST_TMPDIR/m"
+	rb load --manifest="$BATS_TEST_TMPDIR/m" "$FIX/empty.zst" "$OUT/e"
+	assert_loaded "$FIX/empty.raw" "$OUT/e"
+	make_v2 "$FIX/one.raw" "$BATS_TEST_TMPDIR/m1"
+	rb load --manifest="$BATS_TEST_TMPDIR/m1" "$FIX/one.raw" "$OUT/o"
+	assert_loaded "$FIX/one.raw" "$OUT/o"
+	assert_chunks_ok 1 0
+}
+
+@test "load --manifest version 1 (manifest --chunk-size=0): still accepted, whole SHA-256" {
+	"$RAMBOOT_BIN" manifest --chunk-size=0 -o "$BATS_TEST_TMPDIR/m" "$FIX/sqfs.raw"
+	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/m")" "ramboot-manifest 1"
+	rb load --manifest="$BATS_TEST_TMPDIR/m" "$FIX/sqfs.gz" "$OUT/img"
+	assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+	grep -q 'sha256 ok' <<<"$stderr"
+}
+
+@test "load --manifest version 2 and a matching --sha256: both checked" {
+	make_v2 "$FIX/sqfs.raw" "$BATS_TEST_TMPDIR/m"
+	rb load --manifest="$BATS_TEST_TMPDIR/m" --sha256="$(cat "$FIX/sqfs.sha256")" \
+		"$FIX/sqfs.zst" "$OUT/img"
+	assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+	grep -q 'sha256 ok, chunks=' <<<"$stderr"
+}
+
+@test "load --manifest version 2: a corrupted chunk in a raw image is read again, then fails closed" {
+	local img=$BATS_TEST_TMPDIR/img.raw
+	cp "$FIX/sqfs.raw" "$img"
+	make_v2 "$img" "$BATS_TEST_TMPDIR/m"
+	corrupt_byte "$img" 70000
+	rb load -v --manifest="$BATS_TEST_TMPDIR/m" "$img" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	assert_equal "$(grep 'error:' <<<"$stderr")" "ramboot: load: error: $img: chunk 1 (bytes 65536 to 131072): SHA-256 mismatch, also when read again (3 times)"
+	[ "$(grep -c 'chunk 1: read again' <<<"$stderr")" -eq 3 ]
+}
+
+@test "load --manifest version 2: a corrupted chunk behind a decoder fails at once" {
+	local img=$BATS_TEST_TMPDIR/img.raw
+	cp "$FIX/sqfs.raw" "$img"
+	make_v2 "$img" "$BATS_TEST_TMPDIR/m"
+	corrupt_byte "$img" 300000
+	zstd -q -c "$img" >"$img.zst"
+	rb load -v --manifest="$BATS_TEST_TMPDIR/m" "$img.zst" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	assert_equal "$(grep 'error:' <<<"$stderr")" "ramboot: load: error: $img.zst: chunk 4 (bytes 262144 to 327680): SHA-256 mismatch"
+	! grep -q 'read again' <<<"$stderr"
+	# and through a pipe
+	rb_pipe "$img" load --manifest="$BATS_TEST_TMPDIR/m" - "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	grep -q 'chunk 4 (bytes 262144 to 327680): SHA-256 mismatch$' <<<"$stderr"
+}
+
+@test "load --manifest version 2 --retries=0: a corrupted chunk is not read again" {
+	local img=$BATS_TEST_TMPDIR/img.raw
+	cp "$FIX/sqfs.raw" "$img"
+	make_v2 "$img" "$BATS_TEST_TMPDIR/m"
+	corrupt_byte "$img" 0
+	rb load -v --retries=0 --manifest="$BATS_TEST_TMPDIR/m" "$img" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	grep -q 'error: .*: chunk 0 (bytes 0 to 65536): SHA-256 mismatch$' <<<"$stderr"
+	! grep -q 'read again' <<<"$stderr"
+}
+
+@test "load --manifest version 2 with a wrong chunk hash: fails, nothing left" {
+	make_v2 "$FIX/sqfs.raw" "$BATS_TEST_TMPDIR/m"
+	# the last chunk's hash replaced by another valid one
+	sed -i "\$s/ [0-9a-f]*\$/ $(sha256sum "$FIX/one.raw" | cut -d' ' -f1)/" "$BATS_TEST_TMPDIR/m"
+	rb load --manifest="$BATS_TEST_TMPDIR/m" "$FIX/sqfs.xz" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	grep -q 'SHA-256 mismatch' <<<"$stderr"
+}
+
+@test "load --manifest version 2 that is malformed: refused before anything is written" {
+	make_v2 "$FIX/sqfs.raw" "$BATS_TEST_TMPDIR/m"
+	# a chunk line missing
+	sed -i '/^chunk 3 /d' "$BATS_TEST_TMPDIR/m"
+	rb load --manifest="$BATS_TEST_TMPDIR/m" "$FIX/sqfs.raw" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	grep -q 'chunk out of order' <<<"$stderr"
+}
+
+@test "load --retries that is not a number from 0 to 100: exit 2" {
+	local v
+	for v in -1 101 x ''; do
+		rb load --retries="$v" "$FIX/one.raw" "$OUT/x"
+		assert_load_fail 2 "$OUT/x"
 	done
 }
 
