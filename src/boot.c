@@ -347,6 +347,7 @@ static const char *fallback_reason(const struct load_result *r)
 	case LOAD_HASH:
 	case LOAD_SIZE: return "hash mismatch";
 	case LOAD_MANIFEST: return "bad manifest";
+	case LOAD_SIGNATURE: return "not signed";
 	case LOAD_STALL: return "source stalled";
 	case LOAD_SIGNAL: return "interrupted";
 	case LOAD_FSTYPE: return "not a usable image";

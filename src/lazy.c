@@ -52,6 +52,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "report.h"
+#include "sign.h"
 #include "zram.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
@@ -556,13 +557,14 @@ static void status_write(struct lazy *L)
 		     "state=%s\npid=%d\nimage=%s\nloop=%s\ntarget=%s\ncopy=%s\nsize=%" PRIu64 "\n"
 		     "started=%s\nupdated=%s\nbytes_cached=%" PRIu64 "\nbytes_network=%" PRIu64 "\n"
 		     "rate=%" PRIu64 "\nyields=%" PRIu64 "\nprofile=%s\nprofile_file=%s\n"
-		     "hash=%s\nsha256=%s\nverified=%s\nswitched=%s\ngave_up=%s\nerror=%s\n",
+		     "hash=%s\nsha256=%s\nsigned_by=%s\nverified=%s\nswitched=%s\ngave_up=%s\n"
+		     "error=%s\n",
 		     L->state, (int)getpid(), o->image, r->loop,
 		     o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs", r->copy, r->size, t[0], t[3],
 		     r->bytes_cached, r->bytes_network, o->rate,
 		     L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0,
 		     L->profile_state ? L->profile_state : "none", L->profile_path, hash, r->sha256,
-		     t[1], t[2],
+		     r->signed_by, t[1], t[2],
 		     r->err != LAZY_OK ? lazy_err_name(r->err) : "", r->error);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return;
@@ -642,14 +644,23 @@ static int open_status(struct lazy *L)
 static int open_image(struct lazy *L)
 {
 	const struct lazy_opts *o = L->o;
-	char err[128];
+	char err[256];
 	int rc;
 
 	if (o->sha256 && sha256_hex_parse(o->sha256, L->want_sha) < 0)
 		return lazy_fail(L, LAZY_USAGE, "--sha256: need 64 hex digits");
-	if (o->manifest) {
-		if (manifest_load(o->manifest, &L->man, err, sizeof(err)) < 0)
+	if (o->manifest && o->signed_only) {
+		struct sign_who who;
+
+		if (sign_manifest_load(o->manifest, o->keydir, &L->man, &who, err, sizeof(err)) < 0)
 			return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
+		/* The whole-image hash is what the copy is checked against. */
+		manifest_free(&L->man);
+		snprintf(L->r->signed_by, sizeof(L->r->signed_by), "%s %s", who.name, who.keyid);
+	} else if (o->manifest && manifest_load(o->manifest, &L->man, err, sizeof(err)) < 0) {
+		return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
+	}
+	if (o->manifest) {
 		L->have_man = true;
 		if (L->want_sha[0] && strcmp(L->want_sha, L->man.sha256))
 			return lazy_fail(L, LAZY_USAGE, "--sha256 and --manifest disagree");
@@ -2114,6 +2125,8 @@ static void usage(FILE *out)
 	      "      --tmpfs=DIR         mount the tmpfs here (default " LAZY_TMPFS_DIR ")\n"
 	      "      --sha256=HEX        SHA-256 the copy must have\n"
 	      "      --manifest=FILE     size and SHA-256 the copy must have\n"
+	      "      --signed            the manifest must be signed by a trusted key\n"
+	      "      --keys=DIR          with --signed: the trusted public keys (*.pub)\n"
 	      "      --min-free=SIZE     memory that must stay available (default 256M)\n"
 	      "      --stall-timeout=S   give up when a read of FILE takes S seconds\n"
 	      "                          (default 30, 0: never)\n"
@@ -2136,7 +2149,8 @@ static void usage(FILE *out)
 }
 
 enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
-       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE };
+       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,
+       OPT_SIGNED, OPT_KEYS };
 
 static const struct option longopts[] = {
 	{ "image", required_argument, NULL, OPT_IMAGE },
@@ -2145,6 +2159,8 @@ static const struct option longopts[] = {
 	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
 	{ "sha256", required_argument, NULL, OPT_SHA },
 	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "signed", no_argument, NULL, OPT_SIGNED },
+	{ "keys", required_argument, NULL, OPT_KEYS },
 	{ "min-free", required_argument, NULL, OPT_MINFREE },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL },
 	{ "rate", required_argument, NULL, OPT_RATE },
@@ -2184,6 +2200,8 @@ int cmd_lazy(int argc, char **argv)
 		case OPT_TMPFS: o.tmpfs = optarg; tmpfs_given = true; break;
 		case OPT_SHA: o.sha256 = optarg; break;
 		case OPT_MANIFEST: o.manifest = optarg; break;
+		case OPT_SIGNED: o.signed_only = true; break;
+		case OPT_KEYS: o.keydir = optarg; break;
 		case OPT_MINFREE:
 			if (parse_size(optarg, &o.min_free) < 0)
 				return rb_usage("lazy", "--min-free: bad size '%s'", optarg);
@@ -2223,6 +2241,10 @@ int cmd_lazy(int argc, char **argv)
 		return rb_usage("lazy", "--sha256: '%s' is not 64 hex digits", o.sha256);
 	if (o.wait_loop > 0 && o.loop)
 		return rb_usage("lazy", "--wait-loop looks for the loop device: not with --loop");
+	if (o.signed_only && !o.manifest)
+		return rb_usage("lazy", "--signed needs --manifest");
+	if (o.keydir && !o.signed_only)
+		return rb_usage("lazy", "--keys goes with --signed");
 	if (tmpfs_given && o.target != LAZY_TARGET_TMPFS)
 		return rb_usage("lazy", "--tmpfs goes with --target=tmpfs");
 	if (o.tmpfs && o.tmpfs[0] != '/')

@@ -166,6 +166,8 @@ struct lazy_opts {
 	const char *tmpfs;         /* NULL: LAZY_TMPFS_DIR below the root prefix */
 	const char *sha256;        /* 64 hex digits or NULL */
 	const char *manifest;      /* manifest file or NULL */
+	bool signed_only;          /* the manifest must be signed by a trusted key */
+	const char *keydir;        /* with signed_only: NULL, the initrd's keys */
 	uint64_t min_free;         /* MemAvailable that must stay (256M) */
 	double stall_timeout;      /* seconds without progress; 0: never */
 	uint64_t rate;             /* bytes/s from the network, 0: no cap */
@@ -221,6 +223,7 @@ struct lazy_result {
 	uint64_t bytes_network;    /* read from the source */
 	double started, verified, switched, ended;
 	char sha256[65];           /* of the copy, once hashed */
+	char signed_by[96];        /* signed_only: "NAME KEYID" of the key */
 	char loop[4096];           /* "/dev/loop0" */
 	char copy[4096];           /* the RAM copy: file or zram node */
 	pid_t child;               /* with background: the copier */

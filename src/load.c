@@ -27,6 +27,7 @@
 #include "pipe.h"
 #include "progress.h"
 #include "squashfs.h"
+#include "sign.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
 
@@ -87,14 +88,21 @@ static int guard_outcome(struct run *u)
 static int load_manifest(struct run *u)
 {
 	const struct load_opts *o = u->o;
-	char err[128];
+	char err[256];
 
 	if (o->sha256 && sha256_hex_parse(o->sha256, u->want_sha) < 0)
 		return load_fail(u, LOAD_USAGE, "--sha256: need 64 hex digits");
 	if (!o->manifest)
 		return 0;
-	if (manifest_load_chunks(o->manifest, &u->man, err, sizeof(err)) < 0)
+	if (o->signed_only) {
+		struct sign_who who;
+
+		if (sign_manifest_load(o->manifest, o->keydir, &u->man, &who, err, sizeof(err)) < 0)
+			return load_fail(u, LOAD_SIGNATURE, "%s: %s", o->manifest, err);
+		snprintf(u->r->signed_by, sizeof(u->r->signed_by), "%s %s", who.name, who.keyid);
+	} else if (manifest_load_chunks(o->manifest, &u->man, err, sizeof(err)) < 0) {
 		return load_fail(u, LOAD_MANIFEST, "%s: %s", o->manifest, err);
+	}
 	u->have_man = true;
 	u->chunked = u->man.version >= 2;
 	if (o->sha256 && strcmp(u->want_sha, u->man.sha256))

@@ -57,6 +57,10 @@ struct load_opts {
 	double wait_loop;        /* --prefetch: read nothing until the loop device
 				  * backed by the source appears, for at most
 				  * this long (s; 0: do not wait) */
+	/* --signed: the manifest must be signed by a trusted key (sign.h):
+	 * the public keys in keydir, or NULL for the initrd's own. */
+	bool signed_only;
+	const char *keydir;
 };
 
 void load_opts_init(struct load_opts *o);
@@ -76,6 +80,7 @@ enum load_err {
 	LOAD_CHANGED,    /* the source changed while it was read */
 	LOAD_STALL,      /* the source stopped making progress */
 	LOAD_SIGNAL,     /* interrupted by a signal */
+	LOAD_SIGNATURE,  /* --signed: the manifest is not signed by a trusted key */
 };
 
 /* RB_EXIT_* for an outcome. */
@@ -91,6 +96,7 @@ struct load_result {
 	bool verified;           /* a hash was given and matched */
 	uint32_t chunks;         /* version 2 manifest: chunks verified */
 	uint32_t chunks_retried; /* of them, read again from the source */
+	char signed_by[96];      /* --signed: "NAME KEYID" of the key, else "" */
 	char fstype[32];         /* blkid TYPE of the result, "" if unknown */
 	char dest_path[4096];    /* the file/device holding the image */
 	bool mounted_tmpfs;      /* we mounted opts.tmpfs (left mounted on success) */

@@ -16,6 +16,7 @@
 #include "codec.h"
 #include "loadint.h"
 #include "manifest.h"
+#include "sign.h"
 #include "outfile.h"
 
 static void load_usage(FILE *out)
@@ -34,6 +35,9 @@ static void load_usage(FILE *out)
 	      "      --manifest=FILE   size and SHA-256 the written image must have; with a\n"
 	      "                        version 2 manifest each chunk is verified as soon as\n"
 	      "                        it is written, on every core\n"
+	      "      --signed          the manifest must be signed by a trusted key\n"
+	      "                        (/etc/ramboot/keys, /etc/ltsp/ramboot/keys)\n"
+	      "      --keys=DIR        with --signed: the trusted public keys (*.pub)\n"
 	      "      --retries=N       read a chunk that fails its hash or its read again,\n"
 	      "                        up to N times (default 3; a file or block device\n"
 	      "                        SOURCE, uncompressed, with a version 2 manifest)\n"
@@ -82,16 +86,17 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 	if (r->verified && r->chunks)
 		snprintf(ck, sizeof(ck), ", chunks=%" PRIu32 " chunks_retried=%" PRIu32, r->chunks,
 			 r->chunks_retried);
-	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s%s",
+	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s%s%s%s",
 		o->source, r->dest_path, fmt_size(r->bytes_in, a, sizeof(a)),
 		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, mbs,
 		!r->verified ? "" : r->sha256[0] ? ", sha256 ok" : ", chunks ok", ck,
+		r->signed_by[0] ? ", signed by " : "", r->signed_by,
 		r->fstype[0] ? ", " : "", r->fstype);
 }
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
-       OPT_WAIT_LOOP, OPT_RETRIES };
+       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS };
 
 static const struct option load_longopts[] = {
 	{ "decompress", required_argument, NULL, 'd' },
@@ -110,6 +115,8 @@ static const struct option load_longopts[] = {
 	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "signed", no_argument, NULL, OPT_SIGNED },
+	{ "keys", required_argument, NULL, OPT_KEYS },
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -189,6 +196,12 @@ int cmd_load(int argc, char **argv)
 			break;
 		case OPT_MANIFEST:
 			o.manifest = optarg;
+			break;
+		case OPT_SIGNED:
+			o.signed_only = true;
+			break;
+		case OPT_KEYS:
+			o.keydir = optarg;
 			break;
 		case OPT_MINFREE:
 			if (parse_size(optarg, &o.min_free) < 0)
@@ -289,6 +302,10 @@ int cmd_load(int argc, char **argv)
 		return rb_usage("load", "--decompress: unknown format '%s'", o.decompress);
 	if (o.sha256 && strlen(o.sha256) != 64)
 		return rb_usage("load", "--sha256: '%s' is not 64 hex digits", o.sha256);
+	if (o.signed_only && !o.manifest)
+		return rb_usage("load", "--signed needs --manifest");
+	if (o.keydir && !o.signed_only)
+		return rb_usage("load", "--keys goes with --signed");
 	if (o.tmpfs && o.dest && !dest_inside(o.dest, o.tmpfs))
 		return rb_usage("load", "DEST '%s' must be inside the --tmpfs directory", o.dest);
 
@@ -317,6 +334,8 @@ static void manifest_usage(FILE *out)
 	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
 	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
 	      "                      (default 256M; for large zstd windows/xz dictionaries)\n"
+	      "      --sign=KEY      sign it with the Ed25519 private key KEY\n"
+	      "                      (ramboot keygen; see ramboot sign)\n"
 	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
 	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
 	      "                      manifest, without chunks, for older clients\n",
@@ -331,13 +350,14 @@ int cmd_manifest(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' },
 		{ "memlimit", required_argument, NULL, 'm' },
 		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "sign", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct load_opts o;
 	struct load_result r;
 	struct manifest m;
-	const char *outpath = NULL;
+	const char *outpath = NULL, *key = NULL;
 	uint64_t memlimit = 0, chunk_size = MANIFEST_CHUNK_DEFAULT;
 	uint8_t (*chunk)[32] = NULL;
 	char *buf;
@@ -368,6 +388,7 @@ int cmd_manifest(int argc, char **argv)
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
+		case 'S': key = optarg; break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage("manifest", "unknown or incomplete option '%s'",
@@ -410,6 +431,21 @@ int cmd_manifest(int argc, char **argv)
 		free(buf);
 		rb_err("cannot format the manifest: %s", strerror(-n));
 		return RB_EXIT_FAIL;
+	}
+	if (key) {
+		char err[PATH_MAX + 64], *sbuf = malloc((size_t)n + SIGN_LINE_MAX);
+		long sn = sbuf ? sign_text(buf, (size_t)n, key, sbuf, (size_t)n + SIGN_LINE_MAX, err,
+					   sizeof(err)) : rb_errfmt(err, sizeof(err), -ENOMEM,
+								    "out of memory");
+
+		free(buf);
+		if (sn < 0) {
+			free(sbuf);
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
+		buf = sbuf;
+		n = (int)sn;
 	}
 	if (outpath) {
 		struct outfile of;

@@ -307,8 +307,8 @@ void manifest_free(struct manifest *m)
 	m->chunk = NULL;
 }
 
-static int load(const char *path, struct manifest *m, bool keep_chunks, char *err,
-		size_t errlen)
+static int load(const char *path, struct manifest *m, bool keep_chunks,
+		manifest_check_fn check, void *ctx, char *err, size_t errlen)
 {
 	struct stat st;
 	size_t cap;
@@ -350,19 +350,28 @@ static int load(const char *path, struct manifest *m, bool keep_chunks, char *er
 		free(buf);
 		return rc;
 	}
-	rc = parse_or_free(buf, (size_t)n, m, keep_chunks, err, errlen);
+	/* The bytes checked are the bytes parsed: one read. */
+	rc = check ? check(buf, (size_t)n, ctx, err, errlen) : 0;
+	if (rc == 0)
+		rc = parse_or_free(buf, (size_t)n, m, keep_chunks, err, errlen);
 	free(buf);
 	return rc;
 }
 
 int manifest_load(const char *path, struct manifest *m, char *err, size_t errlen)
 {
-	return load(path, m, false, err, errlen);
+	return load(path, m, false, NULL, NULL, err, errlen);
 }
 
 int manifest_load_chunks(const char *path, struct manifest *m, char *err, size_t errlen)
 {
-	return load(path, m, true, err, errlen);
+	return load(path, m, true, NULL, NULL, err, errlen);
+}
+
+int manifest_load_checked(const char *path, struct manifest *m, manifest_check_fn check,
+			  void *ctx, char *err, size_t errlen)
+{
+	return load(path, m, true, check, ctx, err, errlen);
 }
 
 size_t manifest_format_max(const struct manifest *m)

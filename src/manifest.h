@@ -80,6 +80,13 @@ void manifest_free(struct manifest *m);
  * manifest_load_chunks() keeps them (manifest_free()). */
 int manifest_load(const char *path, struct manifest *m, char *err, size_t errlen);
 int manifest_load_chunks(const char *path, struct manifest *m, char *err, size_t errlen);
+/* manifest_load_chunks(), with check() run on the bytes read before they
+ * are parsed (a signature check, sign.h): its error (-errno, a message in
+ * err) is the result, and nothing is parsed. */
+typedef int (*manifest_check_fn)(const char *buf, size_t len, void *ctx, char *err,
+				 size_t errlen);
+int manifest_load_checked(const char *path, struct manifest *m, manifest_check_fn check,
+			  void *ctx, char *err, size_t errlen);
 /* Format a manifest into buf (version 2 when m->chunk_size is set, with
  * m->nchunks hashes from m->chunk); returns length or -ENOSPC.
  * manifest_format_max() is a buffer size that always suffices. */

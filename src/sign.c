@@ -358,30 +358,24 @@ int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who 
 			 line.keyid);
 }
 
+struct check_ctx {
+	const char *keydir;
+	struct sign_who *who;
+};
+
+static int check_cb(const char *buf, size_t len, void *ctx, char *err, size_t errlen)
+{
+	struct check_ctx *c = ctx;
+
+	return sign_check(buf, len, c->keydir, c->who, err, errlen);
+}
+
 int sign_manifest_load(const char *path, const char *keydir, struct manifest *m,
 		       struct sign_who *who, char *err, size_t errlen)
 {
-	/* The manifest parser refuses anything longer than it allows; one
-	 * byte more than this cap is read to tell "too long". */
-	char *buf = malloc(SIGN_TEXT_MAX);
-	size_t len = 0;
-	int rc;
+	struct check_ctx c = { keydir, who };
 
-	if (!buf)
-		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
-	rc = read_small(AT_FDCWD, path, buf, SIGN_TEXT_MAX, &len);
-	if (rc < 0) {
-		rb_errfmt(err, errlen, rc, "%s", rc == -EINVAL ? "not a regular file" :
-			  rc == -EFBIG ? "too long" : strerror(-rc));
-		goto out;
-	}
-	/* One read, and the bytes checked are the bytes parsed. */
-	rc = sign_check(buf, len, keydir, who, err, errlen);
-	if (rc == 0)
-		rc = manifest_parse(buf, len, m, err, errlen);
-out:
-	free(buf);
-	return rc;
+	return manifest_load_checked(path, m, check_cb, &c, err, errlen);
 }
 
 /* ---- signing ---- */

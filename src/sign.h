@@ -64,7 +64,8 @@ int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who 
 
 /*
  * Read the manifest at path once, check its signature (sign_check) and
- * parse it: 0 with *m and *who, or the error of either, with a message.
+ * parse it, chunks kept (manifest_load_checked; manifest_free() after):
+ * 0 with *m and *who, or the error of either, with a message.
  */
 struct manifest;
 int sign_manifest_load(const char *path, const char *keydir, struct manifest *m,
