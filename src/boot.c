@@ -30,6 +30,7 @@
 #include "load.h"
 #include "outfile.h"
 #include "report.h"
+#include "sign.h"
 #include "swap.h"
 #include "zram.h"
 
@@ -410,14 +411,72 @@ static bool settings_usable(const struct boot_settings *s, struct boot_report *r
 	return true;
 }
 
+/* What a copy is checked against (ramboot.verify=, docs/cmdline.md). */
+struct vplan {
+	enum boot_verify policy;  /* never VERIFY_AUTO once planned */
+	const char *manifest;     /* NULL: none */
+	const char *sha256;       /* NULL: none (ramboot.sha256=) */
+	bool signed_only;
+};
+
+/*
+ * The policy for this boot: AUTO is "signed" when the initrd holds trusted
+ * keys. false after a fallback: the policy cannot be met (signed without
+ * a manifest, hash without either) or does not parse; never a copy that
+ * is less verified than asked.
+ */
+static bool verify_plan(const struct boot_settings *s, const char *manifest, struct vplan *p,
+			struct boot_report *rep)
+{
+	memset(p, 0, sizeof(*p));
+	p->policy = s->verify;
+	if (s->verify_policy_bad) {
+		fallback(rep, "verification unusable", "ramboot.verify= does not parse; a copy "
+			 "that cannot be verified as asked is not booted");
+		return false;
+	}
+	if (p->policy == VERIFY_AUTO && sign_keys_count(NULL) > 0)
+		p->policy = VERIFY_SIGNED;
+	switch (p->policy) {
+	case VERIFY_SIGNED:
+		if (!manifest) {
+			fallback(rep, "not signed", "ramboot.verify=signed and no manifest");
+			return false;
+		}
+		/* ramboot.sha256= is no signature: the signed manifest decides. */
+		p->manifest = manifest;
+		p->signed_only = true;
+		break;
+	case VERIFY_OFF:
+		break;
+	case VERIFY_HASH:
+	case VERIFY_AUTO:
+		p->sha256 = s->sha256[0] ? s->sha256 : NULL;
+		p->manifest = p->sha256 ? NULL : manifest;
+		if (p->policy == VERIFY_HASH && !p->sha256 && !p->manifest) {
+			fallback(rep, "no verification", "ramboot.verify=hash and neither a manifest "
+				 "nor ramboot.sha256=");
+			return false;
+		}
+		if (p->policy == VERIFY_AUTO)
+			p->policy = p->sha256 || p->manifest ? VERIFY_HASH : VERIFY_OFF;
+		break;
+	}
+	snprintf(rep->verify, sizeof(rep->verify), "%s", boot_verify_name(p->policy));
+	return true;
+}
+
 static void fill_opts(struct load_opts *o, const struct boot_settings *s,
-		      const char *image, const char *manifest)
+		      const char *image, const struct vplan *vp)
 {
 	load_opts_init(o);
 	o->source = image;
 	o->decompress = s->decompress;
-	o->sha256 = s->sha256[0] ? s->sha256 : NULL;
-	o->manifest = o->sha256 ? NULL : manifest;
+	if (vp) {
+		o->sha256 = vp->sha256;
+		o->manifest = vp->manifest;
+		o->signed_only = vp->signed_only;
+	}
 	if (s->minfree_set)
 		o->min_free = s->minfree;
 	if (s->timeout_set)
@@ -563,7 +622,7 @@ static void drop_copy(const char *rundir, const char *path)
 }
 
 static void do_ram(const struct boot_settings *s, const char *image,
-		   const char *manifest, const char *rundir, struct boot_report *rep)
+		   const struct vplan *vp, const char *rundir, struct boot_report *rep)
 {
 	struct load_opts o;
 	struct load_result *r;
@@ -578,7 +637,7 @@ static void do_ram(const struct boot_settings *s, const char *image,
 		fallback(rep, "load failed", "out of memory");
 		return;
 	}
-	fill_opts(&o, s, image, manifest);
+	fill_opts(&o, s, image, vp);
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
 
 	if (s->target == TARGET_ZRAM) {
@@ -614,6 +673,7 @@ static void do_ram(const struct boot_settings *s, const char *image,
 	rb_debug("loading %s into %s", image, dest);
 	rc = load_in_child(&o, r, &stuck);
 	fill_from_result(rep, r, o.sha256 || o.manifest);
+	snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", r->signed_by);
 	if (r->reader_stuck && !stuck)
 		report_add_error(rep, "a read of the image did not return; left to the kernel");
 	if (rc == RB_EXIT_OK && !r->fstype[0]) {
@@ -773,7 +833,7 @@ static int cmd_drop(const char *path, const char *reason)
  * it sets up the loop device), so it opens what it needs now and waits
  * for the loop device. stdout stays empty: the hooks change nothing.
  */
-static void do_lazy(const struct boot_settings *s, const char *image, const char *manifest,
+static void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
 		    const char *rundir, struct boot_report *rep)
 {
 	char iarg[PATH_MAX + 16], varg[PATH_MAX + 16], targ[PATH_MAX + 16], marg[64], sarg[64];
@@ -792,12 +852,14 @@ static void do_lazy(const struct boot_settings *s, const char *image, const char
 	argv[n++] = iarg;
 	argv[n++] = (char *)(s->target == TARGET_ZRAM ? "--target=zram" : "--target=tmpfs");
 	argv[n++] = targ;
-	if (s->sha256[0]) {
-		snprintf(varg, sizeof(varg), "--sha256=%s", s->sha256);
+	if (vp->sha256) {
+		snprintf(varg, sizeof(varg), "--sha256=%s", vp->sha256);
 		argv[n++] = varg;
-	} else if (manifest) {
-		snprintf(varg, sizeof(varg), "--manifest=%s", manifest);
+	} else if (vp->manifest) {
+		snprintf(varg, sizeof(varg), "--manifest=%s", vp->manifest);
 		argv[n++] = varg;
+		if (vp->signed_only)
+			argv[n++] = (char *)"--signed";
 	}
 	if (s->minfree_set) {
 		snprintf(marg, sizeof(marg), "--min-free=%llu", (unsigned long long)s->minfree);
@@ -957,6 +1019,7 @@ int cmd_boot(int argc, char **argv)
 	struct debug_log dlog = { .pid = -1, .saved_err = -1 };
 	char rundir[PATH_MAX], image[PATH_MAX], mbuf[PATH_MAX];
 	const char *manifest;
+	struct vplan vp;
 	struct stat st;
 	int c, rc, qrc = RB_EXIT_OK;
 
@@ -1058,10 +1121,12 @@ int cmd_boot(int argc, char **argv)
 		manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
 		if (manifest)
 			rb_debug("manifest %s", manifest);
-		if (s->mode == BOOT_LAZY)
-			do_lazy(s, image, manifest, rundir, rep);
-		else
-			do_ram(s, image, manifest, rundir, rep);
+		if (settings_usable(s, rep) && verify_plan(s, manifest, &vp, rep)) {
+			if (s->mode == BOOT_LAZY)
+				do_lazy(s, image, &vp, rundir, rep);
+			else
+				do_ram(s, image, &vp, rundir, rep);
+		}
 	}
 report:
 	rc = report_write(rep, rundir, a.json);

@@ -454,6 +454,7 @@ static int setup_guarded(struct run *u)
 	u->have_man = st->u.have_man;
 	u->chunked = st->u.chunked;
 	memcpy(u->want_sha, st->u.want_sha, sizeof(u->want_sha));
+	memcpy(u->r->signed_by, st->r.signed_by, sizeof(u->r->signed_by));
 	rc = st->rc;
 	if (rc) {
 		u->r->err = st->r.err;

@@ -96,6 +96,12 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 	kv(&o, "mbps", num);
 	kv(&o, "codec", r->codec);
 	kv(&o, "hash", r->hash);
+	/* Only once a copy was about to be made (older readers know the
+	 * keys above). */
+	if (r->verify[0]) {
+		kv(&o, "verify", r->verify);
+		kv(&o, "signed_by", r->signed_by);
+	}
 	/* Only for a copy checked chunk by chunk (a version 2 manifest), as
 	 * the lazy_* keys only for a lazy copy. */
 	if (r->chunks || r->chunks_retried) {
@@ -149,6 +155,10 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 	put(&o, "  \"mbps\": %.1f,\n", r->mbps);
 	js(&o, "codec", r->codec, false);
 	js(&o, "hash", r->hash, false);
+	if (r->verify[0]) {
+		js(&o, "verify", r->verify, false);
+		js(&o, "signed_by", r->signed_by, false);
+	}
 	if (r->chunks || r->chunks_retried) {
 		put(&o, "  \"chunks\": %" PRIu32 ",\n", r->chunks);
 		put(&o, "  \"chunks_retried\": %" PRIu32 ",\n", r->chunks_retried);

@@ -24,6 +24,8 @@ struct boot_report {
 	double mbps;              /* MB/s (10^6 bytes) read from the source */
 	char codec[16];
 	char hash[16];            /* ok | mismatch | none */
+	char verify[16];          /* the ramboot.verify= policy applied, "" before */
+	char signed_by[96];       /* "NAME KEYID" of the key that signed, "" */
 	uint32_t chunks;          /* chunks verified (version 2 manifest) */
 	uint32_t chunks_retried;  /* of them, read again from the source */
 	char fstype[32];
