@@ -100,13 +100,54 @@ static const char *key_chunk_size(struct mstate *st, char *val)
 	return NULL;
 }
 
+static const char *key_verity_root(struct mstate *st, char *val)
+{
+	if (strlen(val) != 64 || sha256_hex_parse(val, st->m->verity_root) < 0)
+		return "bad verity-root (64 hex digits)";
+	return NULL;
+}
+
+static const char *key_verity_salt(struct mstate *st, char *val)
+{
+	size_t n = strlen(val), i;
+
+	if (!strcmp(val, "-")) {
+		strcpy(st->m->verity_salt, "-");
+		return NULL;
+	}
+	if (!n || n % 2 || n > MANIFEST_SALT_HEX_MAX)
+		return "bad verity-salt (hex, at most 64 bytes, or -)";
+	for (i = 0; i < n; i++) {
+		char c = val[i];
+
+		if (c >= 'A' && c <= 'F')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return "bad verity-salt (hex, at most 64 bytes, or -)";
+		st->m->verity_salt[i] = c;
+	}
+	st->m->verity_salt[n] = '\0';
+	return NULL;
+}
+
+static const char *key_verity_hash(struct mstate *st, char *val)
+{
+	/* A name beside the image, never a path elsewhere. */
+	if (!*val || strlen(val) > MANIFEST_NAME_MAX || strchr(val, '/') ||
+	    !strcmp(val, ".") || !strcmp(val, ".."))
+		return "bad verity-hash (a file name beside the image)";
+	strcpy(st->m->verity_hash, val);
+	return NULL;
+}
+
 static int hexval(char c)
 {
 	return c <= '9' ? c - '0' : c - 'a' + 10;
 }
 
 /* The keys' places in the table below: a bit each in mstate.seen. */
-enum { KI_SIZE, KI_SHA256, KI_MEMLIMIT, KI_COMPRESSION, KI_CHUNK_SIZE, KI_CHUNK, KI_COUNT };
+enum { KI_SIZE, KI_SHA256, KI_MEMLIMIT, KI_COMPRESSION, KI_CHUNK_SIZE, KI_CHUNK,
+       KI_VERITY_ROOT, KI_VERITY_SALT, KI_VERITY_HASH, KI_COUNT };
 #define K_SIZE       (1u << KI_SIZE)
 #define K_SHA256     (1u << KI_SHA256)
 #define K_CHUNK_SIZE (1u << KI_CHUNK_SIZE)
@@ -170,6 +211,9 @@ static const struct mkey {
 	[KI_COMPRESSION] = { "compression", 1, false, key_compression },
 	[KI_CHUNK_SIZE] = { "chunk-size", 2, false, key_chunk_size },
 	[KI_CHUNK] = { "chunk", 2, true, key_chunk },
+	[KI_VERITY_ROOT] = { "verity-root", 2, false, key_verity_root },
+	[KI_VERITY_SALT] = { "verity-salt", 2, false, key_verity_salt },
+	[KI_VERITY_HASH] = { "verity-hash", 2, false, key_verity_hash },
 };
 
 static int perr(char *err, size_t errlen, unsigned int line, const char *what)
@@ -281,6 +325,17 @@ static int parse(const char *buf, size_t len, struct manifest *m, bool keep_chun
 		}
 		m->nchunks = (uint32_t)n;
 	}
+	{
+		unsigned int v = st.seen & (1u << KI_VERITY_ROOT | 1u << KI_VERITY_SALT |
+					    1u << KI_VERITY_HASH);
+
+		if (v && v != (1u << KI_VERITY_ROOT | 1u << KI_VERITY_SALT | 1u << KI_VERITY_HASH))
+			return perr(err, errlen, lineno, "verity-root, verity-salt and verity-hash "
+				    "come together");
+		if (v && (m->size == 0 || m->size % 4096))
+			return perr(err, errlen, lineno, "verity: the image is not a whole number "
+				    "of 4096-byte blocks");
+	}
 	return 0;
 }
 
@@ -376,7 +431,9 @@ int manifest_load_checked(const char *path, struct manifest *m, manifest_check_f
 
 size_t manifest_format_max(const struct manifest *m)
 {
-	return 256 + sizeof(m->compression) + (m->chunk_size ? (size_t)m->nchunks : 0) *
+	return 256 + sizeof(m->compression) + 64 + sizeof(m->verity_root) +
+		sizeof(m->verity_salt) + sizeof(m->verity_hash) +
+		(m->chunk_size ? (size_t)m->nchunks : 0) *
 		MANIFEST_CHUNK_LINE;
 }
 
@@ -395,6 +452,9 @@ int manifest_format(const struct manifest *m, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, "memlimit %" PRIu64 "\n", m->memlimit);
 	if (n >= 0 && (size_t)n < len && m->chunk_size)
 		n += snprintf(buf + n, len - (size_t)n, "chunk-size %" PRIu64 "\n", m->chunk_size);
+	if (n >= 0 && (size_t)n < len && m->chunk_size && m->verity_root[0])
+		n += snprintf(buf + n, len - (size_t)n, "verity-root %s\nverity-salt %s\n"
+			      "verity-hash %s\n", m->verity_root, m->verity_salt, m->verity_hash);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	pos = (size_t)n;

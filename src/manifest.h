@@ -47,6 +47,8 @@
 #define MANIFEST_CHUNK_MIN  (64u * 1024)
 #define MANIFEST_CHUNK_MAX  (1024u * 1024 * 1024)
 #define MANIFEST_CHUNK_DEFAULT (4u * 1024 * 1024)
+#define MANIFEST_SALT_HEX_MAX 128     /* a dm-verity salt of up to 64 bytes */
+#define MANIFEST_NAME_MAX   200       /* a file name beside the image */
 
 struct manifest {
 	unsigned int version;    /* 1 or 2 */
@@ -62,6 +64,14 @@ struct manifest {
 	uint8_t (*chunk)[32];    /* version 2: the SHA-256 of each chunk (binary),
 				  * NULL when there are none or they were not
 				  * kept (manifest_load); manifest_free() */
+	/* version 2, optional: the image's dm-verity hash tree (verity.h),
+	 * written by `ramboot manifest --verity`. verity_root[0] == '\0':
+	 * none. The three come together; the image is then a whole number
+	 * of 4096-byte blocks. */
+	char verity_root[65];    /* root hash, lower-case hex */
+	char verity_salt[MANIFEST_SALT_HEX_MAX + 1]; /* hex, "-": no salt */
+	char verity_hash[MANIFEST_NAME_MAX + 1];     /* the hash file's name,
+						      * beside the image */
 };
 
 /* Parse buf[0..len). Returns 0, or -EINVAL with a message in err

@@ -384,6 +384,60 @@ static void test_chunk_count_cap(void)
 	free(big);
 }
 
+#define V2B "ramboot-manifest 2\nsize 131072\nsha256 " HEX "\nchunk-size 65536\n" \
+	"chunk 0 " H_ZERO64K "\nchunk 1 " HEX "\n"
+#define VROOT "verity-root " HEX "\n"
+#define VSALT "verity-salt 00ff\n"
+#define VHASH "verity-hash x86_64.img.verity\n"
+
+/* dm-verity keys: the three together, on a whole number of 4 KiB blocks. */
+static void test_verity_keys(void)
+{
+	struct manifest m;
+	size_t cap;
+	char *buf;
+	int n;
+
+	CHECK_EQ_INT(parse(V2B VROOT VSALT VHASH, &m), 0);
+	CHECK_EQ_STR(m.verity_root, HEX);
+	CHECK_EQ_STR(m.verity_salt, "00ff");
+	CHECK_EQ_STR(m.verity_hash, "x86_64.img.verity");
+	manifest_free(&m);
+	CHECK_EQ_INT(parse(V2B VROOT "verity-salt -\n" VHASH, &m), 0);
+	CHECK_EQ_STR(m.verity_salt, "-");
+	manifest_free(&m);
+	CHECK_EQ_INT(parse(V2B "verity-root " HEXU "\nverity-salt 00FF\n" VHASH, &m), 0);
+	CHECK_EQ_STR(m.verity_root, HEX);
+	CHECK_EQ_STR(m.verity_salt, "00ff");
+	/* Round trip. */
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	n = manifest_format(&m, buf, cap);
+	manifest_free(&m);
+	CHECK(n > 0 && strstr(buf, "\nverity-root " HEX "\nverity-salt 00ff\n"
+			      "verity-hash x86_64.img.verity\n"));
+	CHECK_EQ_INT(parse_n(buf, (size_t)n, &m), 0);
+	CHECK_EQ_STR(m.verity_hash, "x86_64.img.verity");
+	manifest_free(&m);
+	free(buf);
+	/* Missing one, bad values, a path, twice, version 1, odd sizes. */
+	CHECK_EQ_INT(parse(V2B VROOT VSALT, &m), -EINVAL);
+	CHECK(strstr(err, "come together") != NULL);
+	CHECK_EQ_INT(parse(V2B VSALT VHASH, &m), -EINVAL);
+	CHECK_EQ_INT(parse(V2B "verity-root 12\n" VSALT VHASH, &m), -EINVAL);
+	CHECK_EQ_INT(parse(V2B VROOT "verity-salt 0\n" VHASH, &m), -EINVAL);
+	CHECK_EQ_INT(parse(V2B VROOT "verity-salt zz\n" VHASH, &m), -EINVAL);
+	CHECK_EQ_INT(parse(V2B VROOT VSALT "verity-hash ../etc/shadow\n", &m), -EINVAL);
+	CHECK_EQ_INT(parse(V2B VROOT VSALT "verity-hash ..\n", &m), -EINVAL);
+	CHECK_EQ_INT(parse(V2B VROOT VROOT VSALT VHASH, &m), -EINVAL);
+	CHECK_EQ_INT(parse("ramboot-manifest 1\nsize 131072\nsha256 " HEX "\n" VROOT VSALT VHASH,
+			   &m), -EINVAL);
+	CHECK_EQ_INT(parse(GOOD VROOT VSALT VHASH, &m), -EINVAL);
+	CHECK(strstr(err, "4096-byte blocks") != NULL);
+}
+
 static void test_format_round_trip(void)
 {
 	struct manifest m, back;
@@ -509,6 +563,7 @@ int main(void)
 	RUN(test_size_limit_grows_with_chunks);
 	RUN(test_chunk_count_cap);
 	RUN(test_format_round_trip);
+	RUN(test_verity_keys);
 	RUN(test_load_keeps_or_drops_chunks);
 	RUN(test_report_chunk_keys);
 	return TAP_DONE();
