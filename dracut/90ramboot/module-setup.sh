@@ -49,6 +49,13 @@ install() {
     if [[ -f "${RAMBOOT_CONF:-@SYSCONFDIR@/ramboot.conf}" ]]; then
         inst_simple "${RAMBOOT_CONF:-@SYSCONFDIR@/ramboot.conf}" /etc/ramboot.conf
     fi
+    # The public keys signed manifests are checked against (ramboot.verify=).
+    local k
+    for k in "${RAMBOOT_KEYS:-@SYSCONFDIR@/ramboot/keys}"/*.pub; do
+        if [[ -f "$k" ]]; then
+            inst_simple "$k" "/etc/ramboot/keys/${k##*/}"
+        fi
+    done
     inst_multiple blkid losetup mount umount mkdir rmdir grep sed modprobe
     inst_script "$moddir/ramboot-live-root.sh" /sbin/ramboot-live-root
     # after dmsquash-live-genrules.sh (pre-udev 30), which writes the
