@@ -14,18 +14,18 @@ secs=${1:-300}
 case $secs in
 '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
-each=$((secs / 5))
+each=$((secs / 6))
 [ "$each" -ge 1 ] || each=1
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
 cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 -fno-omit-frame-pointer -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 -Isrc"
-targets="manifest lzop sizeexpr cmdline profile"
+targets="manifest lzop sizeexpr cmdline profile sign"
 n=0
 failed=0
 
-echo "1..5"
+echo "1..6"
 
 # sources and libraries of each target: the one parser plus util.c
 srcs() {
@@ -35,12 +35,13 @@ srcs() {
 	sizeexpr) echo "src/sizeexpr.c src/util.c" ;;
 	cmdline) echo "src/cmdline.c src/codec_names.c src/manifest.c src/util.c" ;;
 	profile) echo "src/profile.c src/manifest.c src/outfile.c src/util.c" ;;
+	sign) echo "src/sign.c src/manifest.c src/outfile.c src/util.c" ;;
 	esac
 }
 libs() {
 	case $1 in
 	lzop) echo "-lz" ;;
-	profile) echo "-lcrypto" ;;
+	profile | sign) echo "-lcrypto" ;;
 	esac
 }
 
@@ -88,6 +89,13 @@ seed() {
 		printf '# c\r\nramboot-profile 1\r\npage-size 512\r\nimage-ends-sha256 %s\r\nimage-size 100000\r\n\trange 99840 160\r\nrange 512 1024' "$e" >"$d/crlf"
 		printf 'ramboot-profile 1\nimage-size 131072\nimage-sha256 %s\npage-size 65536\n' "$h" >"$d/empty"
 		printf 'ramboot-profile 1\nimage-size 18446744073709551615\nimage-sha256 %s\npage-size 1048576\nrange 18446744073708503040 1048575\n' "$h" >"$d/max" ;;
+	sign)
+		h=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+		s=A2mQlhiNJHQuKUQZQBA/7gi+Fi7FkUsTjl5ibsIODoVI+bd12cDAEfTqKTSQXspS9O4cQM9WLzzahxrSU78vBQ==
+		printf 'ramboot-manifest 1\nsize 1\nsha256 %s\nsignature ed25519 1c64ea2d433efc67 %s\n' "$h" "$s" >"$d/signed"
+		printf 'signature ed25519 1c64ea2d433efc67 %s' "$s" >"$d/only"
+		printf 'ramboot-manifest 1\nsize 1\nsha256 %s\n' "$h" >"$d/unsigned"
+		printf 'a\nsignature ed25519 1c64ea2d433efc67 %s\nb\n' "$s" >"$d/middle" ;;
 	esac
 }
 
