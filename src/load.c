@@ -268,7 +268,12 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 	p->threads = cfg.threads;
 	if (ck) {
 		p->ck = *ck;
+		/* Behind a decoder one core fewer: the decoder is the
+		 * critical path, and a hasher that takes its core slows the
+		 * whole load (a pipe's codec is not known yet: as if any). */
 		p->ck.workers = cfg.threads;
+		if (u->src.codec != &codec_none && cfg.threads > 1)
+			p->ck.workers = cfg.threads - 1;
 		/* Read again from the source: a file or device, raw. */
 		if (p->ck.retries > 0 && u->src.seekable && u->src.codec == &codec_none &&
 		    u->src.size)
@@ -295,9 +300,9 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 	if (first) {
 		if (!u->src.codec)
 			u->src.codec = codec_detect(first->data, first->len);
-		rb_debug("codec %s, %d threads%s", u->src.codec->name, cfg.threads,
-			 p->ck.size ? p->ck.retries ? ", chunks hashed, read again when they fail" :
-			 ", chunks hashed" : "");
+		rb_debug("codec %s, %d threads%s, %d hashing", u->src.codec->name, cfg.threads,
+			 p->ck.size ? p->ck.retries ? ", chunks read again when they fail" : "" : "",
+			 p->ck.size ? p->ck.workers : p->hash);
 		codec_drive(u->src.codec, p, first, &cfg);
 	}
 out:
