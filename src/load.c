@@ -268,12 +268,7 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 	p->threads = cfg.threads;
 	if (ck) {
 		p->ck = *ck;
-		/* Behind a decoder one core fewer: the decoder is the
-		 * critical path, and a hasher that takes its core slows the
-		 * whole load (a pipe's codec is not known yet: as if any). */
 		p->ck.workers = cfg.threads;
-		if (u->src.codec != &codec_none && cfg.threads > 1)
-			p->ck.workers = cfg.threads - 1;
 		/* Read again from the source: a file or device, raw. */
 		if (p->ck.retries > 0 && u->src.seekable && u->src.codec == &codec_none &&
 		    u->src.size)
