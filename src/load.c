@@ -303,9 +303,9 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 	if (first) {
 		if (!u->src.codec)
 			u->src.codec = codec_detect(first->data, first->len);
-		rb_debug("codec %s, %d threads%s", u->src.codec->name, cfg.threads,
-			 p->ck.size ? p->ck.retries ? ", chunks hashed, read again when they fail" :
-			 ", chunks hashed" : "");
+		rb_debug("codec %s, %d threads%s, %d hashing", u->src.codec->name, cfg.threads,
+			 p->ck.size ? p->ck.retries ? ", chunks read again when they fail" : "" : "",
+			 p->ck.size ? p->ck.workers : p->hash);
 		codec_drive(u->src.codec, p, first, &cfg);
 	}
 out:

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +21,8 @@
  * device pages from the page cache (else a zram target holds the image
  * twice: once compressed in zram and once in the block device's cache). */
 #define CHECK_EVERY (64u * 1024 * 1024)
+
+#define PIPE_WORKER_NICE 5
 
 static void q_push(struct queue *q, struct chunk *c)
 {
@@ -737,6 +740,11 @@ static void *worker_main(void *arg)
 	SHA256_CTX ctx;
 	bool bad = false;
 
+	/* A little below the other threads (Linux: per thread): a decoder
+	 * is the critical path and keeps its core; the hashers take what is
+	 * left, and the bound on what they hold stops the rest when they
+	 * fall behind. */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), PIPE_WORKER_NICE);
 	SHA256_Init(&ctx);
 	for (;;) {
 		struct seg *sg;
