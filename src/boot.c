@@ -330,6 +330,8 @@ static void fill_from_result(struct boot_report *rep, const struct load_result *
 	rep->mbps = r->seconds > 0 ? (double)r->bytes_in / r->seconds / 1e6 : 0;
 	snprintf(rep->codec, sizeof(rep->codec), "%s", r->codec ? r->codec : "");
 	snprintf(rep->fstype, sizeof(rep->fstype), "%s", r->fstype);
+	rep->chunks = r->chunks;
+	rep->chunks_retried = r->chunks_retried;
 	if (!hash_asked)
 		snprintf(rep->hash, sizeof(rep->hash), "none");
 	else if (r->verified)

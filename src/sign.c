@@ -629,6 +629,7 @@ int cmd_sign(int argc, char **argv)
 			rb_err("%s: not a manifest: %s", path, err);
 			goto out;
 		}
+		manifest_free(&m);
 	}
 	n = sign_text(buf, len, key, out, SIGN_TEXT_MAX, err, sizeof(err));
 	if (n < 0) {

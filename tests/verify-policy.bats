@@ -77,6 +77,9 @@ no_copy() {
 	[ "$(report verify)" = signed ]
 	[[ "$(report signed_by)" =~ ^lab\ [0-9a-f]{16}$ ]]
 	[ "$(report hash)" = ok ]
+	# A version 2 manifest: checked chunk by chunk.
+	[ "$(report chunks)" -ge 1 ]
+	[ "$(report chunks_retried)" = 0 ]
 }
 
 @test "verify: keys in the initrd, an unsigned manifest: fallback, nothing copied" {
