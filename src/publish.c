@@ -253,10 +253,17 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 		if (rc < 0)
 			return rc;
 	}
-	fd = open(req->image, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* A regular file is opened here too, to see it did not change
+	 * between the reads; stdin, a pipe or a device only by the loader. */
+	if (strcmp(req->image, "-") && stat(req->image, &mk->st) < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
-	if (fstat(fd, &mk->st) < 0) {
+	if (req->verity && !S_ISREG(mk->st.st_mode))
+		return rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file: --verity needs "
+				 "the image file", req->image);
+	fd = S_ISREG(mk->st.st_mode) ? open(req->image, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0 && S_ISREG(mk->st.st_mode))
+		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
+	if (fd >= 0 && fstat(fd, &mk->st) < 0) {
 		rc = rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
 		goto out;
 	}
@@ -307,9 +314,11 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 		if (rc < 0)
 			goto out;
 	}
-	rc = unchanged(req->image, fd, &mk->st, err, errlen);
-	if (rc < 0)
-		goto out;
+	if (fd >= 0) {
+		rc = unchanged(req->image, fd, &mk->st, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
 	mk->m.chunk = chunk;
 	cap = manifest_format_max(&mk->m);
 	buf = malloc(cap);
@@ -340,7 +349,7 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 out:
 	free(chunk);
 	free(buf);
-	if (close_checked(fd) < 0 && rc == 0)
+	if (fd >= 0 && close_checked(fd) < 0 && rc == 0)
 		rc = rb_errfmt(err, errlen, -EIO, "%s: close failed", req->image);
 	if (rc == 0)
 		mk->exit = RB_EXIT_OK;
@@ -478,6 +487,19 @@ int cmd_publish(int argc, char **argv)
 	if (argc - optind != 1)
 		return rb_usage("publish", "need one IMAGE");
 	req.image = argv[optind];
+	{
+		struct stat st;
+
+		if (stat(req.image, &st) < 0) {
+			rb_err("%s: %s", req.image, strerror(errno));
+			return RB_EXIT_FAIL;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			rb_err("%s: not a regular file (publish writes beside an image file)",
+			       req.image);
+			return RB_EXIT_FAIL;
+		}
+	}
 	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath))
 		return rb_usage("publish", "IMAGE: path too long");
 	dirfd = publish_dir_open(req.image, &base);
