@@ -356,10 +356,7 @@ out:
 	return rc;
 }
 
-/* ".NAME.XXXXXXXX" (outfile.c's temporary) of the manifest or of one of
- * publish's hash files: left behind only by a kill between the link and
- * the rename of a commit. */
-static bool is_stale_temp(const char *base, const char *manifest, const char *name)
+bool publish_is_stale_temp(const char *base, const char *manifest, const char *name)
 {
 	size_t n = strlen(name), b = strlen(base), m = strlen(manifest);
 
@@ -397,7 +394,7 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		return;
 	}
 	while ((d = readdir(dir))) {
-		bool tmp = is_stale_temp(base, manifest, d->d_name);
+		bool tmp = publish_is_stale_temp(base, manifest, d->d_name);
 
 		if (!tmp && (keep_all || !publish_is_hash_name(base, d->d_name) ||
 			     (keep1 && !strcmp(d->d_name, keep1)) ||

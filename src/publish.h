@@ -77,6 +77,14 @@ int publish_hash_name(const char *image, const char *arg, char *out, size_t outl
  */
 bool publish_is_hash_name(const char *image_name, const char *name);
 
+/*
+ * Is name a temporary outfile.c made (".NAME.XXXXXXXX", 8 hex digits) for
+ * the manifest `manifest` or for one of publish's hash files of
+ * image_name? Left behind only by a kill between the link and the rename
+ * of a commit; publish removes them. Pure.
+ */
+bool publish_is_stale_temp(const char *image_name, const char *manifest, const char *name);
+
 /* The image's directory (O_DIRECTORY) and its name in it. fd or -errno. */
 int publish_dir_open(const char *image, const char **base);
 
