@@ -187,6 +187,18 @@ assert_verity_ok() {
 	[ -e "$OUT/x.img.verity" ] && [ -e "$OUT/x.img.verity-notmine" ] &&
 		[ -e "$OUT/y.img.verity-0123456789abcdef" ]
 	assert_verity_ok "$IMG.manifest"
+	# temporaries a killed publish left (a kill inside a commit's rename)
+	# go; others' stay
+	: >"$OUT/.x.img.manifest.0a1b2c3d"
+	: >"$OUT/.x.img.verity-0123456789abcdef.0a1b2c3d"
+	: >"$OUT/.x.img.manifest.keep"
+	: >"$OUT/.y.img.manifest.0a1b2c3d"
+	rb publish --verity "$IMG"
+	expect_status 0
+	[ ! -e "$OUT/.x.img.manifest.0a1b2c3d" ] && [ ! -e "$OUT/.x.img.verity-0123456789abcdef.0a1b2c3d" ]
+	[ -e "$OUT/.x.img.manifest.keep" ] && [ -e "$OUT/.y.img.manifest.0a1b2c3d" ]
+	rm "$OUT"/.x.img.manifest.keep "$OUT"/.y.img.manifest.0a1b2c3d
+	h3=$(field verity-hash "$IMG.manifest")
 	# a manifest without a tree: the previous hash file stays once more
 	rb publish "$IMG"
 	expect_status 0
