@@ -269,6 +269,10 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 	}
 	if (req->verity) {
 		rc = verity_precheck(req, fd, &mk->st, err, errlen);
+		/* manifest.h: the verity keys are version 2 keys. */
+		if (rc == 0 && !req->chunk_size)
+			rc = rb_errfmt(err, errlen, -EINVAL, "--verity needs a version 2 manifest "
+				       "(--chunk-size other than 0)");
 		if (rc < 0)
 			goto out;
 	}
@@ -299,12 +303,6 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 	mk->m.chunk_size = req->chunk_size;
 	mk->m.nchunks = r.chunks;
 	if (req->verity) {
-		if (!req->chunk_size) {
-			/* manifest.h: the verity keys are version 2 keys. */
-			rc = rb_errfmt(err, errlen, -EINVAL, "--verity needs a version 2 manifest "
-				       "(--chunk-size other than 0)");
-			goto out;
-		}
 		if (r.bytes_out != (uint64_t)mk->st.st_size) {
 			rc = rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read; "
 				       "nothing written", req->image);
