@@ -364,6 +364,7 @@ int cmd_manifest(int argc, char **argv)
 	};
 	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
 	struct publish_made mk;
+	struct outfile of;
 	const char *outpath = NULL, *hasharg = NULL;
 	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
 	int c, rc;
@@ -433,6 +434,15 @@ int cmd_manifest(int argc, char **argv)
 		publish_made_free(&mk);
 		return c;
 	}
+	/* The old manifest stays until the new one is complete and on disk:
+	 * a failed write never leaves clients without one. Its new file is
+	 * made first: a link at OUT is refused before the tree is written. */
+	if (outpath && outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL,
+				    err, sizeof(err)) < 0) {
+		publish_made_free(&mk);
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
 	if (req.verity) {
 		/* The tree first, the manifest that names it last. */
 		const char *base;
@@ -445,23 +455,14 @@ int cmd_manifest(int argc, char **argv)
 		if (dirfd >= 0)
 			(void)close(dirfd);
 		if (rc < 0) {
+			if (outpath)
+				outfile_abort(&of);
 			publish_made_free(&mk);
 			rb_err("%s", err);
 			return RB_EXIT_FAIL;
 		}
 	}
 	if (outpath) {
-		struct outfile of;
-
-		/* The old manifest stays until the new one is complete and on
-		 * disk: a failed write never leaves clients without one. */
-		rc = outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL, err,
-				  sizeof(err));
-		if (rc < 0) {
-			publish_made_free(&mk);
-			rb_err("%s", err);
-			return RB_EXIT_FAIL;
-		}
 		rc = write_all(of.fd, mk.text, mk.len);
 		if (rc == 0)
 			rc = outfile_commit(&of);

@@ -101,6 +101,12 @@ assert_verity_ok() {
 	rb manifest --verity="$OUT/../out/t2.bin" "$IMG"
 	expect_status 0
 	grep -qx 'verity-hash t2.bin' <<<"$output"
+	# a link at OUT: refused before the tree is written
+	ln -s "$T/target" "$OUT/l.manifest"
+	rb manifest --verity=l.verity -o "$OUT/l.manifest" "$IMG"
+	expect_status 1
+	[ ! -e "$OUT/l.verity" ] && [ ! -e "$T/target" ]
+	rm "$OUT/l.manifest"
 	mkdir "$T/elsewhere"
 	rb manifest --verity="$T/elsewhere/t3.bin" "$IMG"
 	expect_status 1
