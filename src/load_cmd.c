@@ -18,6 +18,7 @@
 #include "manifest.h"
 #include "sign.h"
 #include "outfile.h"
+#include "publish.h"
 
 static void load_usage(FILE *out)
 {
@@ -324,7 +325,8 @@ int cmd_load(int argc, char **argv)
 static void manifest_usage(FILE *out)
 {
 	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
-	      "                        [--chunk-size=SIZE] IMAGE\n"
+	      "                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
+	      "                        IMAGE\n"
 	      "\n"
 	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
 	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
@@ -338,7 +340,12 @@ static void manifest_usage(FILE *out)
 	      "                      (ramboot keygen; see ramboot sign)\n"
 	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
 	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
-	      "                      manifest, without chunks, for older clients\n",
+	      "                      manifest, without chunks, for older clients\n"
+	      "      --verity[=HASHFILE]  also write the dm-verity hash tree of IMAGE beside\n"
+	      "                      it (default IMAGE.verity; written first) and record\n"
+	      "                      verity-root, verity-salt, verity-hash; IMAGE must be\n"
+	      "                      raw (not compressed), whole 4096-byte blocks\n"
+	      "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
 	      out);
 }
 
@@ -351,44 +358,43 @@ int cmd_manifest(int argc, char **argv)
 		{ "memlimit", required_argument, NULL, 'm' },
 		{ "chunk-size", required_argument, NULL, 'c' },
 		{ "sign", required_argument, NULL, 'S' },
+		{ "verity", optional_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct load_opts o;
-	struct load_result r;
-	struct manifest m;
-	const char *outpath = NULL, *key = NULL;
-	uint64_t memlimit = 0, chunk_size = MANIFEST_CHUNK_DEFAULT;
-	uint8_t (*chunk)[32] = NULL;
-	char *buf;
-	size_t cap;
-	int c, rc, n;
+	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
+	struct publish_made mk;
+	struct outfile of;
+	const char *outpath = NULL, *hasharg = NULL;
+	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
+	int c, rc;
 
-	load_opts_init(&o);
-	o.progress = PROGRESS_NONE;
-	o.stall_timeout = 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': outpath = optarg; break;
-		case 'd': o.decompress = optarg; break;
+		case 'd': req.decompress = optarg; break;
 		case 'j':
-			if (parse_threads("manifest", optarg, &o.threads))
+			if (parse_threads("manifest", optarg, &req.threads))
 				return RB_EXIT_USAGE;
 			break;
 		case 'm':
-			if (parse_size(optarg, &memlimit) < 0)
+			if (parse_size(optarg, &req.memlimit) < 0)
 				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
 			break;
 		case 'c':
-			if (parse_size(optarg, &chunk_size) < 0 || (chunk_size &&
-			    (chunk_size < MANIFEST_CHUNK_MIN || chunk_size > MANIFEST_CHUNK_MAX ||
-			     (chunk_size & (chunk_size - 1)))))
+			if (parse_size(optarg, &req.chunk_size) < 0 || (req.chunk_size &&
+			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
+			     (req.chunk_size & (req.chunk_size - 1)))))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
-		case 'S': key = optarg; break;
+		case 'S': req.key = optarg; break;
+		case 'V':
+			req.verity = true;
+			hasharg = optarg;
+			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage("manifest", "unknown or incomplete option '%s'",
@@ -397,84 +403,81 @@ int cmd_manifest(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return rb_usage("manifest", "need one IMAGE");
-	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
-		return rb_usage("manifest", "--decompress: unknown format '%s'", o.decompress);
-	o.source = argv[optind];
-	if (chunk_size && !(chunk = calloc(MANIFEST_CHUNKS_MAX, sizeof(*chunk)))) {
-		rb_err("out of memory");
-		return RB_EXIT_FAIL;
-	}
-	rc = load_hash_only(&o, &r, chunk_size, chunk, MANIFEST_CHUNKS_MAX);
-	if (rc) {
-		free(chunk);
-		if (r.err == LOAD_HASH && chunk_size)
-			rb_err("%s (a larger --chunk-size is needed)", r.error);
-		else
-			rb_err("%s", r.error);
-		if (r.err == LOAD_SIGNAL)
-			guard_reraise(r.signo);
-		return rc;
-	}
-	memset(&m, 0, sizeof(m));
-	m.size = r.bytes_out;
-	m.memlimit = memlimit;
-	memcpy(m.sha256, r.sha256, sizeof(m.sha256));
-	snprintf(m.compression, sizeof(m.compression), "%s", r.codec);
-	m.chunk_size = chunk_size;
-	m.nchunks = r.chunks;
-	m.chunk = chunk;
-	cap = manifest_format_max(&m);
-	buf = malloc(cap);
-	n = buf ? manifest_format(&m, buf, cap) : -ENOMEM;
-	free(chunk);
-	if (n < 0) {
-		free(buf);
-		rb_err("cannot format the manifest: %s", strerror(-n));
-		return RB_EXIT_FAIL;
-	}
-	if (key) {
-		char err[PATH_MAX + 64], *sbuf = malloc((size_t)n + SIGN_LINE_MAX);
-		long sn = sbuf ? sign_text(buf, (size_t)n, key, sbuf, (size_t)n + SIGN_LINE_MAX, err,
-					   sizeof(err)) : rb_errfmt(err, sizeof(err), -ENOMEM,
-								    "out of memory");
+	if (strcmp(req.decompress, "auto") && !codec_by_name(req.decompress))
+		return rb_usage("manifest", "--decompress: unknown format '%s'", req.decompress);
+	if (req.verity && !req.chunk_size)
+		return rb_usage("manifest", "--verity needs a version 2 manifest (--chunk-size "
+				   "other than 0)");
+	req.image = argv[optind];
+	if (req.verity) {
+		const char *slash = strrchr(req.image, '/');
 
-		free(buf);
-		if (sn < 0) {
-			free(sbuf);
+		if (!hasharg) {
+			rc = snprintf(hname, sizeof(hname), "%s.verity", slash ? slash + 1 : req.image);
+			if (rc < 0 || (size_t)rc >= sizeof(hname)) {
+				rb_err("%s: name too long for a hash file beside it", req.image);
+				return RB_EXIT_FAIL;
+			}
+		} else if (publish_hash_name(req.image, hasharg, hname, sizeof(hname), err,
+					     sizeof(err)) < 0) {
 			rb_err("%s", err);
 			return RB_EXIT_FAIL;
 		}
-		buf = sbuf;
-		n = (int)sn;
+		req.hash_name = hname;
+	}
+	rc = publish_make(&req, &mk, err, sizeof(err));
+	if (rc < 0) {
+		rb_err("%s", err);
+		c = mk.exit;
+		if (mk.signo)
+			guard_reraise(mk.signo);
+		publish_made_free(&mk);
+		return c;
+	}
+	/* The old manifest stays until the new one is complete and on disk:
+	 * a failed write never leaves clients without one. Its new file is
+	 * made first: a link at OUT is refused before the tree is written. */
+	if (outpath && outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL,
+				    err, sizeof(err)) < 0) {
+		publish_made_free(&mk);
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	if (req.verity) {
+		/* The tree first, the manifest that names it last. */
+		const char *base;
+		int dirfd = publish_dir_open(req.image, &base);
+
+		rc = dirfd < 0 ? rb_errfmt(err, sizeof(err), dirfd, "%s: cannot open its directory",
+					  req.image)
+			       : publish_write_at(dirfd, hname, mk.tree, mk.tree_len, true, &mk.st,
+						  err, sizeof(err));
+		if (dirfd >= 0)
+			(void)close(dirfd);
+		if (rc < 0) {
+			if (outpath)
+				outfile_abort(&of);
+			publish_made_free(&mk);
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
 	}
 	if (outpath) {
-		struct outfile of;
-		char err[PATH_MAX + 64];
-
-		/* The old manifest stays until the new one is complete and on
-		 * disk: a failed write never leaves clients without one. */
-		rc = outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL, err,
-				  sizeof(err));
-		if (rc < 0) {
-			free(buf);
-			rb_err("%s", err);
-			return RB_EXIT_FAIL;
-		}
-		rc = write_all(of.fd, buf, (size_t)n);
+		rc = write_all(of.fd, mk.text, mk.len);
 		if (rc == 0)
 			rc = outfile_commit(&of);
 		else
 			outfile_abort(&of);
 		if (rc < 0) {
-			free(buf);
+			publish_made_free(&mk);
 			rb_err("%s: write error: %s", outpath, strerror(-rc));
 			return RB_EXIT_FAIL;
 		}
-	} else if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) {
-		free(buf);
+	} else if (write_all(STDOUT_FILENO, mk.text, mk.len) < 0) {
+		publish_made_free(&mk);
 		rb_err("stdout: write error");
 		return RB_EXIT_FAIL;
 	}
-	free(buf);
+	publish_made_free(&mk);
 	return RB_EXIT_OK;
 }

@@ -22,6 +22,7 @@ static const struct command {
 } commands[] = {
 	{ "load",     cmd_load,     "stream an image into RAM (tmpfs file or zram), or prefetch it" },
 	{ "manifest", cmd_manifest, "write the manifest (size, SHA-256) of an image" },
+	{ "publish",  cmd_publish,  "write an image's manifest and hash tree, signed, atomically" },
 	{ "swap",     cmd_swap,     "set up compressed swap on a zram device" },
 	{ "status",   cmd_status,   "show the boot report and live zram statistics" },
 	{ "boot",     cmd_boot,     "initramfs entry point: act on the kernel command line" },

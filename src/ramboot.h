@@ -103,6 +103,7 @@ int online_cpus(void);
 /* ---- sub-commands ---- */
 int cmd_load(int argc, char **argv);
 int cmd_manifest(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 int cmd_swap(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
