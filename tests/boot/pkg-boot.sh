@@ -9,6 +9,10 @@
 #                           initramfs-tools hook and boot script in
 #                           CONFDIR; root=/dev/vda (a squashfs) with
 #                           ramboot=ram: the root is the RAM copy
+#   itools-mkinitramfs-off  the same initrd without any ramboot switch:
+#                           ramboot does nothing at all (no report in
+#                           /run/ramboot), the root is /dev/vda as
+#                           without the package
 #   dracut-live-ram         Debian's dracut (dracut, dracut-core and
 #                           dracut-live, unpacked into build/, not
 #                           installed) with the 90ramboot module; a
@@ -34,7 +38,7 @@ cd "$top" || exit 1
 cache=${RBTEST_PKG_CACHE:-$top/build/pkgboot}
 rb=${RAMBOOT_STATIC:-$top/static/ramboot}
 timeout_s=${RBTEST_TIMEOUT:-240}
-CASES="itools-mkinitramfs-ram dracut-live-ram dracut-live-corrupt dracut-live-lazy"
+CASES="itools-mkinitramfs-ram itools-mkinitramfs-off dracut-live-ram dracut-live-corrupt dracut-live-lazy"
 
 n=0
 failed=0
@@ -198,6 +202,17 @@ itools_case() {
 		echo "$list" | grep -qx "$f" || fail "the initrd has no $f"
 	done
 	if [ -n "$why" ]; then
+		result "$name"
+		return
+	fi
+	if [ "$name" = itools-mkinitramfs-off ]; then
+		boot "$name" "$out" "$img" "root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init"
+		expect_done || { result "$name"; return; }
+		v=$(sed -n '/^RBTEST-REPORT-BEGIN/,/^RBTEST-REPORT-END/p' "$log.txt" | grep -v '^RBTEST-REPORT-')
+		[ -z "$v" ] || fail "ramboot wrote a report although nothing asked for it: $v"
+		grep -q '^RBTEST mount /dev/vda ' "$log.txt" || fail "the root is not /dev/vda"
+		v=$(sed '/^RBTEST-ROOT-REACHED/q' "$log.txt" | grep 'ramboot' | head -n 3)
+		[ -z "$v" ] || fail "ramboot said something before the root: $v"
 		result "$name"
 		return
 	fi
