@@ -2011,7 +2011,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	sigset_t sigs, saved;
 	bool child = false;
 	long ps = sysconf(_SC_PAGESIZE);
-	int rc, ioprio;
+	int rc, ioprio, nice_old;
 
 	memset(r, 0, sizeof(*r));
 	memset(&L, 0, sizeof(L));
@@ -2075,6 +2075,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	}
 	if (rc == 0) {
 		ioprio = io_prio_idle();
+		nice_old = cpu_nice_bg();
 		rc = copy_verify_switch(&L);
 		if (rc != 0) {
 			give_up(&L, rc);
@@ -2086,6 +2087,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 			report_amend(&L, true);
 		}
 		io_prio_restore(ioprio);
+		cpu_nice_restore(nice_old);
 	}
 	/* The guard may be calling copy_cancel() still: stopped before the
 	 * copy state is freed. */

@@ -413,7 +413,7 @@ int prefetch_run(struct run *u)
 	struct pf *f;
 	char a[32], b[32];
 	long page = sysconf(_SC_PAGESIZE);
-	int i, err, ioprio;
+	int i, err, ioprio, nice_old;
 	bool abandoned = false;
 
 	if (!u->src.seekable)
@@ -441,6 +441,7 @@ int prefetch_run(struct run *u)
 	}
 	open_loop(u, f);
 	ioprio = io_prio_idle();
+	nice_old = cpu_nice_bg();
 	f->t0 = now_sec();
 	if (u->o->wait_loop > 0 && !u->o->loop)
 		f->wait_until = f->t0 + u->o->wait_loop;
@@ -469,6 +470,7 @@ int prefetch_run(struct run *u)
 	}
 	guard_target(u->guard, NULL, NULL, NULL);
 	io_prio_restore(ioprio);
+	cpu_nice_restore(nice_old);
 	u->r->bytes_in = u->r->bytes_out = atomic_load(&f->done);
 	u->r->reader_stuck = abandoned;
 	err = atomic_load(&f->err);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <linux/ioprio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -417,6 +418,28 @@ void io_prio_restore(int old)
 {
 	if (old >= 0)
 		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
+}
+
+/* The calling thread (and the threads it makes afterwards) at nice 19:
+ * background work (prefetch, the lazy copy and its hashing) gets the
+ * CPU the boot leaves. Returns the nice value before, for
+ * cpu_nice_restore. */
+int cpu_nice_bg(void)
+{
+	int old;
+
+	errno = 0;
+	old = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno)
+		old = 0;
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+		rb_debug("setpriority: %s", strerror(errno));
+	return old;
+}
+
+void cpu_nice_restore(int old)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), old);
 }
 
 void nap_ms(long ms)
