@@ -44,6 +44,7 @@ EXPECTED_FILES="/etc/ltsp/ramboot/ltsp-hook.sh
 /usr/share/doc/ramboot/swap.md.gz
 /usr/share/initramfs-tools/hooks/ramboot
 /usr/share/initramfs-tools/scripts/init-bottom/ramboot
+/usr/share/initramfs-tools/scripts/local-premount/ramboot
 /usr/share/lintian/overrides/ramboot
 /usr/share/man/man5/ramboot.conf.5.gz
 /usr/share/man/man7/ramboot-cmdline.7.gz
