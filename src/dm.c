@@ -99,6 +99,26 @@ static void dm_init(union dm_buf *b, const char *name, uint32_t flags)
 		snprintf(b->io.name, sizeof(b->io.name), "%s", name);
 }
 
+/* The start of every request on NAME: a valid name, a buffer (*b, to
+ * free) and the control node open. The descriptor, or -errno. */
+static int dm_begin(const char *name, union dm_buf **b, char *err, size_t errlen)
+{
+	int fd;
+
+	if (!dm_name_valid(name))
+		return rb_errfmt(err, errlen, -EINVAL, "'%s' is not a mapping name", name);
+	*b = malloc(sizeof(**b));
+	if (!*b)
+		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
+	fd = control_open(err, errlen);
+	if (fd < 0) {
+		free(*b);
+		*b = NULL;
+	}
+	return fd;
+}
+
+
 /* The ioctl, again on EINTR. 0 or -errno. */
 static int dm_ioctl(int fd, unsigned long req, union dm_buf *b)
 {
@@ -206,16 +226,9 @@ int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *
 	bool created = false;
 	int fd, rc;
 
-	if (!dm_name_valid(name))
-		return rb_errfmt(err, errlen, -EINVAL, "'%s' is not a mapping name", name);
-	b = malloc(sizeof(*b));
-	if (!b)
-		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
-	fd = control_open(err, errlen);
-	if (fd < 0) {
-		free(b);
+	fd = dm_begin(name, &b, err, errlen);
+	if (fd < 0)
 		return fd;
-	}
 
 	dm_init(b, name, DM_READONLY_FLAG);
 	rc = dm_ioctl(fd, DM_DEV_CREATE, b);
@@ -285,16 +298,9 @@ int dm_remove(const char *name, char *err, size_t errlen)
 	dev_t dev;
 	int fd, rc, open_count;
 
-	if (!dm_name_valid(name))
-		return rb_errfmt(err, errlen, -EINVAL, "'%s' is not a mapping name", name);
-	b = malloc(sizeof(*b));
-	if (!b)
-		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
-	fd = control_open(err, errlen);
-	if (fd < 0) {
-		free(b);
+	fd = dm_begin(name, &b, err, errlen);
+	if (fd < 0)
 		return fd;
-	}
 	dm_init(b, name, 0);
 	rc = dm_ioctl(fd, DM_DEV_STATUS, b);
 	if (rc < 0) {

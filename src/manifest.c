@@ -140,11 +140,6 @@ static const char *key_verity_hash(struct mstate *st, char *val)
 	return NULL;
 }
 
-static int hexval(char c)
-{
-	return c <= '9' ? c - '0' : c - 'a' + 10;
-}
-
 /* The keys' places in the table below: a bit each in mstate.seen. */
 enum { KI_SIZE, KI_SHA256, KI_MEMLIMIT, KI_COMPRESSION, KI_CHUNK_SIZE, KI_CHUNK,
        KI_VERITY_ROOT, KI_VERITY_SALT, KI_VERITY_HASH, KI_COUNT };
@@ -192,7 +187,7 @@ static const char *key_chunk(struct mstate *st, char *val)
 		return "bad chunk sha256";
 	if (m->chunk)
 		for (i = 0; i < 32; i++)
-			m->chunk[idx][i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+			m->chunk[idx][i] = (uint8_t)(hex_digit(hex[2 * i]) << 4 | hex_digit(hex[2 * i + 1]));
 	st->next_chunk++;
 	return NULL;
 }

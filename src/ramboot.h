@@ -96,6 +96,8 @@ void nap_ms(long ms);
  * returns the old one for io_prio_restore (-1: unknown). */
 int io_prio_idle(void);
 void io_prio_restore(int old);
+/* The value of a hex digit (either case), -1 for anything else. */
+int hex_digit(char c);
 int cpu_nice_bg(void);
 void cpu_nice_restore(int old);
 /* Does tmpfs take "noswap" (Linux 6.4+)? */

@@ -98,17 +98,6 @@ int swaphdr_uuid_random(uint8_t uuid[16])
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int swaphdr_uuid_parse(const char *s, uint8_t uuid[16])
 {
 	int i, n = 0;
@@ -123,8 +112,8 @@ int swaphdr_uuid_parse(const char *s, uint8_t uuid[16])
 				return -EINVAL;
 			continue;
 		}
-		hi = hexval(s[i]);
-		lo = hexval(s[i + 1]);
+		hi = hex_digit(s[i]);
+		lo = hex_digit(s[i + 1]);
 		if (hi < 0 || lo < 0)
 			return -EINVAL;
 		uuid[n++] = (uint8_t)(hi << 4 | lo);

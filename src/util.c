@@ -456,3 +456,14 @@ int online_cpus(void)
 
 	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
+
+int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -329,17 +329,6 @@ void verity_hex(const uint8_t *bytes, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int verity_hex_parse(const char *s, uint8_t *out, size_t max, size_t *len)
 {
 	size_t n = strlen(s), i;
@@ -351,10 +340,10 @@ int verity_hex_parse(const char *s, uint8_t *out, size_t max, size_t *len)
 	if (n == 0 || n % 2 || n / 2 > max)
 		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (hexval(s[i]) < 0)
+		if (hex_digit(s[i]) < 0)
 			return -EINVAL;
 	for (i = 0; i < n / 2; i++)
-		out[i] = (uint8_t)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
+		out[i] = (uint8_t)(hex_digit(s[2 * i]) << 4 | hex_digit(s[2 * i + 1]));
 	*len = n / 2;
 	return 0;
 }

@@ -42,6 +42,16 @@ static void usage(FILE *out)
 	      "no dm-verity in the kernel, a mapping in use), 2 usage.\n", out);
 }
 
+/* --salt=HEX or '-' (no salt); a usage error is said here. */
+static int salt_opt(const char *arg, uint8_t *salt, size_t cap, size_t *len)
+{
+	if (verity_hex_parse(arg, salt, cap, len) < 0) {
+		rb_usage("verity", "--salt: '%s' is not hex of at most 256 bytes, or '-'", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int flush_stdout(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -73,9 +83,8 @@ static int cmd_format(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "fh", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_SALT:
-			if (verity_hex_parse(optarg, salt, sizeof(salt), &salt_len) < 0)
-				return rb_usage("verity", "--salt: '%s' is not hex of at most 256 "
-						"bytes, or '-'", optarg);
+			if (salt_opt(optarg, salt, sizeof(salt), &salt_len) < 0)
+				return RB_EXIT_USAGE;
 			have_salt = true;
 			break;
 		case OPT_EXPORT: export = true; break;
@@ -232,9 +241,8 @@ static int cmd_open(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_SALT:
-			if (verity_hex_parse(optarg, salt, sizeof(salt), &salt_len) < 0)
-				return rb_usage("verity", "--salt: '%s' is not hex of at most 256 "
-						"bytes, or '-'", optarg);
+			if (salt_opt(optarg, salt, sizeof(salt), &salt_len) < 0)
+				return RB_EXIT_USAGE;
 			have_salt = true;
 			break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
