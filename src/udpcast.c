@@ -177,7 +177,12 @@ static int spawn(const char *const *argv, int out_fd, pid_t *pid)
 	if (!rc)
 		rc = posix_spawnattr_setsigdefault(&at, &all);
 	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+		rc = posix_spawnattr_setpgroup(&at, 0);
+	/* A process group of its own: udp-receiver signals its whole
+	 * group when it gives up, which must not reach us or our caller. */
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+					      POSIX_SPAWN_SETPGROUP);
 	/* posix_spawnp reports a failed exec as its result (glibc >= 2.24). */
 	if (!rc)
 		rc = posix_spawnp(pid, argv[0], &fa, &at, (char *const *)argv, environ);
