@@ -67,8 +67,9 @@ rb_fake() {
 
 need_lab() {
 	is_root || skip "needs root: network namespaces"
-	command -v udp-sender >/dev/null && command -v udp-receiver >/dev/null ||
+	if ! command -v udp-sender >/dev/null || ! command -v udp-receiver >/dev/null; then
 		skip "udpcast (udp-sender, udp-receiver) not installed"
+	fi
 	ip netns add "$NS-probe" 2>/dev/null || skip "cannot make network namespaces"
 	ip netns del "$NS-probe"
 }
@@ -119,7 +120,7 @@ receive() {
 	shift 2
 	ip netns exec "$NS-$i" timeout 40 "$RAMBOOT_BIN" load --progress=none \
 		--manifest="$MAN" "$@" "$dest" >"$BATS_TEST_TMPDIR/rx.$i.log" 2>&1 &
-	RX[$i]=$!
+	RX[i]=$!
 }
 
 rc_of() {
@@ -180,7 +181,7 @@ rc_of() {
 	expect_status 1
 	[[ $stderr == *"stalled"* ]]
 	[ -z "$(ls -A "$OUT")" ]
-	! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")" 2>/dev/null
+	run ! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"
 }
 
 @test "udpcast: no udp-receiver is a one-line error" {
@@ -284,4 +285,36 @@ rc_of() {
 	assert_equal "$RC" 1
 	[ ! -e "$OUT/cut" ]
 	[ -z "$(ls -A "$OUT")" ]
+}
+
+@test "serve: udp-sender gets the options; sessions repeat; SIGTERM stops both" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	# Each session: its arguments and pid recorded; the first two end
+	# at once, the third runs until stopped.
+	cat >"$BATS_TEST_TMPDIR/bin/udp-sender" <<EOF
+#!/bin/sh
+echo "\$@" >>"$BATS_TEST_TMPDIR/args"
+echo \$\$ >"$BATS_TEST_TMPDIR/pid"
+[ "\$(wc -l <"$BATS_TEST_TMPDIR/args")" -ge 3 ] || exit 0
+exec sleep 60
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" serve --rate=5m --min-receivers=4 \
+		--max-wait=30 --portbase=9010 --interface=lab0 --fec=8x8/128 "$IMG" \
+		2>"$BATS_TEST_TMPDIR/serve.log" &
+	local pid=$! n=0 rc=0
+	until [ -s "$BATS_TEST_TMPDIR/args" ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/args")" -ge 3 ]; do
+		n=$((n + 1))
+		[ "$n" -lt 200 ] || fail "no third session"
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	cat "$BATS_TEST_TMPDIR/serve.log"
+	assert_equal "$rc" 0
+	run head -n 1 "$BATS_TEST_TMPDIR/args"
+	assert_output "--file $IMG --nokbd --min-receivers 4 --max-wait 30 --portbase 9010 --interface lab0 --max-bitrate 5m --fec 8x8/128"
+	grep -q "session 3" "$BATS_TEST_TMPDIR/serve.log"
+	grep -q "stopped by signal 15" "$BATS_TEST_TMPDIR/serve.log"
+	run ! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"
 }
