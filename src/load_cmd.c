@@ -19,11 +19,13 @@
 #include "sign.h"
 #include "outfile.h"
 #include "publish.h"
+#include "udpcast.h"
 
 static void load_usage(FILE *out)
 {
 	fputs("Usage: ramboot load [OPTIONS] SOURCE DEST\n"
 	      "       ramboot load [OPTIONS] --prefetch SOURCE\n"
+	      "       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
 	      "\n"
 	      "Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
 	      "create, normally in a tmpfs, or a block device such as a zram device),\n"
@@ -60,6 +62,10 @@ static void load_usage(FILE *out)
 	      "      --rate=SIZE       with --prefetch: read at most SIZE bytes per second\n"
 	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
 	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
+	      "      --udpcast[=OPTS]  the image comes from a udpcast session (ramboot serve):\n"
+	      "                        udp-receiver's stdout is the SOURCE; OPTS is\n"
+	      "                        portbase=P,interface=IF,start-timeout=S,\n"
+	      "                        receive-timeout=S (default: 9000, eth0, 20, 10)\n"
 	      "      --stall-timeout=S give up when the source delivers nothing for S\n"
 	      "                        seconds (default 30, 0: never)\n"
 	      "  -f, --force           replace an existing DEST file (only a regular file,\n"
@@ -97,7 +103,7 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
-       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS };
+       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
 static const struct option load_longopts[] = {
 	{ "decompress", required_argument, NULL, 'd' },
@@ -118,6 +124,7 @@ static const struct option load_longopts[] = {
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "signed", no_argument, NULL, OPT_SIGNED },
 	{ "keys", required_argument, NULL, OPT_KEYS },
+	{ "udpcast", optional_argument, NULL, OPT_UDPCAST },
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -178,6 +185,8 @@ int cmd_load(int argc, char **argv)
 {
 	struct load_opts o;
 	struct load_result r;
+	struct udpcast_opts uc;
+	bool udpcast = false, stall_given = false;
 	int c, rc;
 
 	load_opts_init(&o);
@@ -234,7 +243,16 @@ int cmd_load(int argc, char **argv)
 			if (parse_seconds(optarg, &o.stall_timeout) < 0)
 				return rb_usage("load", "--stall-timeout: '%s' is not a number of "
 						   "seconds (0: never)", optarg);
+			stall_given = true;
 			break;
+		case OPT_UDPCAST: {
+			char err[200];
+
+			if (udpcast_parse(optarg, &uc, err, sizeof(err)) < 0)
+				return rb_usage("load", "--%s", err);
+			udpcast = true;
+			break;
+		}
 		case OPT_PROFILE:
 			if (!*optarg)
 				return rb_usage("load", "%s", "--profile: need a FILE or none");
@@ -294,11 +312,25 @@ int cmd_load(int argc, char **argv)
 	} else if (o.profile || o.profile_only || o.loop || o.rate || o.wait_loop > 0) {
 		return rb_usage("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
 				   "and --rate go with --prefetch");
+	} else if (udpcast) {
+		if (argc - optind != 1)
+			return rb_usage("load", "%s", "--udpcast takes DEST and no SOURCE");
+		/* The wait for the session counts as a stall: it must not
+		 * end before udp-receiver's own start timeout does. */
+		if (!stall_given && o.stall_timeout < uc.start_timeout + 5)
+			o.stall_timeout = uc.start_timeout + 5;
+		else if (o.stall_timeout > 0 && o.stall_timeout <= uc.start_timeout)
+			return rb_usage("load", "--stall-timeout must be longer than the udpcast "
+					   "start-timeout (%u s)", uc.start_timeout);
 	} else if (argc - optind != 2) {
 		return rb_usage("load", "%s", "need SOURCE and DEST");
 	}
-	o.source = argv[optind];
-	o.dest = o.prefetch ? NULL : argv[optind + 1];
+	if (o.prefetch && udpcast)
+		return rb_usage("load", "%s", "--prefetch reads a file, not a udpcast stream");
+	o.source = udpcast ? "udpcast" : argv[optind];
+	o.dest = o.prefetch ? NULL : argv[optind + (udpcast ? 0 : 1)];
+	if (udpcast)
+		udpcast_source_arm(&uc);
 	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
 		return rb_usage("load", "--decompress: unknown format '%s'", o.decompress);
 	if (o.sha256 && strlen(o.sha256) != 64)

@@ -31,6 +31,7 @@ static const struct command {
 	{ "lazy",     cmd_lazy,     "copy the mounted network image to RAM and switch to it" },
 	{ "keygen",   cmd_keygen,   "make an Ed25519 key pair for signing manifests" },
 	{ "sign",     cmd_sign,     "sign a manifest, or check its signature" },
+	{ "serve",    cmd_serve,    "send an image to a whole lab at once: udp-sender sessions" },
 	{ "verity",   cmd_verity,   "write a dm-verity hash tree; open or close a verity mapping" },
 };
 

@@ -117,5 +117,6 @@ int cmd_keygen(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_verity(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

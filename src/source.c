@@ -13,6 +13,7 @@
 #include "ramboot.h"
 #include "loadint.h"
 #include "squashfs.h"
+#include "udpcast.h"
 
 int source_open(struct run *u)
 {
@@ -20,7 +21,14 @@ int source_open(struct run *u)
 	struct source *s = &u->src;
 	int rc;
 
-	if (!strcmp(path, "-")) {
+	if (udpcast_source_armed()) {
+		char err[200];
+
+		/* udp-receiver's stdout: read like stdin. */
+		rc = udpcast_source_open(&s->fd, err, sizeof(err));
+		if (rc < 0)
+			return load_fail(u, LOAD_SOURCE, "%s", err);
+	} else if (!strcmp(path, "-")) {
 		s->fd = STDIN_FILENO;
 	} else {
 		/* O_NONBLOCK: opening a FIFO must not wait for a writer; it
@@ -101,6 +109,14 @@ int source_unchanged(struct run *u)
 	const struct source *s = &u->src;
 	struct stat st;
 
+	if (udpcast_source_armed()) {
+		char err[200];
+
+		/* The stream ended: complete only if udp-receiver says so. */
+		if (udpcast_source_end(err, sizeof(err)) < 0)
+			return load_fail(u, LOAD_SOURCE, "%s", err);
+		return 0;
+	}
 	if (!S_ISREG(s->st.st_mode) || fstat(s->fd, &st) < 0)
 		return 0;
 	if (st.st_size != s->st.st_size || st.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
@@ -115,4 +131,5 @@ void source_close(struct run *u)
 	if (u->src.fd > STDIN_FILENO)
 		(void)close(u->src.fd);
 	u->src.fd = -1;
+	udpcast_source_close();
 }

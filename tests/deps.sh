@@ -8,6 +8,7 @@ erofs-utils python3 file strace clang libclang-rt-14-dev qemu-system-x86 qemu-ut
 debhelper lintian pandoc"
 # tests/verity.bats: veritysetup checks the hash files, dmsetup the mappings
 PKGS="$PKGS cryptsetup-bin dmsetup"
+PKGS="$PKGS udpcast iproute2"
 
 missing() {
 	for p in $PKGS; do

@@ -1,0 +1,320 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# ramboot load --udpcast and ramboot serve: one multicast stream for a
+# whole lab, on udpcast's udp-sender and udp-receiver.
+#
+# Without root: the option checks, and a stand-in udp-receiver in $PATH
+# (its arguments, its exit status deciding over a complete-looking
+# stream). As root, with udpcast installed: network namespaces on one
+# host, a sender and four receivers on a bridge (in a namespace of its
+# own), the image sent at a capped rate. Every namespace and the
+# processes in them go in teardown, also after a failure.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+# each @test runs in a subshell: its assignments are meant to stay there
+# shellcheck disable=SC2030,SC2031
+
+load helpers/common
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR
+	head -c 4M /dev/urandom >"$d/img"
+	"${RAMBOOT_BIN:-$BATS_TEST_DIRNAME/../ramboot}" manifest -o "$d/img.man" "$d/img"
+}
+
+setup() {
+	require_loader
+	setup_out
+	IMG=$BATS_FILE_TMPDIR/img
+	MAN=$BATS_FILE_TMPDIR/img.man
+	NS=rbmc$$
+	NETS=()
+}
+
+teardown() {
+	local n p
+	for n in "${NETS[@]}"; do
+		for p in $(ip netns pids "$n" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null || true
+		done
+	done
+	for n in "${NETS[@]}"; do
+		ip netns del "$n" 2>/dev/null || true
+	done
+	# The veth pairs go with their namespaces; a link left in ours
+	# (a setup cut short) goes by its name.
+	for p in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^${NS}" | cut -d@ -f1); do
+		ip link del "$p" 2>/dev/null || true
+	done
+}
+
+# A stand-in udp-receiver: records its arguments, then runs $FAKE_BODY.
+fake_receiver() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/udp-receiver" <<EOF
+#!/bin/sh
+echo "\$@" >"$BATS_TEST_TMPDIR/args"
+$1
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-receiver"
+}
+
+rb_fake() {
+	run --separate-stderr env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" "$@"
+}
+
+need_lab() {
+	is_root || skip "needs root: network namespaces"
+	if ! command -v udp-sender >/dev/null || ! command -v udp-receiver >/dev/null; then
+		skip "udpcast (udp-sender, udp-receiver) not installed"
+	fi
+	ip netns add "$NS-probe" 2>/dev/null || skip "cannot make network namespaces"
+	ip netns del "$NS-probe"
+}
+
+# lab N: a bridge in $NS-br, the sender in $NS-s (10.77.0.1) and
+# receivers $NS-1..N (10.77.0.1X), each on its own veth pair named eth0
+# on its side, a multicast route over it.
+lab() {
+	local i a
+	NETS=("$NS-br")
+	ip netns add "$NS-br"
+	ip -n "$NS-br" link add br0 type bridge mcast_snooping 0
+	ip -n "$NS-br" link set br0 up
+	for i in s $(seq 1 "$1"); do
+		NETS+=("$NS-$i")
+		ip netns add "$NS-$i"
+		ip link add "$NS-$i" type veth peer name eth0 netns "$NS-$i"
+		ip link set "$NS-$i" netns "$NS-br"
+		ip -n "$NS-br" link set "$NS-$i" master br0 up
+		case $i in s) a=10.77.0.1 ;; *) a=10.77.0.1$i ;; esac
+		ip -n "$NS-$i" addr add "$a/24" brd + dev eth0
+		ip -n "$NS-$i" link set eth0 up
+		ip -n "$NS-$i" link set lo up
+		ip -n "$NS-$i" route add 224.0.0.0/4 dev eth0
+	done
+}
+
+tx_bytes() {
+	ip netns exec "$NS-$1" cat /sys/class/net/eth0/statistics/tx_bytes
+}
+
+rx_bytes() {
+	ip netns exec "$NS-$1" cat /sys/class/net/eth0/statistics/rx_bytes
+}
+
+# serve ARGS: ramboot serve --once in the sender's namespace, in the
+# background; its pid in SERVE, its messages in $OUT/../serve.log.
+serve() {
+	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 "$@" "$IMG" \
+		>"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
+	SERVE=$!
+}
+
+# receive I DEST ARGS: ramboot load --udpcast in receiver I's namespace,
+# in the background, bounded; rc_of I waits for it, its exit status in RC.
+receive() {
+	local i=$1 dest=$2
+	shift 2
+	ip netns exec "$NS-$i" timeout 40 "$RAMBOOT_BIN" load --progress=none \
+		--manifest="$MAN" "$@" "$dest" >"$BATS_TEST_TMPDIR/rx.$i.log" 2>&1 &
+	RX[i]=$!
+}
+
+rc_of() {
+	RC=0
+	wait "${RX[$1]}" || RC=$?
+}
+
+# ---- without a network ----
+
+@test "udpcast: bad --udpcast values are usage errors, nothing run" {
+	fake_receiver "exit 0"
+	for o in portbase=9001 portbase=80 portbase=x interface=-x "interface=a b" \
+		interface=abcdefghijklmnop interface=.. start-timeout=0 start-timeout=1.5 \
+		receive-timeout=99999 foo=1 portbase portbase=9000,portbase=9002 "=" ","; do
+		rb_fake load --udpcast="$o" "$OUT/img"
+		expect_status 2
+		assert_equal "$(echo "$stderr" | wc -l)" 1
+	done
+	rb_fake load --udpcast "$IMG" "$OUT/img"
+	expect_status 2
+	rb_fake load --udpcast=start-timeout=40 --stall-timeout=10 "$OUT/img"
+	expect_status 2
+	rb_fake load --udpcast --prefetch "$OUT/img"
+	expect_status 2
+	[ ! -e "$BATS_TEST_TMPDIR/args" ]
+	[ -z "$(ls -A "$OUT")" ]
+}
+
+@test "udpcast: udp-receiver gets the options; its stdout is the image" {
+	fake_receiver "exec cat '$IMG'"
+	rb_fake load --progress=none --manifest="$MAN" \
+		--udpcast=portbase=9010,interface=lab0,start-timeout=7,receive-timeout=3 "$OUT/img"
+	expect_status 0
+	cmp "$IMG" "$OUT/img"
+	run cat "$BATS_TEST_TMPDIR/args"
+	assert_output "--nokbd --stat-period 5000 --start-timeout 7 --receive-timeout 3 --portbase 9010 --interface lab0"
+	[[ $stderr == *"udpcast -> $OUT/img"* ]]
+}
+
+@test "udpcast: a failed udp-receiver fails the load, even after the whole image" {
+	# The whole image, then a failure (a lost final ack): not trusted.
+	fake_receiver "cat '$IMG'; exit 3"
+	rb_fake load --progress=none --udpcast "$OUT/img"
+	expect_status 1
+	assert_equal "$(echo "$stderr" | grep -c error)" 1
+	[[ $stderr == *"udp-receiver failed (exit 3)"* ]]
+	[ -z "$(ls -A "$OUT")" ]
+	# Nothing at all: no sender.
+	fake_receiver "exit 255"
+	rb_fake load --progress=none --udpcast "$OUT/img"
+	expect_status 1
+	[ -z "$(ls -A "$OUT")" ]
+}
+
+@test "udpcast: a receiver that stalls is killed by the stall timeout" {
+	fake_receiver "echo \$\$ >'$BATS_TEST_TMPDIR/pid'; exec sleep 60"
+	rb_fake load --progress=none --udpcast=start-timeout=1 --stall-timeout=2 "$OUT/img"
+	expect_status 1
+	[[ $stderr == *"stalled"* ]]
+	[ -z "$(ls -A "$OUT")" ]
+	run ! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"
+}
+
+@test "udpcast: no udp-receiver is a one-line error" {
+	run --separate-stderr env PATH=/nonexistent "$RAMBOOT_BIN" load --progress=none --udpcast "$OUT/img"
+	expect_status 1
+	[[ $stderr == *"cannot run udp-receiver"* ]]
+	[ -z "$(ls -A "$OUT")" ]
+}
+
+@test "serve: the options are checked" {
+	for o in --rate=0 --rate=5x --rate=-1 --min-receivers=0 --max-wait=-1 --portbase=9001 \
+		--interface=-i --fec=8x --fec=8x8/ --fec=0x8 --bogus; do
+		rb serve "$o" "$IMG"
+		expect_status 2
+	done
+	rb serve
+	expect_status 2
+	rb serve --once "$OUT/missing"
+	expect_status 1
+	rb serve --help
+	expect_status 0
+	[[ $output == *"--min-receivers"* ]]
+}
+
+# ---- a lab in network namespaces ----
+
+@test "udpcast lab: four receivers get byte-identical, verified copies" {
+	need_lab
+	lab 4
+	local i
+	for i in 1 2 3 4; do
+		receive "$i" "$OUT/r$i" --udpcast=start-timeout=20
+	done
+	serve --min-receivers=4 --max-wait=10 --rate=20m
+	for i in 1 2 3 4; do
+		rc_of "$i"
+		assert_equal "$RC" 0
+	done
+	wait "$SERVE"
+	cat "$BATS_TEST_TMPDIR"/serve.log
+	for i in 1 2 3 4; do
+		cat "$BATS_TEST_TMPDIR/rx.$i.log"
+		grep -q "chunks ok" "$BATS_TEST_TMPDIR/rx.$i.log"
+		cmp "$IMG" "$OUT/r$i"
+	done
+}
+
+@test "udpcast lab: the sender sends about one image for four receivers" {
+	need_lab
+	lab 4
+	local i before after size
+	size=$(stat -c %s "$IMG")
+	for i in 1 2 3 4; do
+		receive "$i" "$OUT/r$i" --udpcast=start-timeout=20
+	done
+	before=$(tx_bytes s)
+	serve --min-receivers=4 --max-wait=10 --rate=20m
+	for i in 1 2 3 4; do
+		rc_of "$i"
+		assert_equal "$RC" 0
+	done
+	wait "$SERVE"
+	after=$(tx_bytes s)
+	echo "# sent $((after - before)) bytes for an image of $size"
+	[ $((after - before)) -lt $((size * 3 / 2 + 262144)) ]
+}
+
+@test "udpcast lab: a receiver after the session fails within its timeout" {
+	need_lab
+	lab 1
+	receive 1 "$OUT/first" --udpcast=start-timeout=20
+	serve --rate=20m
+	rc_of "1"
+	assert_equal "$RC" 0
+	wait "$SERVE"
+	# The session is over and no other comes: udp-receiver's start
+	# timeout ends it.
+	receive 1 "$OUT/late" --udpcast=start-timeout=2
+	cat "$BATS_TEST_TMPDIR/rx.1.log"
+	rc_of "1"
+	assert_equal "$RC" 1
+	grep -q "udp-receiver failed" "$BATS_TEST_TMPDIR/rx.1.log"
+	[ ! -e "$OUT/late" ]
+}
+
+@test "udpcast lab: a receiver whose link is cut mid-stream fails, nothing at DEST" {
+	need_lab
+	lab 1
+	local n=0
+	receive 1 "$OUT/cut" --udpcast=start-timeout=20,receive-timeout=3
+	# 4 MiB at 4 Mbit/s: about 8 s on the wire.
+	serve --rate=4m
+	while [ "$(rx_bytes 1)" -lt 1048576 ]; do
+		n=$((n + 1))
+		[ "$n" -lt 300 ] || fail "the stream never started"
+		sleep 0.1
+	done
+	ip -n "$NS-1" link set eth0 down
+	cat "$BATS_TEST_TMPDIR/rx.1.log"
+	rc_of "1"
+	assert_equal "$RC" 1
+	[ ! -e "$OUT/cut" ]
+	[ -z "$(ls -A "$OUT")" ]
+}
+
+@test "serve: udp-sender gets the options; sessions repeat; SIGTERM stops both" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	# Each session: its arguments and pid recorded; the first two end
+	# at once, the third runs until stopped.
+	cat >"$BATS_TEST_TMPDIR/bin/udp-sender" <<EOF
+#!/bin/sh
+echo "\$@" >>"$BATS_TEST_TMPDIR/args"
+echo \$\$ >"$BATS_TEST_TMPDIR/pid"
+[ "\$(wc -l <"$BATS_TEST_TMPDIR/args")" -ge 3 ] || exit 0
+exec sleep 60
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" serve --rate=5m --min-receivers=4 \
+		--max-wait=30 --portbase=9010 --interface=lab0 --fec=8x8/128 "$IMG" \
+		2>"$BATS_TEST_TMPDIR/serve.log" &
+	local pid=$! n=0 rc=0
+	until [ -s "$BATS_TEST_TMPDIR/args" ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/args")" -ge 3 ]; do
+		n=$((n + 1))
+		[ "$n" -lt 200 ] || fail "no third session"
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	cat "$BATS_TEST_TMPDIR/serve.log"
+	assert_equal "$rc" 0
+	run head -n 1 "$BATS_TEST_TMPDIR/args"
+	assert_output "--file $IMG --nokbd --min-receivers 4 --max-wait 30 --portbase 9010 --interface lab0 --max-bitrate 5m --fec 8x8/128"
+	grep -q "session 3" "$BATS_TEST_TMPDIR/serve.log"
+	grep -q "stopped by signal 15" "$BATS_TEST_TMPDIR/serve.log"
+	run ! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"
+}
