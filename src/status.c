@@ -28,8 +28,8 @@
  * byte counts or a pid, times seconds since boot ("12.34"). */
 enum lazy_key {
 	L_STATE, L_PID, L_IMAGE, L_LOOP, L_TARGET, L_COPY, L_SIZE, L_STARTED,
-	L_UPDATED, L_CACHED, L_NETWORK, L_RATE, L_YIELDS, L_HASH, L_SHA256,
-	L_VERIFIED, L_SWITCHED, L_GAVE_UP, L_ERROR, L_SIGNED_BY, L_NKEYS
+	L_UPDATED, L_CACHED, L_NETWORK, L_RATE, L_YIELDS, L_HASH, L_SHA256, L_SIGNED_BY,
+	L_VERIFIED, L_SWITCHED, L_GAVE_UP, L_ERROR, L_NKEYS
 };
 
 enum lazy_type { LT_STR, LT_NUM, LT_TIME };
@@ -53,11 +53,11 @@ static const struct {
 	[L_YIELDS] = { "yields", LT_NUM },
 	[L_HASH] = { "hash", LT_STR },
 	[L_SHA256] = { "sha256", LT_STR },
+	[L_SIGNED_BY] = { "signed_by", LT_STR },
 	[L_VERIFIED] = { "verified", LT_TIME },
 	[L_SWITCHED] = { "switched", LT_TIME },
 	[L_GAVE_UP] = { "gave_up", LT_STR },
 	[L_ERROR] = { "error", LT_STR },
-	[L_SIGNED_BY] = { "signed_by", LT_STR },
 };
 
 /* The status file parsed in place: each value points into the file's

@@ -87,6 +87,7 @@ no initialised zram devices'
     "yields": 2,
     "hash": "pending",
     "sha256": null,
+    "signed_by": null,
     "verified": null,
     "switched": null,
     "gave_up": null,
