@@ -712,7 +712,7 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 	struct load_opts o;
 	struct load_result *r;
 	pid_t pid;
-	int fd, rc;
+	int fd, rc, dfd;
 
 	/* Written before the fork: the child rewrites it when done. */
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "prefetch");
@@ -731,6 +731,9 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 	}
 	setsid();
 	signal(SIGHUP, SIG_IGN);
+	/* The report's directory, held open: the prefetch yields to the
+	 * boot and may end after the switch of root, when /run has moved. */
+	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (chdir("/") < 0)
 		_exit(1);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -763,8 +766,10 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
 		report_add_error(rep, r->error[0] ? r->error : "prefetch failed");
 		rb_warn("prefetch: %s", r->error);
 	}
-	/* Only visible if the boot has not yet moved /run to the real root. */
-	(void)report_write(rep, rundir, json);
+	if (dfd >= 0)
+		(void)report_write_at(rep, dfd, json);
+	else
+		(void)report_write(rep, rundir, json);
 	_exit(0);
 }
 

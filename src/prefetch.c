@@ -218,6 +218,7 @@ static void *pf_main(void *arg)
 {
 	struct pf *f = arg;
 	struct lazy_yield y = { 0 };
+	volatile bool niced = false;
 	void *buf = malloc(PF_CHUNK);
 	int old;
 
@@ -242,6 +243,13 @@ static void *pf_main(void *arg)
 		res = chunk_resident(f, off, len);
 		if (res < len && !pf_wait_turn(f, &y, len - res, predicted))
 			break;
+		/* Reading: from now on at nice 19, the boot's CPU first. Not
+		 * before: until then this thread looks for the boot's loop
+		 * device, which must not miss it for want of CPU. */
+		if (!niced) {
+			(void)cpu_nice_bg();
+			niced = true;
+		}
 		atomic_fetch_add(&f->reading, 1);
 		t = now_sec();
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
@@ -413,7 +421,7 @@ int prefetch_run(struct run *u)
 	struct pf *f;
 	char a[32], b[32];
 	long page = sysconf(_SC_PAGESIZE);
-	int i, err, ioprio, nice_old;
+	int i, err, ioprio;
 	bool abandoned = false;
 
 	if (!u->src.seekable)
@@ -441,7 +449,6 @@ int prefetch_run(struct run *u)
 	}
 	open_loop(u, f);
 	ioprio = io_prio_idle();
-	nice_old = cpu_nice_bg();
 	f->t0 = now_sec();
 	if (u->o->wait_loop > 0 && !u->o->loop)
 		f->wait_until = f->t0 + u->o->wait_loop;
@@ -470,7 +477,6 @@ int prefetch_run(struct run *u)
 	}
 	guard_target(u->guard, NULL, NULL, NULL);
 	io_prio_restore(ioprio);
-	cpu_nice_restore(nice_old);
 	u->r->bytes_in = u->r->bytes_out = atomic_load(&f->done);
 	u->r->reader_stuck = abandoned;
 	err = atomic_load(&f->err);

@@ -220,6 +220,39 @@ static int write_atomic(const char *dir, const char *name, const char *data, siz
 	return rc;
 }
 
+/* The same through a directory descriptor (outfile_openat). */
+static int write_atomic_at(int dirfd, const char *name, const char *data, size_t len)
+{
+	struct outfile of;
+	int rc = outfile_openat(&of, dirfd, name, 0644, OUTFILE_REPLACE, NULL, NULL, 0);
+
+	if (rc < 0)
+		return rc;
+	rc = write_all(of.fd, data, len);
+	if (rc == 0)
+		return outfile_commit(&of);
+	outfile_abort(&of);
+	return rc;
+}
+
+int report_write_at(const struct boot_report *r, int dirfd, bool json)
+{
+	size_t cap = 8192;
+	char *buf = malloc(cap);
+	int n, rc;
+
+	if (!buf)
+		return -ENOMEM;
+	n = report_format(r, buf, cap);
+	rc = n < 0 ? n : write_atomic_at(dirfd, "report", buf, (size_t)n);
+	if (rc == 0 && json) {
+		n = report_format_json(r, buf, cap);
+		rc = n < 0 ? n : write_atomic_at(dirfd, "report.json", buf, (size_t)n);
+	}
+	free(buf);
+	return rc;
+}
+
 int report_write(const struct boot_report *r, const char *dir, bool json)
 {
 	size_t cap = 8192;

@@ -52,6 +52,10 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len);
  * already prefixed path; it is created (mode 0755) if missing.
  * 0 or -errno. */
 int report_write(const struct boot_report *r, const char *dir, bool json);
+/* The same into the directory dirfd: for a process that outlives the
+ * switch of root (its paths then name the initramfs's directories, the
+ * descriptor the moved /run). */
+int report_write_at(const struct boot_report *r, int dirfd, bool json);
 
 /* Set key=value in a report's text of at most cap bytes (NUL
  * included): the line replaced, or appended. 0 or -ENOSPC. For a process
