@@ -6,6 +6,7 @@
  * read it without a parser.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -202,25 +203,6 @@ int report_mkdir(const char *dir)
 /* Written aside and renamed over the old report only when complete
  * (outfile.h): a reader never sees half a report, and the boot and its
  * prefetch child, which both write it, never share a temporary. */
-static int write_atomic(const char *dir, const char *name, const char *data, size_t len)
-{
-	char path[PATH_MAX];
-	struct outfile of;
-	int rc;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	rc = outfile_open(&of, path, 0644, OUTFILE_REPLACE, NULL, NULL, 0);
-	if (rc < 0)
-		return rc;
-	rc = write_all(of.fd, data, len);
-	if (rc == 0)
-		return outfile_commit(&of);
-	outfile_abort(&of);
-	return rc;
-}
-
-/* The same through a directory descriptor (outfile_openat). */
 static int write_atomic_at(int dirfd, const char *name, const char *data, size_t len)
 {
 	struct outfile of;
@@ -255,23 +237,17 @@ int report_write_at(const struct boot_report *r, int dirfd, bool json)
 
 int report_write(const struct boot_report *r, const char *dir, bool json)
 {
-	size_t cap = 8192;
-	char *buf;
-	int n, rc;
+	int fd, rc;
 
 	rc = report_mkdir(dir);
 	if (rc < 0)
 		return rc;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	n = report_format(r, buf, cap);
-	rc = n < 0 ? n : write_atomic(dir, "report", buf, (size_t)n);
-	if (rc == 0 && json) {
-		n = report_format_json(r, buf, cap);
-		rc = n < 0 ? n : write_atomic(dir, "report.json", buf, (size_t)n);
-	}
-	free(buf);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = report_write_at(r, fd, json);
+	if (close_checked(fd) < 0 && rc == 0)
+		rc = -EIO;
 	return rc;
 }
 
