@@ -16,6 +16,7 @@
 #include "cmdline.h"
 #include "codec.h"
 #include "manifest.h"
+#include "udpcast.h"
 
 static const char *const mode_names[] = { "off", "prefetch", "ram", "lazy" };
 static const char *const target_names[] = { "tmpfs", "zram" };
@@ -38,6 +39,15 @@ static const char *const verify_names[] = {
 const char *boot_verify_name(enum boot_verify v)
 {
 	return (unsigned)v < ARRAY_SIZE(verify_names) ? verify_names[v] : "?";
+}
+
+static const char *const source_names[] = {
+	[SOURCE_NETWORK] = "network", [SOURCE_UDPCAST] = "udpcast",
+};
+
+const char *boot_source_name(enum boot_source src)
+{
+	return (unsigned)src < ARRAY_SIZE(source_names) ? source_names[src] : "?";
 }
 
 void settings_init(struct boot_settings *s)
@@ -199,6 +209,27 @@ int settings_set(struct boot_settings *s, const char *key, const char *val,
 			}
 		if (s->verify_policy_bad)
 			goto bad;
+	} else if (!strcmp(key, "verity")) {
+		/* Fails closed: a value that does not parse asks for it. */
+		i = parse_bool(val);
+		s->verity_bad = i < 0;
+		s->verity = i != 0;
+		if (i < 0)
+			goto bad;
+	} else if (!strcmp(key, "source")) {
+		i = pick(v, source_names, ARRAY_SIZE(source_names));
+		if (i < 0)
+			goto bad;
+		s->source = (enum boot_source)i;
+	} else if (!strcmp(key, "udpcast")) {
+		struct udpcast_opts uo;
+		char err[128];
+
+		if (udpcast_parse(v, &uo, err, sizeof(err)) < 0) {
+			add_warn(s, "%s: %s, ignored", origin, err);
+			return -EINVAL;
+		}
+		rc = set_str(s->udpcast, sizeof(s->udpcast), v);
 	} else if (!strcmp(key, "timeout")) {
 		double t;
 

@@ -24,6 +24,10 @@ enum boot_swap { SWAP_OFF, SWAP_ZRAM };
 /* ramboot.verify=: AUTO is "signed" when the initrd holds trusted keys,
  * else the hash of a manifest or ramboot.sha256= when there is one. */
 enum boot_verify { VERIFY_AUTO, VERIFY_SIGNED, VERIFY_HASH, VERIFY_OFF };
+/* ramboot.source=: where a RAM or lazy copy is read from. NETWORK is the
+ * image itself (NFS/NBD); UDPCAST a multicast session (ramboot serve),
+ * with the image as the fallback. */
+enum boot_source { SOURCE_NETWORK, SOURCE_UDPCAST };
 
 #define SET_PATH_MAX 1024
 #define SET_WARN_MAX 16
@@ -57,6 +61,13 @@ struct boot_settings {
 	/* ramboot.verify= has a value that does not parse: which policy was
 	 * meant is unknown, so no copy boots. */
 	bool verify_policy_bad;
+	/* ramboot.verity=1: the root is mounted through a dm-verity mapping
+	 * of the image (manifest verity-root=). verity_bad: the value does
+	 * not parse; whether it was asked for is unknown, so it is. */
+	bool verity;
+	bool verity_bad;
+	enum boot_source source;       /* ramboot.source= */
+	char udpcast[256];             /* ramboot.udpcast= options, checked */
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */
 	bool verify_bad;
@@ -77,7 +88,8 @@ void settings_init(struct boot_settings *s);
 /* Set one setting by its command-line name without the "ramboot."
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
- * "swap.algorithm", "swap.priority", "timeout", "profile", "verify", "debug". val is NULL for a bare
+ * "swap.algorithm", "swap.priority", "timeout", "profile", "verify",
+ * "verity", "source", "udpcast", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */
@@ -114,5 +126,6 @@ int ltsp_image_first(const char *list, char *out, size_t len);
 const char *boot_mode_name(enum boot_mode m);
 const char *boot_target_name(enum boot_target t);
 const char *boot_verify_name(enum boot_verify v);
+const char *boot_source_name(enum boot_source src);
 
 #endif

@@ -153,6 +153,48 @@ static void verify_policy(void)
 	CHECK_EQ_INT(S.verify, VERIFY_HASH);
 }
 
+static void verity_source_udpcast(void)
+{
+	fresh();
+	CHECK(!S.verity);
+	CHECK_EQ_INT(S.source, SOURCE_NETWORK);
+	settings_parse_cmdline(&S, "ramboot.verity=1 ramboot.source=udpcast "
+			       "ramboot.udpcast=portbase=9100,interface=eth1,receive-timeout=5");
+	CHECK(S.verity);
+	CHECK(!S.verity_bad);
+	CHECK_EQ_INT(S.source, SOURCE_UDPCAST);
+	CHECK_EQ_STR(boot_source_name(S.source), "udpcast");
+	CHECK_EQ_STR(S.udpcast, "portbase=9100,interface=eth1,receive-timeout=5");
+	CHECK_EQ_INT(S.nwarn, 0);
+	settings_parse_cmdline(&S, "ramboot.verity=off ramboot.source=network");
+	CHECK(!S.verity);
+	CHECK_EQ_INT(S.source, SOURCE_NETWORK);
+	/* A bare switch turns it on; a typo asks for it (fails closed). */
+	settings_parse_cmdline(&S, "ramboot.verity");
+	CHECK(S.verity);
+	settings_parse_cmdline(&S, "ramboot.verity=0 ramboot.verity=ture");
+	CHECK(S.verity);
+	CHECK(S.verity_bad);
+	CHECK(has_warn("ramboot.verity=: invalid value 'ture'"));
+	settings_parse_cmdline(&S, "ramboot.verity=no");
+	CHECK(!S.verity);
+	CHECK(!S.verity_bad);
+	/* Bad udpcast options and sources keep the earlier value. */
+	settings_parse_cmdline(&S, "ramboot.source=multicast ramboot.udpcast=portbase=9001 "
+			       "ramboot.udpcast=interface=-x ramboot.udpcast=bogus");
+	CHECK_EQ_INT(S.source, SOURCE_NETWORK);
+	CHECK_EQ_STR(S.udpcast, "portbase=9100,interface=eth1,receive-timeout=5");
+	CHECK(has_warn("ramboot.source=: invalid value 'multicast'"));
+	CHECK(has_warn("ramboot.udpcast=: udpcast: portbase '9001'"));
+	CHECK(has_warn("ramboot.udpcast=: udpcast: interface '-x'"));
+	/* From ramboot.conf / ltsp.conf. */
+	fresh();
+	CHECK_EQ_INT(settings_set(&S, "source", "udpcast", "RAMBOOT_SOURCE", SRC_ENV), 0);
+	CHECK_EQ_INT(settings_set(&S, "verity", "yes", "RAMBOOT_VERITY", SRC_ENV), 0);
+	CHECK_EQ_INT(S.source, SOURCE_UDPCAST);
+	CHECK(S.verity);
+}
+
 static void double_dash_ends(void)
 {
 	fresh();
@@ -349,5 +391,6 @@ int main(void)
 	RUN(long_values);
 	RUN(report_lines);
 	RUN(verify_policy);
+	RUN(verity_source_udpcast);
 	return TAP_DONE();
 }
