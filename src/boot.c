@@ -28,10 +28,12 @@
 #include "ramboot.h"
 #include "cmdline.h"
 #include "load.h"
+#include "manifest.h"
 #include "outfile.h"
 #include "report.h"
 #include "sign.h"
 #include "swap.h"
+#include "vboot.h"
 #include "zram.h"
 
 extern char **environ;
@@ -48,6 +50,8 @@ struct boot_args {
 	const char *drop;           /* --drop: the hook refused this copy */
 	const char *reason;         /* --reason: why */
 	bool query;                 /* --query: print mode and image, do nothing */
+	bool mounted;               /* --mounted: the caller mounts the root from
+				     * the image itself; no mapping can go under it */
 };
 
 /* The debug log: stderr copied to /run/ramboot/boot.log by a child. */
@@ -75,9 +79,13 @@ static void usage(FILE *out)
 		"  --reason=TEXT         with --drop: why, for the report\n"
 		"  --query               (for the hooks) print mode=MODE and image=PATH (the\n"
 		"                        image the settings name, empty for none) and stop\n"
+		"  --mounted             (for the hooks) the caller mounts the root from the\n"
+		"                        image itself: ramboot.verity=1 cannot be met (a\n"
+		"                        fallback)\n"
 		"  -h, --help            show this help\n"
 		"\n"
-		"On a RAM copy stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
+		"On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
+		"stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
 		"every runtime outcome (failures fall back to the network image and are\n"
 		"recorded in " REPORT_DIR "/report); 2 for a bad command line.\n");
 }
@@ -623,7 +631,93 @@ static void drop_copy(const char *rundir, const char *path)
 	(void)rmdir(tmpfs);
 }
 
-static void do_ram(const struct boot_settings *s, const char *image,
+#define VERITY_TIMEOUT_S 30.0   /* without ramboot.timeout= */
+
+/*
+ * ramboot.verity=1: map data (the network image or its RAM copy) through
+ * dm-verity with the root hash of the manifest, read under the plan's
+ * policy (vboot.h). want_sha: the hash the copy was verified against.
+ * false after a fallback: never a copy without the mapping asked for.
+ */
+static bool do_verity(const struct boot_settings *s, const char *image, const char *data,
+		      bool loop, const char *manifest, const struct vplan *vp,
+		      const char *want_sha, const char *rundir, struct boot_report *rep)
+{
+	struct vboot_req q;
+	struct vboot_res *r;
+	int rc;
+
+	snprintf(rep->verity, sizeof(rep->verity), "failed");
+	if (!manifest) {
+		fallback(rep, "verity unavailable", "ramboot.verity=1 and no manifest (ramboot "
+			 "manifest --verity)");
+		return false;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		fallback(rep, "verity unavailable", "out of memory");
+		return false;
+	}
+	memset(&q, 0, sizeof(q));
+	q.image = image;
+	q.data = data;
+	q.loop = loop;
+	q.manifest = manifest;
+	q.signed_only = vp->signed_only;
+	q.want_sha256 = want_sha;
+	q.rundir = rundir;
+	q.timeout = s->timeout_set ? s->timeout : VERITY_TIMEOUT_S;
+	rb_debug("verity: mapping %s (tree of %s)", data, manifest);
+	rc = vboot_map(&q, r);
+	if (rc < 0) {
+		fallback(rep, "verity unavailable", r->error[0] ? r->error : strerror(-rc));
+		free(r);
+		return false;
+	}
+	snprintf(rep->verity, sizeof(rep->verity), "on");
+	snprintf(rep->verity_device, sizeof(rep->verity_device), "%s", r->node);
+	snprintf(rep->verity_root, sizeof(rep->verity_root), "%s", r->root);
+	snprintf(rep->fstype, sizeof(rep->fstype), "%s", r->fstype);
+	if (!rep->signed_by[0])
+		snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", r->signed_by);
+	rb_debug("verity: %s over %s, root %s", r->node, r->data_dev, r->root);
+	free(r);
+	return true;
+}
+
+/* Before a RAM copy is made for ramboot.verity=1: does the manifest name
+ * a hash tree at all? (It is read again, under the policy, for the
+ * mapping.) false after a fallback. */
+static bool verity_in_manifest(const char *manifest, struct boot_report *rep)
+{
+	struct manifest m;
+	char err[256], msg[PATH_MAX + 320];
+	bool has;
+
+	snprintf(rep->verity, sizeof(rep->verity), "failed");
+	if (!manifest) {
+		fallback(rep, "verity unavailable", "ramboot.verity=1 and no manifest (ramboot "
+			 "manifest --verity)");
+		return false;
+	}
+	if (manifest_load(manifest, &m, err, sizeof(err)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: %s", manifest, err);
+		fallback(rep, "bad manifest", msg);
+		return false;
+	}
+	has = m.verity_root[0] != '\0';
+	manifest_free(&m);
+	if (!has) {
+		snprintf(msg, sizeof(msg), "%s: no verity-root (made without ramboot manifest "
+			 "--verity)", manifest);
+		fallback(rep, "verity unavailable", msg);
+		return false;
+	}
+	rep->verity[0] = '\0';
+	return true;
+}
+
+static void do_ram(const struct boot_settings *s, const char *image, const char *manifest,
 		   const struct vplan *vp, const char *rundir, struct boot_report *rep)
 {
 	struct load_opts o;
@@ -695,8 +789,14 @@ static void do_ram(const struct boot_settings *s, const char *image,
 	}
 	snprintf(rep->ram_path, sizeof(rep->ram_path), "%s",
 		 r->dest_path[0] ? r->dest_path : dest);
+	if (s->verity && !do_verity(s, image, rep->ram_path, false, manifest, vp,
+				    r->verified && r->sha256[0] ? r->sha256 : NULL, rundir, rep)) {
+		drop_copy(rundir, rep->ram_path);
+		rep->ram_path[0] = '\0';
+		goto out;
+	}
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "ram");
-	print_image(rep->ram_path);
+	print_image(s->verity ? rep->verity_device : rep->ram_path);
 out:
 	free(r);
 }
@@ -780,6 +880,25 @@ static int do_prefetch(const struct boot_settings *s, const char *image,
  * and record the fallback in the report, so that the report and the
  * running system agree. Always 0: a hook must go on booting.
  */
+/* Does the report text have key=val (a whole line)? */
+static bool report_value_is(const char *text, const char *key, const char *val)
+{
+	size_t k = strlen(key), n = strlen(val);
+	const char *p = text;
+
+	if (!*val)
+		return false;
+	while (p && *p) {
+		if (!strncmp(p, key, k) && p[k] == '=' && !strncmp(p + k + 1, val, n) &&
+		    (p[k + 1 + n] == '\n' || !p[k + 1 + n]))
+			return true;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
 static int cmd_drop(const char *path, const char *reason)
 {
 	char rundir[PATH_MAX], rpath[PATH_MAX + 16], ram[PATH_MAX + 8], clean[256];
@@ -801,15 +920,37 @@ static int cmd_drop(const char *path, const char *reason)
 		text[0] = '\0';
 	rp = strstr(text, "\nram_path=");
 	rp = rp ? rp + 10 : !strncmp(text, "ram_path=", 9) ? text + 9 : NULL;
-	if ((rp && !strncmp(rp, path, strlen(path)) && (rp[strlen(path)] == '\n' ||
-	     !rp[strlen(path)])) || !strncmp(path, ram, strlen(ram)))
+	if (report_value_is(text, "verity_device", path)) {
+		/* The mapping goes first (it holds the copy open), then the
+		 * copy under it, if any. */
+		char err[256];
+
+		if (vboot_unmap(rundir, err, sizeof(err)) < 0)
+			rb_warn("%s", err);
+		if (rp && *rp && *rp != '\n') {
+			char copy[PATH_MAX];
+			size_t n = strcspn(rp, "\n");
+
+			if (n < sizeof(copy)) {
+				memcpy(copy, rp, n);
+				copy[n] = '\0';
+				drop_copy(rundir, copy);
+			}
+		}
+	} else if ((rp && !strncmp(rp, path, strlen(path)) && (rp[strlen(path)] == '\n' ||
+		    !rp[strlen(path)])) || !strncmp(path, ram, strlen(ram))) {
 		drop_copy(rundir, path);
-	else
+	} else {
 		rb_warn("%s: not the RAM copy of this boot; left alone", path);
+	}
 	for (i = 0; reason[i] && i + 1 < sizeof(clean); i++)
 		clean[i] = (unsigned char)reason[i] < 0x20 ? ' ' : reason[i];
 	clean[i] = '\0';
 	rb_warn("%s; booting from the network image", clean);
+	if (report_value_is(text, "verity", "on") &&
+	    (report_text_set(text, 65536, "verity", "failed") < 0 ||
+	     report_text_set(text, 65536, "verity_device", "") < 0))
+		rb_warn("%s: cannot record the dropped mapping", rpath);
 	if (report_text_set(text, 65536, "mode_done", "off") == 0 &&
 	    report_text_set(text, 65536, "ram_path", "") == 0 &&
 	    report_text_set(text, 65536, "fallback", clean) == 0 &&
@@ -1017,6 +1158,7 @@ int cmd_boot(int argc, char **argv)
 		{ "drop", required_argument, NULL, 'X' },
 		{ "reason", required_argument, NULL, 'R' },
 		{ "query", no_argument, NULL, 'Q' },
+		{ "mounted", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1041,6 +1183,7 @@ int cmd_boot(int argc, char **argv)
 		case 'X': a.drop = optarg; break;
 		case 'R': a.reason = optarg; break;
 		case 'Q': a.query = true; break;
+		case 'M': a.mounted = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			rb_err("bad option '%s'", argv[optind - 1]);
@@ -1101,7 +1244,7 @@ int cmd_boot(int argc, char **argv)
 
 	if (s->profile_record)
 		start_recorder(s, &a, rep);
-	if (s->mode != BOOT_OFF) {
+	if (s->mode != BOOT_OFF || s->verity || s->verity_bad) {
 		rc = resolve_image(s, &a, image, sizeof(image));
 		if (rc == -ENOENT) {
 			fallback(rep, "no image", "neither ramboot.image= nor ltsp.image= is set");
@@ -1119,20 +1262,45 @@ int cmd_boot(int argc, char **argv)
 			fallback(rep, "image not found", msg);
 			goto report;
 		}
+		manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
+		if (manifest)
+			rb_debug("manifest %s", manifest);
+		if (s->verity || s->verity_bad) {
+			/* Fails closed: no copy, no prefetch, no lazy copy
+			 * without the mapping asked for. */
+			if (a.mounted) {
+				snprintf(rep->verity, sizeof(rep->verity), "failed");
+				fallback(rep, "verity unavailable", "ramboot.verity=1, but the boot "
+					 "script mounts the root from the image itself");
+				goto report;
+			}
+			if (!settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep))
+				goto report;
+			/* Over the network image now, except for a RAM copy:
+			 * over the copy once it is verified. A lazy copy needs
+			 * a loop device to switch, even over a block device. */
+			if (s->mode == BOOT_RAM && !verity_in_manifest(manifest, rep))
+				goto report;
+			if (s->mode != BOOT_RAM) {
+				if (!do_verity(s, image, image, s->mode == BOOT_LAZY, manifest, &vp,
+					       NULL, rundir, rep))
+					goto report;
+				print_image(rep->verity_device);
+			}
+		}
+		if (s->mode == BOOT_OFF)
+			goto report;
 		if (s->mode == BOOT_PREFETCH) {
 			if (do_prefetch(s, image, rundir, s->debug ? dlog.path : NULL,
 					a.json, rep) == 0)
 				goto out;
 			goto report;
 		}
-		manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
-		if (manifest)
-			rb_debug("manifest %s", manifest);
 		if (settings_usable(s, rep) && verify_plan(s, manifest, &vp, rep)) {
 			if (s->mode == BOOT_LAZY)
 				do_lazy(s, image, &vp, rundir, rep);
 			else
-				do_ram(s, image, &vp, rundir, rep);
+				do_ram(s, image, manifest, &vp, rundir, rep);
 		}
 	}
 report:

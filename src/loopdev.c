@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/loop.h>
@@ -207,4 +208,78 @@ int loopdev_bound_to(int fd, const struct stat *st, bool *ro)
 int loopdev_change_fd(int fd, int newfd)
 {
 	return ioctl(fd, LOOP_CHANGE_FD, newfd) < 0 ? -errno : 0;
+}
+
+/* LOOP_CONFIGURE in one step (Linux 5.8), else LOOP_SET_FD and
+ * LOOP_SET_STATUS64 for the flags. */
+static int loop_bind(int lfd, int bfd)
+{
+	struct loop_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = (unsigned)bfd;
+	cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+	if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOTTY)
+		return -errno;
+	if (ioctl(lfd, LOOP_SET_FD, bfd) < 0)
+		return -errno;
+	if (ioctl(lfd, LOOP_SET_STATUS64, &cfg.info) < 0) {
+		int e = errno;
+
+		(void)ioctl(lfd, LOOP_CLR_FD, 0);
+		return -e;
+	}
+	return 0;
+}
+
+int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd)
+{
+	char ctl[PATH_MAX], dev[PATH_MAX];
+	int cfd, lfd, n, rc = -EBUSY, tries;
+
+	rc = rb_path(ctl, sizeof(ctl), "/dev/loop-control");
+	if (rc < 0)
+		return rc;
+	cfd = open(ctl, O_RDWR | O_CLOEXEC);
+	if (cfd < 0)
+		return -errno;
+	/* Another process may take the free device between the two calls:
+	 * then ask again. */
+	for (tries = 0; tries < 16; tries++) {
+		n = ioctl(cfd, LOOP_CTL_GET_FREE);
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		rc = rb_path(dev, sizeof(dev), "/dev/loop%d", n);
+		if (rc < 0)
+			break;
+		lfd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (lfd < 0 && errno == ENOENT) {
+			/* No devtmpfs node yet (a fixture /dev): make it. */
+			(void)mknod(dev, S_IFBLK | 0600, makedev(7, (unsigned)n));
+			lfd = open(dev, O_RDONLY | O_CLOEXEC);
+		}
+		if (lfd < 0) {
+			rc = -errno;
+			break;
+		}
+		rc = loop_bind(lfd, bfd);
+		if (rc == 0) {
+			if ((size_t)snprintf(name, len, "loop%d", n) >= len) {
+				(void)close(lfd);   /* autoclear: detached with it */
+				rc = -ENAMETOOLONG;
+				break;
+			}
+			*loopfd = lfd;
+			break;
+		}
+		(void)close(lfd);
+		if (rc != -EBUSY)
+			break;
+	}
+	(void)close(cfd);
+	return rc;
 }

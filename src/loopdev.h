@@ -66,4 +66,9 @@ int loopdev_bound_to(int fd, const struct stat *st, bool *ro);
  * 0 or -errno (-EINVAL: not read-only, or the sizes differ). */
 int loopdev_change_fd(int fd, int newfd);
 
+/* A new read-only loop device over the file (or block device) open at
+ * bfd, with LO_FLAGS_AUTOCLEAR: it goes away when its last user (the
+ * returned *loopfd, a mapping or a mount on it) closes it. Its name
+ * ("loop4") in name. 0 or -errno. */
+int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd);
 #endif

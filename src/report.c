@@ -111,6 +111,11 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 		snprintf(num, sizeof(num), "%" PRIu32, r->chunks_retried);
 		kv(&o, "chunks_retried", num);
 	}
+	if (r->verity[0]) {
+		kv(&o, "verity", r->verity);
+		kv(&o, "verity_device", r->verity_device);
+		kv(&o, "verity_root", r->verity_root);
+	}
 	kv(&o, "fstype", r->fstype);
 	kv(&o, "swap_device", r->swap_device);
 	snprintf(num, sizeof(num), "%" PRIu64, r->swap_size);
@@ -163,6 +168,11 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 	if (r->chunks || r->chunks_retried) {
 		put(&o, "  \"chunks\": %" PRIu32 ",\n", r->chunks);
 		put(&o, "  \"chunks_retried\": %" PRIu32 ",\n", r->chunks_retried);
+	}
+	if (r->verity[0]) {
+		js(&o, "verity", r->verity, false);
+		js(&o, "verity_device", r->verity_device, false);
+		js(&o, "verity_root", r->verity_root, false);
 	}
 	js(&o, "fstype", r->fstype, false);
 	js(&o, "swap_device", r->swap_device, false);

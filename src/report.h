@@ -28,6 +28,9 @@ struct boot_report {
 	char signed_by[96];       /* "NAME KEYID" of the key that signed, "" */
 	uint32_t chunks;          /* chunks verified (version 2 manifest) */
 	uint32_t chunks_retried;  /* of them, read again from the source */
+	char verity[8];           /* ramboot.verity=1: on | failed; "" not asked */
+	char verity_device[4096]; /* /dev/mapper/ramboot-verity */
+	char verity_root[65];     /* its root hash */
 	char fstype[32];
 	char swap_device[64];
 	uint64_t swap_size;

@@ -148,9 +148,9 @@ fail:
 /* Everything a mapping needs, checked before the kernel is asked: the
  * superblock of HASH_DEV, the sizes, the salt, and the root hash against
  * the tree's top block. */
-static int prepare(const char *data, const char *hash, const uint8_t root[VERITY_DIGEST],
-		   const uint8_t *salt, size_t salt_len, bool have_salt,
-		   struct dm_verity_target *t, char *err, size_t errlen)
+int verity_target_prepare(const char *data, const char *hash, const uint8_t root[VERITY_DIGEST],
+			  const uint8_t *salt, size_t salt_len, bool have_salt,
+			  struct dm_verity_target *t, char *err, size_t errlen)
 {
 	uint64_t dsize = 0, hsize = 0, need;
 	uint8_t *sb = NULL;
@@ -260,7 +260,7 @@ static int cmd_open(int argc, char **argv)
 		return rb_usage("verity", "NAME: '%s' is not 1 to 127 characters of "
 				"[A-Za-z0-9._+-] (not starting with a dot)", name);
 	memset(&t, 0, sizeof(t));
-	rc = prepare(argv[optind], argv[optind + 1], root, salt, salt_len, have_salt, &t, err,
+	rc = verity_target_prepare(argv[optind], argv[optind + 1], root, salt, salt_len, have_salt, &t, err,
 		     sizeof(err));
 	if (rc == 0)
 		rc = dm_verity_create(name, &t, &dev, err, sizeof(err));

@@ -867,14 +867,14 @@ loop=/dev/loop7"
 	assert_success
 	assert_line "status=0"
 	run cat "$T/log"
-	assert_output "args: boot --default-image=/dev/nbd0"
+	assert_output "args: boot --mounted --default-image=/dev/nbd0"
 	# under LTSP too (over NBD the LTSP hook has no image to act on)
 	mkdir -p "$T/no-ltsp/client"
 	: >"$T/log"
 	initramfs
 	assert_success
 	run cat "$T/log"
-	assert_output "args: boot --default-image=/dev/nbd0"
+	assert_output "args: boot --mounted --default-image=/dev/nbd0"
 }
 
 @test "hooks: init-bottom: ramboot=lazy with an image file mounts it through a read-only loop device" {
@@ -894,7 +894,7 @@ mount -t squashfs -o ro /dev/loop7 $T/run/ro
 mount -t tmpfs -o mode=0755 tmpfs $T/run/rw
 mount -t overlay -o lowerdir=$T/run/ro,upperdir=$T/run/rw/up,workdir=$T/run/rw/work overlay $T/run/root
 mount -o move $T/run/root $T/root
-args: boot --image=$T/run/net/images/x86_64.img"
+args: boot --mounted --image=$T/run/net/images/x86_64.img"
 }
 
 @test "hooks: init-bottom: an image file that does not mount: everything undone, the network root kept" {

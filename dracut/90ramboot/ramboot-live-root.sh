@@ -129,7 +129,7 @@ lazy)
 		ramboot_boot_off
 		ramboot_live_root "$livedev"
 	fi
-	"$ramboot_bin" boot --image="$livedev" >/dev/null
+	"$ramboot_bin" boot --mounted --image="$livedev" >/dev/null
 	ramboot_live_root "$loop"
 	;;
 esac
