@@ -23,6 +23,7 @@
 #include "loopdev.h"
 #include "manifest.h"
 #include "sign.h"
+#include "sysutil.h"
 #include "vboot.h"
 #include "verity.h"
 
@@ -165,6 +166,14 @@ static int map(const struct vboot_req *q, struct vboot_res *r)
 	bool created = false;
 
 	hcopy[0] = '\0';
+	/* device-mapper and its verity target: modules in a distribution
+	 * kernel, and /dev/mapper/control exists once dm-mod is loaded.
+	 * Whatever modprobe says, the ioctls tell. */
+	{
+		static const char *const args[] = { "-q", "dm-verity", NULL };
+
+		(void)run_modprobe(args);
+	}
 	rc = load_manifest(q, &m, r);
 	if (rc < 0)
 		return rc;

@@ -33,8 +33,9 @@ depends() {
 
 # called by dracut
 installkernel() {
-    # zstd, lz4, lz4hc: the compressors zram asks for by name
-    instmods zram squashfs erofs loop overlay zstd lz4 lz4hc
+    # zstd, lz4, lz4hc: the compressors zram asks for by name; dm-verity
+    # (with dm-mod) for ramboot.verity=1
+    instmods zram squashfs erofs loop overlay zstd lz4 lz4hc dm-verity
 }
 
 # called by dracut; moddir is set by dracut
