@@ -273,3 +273,25 @@ old_initrd_under_faultinj() {
 	assert_failure 1
 	assert_output "ramboot: initrd: error: built without initrd support"
 }
+
+@test "initramfs-tools hook: udp-receiver goes in with its libraries when udpcast is installed" {
+	[ -x /usr/bin/udp-receiver ] || skip "udpcast not installed"
+	[ -f /usr/share/initramfs-tools/hook-functions ] || skip "initramfs-tools not installed"
+	[ "$(id -u)" = 0 ] || skip "chroot needs root"
+	kver=$(uname -r)
+	[ -d "/lib/modules/$kver" ] || kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+	[ -n "$kver" ] || skip "no kernel modules on this host"
+	mkdir -p "$T/data/hooks" "$T/etc" "$T/d/usr/lib" "$T/d/usr/lib64"
+	cp "$STATIC" "$T/data/ramboot.static"
+	cp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/data/hooks/"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/initrd-hooks/initramfs-tools/hook" >"$T/hook"
+	# The links mkinitramfs makes for a merged /usr.
+	ln -s usr/lib "$T/d/lib"
+	ln -s usr/lib64 "$T/d/lib64"
+	run env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" verbose=n sh "$T/hook"
+	assert_success
+	cmp /usr/bin/udp-receiver "$T/d/usr/bin/udp-receiver"
+	run chroot "$T/d" /usr/bin/udp-receiver --license
+	assert_success
+}
