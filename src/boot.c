@@ -27,6 +27,7 @@
 
 #include "ramboot.h"
 #include "cmdline.h"
+#include "codec.h"
 #include "load.h"
 #include "outfile.h"
 #include "report.h"
@@ -647,6 +648,20 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	if (udpcast_parse(s->udpcast, &uc, err, sizeof(err)) < 0)
 		(void)udpcast_parse(NULL, &uc, err, sizeof(err));
 	uo.source = "udpcast";
+	/* The session sends the server's image: its format is the network
+	 * image's. A pipe cannot be probed, and planning for the memory of
+	 * every decoder would refuse small clients; a stream of another
+	 * format fails to decode and is read again from the image. */
+	if (!strcmp(uo.decompress, "auto")) {
+		uint8_t head[64];
+		int fd = open(o->source, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : pread_full(fd, head, sizeof(head), 0);
+
+		if (n > 0)
+			uo.decompress = codec_detect(head, (size_t)n)->name;
+		if (fd >= 0)
+			(void)close(fd);
+	}
 	/* The wait for a session is no progress: the stall timeout must not
 	 * end it before udp-receiver's own start timeout does. */
 	if (uo.stall_timeout > 0 && uo.stall_timeout < uc.start_timeout + 5)
@@ -685,7 +700,7 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s",
 			 r->error[0] ? r->error : "udpcast: load failed");
 	else
-		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s: %s",
+		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s: %.200s",
 			 fallback_reason(r), r->error);
 	rb_warn("%s; reading the network image instead", rep->source_fallback);
 	snprintf(rep->source_used, sizeof(rep->source_used), "network");
