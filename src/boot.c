@@ -629,8 +629,8 @@ static void drop_copy(const char *rundir, const char *path)
  * ramboot.source=udpcast: the copy is read from a udpcast session first
  * (udp-receiver's stdout, source.c), with the decompression, checks and
  * limits of any load. A failure that the network image can mend (no
- * session, a lost stream, no udp-receiver, a copy that fails its hash
- * or holds no file system, a stall) is dropped and recorded in
+ * session, a lost stream, no udp-receiver, a copy that fails its hash,
+ * holds no file system or cannot be placed, a stall) is dropped and recorded in
  * source_fallback: 1, and the caller reads the image. Other outcomes are
  * the load's (0, with *rc and r): a copy, or a failure that the image
  * would meet as well (memory, the manifest or its signature, which are
@@ -688,15 +688,18 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 		return 0;
 	} else {
 		switch (r->err) {
+		/* LOAD_DEST: a stream has no size, which a zram target
+		 * needs without a manifest, and may outgrow the tmpfs. */
 		case LOAD_SOURCE: case LOAD_FORMAT: case LOAD_HASH: case LOAD_SIZE:
-		case LOAD_STALL: case LOAD_FSTYPE: case LOAD_CHANGED:
+		case LOAD_STALL: case LOAD_FSTYPE: case LOAD_CHANGED: case LOAD_DEST:
 			break;
 		default:
 			return 0;
 		}
 	}
 	/* A failed load left nothing: no tmpfs, a reset zram device. */
-	if (r->err == LOAD_SOURCE || r->err == LOAD_FORMAT || r->err == LOAD_OK)
+	if (r->err == LOAD_SOURCE || r->err == LOAD_FORMAT || r->err == LOAD_DEST ||
+	    r->err == LOAD_OK)
 		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s",
 			 r->error[0] ? r->error : "udpcast: load failed");
 	else

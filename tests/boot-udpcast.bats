@@ -12,6 +12,8 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
+# each @test runs in a subshell: its assignments are meant to stay there
+# shellcheck disable=SC2030,SC2031
 load helpers/common
 
 setup() {
@@ -26,6 +28,7 @@ setup() {
 	"$RAMBOOT_BIN" manifest "$IMG" >"$IMG.manifest"
 	NS=rbub$$
 	NETS=()
+	ZRAM_ID=
 }
 
 teardown() {
@@ -39,6 +42,10 @@ teardown() {
 		ip netns del "$n" 2>/dev/null || true
 	done
 	ip link del "$NS-s" 2>/dev/null || true
+	if [ -n "$ZRAM_ID" ] && [ -e "/sys/block/zram$ZRAM_ID" ]; then
+		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
+		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+	fi
 	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
 		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
 	fi
@@ -62,7 +69,7 @@ boot() {
 	local pre=()
 	[ "${#NETS[@]}" -eq 0 ] || pre=(nsenter "--net=/run/netns/$NS-c")
 	run --separate-stderr timeout 120 "${pre[@]}" env -u RAMBOOT RAMBOOT_ROOT="$R" \
-		PATH="${2:-$PATH}" "$RAMBOOT_BIN" boot --cmdline="ramboot=ram ramboot.image=/root/images/x.img $1"
+		PATH="${2:-$PATH}" "$RAMBOOT_BIN" boot --json --cmdline="ramboot=ram ramboot.image=/root/images/x.img $1"
 	echo "$stderr"
 }
 
@@ -131,6 +138,8 @@ assert_copy() { # the RAM copy is the image, verified
 	assert_copy
 	[ "$(report source_used)" = udpcast ]
 	[ "$(report source_fallback)" = "" ]
+	grep -q '^  "source_used": "udpcast",$' "$R/run/ramboot/report.json"
+	grep -q '^  "source_fallback": "",$' "$R/run/ramboot/report.json"
 	grep -q "session 1 done" "$BATS_TEST_TMPDIR/serve.log"
 }
 
@@ -142,6 +151,7 @@ assert_copy() { # the RAM copy is the image, verified
 	assert_copy
 	[ "$(report source_used)" = network ]
 	[[ $(report source_fallback) == "udpcast: udp-receiver failed"* ]]
+	grep -q '^  "source_fallback": "udpcast: udp-receiver failed' "$R/run/ramboot/report.json"
 	[ "$(echo "$stderr" | grep -c "reading the network image instead")" = 1 ]
 }
 
@@ -185,6 +195,37 @@ assert_copy() { # the RAM copy is the image, verified
 	[ "$(report hash)" = none ]
 	[ "$(report source_used)" = network ]
 	[[ $(report source_fallback) == *"no file system"* ]]
+}
+
+# zram_boot CMDLINE: a boot into a new zram device; its id in ZRAM_ID.
+zram_boot() {
+	[ -e /sys/class/zram-control/hot_add ] || skip "no zram module"
+	ln -s /sys "$R/sys"
+	ln -s /dev "$R/dev"
+	before=$(find /sys/block -maxdepth 1 -name 'zram*' | sort | tr '\n' ' ')
+	boot "ramboot.source=udpcast ramboot.target=zram $1" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	[[ $output =~ ^RAMBOOT_IMAGE=$R/dev/zram([0-9]+)$ ]]
+	ZRAM_ID=${BASH_REMATCH[1]}
+	cmp -n "$(stat -c %s "$IMG")" "$IMG" "/dev/zram$ZRAM_ID"
+	# One new device, the copy's: none left from the udpcast attempt.
+	after=$(find /sys/block -maxdepth 1 -name 'zram*' | grep -v "/zram$ZRAM_ID\$" | sort | tr '\n' ' ')
+	[ "$before" = "$after" ]
+}
+
+@test "boot udpcast: into zram, a stream that fails its hash: the same device takes the network image" {
+	fake_receiver "head -c 700000 /dev/zero"
+	zram_boot ""
+	[ "$(report hash)" = ok ]
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == "hash mismatch: "* ]]
+}
+
+@test "boot udpcast: into zram without a manifest (no size for the stream): the network image" {
+	fake_receiver "exec cat '$IMG'"
+	zram_boot "ramboot.verify=off ramboot.manifest=none"
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == *"image size unknown"* ]]
 }
 
 @test "boot udpcast: the copy from the session is used as is (stand-in receiver), udpcast options passed" {
