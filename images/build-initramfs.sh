@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # build-initramfs.sh OUT.cpio [KVER] [RAMBOOT] - the test initramfs:
-# busybox-static, the static ramboot, images/initramfs-init as /init and the
-# kernel modules a ramboot client needs, with their dependencies, listed in
+# busybox-static, the static ramboot, images/initramfs-init as /init,
+# udpcast's udp-receiver with the libraries ldd names (when installed:
+# ramboot.source=udpcast) and the kernel modules a ramboot client needs,
+# with their dependencies, listed in
 # /lib/modules/load.list in load order. The archive is an uncompressed newc
 # cpio: under emulation the kernel unpacks it faster than it inflates one.
 set -eu
@@ -19,7 +21,7 @@ bb=/bin/busybox
 [ -x "$bb" ] || bb=$(command -v busybox)
 
 MODULES="zram squashfs loop overlay virtio_pci virtio_blk 9p 9pnet_virtio
-zstd lzo lzo_rle lz4 xz_dec zsmalloc crc32c_generic"
+zstd lzo lzo_rle lz4 xz_dec zsmalloc crc32c_generic virtio_net"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,6 +34,18 @@ done
 [ -e bin/sh ] || ln -s busybox bin/sh
 cp "$rb" sbin/ramboot
 install -m 0755 "$here/initramfs-init" init
+
+# udp-receiver is dynamically linked: the program and each library at the
+# path ldd gives (the loader included), as files.
+if [ -x /usr/bin/udp-receiver ]; then
+	cp /usr/bin/udp-receiver usr/bin/udp-receiver
+	for lib in $(ldd /usr/bin/udp-receiver | grep -o '/[^ ]*'); do
+		mkdir -p ".${lib%/*}"
+		cp -L "$lib" ".$lib"
+	done
+else
+	echo "build-initramfs: no /usr/bin/udp-receiver (apt-get install udpcast): not added" >&2
+fi
 
 # `modprobe --show-depends` prints "insmod PATH [ARGS]" per module,
 # dependencies first, or "builtin NAME" for modules built into the kernel.

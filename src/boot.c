@@ -27,12 +27,14 @@
 
 #include "ramboot.h"
 #include "cmdline.h"
+#include "codec.h"
 #include "load.h"
 #include "manifest.h"
 #include "outfile.h"
 #include "report.h"
 #include "sign.h"
 #include "swap.h"
+#include "udpcast.h"
 #include "vboot.h"
 #include "zram.h"
 
@@ -717,6 +719,92 @@ static bool verity_in_manifest(const char *manifest, struct boot_report *rep)
 	return true;
 }
 
+/*
+ * ramboot.source=udpcast: the copy is read from a udpcast session first
+ * (udp-receiver's stdout, source.c), with the decompression, checks and
+ * limits of any load. A failure that the network image can mend (no
+ * session, a lost stream, no udp-receiver, a copy that fails its hash,
+ * holds no file system or cannot be placed, a stall) is dropped and recorded in
+ * source_fallback: 1, and the caller reads the image. Other outcomes are
+ * the load's (0, with *rc and r): a copy, or a failure that the image
+ * would meet as well (memory, the manifest or its signature, which are
+ * the network's own, a signal, a reader left to the kernel).
+ */
+static int udpcast_first(const struct boot_settings *s, const struct load_opts *o,
+			 struct load_result *r, int *rc, bool *stuck, int zram_id,
+			 const char *rundir, struct boot_report *rep)
+{
+	struct load_opts uo = *o;
+	struct udpcast_opts uc;
+	char err[128];
+
+	/* The settings parser dropped options that do not parse. */
+	if (udpcast_parse(s->udpcast, &uc, err, sizeof(err)) < 0)
+		(void)udpcast_parse(NULL, &uc, err, sizeof(err));
+	uo.source = "udpcast";
+	/* The session sends the server's image: its format is the network
+	 * image's. A pipe cannot be probed, and planning for the memory of
+	 * every decoder would refuse small clients; a stream of another
+	 * format fails to decode and is read again from the image. */
+	if (!strcmp(uo.decompress, "auto")) {
+		uint8_t head[64];
+		int fd = open(o->source, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : pread_full(fd, head, sizeof(head), 0);
+
+		if (n > 0)
+			uo.decompress = codec_detect(head, (size_t)n)->name;
+		if (fd >= 0)
+			(void)close(fd);
+	}
+	/* The wait for a session is no progress: the stall timeout must not
+	 * end it before udp-receiver's own start timeout does. */
+	if (uo.stall_timeout > 0 && uo.stall_timeout < uc.start_timeout + 5)
+		uo.stall_timeout = uc.start_timeout + 5;
+	snprintf(rep->source_used, sizeof(rep->source_used), "udpcast");
+	rb_debug("reading the image from a udpcast session (%s)",
+		 s->udpcast[0] ? s->udpcast : "default options");
+	udpcast_source_arm(&uc);
+	*rc = load_in_child(&uo, r, stuck);
+	udpcast_source_disarm();
+	if (*rc == RB_EXIT_OK && r->fstype[0])
+		return 0;
+	if (*rc == RB_EXIT_OK) {
+		/* A copy of something else: drop it, keep the device. */
+		if (zram_id >= 0) {
+			(void)zram_reset(zram_id);
+		} else {
+			drop_copy(rundir, r->dest_path[0] ? r->dest_path : o->dest);
+			(void)mkdir(o->tmpfs, 0755);
+		}
+		snprintf(r->error, sizeof(r->error), "udpcast: the copy holds no file system "
+			 "that blkid knows");
+	} else if (*stuck) {
+		return 0;
+	} else {
+		switch (r->err) {
+		/* LOAD_DEST: a stream has no size, which a zram target
+		 * needs without a manifest, and may outgrow the tmpfs. */
+		case LOAD_SOURCE: case LOAD_FORMAT: case LOAD_HASH: case LOAD_SIZE:
+		case LOAD_STALL: case LOAD_FSTYPE: case LOAD_CHANGED: case LOAD_DEST:
+			break;
+		default:
+			return 0;
+		}
+	}
+	/* A failed load left nothing: no tmpfs, a reset zram device. */
+	if (r->err == LOAD_SOURCE || r->err == LOAD_FORMAT || r->err == LOAD_DEST ||
+	    r->err == LOAD_OK)
+		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s",
+			 r->error[0] ? r->error : "udpcast: load failed");
+	else
+		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s: %.200s",
+			 fallback_reason(r), r->error);
+	rb_warn("%s; reading the network image instead", rep->source_fallback);
+	snprintf(rep->source_used, sizeof(rep->source_used), "network");
+	memset(r, 0, sizeof(*r));
+	return 1;
+}
+
 static void do_ram(const struct boot_settings *s, const char *image, const char *manifest,
 		   const struct vplan *vp, const char *rundir, struct boot_report *rep)
 {
@@ -766,8 +854,12 @@ static void do_ram(const struct boot_settings *s, const char *image, const char 
 	}
 	o.dest = dest;
 
-	rb_debug("loading %s into %s", image, dest);
-	rc = load_in_child(&o, r, &stuck);
+	if (s->source != SOURCE_UDPCAST ||
+	    udpcast_first(s, &o, r, &rc, &stuck, id, rundir, rep) == 1) {
+		snprintf(rep->source_used, sizeof(rep->source_used), "network");
+		rb_debug("loading %s into %s", image, dest);
+		rc = load_in_child(&o, r, &stuck);
+	}
 	fill_from_result(rep, r, o.sha256 || o.manifest);
 	snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", r->signed_by);
 	if (r->reader_stuck && !stuck)

@@ -15,10 +15,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -73,6 +75,9 @@ static void usage(FILE *out)
 		"  --keys=DIR         the trusted public keys (*.pub) for signed manifests\n"
 		"                     (default: /etc/ramboot/keys if any), packed as\n"
 		"                     etc/ramboot/keys/\n"
+		"  --udpcast[=PATH]   add udp-receiver (default /usr/bin/udp-receiver) as\n"
+		"                     usr/bin/udp-receiver with the shared libraries ldd\n"
+		"                     names, for ramboot.source=udpcast\n"
 		"  -l, --list=FILE    list an initrd (concatenated, compressed or not)\n"
 		"                     and say whether ramboot is inside\n"
 		"  -h, --help         show this help\n");
@@ -226,9 +231,225 @@ static int add_keys(struct archive *a, struct archive_entry *e, const char *keys
 	return rc;
 }
 
-static int write_initrd(const char *out, const char *binary, const char *hooks,
-			const char *conf, const char *keys)
+/* ---- a dynamically linked program and its libraries (--udpcast) ---- */
+
+extern char **environ;
+
+/* The directories written so far ("\n"-separated), so that each parent
+ * goes in once and before what it holds: the kernel creates none. */
+struct dirlist {
+	char buf[4096];
+	size_t len;
+};
+
+static bool dir_known(const struct dirlist *d, const char *name, size_t n)
 {
+	const char *p = d->buf;
+
+	while (p < d->buf + d->len) {
+		const char *nl = strchr(p, '\n');
+
+		if ((size_t)(nl - p) == n && !memcmp(p, name, n))
+			return true;
+		p = nl + 1;
+	}
+	return false;
+}
+
+static int dir_note(struct dirlist *d, const char *name, size_t n)
+{
+	if (d->len + n + 2 > sizeof(d->buf))
+		return -ENAMETOOLONG;
+	memcpy(d->buf + d->len, name, n);
+	d->len += n;
+	d->buf[d->len++] = '\n';
+	d->buf[d->len] = '\0';
+	return 0;
+}
+
+/* The parents of name (relative, "usr/lib/x/libc.so.6"), once each. */
+static int add_parents(struct archive *a, struct archive_entry *e, struct dirlist *d,
+		       const char *name, unsigned *ino)
+{
+	const char *s;
+	int rc = 0;
+
+	for (s = strchr(name, '/'); s && rc == 0; s = strchr(s + 1, '/')) {
+		char dir[PATH_MAX];
+		size_t n = (size_t)(s - name);
+
+		if (dir_known(d, name, n))
+			continue;
+		if (n >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, name, n);
+		dir[n] = '\0';
+		rc = add_dir(a, e, dir, (*ino)++);
+		if (rc == 0)
+			rc = dir_note(d, name, n);
+	}
+	return rc;
+}
+
+/*
+ * The shared objects prog needs, as `ldd` resolves them on this host
+ * (the loader included), into libs: absolute paths, "\n"-separated. A
+ * static program needs none. The initrd gets them at the same paths,
+ * as initramfs-tools' copy_exec does.
+ */
+static int needed_libs(const char *prog, char *libs, size_t len)
+{
+	const char *argv[] = { "ldd", prog, NULL };
+	posix_spawn_file_actions_t fa;
+	char out[8192], *line, *save = NULL;
+	size_t n = 0, used = 0;
+	ssize_t got;
+	pid_t pid;
+	int p[2], rc, status;
+
+	libs[0] = '\0';
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	rc = posix_spawn_file_actions_init(&fa);
+	if (rc == 0) {
+		rc = posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+		if (rc == 0)
+			rc = posix_spawn_file_actions_adddup2(&fa, p[1], STDERR_FILENO);
+		if (rc == 0)
+			rc = posix_spawnp(&pid, "ldd", &fa, NULL, (char *const *)argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	(void)close(p[1]);
+	if (rc) {
+		(void)close(p[0]);
+		rb_err("cannot run ldd: %s", strerror(rc));
+		return -rc;
+	}
+	while (n + 1 < sizeof(out) && (got = read_full(p[0], out + n, sizeof(out) - 1 - n)) > 0)
+		n += (size_t)got;
+	out[n] = '\0';
+	(void)close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (strstr(out, "not a dynamic executable") || strstr(out, "statically linked"))
+		return 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		rb_err("ldd %s failed: %s", prog, strtok_r(out, "\n", &save));
+		return -EINVAL;
+	}
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *path = strstr(line, " => "), *end;
+
+		if (strstr(line, "not found")) {
+			rb_err("ldd %s: %s", prog, line + strspn(line, " \t"));
+			return -ENOENT;
+		}
+		path = path ? path + 4 : line + strspn(line, " \t");
+		if (*path != '/')
+			continue;   /* linux-vdso.so.1: the kernel's own */
+		end = strstr(path, " (");
+		if (end)
+			*end = '\0';
+		if (used + strlen(path) + 2 > len)
+			return -ENAMETOOLONG;
+		used += (size_t)snprintf(libs + used, len - used, "%s\n", path);
+	}
+	return 0;
+}
+
+static int add_symlink(struct archive *a, struct archive_entry *e, const char *name,
+		       const char *target, unsigned ino)
+{
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFLNK);
+	archive_entry_set_perm(e, 0777);
+	archive_entry_set_symlink(e, target);
+	archive_entry_set_nlink(e, 1);
+	archive_entry_set_size(e, 0);
+	archive_entry_set_ino(e, ino);
+	archive_entry_set_mtime(e, 0, 0);
+	return archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
+}
+
+/*
+ * The library at path as this host has it: the file under its real
+ * directory (/lib/x86_64-linux-gnu/libc.so.6 is
+ * usr/lib/x86_64-linux-gnu/libc.so.6 on a merged /usr), and each
+ * directory of path that is a symbolic link here (lib -> usr/lib) as the
+ * same link. An initrd that already has the link keeps it (the kernel
+ * does not replace an entry of the same type); the file is where the
+ * loader looks either way.
+ */
+static int add_library(struct archive *a, struct archive_entry *e, struct dirlist *d,
+		       const char *path, unsigned *ino)
+{
+	char dir[PATH_MAX], real[PATH_MAX], name[PATH_MAX * 2], target[PATH_MAX];
+	const char *base = strrchr(path, '/'), *s;
+	int rc;
+
+	if (!base || (size_t)(base - path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(base - path));
+	dir[base - path] = '\0';
+	if (!realpath(dir[0] ? dir : "/", real))
+		return -errno;
+	snprintf(name, sizeof(name), "%s%s", real + 1, base);
+	rc = add_parents(a, e, d, name, ino);
+	if (rc == 0)
+		rc = add_file(a, e, path, name, 0755, (*ino)++);
+	for (s = strchr(path + 1, '/'); s && rc == 0; s = strchr(s + 1, '/')) {
+		struct stat st;
+		size_t n = (size_t)(s - path);
+		ssize_t tl;
+
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		if (lstat(dir, &st) < 0 || !S_ISLNK(st.st_mode) || dir_known(d, dir + 1, n - 1))
+			continue;
+		tl = readlink(dir, target, sizeof(target) - 1);
+		if (tl <= 0)
+			continue;
+		target[tl] = '\0';
+		rc = add_parents(a, e, d, dir + 1, ino);
+		if (rc == 0)
+			rc = add_symlink(a, e, dir + 1, target, (*ino)++);
+		if (rc == 0)
+			rc = dir_note(d, dir + 1, n - 1);
+	}
+	if (rc == 0)
+		rb_debug("%s <- %s", name, path);
+	return rc;
+}
+
+/* prog as dst, its libraries as add_library puts them. */
+static int add_program(struct archive *a, struct archive_entry *e, struct dirlist *d,
+		       const char *prog, const char *dst, unsigned *ino)
+{
+	char libs[4096], *lib, *save = NULL;
+	int rc = needed_libs(prog, libs, sizeof(libs));
+
+	if (rc == 0)
+		rc = add_parents(a, e, d, dst, ino);
+	if (rc == 0)
+		rc = add_file(a, e, prog, dst, 0755, (*ino)++);
+	if (rc < 0) {
+		rb_err("%s: %s", prog, rc == -EIO ? archive_error_string(a) : strerror(-rc));
+		return rc;
+	}
+	rb_debug("%s <- %s", dst, prog);
+	for (lib = strtok_r(libs, "\n", &save); lib && rc == 0; lib = strtok_r(NULL, "\n", &save)) {
+		rc = add_library(a, e, d, lib, ino);
+		if (rc < 0)
+			rb_err("%s: %s", lib, rc == -EIO ? archive_error_string(a) : strerror(-rc));
+	}
+	return rc;
+}
+
+static int write_initrd(const char *out, const char *binary, const char *hooks,
+			const char *conf, const char *keys, const char *udpcast)
+{
+	struct dirlist *dl = NULL;
 	char src[PATH_MAX], err[PATH_MAX + 64];
 	struct archive *a = NULL;
 	struct archive_entry *e = NULL;
@@ -266,8 +487,16 @@ static int write_initrd(const char *out, const char *binary, const char *hooks,
 		rc = -EIO;
 		goto out;
 	}
+	dl = calloc(1, sizeof(*dl));
+	if (!dl) {
+		rb_err("out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < ARRAY_SIZE(initrd_dirs) && rc == 0; i++) {
 		rc = add_dir(a, e, initrd_dirs[i], ino++);
+		if (rc == 0)
+			rc = dir_note(dl, initrd_dirs[i], strlen(initrd_dirs[i]));
 		if (rc < 0)
 			rb_err("%s: %s", out, archive_error_string(a));
 	}
@@ -294,6 +523,8 @@ static int write_initrd(const char *out, const char *binary, const char *hooks,
 	}
 	if (rc == 0 && keys)
 		rc = add_keys(a, e, keys, &ino);
+	if (rc == 0 && udpcast)
+		rc = add_program(a, e, dl, udpcast, "usr/bin/udp-receiver", &ino);
 	/* The trailer; archive_write_open_fd leaves the descriptor open. */
 	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK) {
 		rb_err("%s: %s", out, archive_error_string(a));
@@ -305,6 +536,7 @@ static int write_initrd(const char *out, const char *binary, const char *hooks,
 			rb_err("%s: %s", out, strerror(-rc));
 	}
 out:
+	free(dl);
 	if (a)
 		archive_write_free(a);
 	if (e)
@@ -449,12 +681,13 @@ int cmd_initrd(int argc, char **argv)
 		{ "hooks", required_argument, NULL, 'H' },
 		{ "conf", required_argument, NULL, 'C' },
 		{ "keys", required_argument, NULL, 'K' },
+		{ "udpcast", optional_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
-	const char *keys = NULL;
+	const char *keys = NULL, *udpcast = NULL;
 	char bin[PATH_MAX], hk[PATH_MAX];
 	int c;
 
@@ -468,6 +701,7 @@ int cmd_initrd(int argc, char **argv)
 		case 'H': hooks = optarg; break;
 		case 'C': conf = optarg; break;
 		case 'K': keys = optarg; break;
+		case 'U': udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -506,7 +740,11 @@ int cmd_initrd(int argc, char **argv)
 		conf = "/etc/ramboot.conf";
 	if (!keys && is_dir(SIGN_KEYDIR))
 		keys = SIGN_KEYDIR;
-	return write_initrd(out, binary, hooks, conf, keys);
+	if (udpcast && (!is_file(udpcast) || access(udpcast, X_OK) < 0)) {
+		rb_err("%s: no such program (the udpcast package has it)", udpcast);
+		return RB_EXIT_FAIL;
+	}
+	return write_initrd(out, binary, hooks, conf, keys, udpcast);
 }
 
 #else /* !HAVE_LIBARCHIVE */

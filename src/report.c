@@ -103,6 +103,11 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 		kv(&o, "verify", r->verify);
 		kv(&o, "signed_by", r->signed_by);
 	}
+	/* Only once a RAM copy was read from somewhere. */
+	if (r->source_used[0]) {
+		kv(&o, "source_used", r->source_used);
+		kv(&o, "source_fallback", r->source_fallback);
+	}
 	/* Only for a copy checked chunk by chunk (a version 2 manifest), as
 	 * the lazy_* keys only for a lazy copy. */
 	if (r->chunks || r->chunks_retried) {
@@ -164,6 +169,10 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 	if (r->verify[0]) {
 		js(&o, "verify", r->verify, false);
 		js(&o, "signed_by", r->signed_by, false);
+	}
+	if (r->source_used[0]) {
+		js(&o, "source_used", r->source_used, false);
+		js(&o, "source_fallback", r->source_fallback, false);
 	}
 	if (r->chunks || r->chunks_retried) {
 		put(&o, "  \"chunks\": %" PRIu32 ",\n", r->chunks);

@@ -26,6 +26,10 @@ struct boot_report {
 	char hash[16];            /* ok | mismatch | none */
 	char verify[16];          /* the ramboot.verify= policy applied, "" before */
 	char signed_by[96];       /* "NAME KEYID" of the key that signed, "" */
+	char source_used[16];     /* where the copy was read: udpcast | network |
+				   * "" (no copy tried) */
+	char source_fallback[256];/* "" or why a udpcast copy gave way to the
+				   * network image */
 	uint32_t chunks;          /* chunks verified (version 2 manifest) */
 	uint32_t chunks_retried;  /* of them, read again from the source */
 	char verity[8];           /* ramboot.verity=1: on | failed; "" not asked */

@@ -240,6 +240,12 @@ bool udpcast_source_armed(void)
 	return rx.armed;
 }
 
+void udpcast_source_disarm(void)
+{
+	udpcast_source_close();
+	rx.armed = false;
+}
+
 int udpcast_source_open(int *fd, char *err, size_t errlen)
 {
 	const char *argv[16];

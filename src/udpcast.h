@@ -44,6 +44,8 @@ int udpcast_receiver_argv(const struct udpcast_opts *o, const char **argv, size_
  * stdout of a udp-receiver started by source_open. */
 void udpcast_source_arm(const struct udpcast_opts *o);
 bool udpcast_source_armed(void);
+/* The next load reads its own source again (ramboot boot's fallback). */
+void udpcast_source_disarm(void);
 /* Start udp-receiver: *fd is the read end of its stdout. 0 or -errno
  * with the reason in err. */
 int udpcast_source_open(int *fd, char *err, size_t errlen);

@@ -158,6 +158,49 @@ old_initrd_under_faultinj() {
 	assert_line etc/ramboot.conf
 }
 
+@test "initrd: --udpcast adds the program as usr/bin/udp-receiver with its libraries; it runs in a chroot" {
+	# Any dynamically linked program stands in for udp-receiver.
+	prog=$(type -P true)
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --udpcast="$prog"
+	assert_success
+	run cpio -t -H newc -F "$T/rb.img"
+	assert_line usr/bin/udp-receiver
+	# every library ldd names, under the name the loader asks for
+	n=0
+	for lib in $(ldd "$prog" | grep -o '/[^ ]*'); do
+		assert_line "$(realpath "$(dirname "$lib")" | cut -c2-)/$(basename "$lib")"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ]   # libc and the loader at least
+	mkdir "$T/x" && cd "$T/x" && cpio -id -F "$T/rb.img" 2>/dev/null
+	cmp "$prog" "$T/x/usr/bin/udp-receiver"
+	[ "$(id -u)" = 0 ] || skip "chroot needs root"
+	chroot "$T/x" /usr/bin/udp-receiver
+}
+
+@test "initrd: --udpcast with udpcast's udp-receiver: self-contained" {
+	[ -x /usr/bin/udp-receiver ] || skip "udpcast not installed"
+	[ "$(id -u)" = 0 ] || skip "chroot needs root"
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --udpcast
+	assert_success
+	mkdir "$T/x" && cd "$T/x" && cpio -id -F "$T/rb.img" 2>/dev/null
+	run chroot "$T/x" /usr/bin/udp-receiver --license
+	assert_success
+}
+
+@test "initrd: --udpcast: a static program goes alone; a missing one is an error, no initrd" {
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --udpcast="$T/nope"
+	assert_failure 1
+	assert_output --partial "$T/nope"
+	[ ! -e "$T/rb.img" ]
+	[ -x "$TOP/static/ramboot" ] || skip "no static build (make static)"
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --udpcast="$TOP/static/ramboot"
+	assert_success
+	run "$BIN" initrd --list "$T/rb.img"
+	assert_line "# member 1: offset 0, compression none, 17 entries"
+	refute_line --regexp '^(usr/)?lib'
+}
+
 @test "initrd: --list finds ramboot in our initrd" {
 	"$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
 	run "$BIN" initrd --list "$T/rb.img"
@@ -229,4 +272,26 @@ old_initrd_under_faultinj() {
 	run "$TOP/static/ramboot" initrd --list /dev/null
 	assert_failure 1
 	assert_output "ramboot: initrd: error: built without initrd support"
+}
+
+@test "initramfs-tools hook: udp-receiver goes in with its libraries when udpcast is installed" {
+	[ -x /usr/bin/udp-receiver ] || skip "udpcast not installed"
+	[ -f /usr/share/initramfs-tools/hook-functions ] || skip "initramfs-tools not installed"
+	[ "$(id -u)" = 0 ] || skip "chroot needs root"
+	kver=$(uname -r)
+	[ -d "/lib/modules/$kver" ] || kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+	[ -n "$kver" ] || skip "no kernel modules on this host"
+	mkdir -p "$T/data/hooks" "$T/etc" "$T/d/usr/lib" "$T/d/usr/lib64"
+	cp "$STATIC" "$T/data/ramboot.static"
+	cp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/data/hooks/"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/initrd-hooks/initramfs-tools/hook" >"$T/hook"
+	# The links mkinitramfs makes for a merged /usr.
+	ln -s usr/lib "$T/d/lib"
+	ln -s usr/lib64 "$T/d/lib64"
+	run env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" verbose=n sh "$T/hook"
+	assert_success
+	cmp /usr/bin/udp-receiver "$T/d/usr/bin/udp-receiver"
+	run chroot "$T/d" /usr/bin/udp-receiver --license
+	assert_success
 }

@@ -1,0 +1,275 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# `ramboot boot` with ramboot.source=udpcast: the RAM copy is read from a
+# udpcast session (ramboot serve), checked like any copy, and read again
+# from the network image when the session cannot give a good one. The
+# client runs in a fixture root ($RAMBOOT_ROOT, as tests/boot-cmd.bats)
+# and, for a real session, in a network namespace of its own (entered
+# with nsenter --net, so that its tmpfs stays visible here) linked to the
+# sender's by a veth pair. Namespaces, processes and mounts go in
+# teardown, also after a failure.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+# each @test runs in a subshell: its assignments are meant to stay there
+# shellcheck disable=SC2030,SC2031
+load helpers/common
+
+setup() {
+	is_root || skip "needs root (tmpfs mounts, network namespaces)"
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/root/images" "$R/etc" "$BATS_TEST_TMPDIR/bin"
+	: >"$R/proc/cmdline"
+	printf 'MemTotal: 8100000 kB\nMemFree: 8000000 kB\nMemAvailable: 8000000 kB\n' \
+		>"$R/proc/meminfo"
+	IMG=$R/root/images/x.img
+	make_sqfs "$IMG" one
+	"$RAMBOOT_BIN" manifest "$IMG" >"$IMG.manifest"
+	NS=rbub$$
+	NETS=()
+	ZRAM_ID=
+}
+
+teardown() {
+	local n p
+	for n in "${NETS[@]}"; do
+		for p in $(ip netns pids "$n" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null || true
+		done
+	done
+	for n in "${NETS[@]}"; do
+		ip netns del "$n" 2>/dev/null || true
+	done
+	ip link del "$NS-s" 2>/dev/null || true
+	if [ -n "$ZRAM_ID" ] && [ -e "/sys/block/zram$ZRAM_ID" ]; then
+		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
+		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+	fi
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
+		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
+	fi
+}
+
+make_sqfs() { # path seed
+	local d=$BATS_TEST_TMPDIR/tree.$2
+	mkdir -p "$d/etc" "$d/sbin"
+	echo "$2" >"$d/etc/hostname"
+	head -c 600000 /dev/urandom >"$d/sbin/init"
+	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
+}
+
+report() { # key -> value
+	sed -n "s/^$1=//p" "$R/run/ramboot/report"
+}
+
+# boot CMDLINE [PATH]: ramboot boot in the fixture root, in the client's
+# network namespace once lab has made it; PATH replaces $PATH.
+boot() {
+	local pre=()
+	[ "${#NETS[@]}" -eq 0 ] || pre=(nsenter "--net=/run/netns/$NS-c")
+	run --separate-stderr timeout 120 "${pre[@]}" env -u RAMBOOT RAMBOOT_ROOT="$R" \
+		PATH="${2:-$PATH}" "$RAMBOOT_BIN" boot --json --cmdline="ramboot=ram ramboot.image=/root/images/x.img $1"
+	echo "$stderr"
+}
+
+need_lab() {
+	if ! command -v udp-sender >/dev/null || ! command -v udp-receiver >/dev/null; then
+		skip "udpcast (udp-sender, udp-receiver) not installed"
+	fi
+	command -v nsenter >/dev/null || skip "nsenter not installed"
+	ip netns add "$NS-probe" 2>/dev/null || skip "cannot make network namespaces"
+	ip netns del "$NS-probe"
+}
+
+# The sender's namespace $NS-s (10.79.0.1) and the client's $NS-c
+# (10.79.0.2), a veth pair named eth0 on both sides, multicast over it.
+lab() {
+	local i a
+	for i in s c; do
+		NETS+=("$NS-$i")
+		ip netns add "$NS-$i"
+	done
+	ip link add "$NS-s" type veth peer name eth0 netns "$NS-c"
+	ip link set "$NS-s" netns "$NS-s"
+	ip -n "$NS-s" link set "$NS-s" name eth0
+	for i in s c; do
+		case $i in s) a=10.79.0.1 ;; *) a=10.79.0.2 ;; esac
+		ip -n "$NS-$i" addr add "$a/24" brd + dev eth0
+		ip -n "$NS-$i" link set eth0 up
+		ip -n "$NS-$i" link set lo up
+		ip -n "$NS-$i" route add 224.0.0.0/4 dev eth0
+	done
+}
+
+# serve IMAGE: one session of ramboot serve in the sender's namespace, in
+# the background.
+serve() {
+	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 \
+		--rate=20m "$1" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
+}
+
+# A stand-in udp-receiver that records that it ran, then runs $1.
+fake_receiver() {
+	cat >"$BATS_TEST_TMPDIR/bin/udp-receiver" <<EOF
+#!/bin/sh
+echo "\$@" >"$BATS_TEST_TMPDIR/args"
+$1
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-receiver"
+}
+
+assert_copy() { # the RAM copy is the image, verified
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/x.img"
+	cmp "$IMG" "$R/run/ramboot/ram/x.img"
+	[ "$(report mode_done)" = ram ]
+	[ "$(report hash)" = ok ]
+	[ "$(report fstype)" = squashfs ]
+	[ "$(report fallback)" = "" ]
+}
+
+@test "boot udpcast: a session: the copy comes from it, verified" {
+	need_lab
+	lab
+	serve "$IMG"
+	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20"
+	assert_success
+	cat "$BATS_TEST_TMPDIR/serve.log"
+	assert_copy
+	[ "$(report source_used)" = udpcast ]
+	[ "$(report source_fallback)" = "" ]
+	grep -q '^  "source_used": "udpcast",$' "$R/run/ramboot/report.json"
+	grep -q '^  "source_fallback": "",$' "$R/run/ramboot/report.json"
+	grep -q "session 1 done" "$BATS_TEST_TMPDIR/serve.log"
+}
+
+@test "boot udpcast: no session: the image is read from the network, verified" {
+	need_lab
+	lab
+	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=2"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == "udpcast: udp-receiver failed"* ]]
+	grep -q '^  "source_fallback": "udpcast: udp-receiver failed' "$R/run/ramboot/report.json"
+	[ "$(echo "$stderr" | grep -c "reading the network image instead")" = 1 ]
+}
+
+@test "boot udpcast: a stream of another image fails its hash: read from the network" {
+	need_lab
+	lab
+	make_sqfs "$BATS_TEST_TMPDIR/other.img" two
+	serve "$BATS_TEST_TMPDIR/other.img"
+	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == "hash mismatch: "* ]]
+}
+
+@test "boot udpcast: no udp-receiver: read from the network" {
+	# Only the binary's own directory: the test's bin/ holds no receiver.
+	boot "ramboot.source=udpcast" "$BATS_TEST_TMPDIR/bin"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == *"cannot run udp-receiver"* ]]
+}
+
+@test "boot udpcast: a receiver that fails after the whole image: read from the network" {
+	fake_receiver "cat '$IMG'; exit 3"
+	boot "ramboot.source=udpcast ramboot.udpcast=start-timeout=3" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == *"udp-receiver failed (exit 3)"* ]]
+}
+
+@test "boot udpcast: a stream with no file system is dropped (no verification): read from the network" {
+	fake_receiver "head -c 700000 /dev/zero"
+	boot "ramboot.source=udpcast ramboot.verify=off ramboot.manifest=none" \
+		"$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/x.img"
+	cmp "$IMG" "$R/run/ramboot/ram/x.img"
+	[ "$(report hash)" = none ]
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == *"no file system"* ]]
+}
+
+# zram_boot CMDLINE: a boot into a new zram device; its id in ZRAM_ID.
+zram_boot() {
+	[ -e /sys/class/zram-control/hot_add ] || skip "no zram module"
+	ln -s /sys "$R/sys"
+	ln -s /dev "$R/dev"
+	before=$(find /sys/block -maxdepth 1 -name 'zram*' | sort | tr '\n' ' ')
+	boot "ramboot.source=udpcast ramboot.target=zram $1" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	[[ $output =~ ^RAMBOOT_IMAGE=$R/dev/zram([0-9]+)$ ]]
+	ZRAM_ID=${BASH_REMATCH[1]}
+	cmp -n "$(stat -c %s "$IMG")" "$IMG" "/dev/zram$ZRAM_ID"
+	# One new device, the copy's: none left from the udpcast attempt.
+	after=$(find /sys/block -maxdepth 1 -name 'zram*' | grep -v "/zram$ZRAM_ID\$" | sort | tr '\n' ' ')
+	[ "$before" = "$after" ]
+}
+
+@test "boot udpcast: into zram, a stream that fails its hash: the same device takes the network image" {
+	fake_receiver "head -c 700000 /dev/zero"
+	zram_boot ""
+	[ "$(report hash)" = ok ]
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == "hash mismatch: "* ]]
+}
+
+@test "boot udpcast: into zram without a manifest (no size for the stream): the network image" {
+	fake_receiver "exec cat '$IMG'"
+	zram_boot "ramboot.verify=off ramboot.manifest=none"
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == *"image size unknown"* ]]
+}
+
+@test "boot udpcast: the copy from the session is used as is (stand-in receiver), udpcast options passed" {
+	fake_receiver "exec cat '$IMG'"
+	boot "ramboot.source=udpcast ramboot.udpcast=portbase=9010,start-timeout=7" \
+		"$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = udpcast ]
+	[ "$(report source_fallback)" = "" ]
+	[[ $(cat "$BATS_TEST_TMPDIR/args") == *"--start-timeout 7 "*"--portbase 9010"* ]]
+}
+
+@test "boot udpcast: ramboot.verify=signed with an unsigned manifest: no copy at all, no retry" {
+	fake_receiver "exec cat '$IMG'"
+	boot "ramboot.source=udpcast ramboot.verify=signed" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = off ]
+	[ "$(report fallback)" = "not signed" ]
+	[ "$(report source_fallback)" = "" ]
+	[ ! -e "$BATS_TEST_TMPDIR/args" ]
+	run ! grep -qs " $R/run/ramboot/ram " /proc/mounts
+}
+
+@test "boot udpcast: not enough memory is not retried" {
+	printf 'MemTotal: 300000 kB\nMemFree: 200000 kB\nMemAvailable: 200000 kB\n' \
+		>"$R/proc/meminfo"
+	fake_receiver "exec cat '$IMG'"
+	boot "ramboot.source=udpcast" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "not enough memory" ]
+	[ "$(report source_used)" = udpcast ]
+	[ "$(report source_fallback)" = "" ]
+	run ! grep -qs " $R/run/ramboot/ram " /proc/mounts
+}
+
+@test "boot udpcast: ramboot.source=network (the default) never runs udp-receiver" {
+	fake_receiver "exit 1"
+	boot "" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = network ]
+	[ "$(report source_fallback)" = "" ]
+	[ ! -e "$BATS_TEST_TMPDIR/args" ]
+}
