@@ -990,6 +990,7 @@ ltsp_signed_setup() {
 			{ fail "ramboot keygen failed: $(cat "$sg/$k.keygen")"; return 1; }
 	done
 	lab_id=$(sed -n 's/.*: key id \([0-9a-f]*\)$/\1/p' "$sg/lab.keygen")
+	other_id=$(sed -n 's/.*: key id \([0-9a-f]*\)$/\1/p' "$sg/other.keygen")
 	cp -a "$lt/destdir/etc/ltsp/ramboot" "$sg/ramboot"
 	mkdir -p "$sg/ramboot/keys"
 	cp "$sg/lab.key.pub" "$sg/ramboot/keys/lab.pub"
@@ -1062,9 +1063,9 @@ ltsp_signed_case() {
 		# Signed, but not by a key of the initrd: no copy, LTSP mounts
 		# the network image.
 		expect_not mode_done ram
-		expect_set fallback
-		expect_not fallback 0 no none
-		expect_set error
+		expect verify signed
+		expect fallback "not signed"
+		expect_like error "*$other_id*"
 		expect ram_path ""
 		expect signed_by ""
 		grep -q '^Running: mount -t squashfs -o ro /root/images/x86_64.img ' "$log.txt" ||
@@ -1189,6 +1190,15 @@ verity_case() {
 		fail "no read-only mapping ramboot-verity over two loop devices: $(grep '^RBTEST dm ' "$log.txt")"
 	grep -q "^RBTEST loop loop[0-9]*=/run/ramboot/verity/x86_64.img.verity\$" "$log.txt" ||
 		fail "no loop device holds the copy of the hash tree in /run/ramboot/verity"
+	# The kernel names the block that failed verification (4 KiB blocks).
+	bad="^RBTEST kmsg .*device-mapper: verity: [0-9:]*: data block $((flip_off / 4096)) is corrupted"
+	case $name in
+	verity-ram | verity-flip)
+		grep -q "$bad" "$log.txt" || fail "the kernel did not report block $((flip_off / 4096)) corrupted" ;;
+	*)
+		! grep -q 'device-mapper: verity: .* is corrupted' "$log.txt" ||
+			fail "a block failed verification: $(grep -m 1 'device-mapper: verity:' "$log.txt")" ;;
+	esac
 	case $name in
 	verity-off)
 		expect mode_asked off
@@ -1219,7 +1229,11 @@ verity_case() {
 	verity-lazy)
 		# The mapping sits on the loop device the copier switched.
 		expect_lazy_switched
-		expect_like ram_path "/run/ramboot/ram/*" ;;
+		expect_lazy hash ok
+		expect_like ram_path "/run/ramboot/ram/*"
+		lo=$(lazy_line loop)
+		grep -q "^RBTEST dm ramboot-verity .* slaves=\(.*,\)\{0,1\}${lo#/dev/}\(,.*\)\{0,1\}\$" "$log.txt" ||
+			fail "the mapping is not over the copier's loop device '$lo'" ;;
 	verity-flip)
 		# The image is not the one the tree describes: the changed block
 		# is an I/O error to its reader, everything else reads.
