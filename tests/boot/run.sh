@@ -1009,8 +1009,6 @@ ltsp_signed_setup() {
 			{ fail "mkfs.ext4 -d failed"; return 1; }
 		rm -rf "$sg/srv"
 	done
-	# Only the public key goes further.
-	rm -f "$sg/lab.key" "$sg/other.key"
 	return 0
 }
 
@@ -1030,6 +1028,8 @@ ltsp_signed_case() {
 	fi
 	if [ -z "$ltsp_signed_state" ]; then
 		if ltsp_signed_setup; then ltsp_signed_state=ok; else ltsp_signed_state=failed; ltsp_signed_why=$why; fi
+		# The private keys are not kept, whatever happened.
+		rm -f "$sg/lab.key" "$sg/other.key"
 	fi
 	if [ "$ltsp_signed_state" != ok ]; then
 		why=$ltsp_signed_why
