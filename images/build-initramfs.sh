@@ -22,6 +22,9 @@ bb=/bin/busybox
 
 MODULES="zram squashfs loop overlay virtio_pci virtio_blk 9p 9pnet_virtio
 zstd lzo lzo_rle lz4 xz_dec zsmalloc crc32c_generic virtio_net"
+# ramboot.verity=1: device-mapper (/dev/mapper/control appears once dm-mod
+# is loaded) and its verity target, with dm-bufio and reed_solomon.
+MODULES="$MODULES dm-mod dm-verity"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -3,8 +3,9 @@
 # build-test-root.sh DIR [RAMBOOT] - a tiny client root: busybox-static,
 # the static ramboot (for `ramboot status`), and images/client-init as
 # /sbin/init. It has the directories LTSP's initrd-bottom installs into
-# (/proc, /usr/sbin, /usr/share, /etc, multi-user.target.wants), and a few
-# MiB of filler so that loading it takes measurable work.
+# (/proc, /usr/sbin, /usr/share, /etc, multi-user.target.wants), a few
+# MiB of filler so that loading it takes measurable work, and
+# /rbtest/flip.bin, 256 KiB of random data.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: build-test-root.sh DIR [RAMBOOT]}
@@ -43,3 +44,7 @@ while [ $i -lt 6 ]; do
 	cat bin/busybox
 	i=$((i + 1))
 done | cut -c1-200 > usr/share/rbtest/blob
+# Incompressible data (mksquashfs stores its blocks as they are): the
+# verity cases flip a byte inside it, in the image or in its RAM copy.
+mkdir -p rbtest
+head -c 262144 /dev/urandom > rbtest/flip.bin
