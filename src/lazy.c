@@ -2417,7 +2417,8 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	if (rc == 0)
 		rc = guard_outcome(&L);
 	if (rc == 0)
-		set_state(&L, o->wait_loop > 0 ? "waiting-loop" : "copying");
+		set_state(&L, o->udpcast && L.want_sha[0] ? "receiving" :
+			  o->wait_loop > 0 ? "waiting-loop" : "copying");
 	if (rc == 0 && o->background) {
 		pid_t pid;
 

@@ -66,6 +66,12 @@ teardown() {
 		kill -KILL "$COPIER" 2>/dev/null || true
 		wait "$COPIER" 2>/dev/null || true
 	fi
+	# A background copier still running.
+	if [ -f "$STATUS" ] && ! grep -qE '^state=(switched|gave-up)$' "$STATUS"; then
+		p=$(sed -n 's/^pid=//p' "$STATUS")
+		[ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true
+		sleep 0.2
+	fi
 	for n in "${NETS[@]}"; do
 		ip netns del "$n" 2>/dev/null || true
 	done
@@ -86,9 +92,23 @@ teardown() {
 	if mountpoint -q "$RAM" 2>/dev/null; then
 		umount -l "$RAM"
 	fi
+	# A switch to zram leaves the device to the loop device: ours to
+	# remove once the loop device let go of it.
+	if [ -f "$STATUS" ] && grep -qx 'state=switched' "$STATUS" &&
+		grep -q '^copy=/dev/zram' "$STATUS"; then
+		n=$(sed -n 's|^copy=/dev/zram||p' "$STATUS")
+		if [ -e "/sys/block/zram$n" ]; then
+			for _ in 1 2 3 4 5 6 7 8 9 10; do
+				echo 1 >"/sys/block/zram$n/reset" 2>/dev/null && break
+				sleep 0.2
+			done
+			echo "$n" >/sys/class/zram-control/hot_remove || true
+			[ ! -e "/sys/block/zram$n" ] || { echo "# zram$n is left" >&3; return 1; }
+		fi
+	fi
 	# Nothing left: no mount below the test's directory, no loop device
 	# over its files, no namespace of ours.
-	! grep -q " $T" /proc/mounts || { echo "# a mount is left below $T" >&3; return 1; }
+	! grep -q " $T/" /proc/mounts || { echo "# a mount is left below $T" >&3; return 1; }
 	[ -z "$(losetup -j "$IMG" 2>/dev/null)" ] || { echo "# a loop device is left on $IMG" >&3; return 1; }
 	! losetup -a 2>/dev/null | grep -qF "$T/" || { echo "# a loop device is left on a file below $T" >&3; return 1; }
 	! ip netns list 2>/dev/null | grep -q "^${NS}" || { echo "# a network namespace is left" >&3; return 1; }
@@ -375,30 +395,108 @@ lazy_lab() {
 	[ "$(backing)" = "$RAM/image.sqfs" ]
 }
 
-@test "lazy --udpcast --wait-loop: the stream is received before the loop device exists" {
+@test "lazy --udpcast --background --wait-loop: the stream is received before the loop device exists" {
 	require_root
 	fake_receiver "exec cat '$SRV'"
-	local n=0 rc=0
+	local n=0
+	# As the boot starts it: in the background, before the loop device.
 	env PATH="$T/bin:$PATH" "$RAMBOOT_BIN" lazy --image="$IMG" --tmpfs="$RAM" \
-		--status="$STATUS" --manifest="$MAN" --udpcast --wait-loop=60 2>"$T/err" &
-	COPIER=$!
+		--status="$STATUS" --manifest="$MAN" --udpcast --background --wait-loop=60
 	# The whole stream is in, the copier waits for the loop device.
-	until [ -f "$STATUS" ] && [ "$(st state)" = waiting-loop ] &&
-		[ "$(st bytes_stream)" = "$SIZE" ]; do
+	until [ "$(st state)" = waiting-loop ] && [ "$(st bytes_stream)" = "$SIZE" ]; do
 		n=$((n + 1))
 		[ "$n" -lt 300 ] || fail "the stream was not received first: $(cat "$STATUS")"
 		sleep 0.1
 	done
 	[ -n "$(st verified)" ]
 	attach
-	wait "$COPIER" || rc=$?
-	COPIER=
-	[ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$T/err")"
-	[ "$(st state)" = switched ]
+	n=0
+	until [ "$(st state)" = switched ] || [ "$(st state)" = gave-up ]; do
+		n=$((n + 1))
+		[ "$n" -lt 300 ] || fail "no switch: $(cat "$STATUS")"
+		sleep 0.1
+	done
+	[ "$(st state)" = switched ] || fail "$(cat "$STATUS" "$STATUS.log")"
 	[ "$(st source)" = udpcast ]
 	[ "$(st bytes_network)" -eq 0 ]
 	[ "$(backing)" = "$RAM/image.sqfs" ]
 	assert_tree_from_ram
+}
+
+@test "lazy --udpcast: SIGTERM while receiving gives up cleanly, the receiver stopped" {
+	require_root
+	attach
+	fake_receiver "head -c 100000 '$SRV'; echo \$\$ >'$T/pid'; exec sleep 60"
+	env PATH="$T/bin:$PATH" "$RAMBOOT_BIN" lazy --image="$IMG" --tmpfs="$RAM" \
+		--status="$STATUS" --manifest="$MAN" --udpcast 2>"$T/err" &
+	COPIER=$!
+	local n=0 rc=0
+	until [ -s "$T/pid" ] && [ "$(st state)" = receiving ]; do
+		n=$((n + 1))
+		[ "$n" -lt 300 ] || fail "not receiving: $(cat "$STATUS")"
+		sleep 0.1
+	done
+	kill -TERM "$COPIER"
+	wait "$COPIER" || rc=$?
+	COPIER=
+	[ "$rc" -eq 143 ] || fail "exit $rc, expected death by SIGTERM (143): $(cat "$T/err")"
+	[ "$(st gave_up)" = signal ]
+	[ "$(backing)" = "$IMG" ]
+	run ! kill -0 "$(cat "$T/pid")"
+	run ! mountpoint -q "$RAM"
+	[ ! -e "$RAM" ]
+}
+
+@test "lazy --udpcast: a zram target is written from the stream and switched to" {
+	require_root
+	[ -d /sys/class/zram-control ] || skip "no zram-control (zram module missing)"
+	# zram has whole pages only: the image padded to them, as a block
+	# device image is.
+	truncate -s $(((SIZE + 4095) / 4096 * 4096)) "$IMG"
+	SIZE=$(stat -c %s "$IMG")
+	cp "$IMG" "$SRV"
+	"$RAMBOOT_BIN" manifest -o "$T/pad.man" "$IMG"
+	attach
+	fake_receiver "exec cat '$SRV'"
+	run --separate-stderr env PATH="$T/bin:$PATH" "$RAMBOOT_BIN" lazy --image="$IMG" \
+		--target=zram --status="$STATUS" --manifest="$T/pad.man" --udpcast
+	expect_status 0
+	local dev
+	dev=$(st copy)
+	[[ $dev == /dev/zram* ]]
+	[ "$(st source)" = udpcast ]
+	[ "$(st bytes_network)" -eq 0 ]
+	[ "$(backing)" = "$dev" ]
+	cmp "$dev" "$SRV"
+	assert_tree_from_ram
+}
+
+@test "lazy --udpcast: a signed manifest checks the stream's copy as any other" {
+	require_root
+	"$RAMBOOT_BIN" keygen "$T/lab" >/dev/null
+	mkdir -p "$T/keys"
+	cp "$T/lab.pub" "$T/keys/"
+	cp "$MAN" "$T/signed.man"
+	"$RAMBOOT_BIN" sign --key="$T/lab" "$T/signed.man"
+	attach
+	fake_receiver "exec cat '$SRV'"
+	lazy_fake --manifest="$T/signed.man" --signed --keys="$T/keys" --udpcast
+	expect_status 0
+	[ "$(st source)" = udpcast ]
+	[ "$(st hash)" = ok ]
+	[[ $(st signed_by) == "lab "* ]]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+	umount "$MNT"
+	losetup -d "$LOOP"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do umount "$RAM" 2>/dev/null && break; sleep 0.2; done
+	# Another image in the stream: refused by the signed hash too.
+	attach
+	cp "$SRV" "$T/other.sqfs"
+	printf 'X' | dd of="$T/other.sqfs" bs=1 seek=$((SIZE - 5000)) conv=notrunc status=none
+	fake_receiver "exec cat '$T/other.sqfs'"
+	lazy_fake --manifest="$T/signed.man" --signed --keys="$T/keys" --udpcast
+	expect_status 0
+	assert_network_copy hash-mismatch
 }
 
 # ---- a session in network namespaces ----
