@@ -7,8 +7,9 @@
  *
  * The file reads top-down: ranges and the scheduler (pure), yielding,
  * pacing and memory rules (pure), then the run: preparation (every check
- * and every open), the copy threads, verification, the switch, undo, the
- * status file, and the command.
+ * and every open), the copy threads, verification, the copy from a
+ * multicast stream (--udpcast), the switch, undo, the status file, and
+ * the command.
  *
  * After preparation no path is looked up again: a copier started in the
  * initramfs keeps running when the initramfs switches root, and from
@@ -1789,7 +1790,7 @@ static void stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fm
 	rb_warn("%s; copying from %s", r->fallback_msg, L->o->image);
 }
 
-/* Bytes to wait for the next data before the stream counts as lost:
+/* Seconds to wait for the next data before the stream counts as lost:
  * udp-receiver's own timeouts end it first, this is the backstop; once
  * data came, --stall-timeout too. */
 static double stream_limit(const struct lazy *L, uint64_t got)
