@@ -695,10 +695,13 @@ static int open_image(struct lazy *L)
 
 		if (sign_manifest_load(o->manifest, o->keydir, &L->man, &who, err, sizeof(err)) < 0)
 			return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
-		/* The whole-image hash is what the copy is checked against. */
-		manifest_free(&L->man);
+		/* The whole-image hash is what the copy is checked against;
+		 * the chunk hashes check a stream as it comes (--udpcast). */
+		if (!o->udpcast)
+			manifest_free(&L->man);
 		snprintf(L->r->signed_by, sizeof(L->r->signed_by), "%s %s", who.name, who.keyid);
-	} else if (o->manifest && manifest_load(o->manifest, &L->man, err, sizeof(err)) < 0) {
+	} else if (o->manifest && (o->udpcast ? manifest_load_chunks : manifest_load)
+		   (o->manifest, &L->man, err, sizeof(err)) < 0) {
 		return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
 	}
 	if (o->manifest) {
@@ -1790,6 +1793,47 @@ static void stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fm
 	rb_warn("%s; copying from %s", r->fallback_msg, L->o->image);
 }
 
+/* The chunk hashes of a version 2 manifest, checked as the stream comes
+ * in: another image is told after its first chunk, not at its end. */
+struct stream_chunks {
+	const struct manifest *m;   /* NULL: none */
+	uint64_t pos;               /* bytes of the stream hashed */
+	SHA256_CTX sha;             /* of the chunk pos is in */
+};
+
+/* Hash len more bytes of the stream; 0, or 1 with the first chunk that
+ * is not the manifest's in *bad. Bytes past the image are the size
+ * check's. */
+static int chunks_feed(struct stream_chunks *k, const uint8_t *p, size_t len, uint32_t *bad)
+{
+	const uint64_t cs = k->m->chunk_size;
+
+	while (len > 0 && k->pos < k->m->size) {
+		uint64_t i = k->pos / cs, end = (i + 1) * cs;
+		size_t take = len;
+		uint8_t d[32];
+
+		if (end > k->m->size)
+			end = k->m->size;
+		if (take > end - k->pos)
+			take = (size_t)(end - k->pos);
+		if (k->pos % cs == 0)
+			SHA256_Init(&k->sha);
+		SHA256_Update(&k->sha, p, take);
+		k->pos += take;
+		p += take;
+		len -= take;
+		if (k->pos < end)
+			break;
+		SHA256_Final(d, &k->sha);
+		if (i >= k->m->nchunks || memcmp(d, k->m->chunk[i], sizeof(d))) {
+			*bad = (uint32_t)i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Seconds to wait for the next data before the stream counts as lost:
  * udp-receiver's own timeouts end it first, this is the backstop; once
  * data came, --stall-timeout too. */
@@ -1815,13 +1859,17 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallb
 			  char *msg, size_t msglen)
 {
 	const uint64_t size = L->size;
+	struct stream_chunks k = { .m = NULL };
 	uint64_t off = 0, fill = 0, next_mem = 0;
 	double last = now_sec();
+	uint32_t bad;
 	void *buf;
 	int rc = 0;
 
 	*got = 0;
 	*f = LAZY_FB_NONE;
+	if (L->have_man && L->man.chunk && L->man.nchunks && L->man.chunk_size)
+		k.m = &L->man;
 	/* Page aligned: zram is written with O_DIRECT. */
 	if (posix_memalign(&buf, 4096, LAZY_CHUNK) != 0)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
@@ -1877,6 +1925,12 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallb
 			*f = LAZY_FB_SIZE;
 			snprintf(msg, msglen, "udpcast: the stream is longer than %s (%" PRIu64
 				 " bytes)", L->o->image, size);
+			break;
+		}
+		if (k.m && chunks_feed(&k, (uint8_t *)buf + fill, (size_t)n, &bad)) {
+			*f = LAZY_FB_HASH;
+			snprintf(msg, msglen, "udpcast: chunk %" PRIu32 " of the stream is not the "
+				 "manifest's: another image", bad);
 			break;
 		}
 		fill += (uint64_t)n;
@@ -2215,6 +2269,7 @@ static void close_all(struct lazy *L)
 	free(L->img_real);
 	L->img_real = NULL;
 	profile_free(&L->prof);
+	manifest_free(&L->man);
 	close_fd(&L->meminfo_fd);
 	close_fd(&L->tmpfs_fd);
 	close_fd(&L->tmpfs_parent_fd);

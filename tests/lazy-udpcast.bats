@@ -302,6 +302,23 @@ lazy_lab() {
 	assert_tree_from_ram
 }
 
+@test "lazy --udpcast: with chunk hashes, another image is told by its first chunk" {
+	require_root
+	attach
+	"$RAMBOOT_BIN" manifest --chunk-size=64K -o "$T/chunks.man" "$IMG"
+	cp "$SRV" "$T/other.sqfs"
+	printf 'X' | dd of="$T/other.sqfs" bs=1 seek=1000 conv=notrunc status=none
+	# Two chunks of another image, then nothing: told by the first,
+	# long before the stream could count as stalled.
+	fake_receiver "head -c 131072 '$T/other.sqfs'; echo \$\$ >'$T/pid'; exec sleep 60"
+	lazy_fake --manifest="$T/chunks.man" --udpcast=receive-timeout=60 --stall-timeout=60
+	expect_status 0
+	assert_network_copy hash-mismatch
+	[[ $(st source_error) == *"chunk 0 of the stream is not the manifest's"* ]]
+	[ "$(st bytes_stream)" -lt 131072 ]
+	run ! kill -0 "$(cat "$T/pid")"
+}
+
 @test "lazy --udpcast: a stream that is not what the boot read is not switched to" {
 	require_root
 	attach
@@ -546,8 +563,9 @@ lazy_lab() {
 	lazy_lab --udpcast=start-timeout=20
 	echo "$stderr"
 	expect_status 0
-	wait "$SERVE"
+	# Told by the chunk hashes of the manifest (4 MiB chunks), before
+	# the end of the stream; the sender is left to teardown.
 	assert_network_copy hash-mismatch
-	[ "$(st bytes_stream)" -eq "$SIZE" ]
+	[[ $(st source_error) == *"chunk 1 of the stream is not the manifest's"* ]]
 	assert_tree_from_ram
 }
