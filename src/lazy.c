@@ -7,8 +7,9 @@
  *
  * The file reads top-down: ranges and the scheduler (pure), yielding,
  * pacing and memory rules (pure), then the run: preparation (every check
- * and every open), the copy threads, verification, the switch, undo, the
- * status file, and the command.
+ * and every open), the copy threads, verification, the copy from a
+ * multicast stream (--udpcast), the switch, undo, the status file, and
+ * the command.
  *
  * After preparation no path is looked up again: a copier started in the
  * initramfs keeps running when the initramfs switches root, and from
@@ -25,6 +26,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/ioprio.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -45,6 +47,7 @@
 #include <openssl/sha.h>
 
 #include "ramboot.h"
+#include "codec.h"
 #include "guard.h"
 #include "lazy.h"
 #include "loopdev.h"
@@ -53,6 +56,7 @@
 #include "profile.h"
 #include "report.h"
 #include "sign.h"
+#include "udpcast.h"
 #include "zram.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
@@ -60,6 +64,8 @@
 #define STATUS_EVERY_S 2.0     /* status file and page cache rescan */
 #define RESIDENT_WINDOW GiB    /* mincore() over the image in such windows */
 #define GRACE_S 2.0            /* after a cancellation, for reads to return */
+#define STREAM_POLL_MS 200     /* --udpcast: the stream's pipe looked at */
+#define STREAM_GRACE_S 5.0     /* past udp-receiver's own timeouts */
 
 /* ---- ranges ---- */
 
@@ -389,6 +395,36 @@ int lazy_exit_code(enum lazy_err e)
 	}
 }
 
+static const char *const fallback_names[] = {
+	[LAZY_FB_NONE] = "",
+	[LAZY_FB_UNVERIFIED] = "unverified",
+	[LAZY_FB_RECEIVER] = "receiver",
+	[LAZY_FB_NO_SESSION] = "no-session",
+	[LAZY_FB_LOST] = "stream-lost",
+	[LAZY_FB_STALL] = "stall",
+	[LAZY_FB_SIZE] = "size-mismatch",
+	[LAZY_FB_COMPRESSED] = "compressed",
+	[LAZY_FB_HASH] = "hash-mismatch",
+	[LAZY_FB_DIFFERS] = "image-differs",
+};
+
+const char *lazy_fallback_name(enum lazy_fallback f)
+{
+	return (size_t)f < ARRAY_SIZE(fallback_names) && fallback_names[f] ? fallback_names[f] :
+		"unknown";
+}
+
+enum lazy_fallback lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok)
+{
+	if (got > size)
+		return LAZY_FB_SIZE;
+	/* udp-receiver fails when no sender came (nothing arrived) or when
+	 * the stream went silent; the bytes before are not trusted. */
+	if (!receiver_ok)
+		return got == 0 ? LAZY_FB_NO_SESSION : LAZY_FB_LOST;
+	return got == size ? LAZY_FB_NONE : LAZY_FB_SIZE;
+}
+
 void lazy_opts_init(struct lazy_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -470,6 +506,7 @@ struct lazy {
 	bool hash_done, hash_ok;
 	struct copy *cp;
 	bool cp_abandoned;                   /* a read never returned: cp leaked */
+	struct udpcast_opts uo;              /* with o->udpcast */
 };
 
 static double boottime(void)
@@ -555,13 +592,17 @@ static void status_write(struct lazy *L)
 		hash = L->hash_ok ? "ok" : "mismatch";
 	n = snprintf(buf, sizeof(buf),
 		     "state=%s\npid=%d\nimage=%s\nloop=%s\ntarget=%s\ncopy=%s\nsize=%" PRIu64 "\n"
-		     "started=%s\nupdated=%s\nbytes_cached=%" PRIu64 "\nbytes_network=%" PRIu64 "\n"
+		     "started=%s\nupdated=%s\nsource=%s\nsource_fallback=%s\nsource_error=%s\n"
+		     "bytes_stream=%" PRIu64 "\nbytes_compared=%" PRIu64 "\n"
+		     "bytes_cached=%" PRIu64 "\nbytes_network=%" PRIu64 "\n"
 		     "rate=%" PRIu64 "\nyields=%" PRIu64 "\nprofile=%s\nprofile_file=%s\n"
 		     "hash=%s\nsha256=%s\nsigned_by=%s\nverified=%s\nswitched=%s\ngave_up=%s\n"
 		     "error=%s\n",
 		     L->state, (int)getpid(), o->image, r->loop,
 		     o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs", r->copy, r->size, t[0], t[3],
-		     r->bytes_cached, r->bytes_network, o->rate,
+		     r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network",
+		     lazy_fallback_name(r->fallback), r->fallback_msg, r->bytes_stream,
+		     r->bytes_compared, r->bytes_cached, r->bytes_network, o->rate,
 		     L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0,
 		     L->profile_state ? L->profile_state : "none", L->profile_path, hash, r->sha256,
 		     r->signed_by, t[1], t[2],
@@ -654,10 +695,13 @@ static int open_image(struct lazy *L)
 
 		if (sign_manifest_load(o->manifest, o->keydir, &L->man, &who, err, sizeof(err)) < 0)
 			return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
-		/* The whole-image hash is what the copy is checked against. */
-		manifest_free(&L->man);
+		/* The whole-image hash is what the copy is checked against;
+		 * the chunk hashes check a stream as it comes (--udpcast). */
+		if (!o->udpcast)
+			manifest_free(&L->man);
 		snprintf(L->r->signed_by, sizeof(L->r->signed_by), "%s %s", who.name, who.keyid);
-	} else if (o->manifest && manifest_load(o->manifest, &L->man, err, sizeof(err)) < 0) {
+	} else if (o->manifest && (o->udpcast ? manifest_load_chunks : manifest_load)
+		   (o->manifest, &L->man, err, sizeof(err)) < 0) {
 		return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
 	}
 	if (o->manifest) {
@@ -1212,7 +1256,16 @@ static int prepare(struct lazy *L)
 	const struct lazy_opts *o = L->o;
 	int rc;
 
-	if ((rc = open_status(L)) != 0 || (rc = open_image(L)) != 0)
+	if ((rc = open_status(L)) != 0)
+		return rc;
+	if (o->udpcast) {
+		char err[200];
+
+		L->r->stream = true;
+		if (udpcast_parse(o->udpcast, &L->uo, err, sizeof(err)) < 0)
+			return lazy_fail(L, LAZY_USAGE, "--%s", err);
+	}
+	if ((rc = open_image(L)) != 0)
 		return rc;
 	load_profile(L);
 	rc = o->wait_loop > 0 ? open_wait_dirs(L) : open_loop(L);
@@ -1708,6 +1761,353 @@ static int verify(struct lazy *L)
 	return 0;
 }
 
+/* ---- the copy from a multicast stream (--udpcast) ----
+ *
+ * udp-receiver writes the image to a pipe, in image order; each piece is
+ * written at its offset in the copy. The stream reads nothing of the
+ * image, so nothing yields to the boot. Whatever goes wrong with the
+ * stream (no session, a lost or stalled stream, another or a compressed
+ * image, a hash mismatch) is a fallback, not a failure: the copy is then
+ * made from the image as without --udpcast, over every byte the stream
+ * wrote. A failure of the copy itself (memory, a write error) or a
+ * signal gives up as it always does.
+ */
+
+static void stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fmt, ...)
+{
+	struct lazy_result *r = L->r;
+	va_list ap;
+	size_t i;
+
+	r->fallback = f;
+	va_start(ap, fmt);
+	vsnprintf(r->fallback_msg, sizeof(r->fallback_msg), fmt, ap);
+	va_end(ap);
+	/* One line in the status file. */
+	for (i = 0; r->fallback_msg[i]; i++)
+		if ((unsigned char)r->fallback_msg[i] < 0x20)
+			r->fallback_msg[i] = ' ';
+	rb_warn("%s; copying from %s", r->fallback_msg, L->o->image);
+}
+
+/* The chunk hashes of a version 2 manifest, checked as the stream comes
+ * in: another image is told after its first chunk, not at its end. */
+struct stream_chunks {
+	const struct manifest *m;   /* NULL: none */
+	uint64_t pos;               /* bytes of the stream hashed */
+	SHA256_CTX sha;             /* of the chunk pos is in */
+};
+
+/* Hash len more bytes of the stream; 0, or 1 with the first chunk that
+ * is not the manifest's in *bad. Bytes past the image are the size
+ * check's. */
+static int chunks_feed(struct stream_chunks *k, const uint8_t *p, size_t len, uint32_t *bad)
+{
+	const uint64_t cs = k->m->chunk_size;
+
+	while (len > 0 && k->pos < k->m->size) {
+		uint64_t i = k->pos / cs, end = (i + 1) * cs;
+		size_t take = len;
+		uint8_t d[32];
+
+		if (end > k->m->size)
+			end = k->m->size;
+		if (take > end - k->pos)
+			take = (size_t)(end - k->pos);
+		if (k->pos % cs == 0)
+			SHA256_Init(&k->sha);
+		SHA256_Update(&k->sha, p, take);
+		k->pos += take;
+		p += take;
+		len -= take;
+		if (k->pos < end)
+			break;
+		SHA256_Final(d, &k->sha);
+		if (i >= k->m->nchunks || memcmp(d, k->m->chunk[i], sizeof(d))) {
+			*bad = (uint32_t)i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Seconds to wait for the next data before the stream counts as lost:
+ * udp-receiver's own timeouts end it first, this is the backstop; once
+ * data came, --stall-timeout too. */
+static double stream_limit(const struct lazy *L, uint64_t got)
+{
+	double lim;
+
+	if (got == 0)
+		return L->uo.start_timeout + STREAM_GRACE_S;
+	lim = L->uo.receive_timeout + STREAM_GRACE_S;
+	if (L->o->stall_timeout > 0 && L->o->stall_timeout < lim)
+		lim = L->o->stall_timeout;
+	return lim;
+}
+
+/*
+ * Read the stream from fd into the copy. Returns 0 or the exit code of a
+ * failure; *f is the fallback when the stream is not the whole image
+ * (LAZY_FB_NONE at its end of file, the caller asks udp-receiver then),
+ * *got the bytes read.
+ */
+static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallback *f,
+			  char *msg, size_t msglen)
+{
+	const uint64_t size = L->size;
+	struct stream_chunks k = { .m = NULL };
+	uint64_t off = 0, fill = 0, next_mem = 0;
+	double last = now_sec();
+	uint32_t bad;
+	void *buf;
+	int rc = 0;
+
+	*got = 0;
+	*f = LAZY_FB_NONE;
+	if (L->have_man && L->man.chunk && L->man.nchunks && L->man.chunk_size)
+		k.m = &L->man;
+	/* Page aligned: zram is written with O_DIRECT. */
+	if (posix_memalign(&buf, 4096, LAZY_CHUNK) != 0)
+		return lazy_fail(L, LAZY_NOMEM, "out of memory");
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char extra;
+		ssize_t n;
+		int pr;
+
+		if ((rc = guard_outcome(L)) != 0)
+			break;
+		if (now_sec() - L->last_status >= STATUS_EVERY_S) {
+			L->r->bytes_stream = off;
+			status_write(L);
+		}
+		pr = poll(&p, 1, STREAM_POLL_MS);
+		if (pr < 0 && errno != EINTR) {
+			*f = LAZY_FB_LOST;
+			snprintf(msg, msglen, "udpcast: poll: %s", strerror(errno));
+			break;
+		}
+		if (pr <= 0) {
+			if (now_sec() - last >= stream_limit(L, *got)) {
+				*f = *got ? LAZY_FB_STALL : LAZY_FB_NO_SESSION;
+				snprintf(msg, msglen, "udpcast: %s for %.0f s", *got ?
+					 "the stream stalled" : "no session", now_sec() - last);
+				break;
+			}
+			continue;
+		}
+		/* At the image's end, one byte more tells a longer stream. */
+		if (off + fill < size) {
+			uint64_t want = LAZY_CHUNK - fill;
+
+			if (want > size - off - fill)
+				want = size - off - fill;
+			n = read(fd, (char *)buf + fill, want);
+		} else {
+			n = read(fd, &extra, 1);
+		}
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			*f = LAZY_FB_LOST;
+			snprintf(msg, msglen, "udpcast: read: %s", strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;                      /* end of file: the caller decides */
+		*got += (uint64_t)n;
+		last = now_sec();
+		if (off + fill >= size) {
+			*f = LAZY_FB_SIZE;
+			snprintf(msg, msglen, "udpcast: the stream is longer than %s (%" PRIu64
+				 " bytes)", L->o->image, size);
+			break;
+		}
+		if (k.m && chunks_feed(&k, (uint8_t *)buf + fill, (size_t)n, &bad)) {
+			*f = LAZY_FB_HASH;
+			snprintf(msg, msglen, "udpcast: chunk %" PRIu32 " of the stream is not the "
+				 "manifest's: another image", bad);
+			break;
+		}
+		fill += (uint64_t)n;
+		if (fill < LAZY_CHUNK && off + fill < size)
+			continue;
+		if (off == 0) {
+			/* The first piece: the format from its magic bytes. */
+			const struct codec *cd = codec_detect(buf, fill);
+
+			if (cd != &codec_none) {
+				*f = LAZY_FB_COMPRESSED;
+				snprintf(msg, msglen, "udpcast: the stream is %s-compressed; the copy "
+					 "needs the raw image (serve the uncompressed file)", cd->name);
+				break;
+			}
+		}
+		if (off >= next_mem) {
+			char a[32], b[32], m[32];
+			uint64_t avail = 0;
+
+			if ((rc = mem_available(L->meminfo_fd, &avail)) < 0) {
+				rc = lazy_fail(L, LAZY_NOMEM, "cannot read MemAvailable: %s",
+					       strerror(-rc));
+				break;
+			}
+			if (!lazy_mem_ok(avail, size - off, L->o->min_free)) {
+				rc = lazy_fail(L, LAZY_NOMEM, "memory ran short: %s still to copy, "
+					       "MemAvailable %s, reserve %s",
+					       fmt_size(size - off, a, sizeof(a)),
+					       fmt_size(avail, b, sizeof(b)),
+					       fmt_size(L->o->min_free, m, sizeof(m)));
+				break;
+			}
+			next_mem = off + LAZY_MEM_STEP;
+		}
+		rc = pwrite_all(L->copy_fd, buf, fill, (off_t)off);
+		if (rc < 0) {
+			rc = lazy_fail(L, rc == -ENOSPC ? LAZY_NOMEM : LAZY_DEST, "%s: write error "
+				       "at %" PRIu64 ": %s", L->r->copy, off, strerror(-rc));
+			break;
+		}
+		off += fill;
+		fill = 0;
+	}
+	free(buf);
+	L->r->bytes_stream = off;
+	return rc;
+}
+
+/* The verified result of a stream undone: the copy is made again. */
+static void stream_forget(struct lazy *L)
+{
+	L->r->err = LAZY_OK;
+	L->r->error[0] = '\0';
+	L->r->verified = 0;
+	L->r->sha256[0] = '\0';
+	L->hash_done = L->hash_ok = false;
+}
+
+/*
+ * The copy from the stream, verified. Returns 0 or the exit code of a
+ * failure (the run gives up); *used is true when the copy is the
+ * stream's and verified, false after a fallback (L->r->fallback).
+ */
+static int stream_copy(struct lazy *L, bool *used)
+{
+	char msg[256], err[256];
+	enum lazy_fallback f;
+	uint64_t got = 0;
+	int fd = -1, rc;
+
+	*used = false;
+	/* The stream can be any image: without a hash it is not used. */
+	if (!L->want_sha[0]) {
+		stream_fallback(L, LAZY_FB_UNVERIFIED, "udpcast: nothing to verify the stream "
+				"against (--sha256 or --manifest)");
+		return 0;
+	}
+	set_state(L, "receiving");
+	udpcast_source_arm(&L->uo);
+	if (udpcast_source_open(&fd, err, sizeof(err)) < 0) {
+		stream_fallback(L, LAZY_FB_RECEIVER, "%s", err);
+		return 0;
+	}
+	msg[0] = '\0';
+	rc = stream_receive(L, fd, &got, &f, msg, sizeof(msg));
+	(void)close(fd);
+	if (rc == 0 && f == LAZY_FB_NONE) {
+		/* End of file: complete only when udp-receiver says so. */
+		bool ok = udpcast_source_end(err, sizeof(err)) == 0;
+
+		f = lazy_stream_end(got, L->size, ok);
+		if (!ok)
+			snprintf(msg, sizeof(msg), "%s", err);
+		else if (f != LAZY_FB_NONE)
+			snprintf(msg, sizeof(msg), "udpcast: the stream ended after %" PRIu64
+				 " bytes, %s has %" PRIu64, got, L->o->image, L->size);
+	}
+	udpcast_source_close();
+	if (rc != 0)
+		return rc;
+	if (f != LAZY_FB_NONE) {
+		stream_fallback(L, f, "%s", msg);
+		return 0;
+	}
+	rc = verify(L);
+	if (rc != 0 && L->r->err == LAZY_HASH) {
+		snprintf(msg, sizeof(msg), "udpcast: the stream's SHA-256 is %s, not %s",
+			 L->r->sha256, L->want_sha);
+		stream_forget(L);
+		stream_fallback(L, LAZY_FB_HASH, "%s", msg);
+		return 0;
+	}
+	if (rc != 0)
+		return rc;
+	*used = true;
+	return 0;
+}
+
+/*
+ * The stream's copy is the image the hash names; the loop device reads
+ * the image on the server. Before the switch, what the boot has read of
+ * it (the pages the page cache holds: no network read) and its first
+ * page must be the copy's bytes, or the file systems mounted from the
+ * loop device would go on over another image. 0 with *same, or the exit
+ * code of a failure.
+ */
+static int stream_matches_image(struct lazy *L, bool *same, char *msg, size_t msglen)
+{
+	struct lazy_ranges res = { 0 };
+	void *a = NULL, *b = NULL;
+	size_t i;
+	int rc = 0;
+
+	*same = true;
+	/* A scan that fails part way leaves less to compare, no error. */
+	(void)scan_resident(L->cp, &res);
+	if (((res.n == 0 || res.v[0].off > 0) &&
+	     lazy_ranges_add(&res, 0, L->page < L->size ? L->page : L->size) < 0) ||
+	    posix_memalign(&a, 4096, LAZY_CHUNK) != 0 || posix_memalign(&b, 4096, LAZY_CHUNK) != 0) {
+		rc = lazy_fail(L, LAZY_NOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < res.n && *same; i++) {
+		uint64_t off = res.v[i].off, end = off + res.v[i].len;
+
+		while (off < end && *same) {
+			uint64_t len = end - off < LAZY_CHUNK ? end - off : LAZY_CHUNK;
+			ssize_t n = pread_full(L->img_fd, a, len, (off_t)off);
+			ssize_t m = n == (ssize_t)len ? pread_full(L->copy_fd, b, len, (off_t)off) : 0;
+
+			if (n < 0 || (uint64_t)n != len) {
+				rc = lazy_fail(L, LAZY_SOURCE, "%s: read error at %" PRIu64 ": %s",
+					       L->o->image, off, n < 0 ? strerror((int)-n) : "short read");
+				goto out;
+			}
+			if (m < 0 || (uint64_t)m != len) {
+				rc = lazy_fail(L, LAZY_DEST, "%s: cannot read back: %s", L->r->copy,
+					       m < 0 ? strerror((int)-m) : "short read");
+				goto out;
+			}
+			L->r->bytes_compared += len;
+			if (memcmp(a, b, len)) {
+				*same = false;
+				snprintf(msg, msglen, "udpcast: the stream's copy differs from %s near "
+					 "offset %" PRIu64 " (read by the boot)", L->o->image, off);
+			}
+			off += len;
+		}
+	}
+out:
+	free(a);
+	free(b);
+	lazy_ranges_free(&res);
+	return rc;
+}
+
 /* ---- the switch ---- */
 
 static int do_switch(struct lazy *L)
@@ -1869,6 +2269,7 @@ static void close_all(struct lazy *L)
 	free(L->img_real);
 	L->img_real = NULL;
 	profile_free(&L->prof);
+	manifest_free(&L->man);
 	close_fd(&L->meminfo_fd);
 	close_fd(&L->tmpfs_fd);
 	close_fd(&L->tmpfs_parent_fd);
@@ -1904,15 +2305,38 @@ static int daemonize(struct lazy *L)
 }
 
 
+/*
+ * The stream, when there is one, comes first: it needs no loop device,
+ * so with --wait-loop it is received while the boot sets that up. The
+ * copy from the image needs the loop device (its reads yield to the
+ * boot's), and so does the switch.
+ */
 static int copy_verify_switch(struct lazy *L)
 {
+	bool from_stream = false;
 	int rc;
 
+	if (L->o->udpcast && (rc = stream_copy(L, &from_stream)) != 0)
+		return rc;
 	if (L->o->wait_loop > 0 && (rc = wait_loop(L)) != 0)
 		return rc;
-	set_state(L, "copying");
-	if ((rc = run_copy(L)) != 0 || (rc = verify(L)) != 0)
-		return rc;
+	if (from_stream) {
+		char msg[256];
+		bool same;
+
+		if ((rc = stream_matches_image(L, &same, msg, sizeof(msg))) != 0)
+			return rc;
+		if (!same) {
+			stream_forget(L);
+			stream_fallback(L, LAZY_FB_DIFFERS, "%s", msg);
+			from_stream = false;
+		}
+	}
+	if (!from_stream) {
+		set_state(L, "copying");
+		if ((rc = run_copy(L)) != 0 || (rc = verify(L)) != 0)
+			return rc;
+	}
 	if ((rc = guard_outcome(L)) != 0)
 		return rc;
 	return do_switch(L);
@@ -1953,6 +2377,9 @@ static void report_amend(struct lazy *L, bool switched)
 	ok |= report_text_set(text, 65536, "lazy_bytes_cached", v);
 	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_network);
 	ok |= report_text_set(text, 65536, "lazy_bytes_network", v);
+	ok |= report_text_set(text, 65536, "lazy_source", r->stream && r->fallback == LAZY_FB_NONE ?
+			      "udpcast" : "network");
+	ok |= report_text_set(text, 65536, "lazy_source_fallback", lazy_fallback_name(r->fallback));
 	if (r->verified > 0)
 		snprintf(v, sizeof(v), "%.2f", r->verified);
 	else
@@ -2046,7 +2473,8 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	if (rc == 0)
 		rc = guard_outcome(&L);
 	if (rc == 0)
-		set_state(&L, o->wait_loop > 0 ? "waiting-loop" : "copying");
+		set_state(&L, o->udpcast && L.want_sha[0] ? "receiving" :
+			  o->wait_loop > 0 ? "waiting-loop" : "copying");
 	if (rc == 0 && o->background) {
 		pid_t pid;
 
@@ -2143,6 +2571,11 @@ static void usage(FILE *out)
 	      "      --profile=FILE      boot profile: its ranges are copied first when it\n"
 	      "                          was recorded on FILE's image (default: FILE.profile\n"
 	      "                          beside the image when there; 'none': no profile)\n"
+	      "      --udpcast[=OPTS]    take the copy from a udpcast session of the raw\n"
+	      "                          image (ramboot serve); OPTS: portbase=P,\n"
+	      "                          interface=IF,start-timeout=S,receive-timeout=S.\n"
+	      "                          Used only with --sha256 or --manifest; when the\n"
+	      "                          stream fails, FILE is copied as without it\n"
 	      "  -v, --verbose           more messages\n"
 	      "  -h, --help              this help\n"
 	      "\n"
@@ -2152,7 +2585,7 @@ static void usage(FILE *out)
 
 enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
        OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,
-       OPT_SIGNED, OPT_KEYS };
+       OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
 static const struct option longopts[] = {
 	{ "image", required_argument, NULL, OPT_IMAGE },
@@ -2170,6 +2603,7 @@ static const struct option longopts[] = {
 	{ "background", no_argument, NULL, OPT_BACKGROUND },
 	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "udpcast", optional_argument, NULL, OPT_UDPCAST },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -2229,6 +2663,15 @@ int cmd_lazy(int argc, char **argv)
 				return rb_usage("lazy", "--profile: a file or 'none'");
 			o.profile = optarg;
 			break;
+		case OPT_UDPCAST: {
+			struct udpcast_opts uo;
+			char err[200];
+
+			if (udpcast_parse(optarg, &uo, err, sizeof(err)) < 0)
+				return rb_usage("lazy", "--%s", err);
+			o.udpcast = optarg ? optarg : "";
+			break;
+		}
 		case 'v': rb_verbose = 1; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -2267,9 +2710,14 @@ int cmd_lazy(int argc, char **argv)
 		rb_info("copying %s to RAM in the background (pid %d)", o.image, (int)r.child);
 		return RB_EXIT_OK;
 	}
-	rb_info("%s now reads %s: %s, %s from the page cache, %s from the source%s in %.2f s",
-		r.loop, r.copy, fmt_size(r.size, a, sizeof(a)),
-		fmt_size(r.bytes_cached, b, sizeof(b)), fmt_size(r.bytes_network, c, sizeof(c)),
-		r.verified > 0 ? ", sha256 ok," : "", r.ended - r.started);
+	if (r.stream && r.fallback == LAZY_FB_NONE)
+		rb_info("%s now reads %s: %s from the udpcast stream%s in %.2f s", r.loop, r.copy,
+			fmt_size(r.bytes_stream, a, sizeof(a)), r.verified > 0 ? ", sha256 ok," : "",
+			r.ended - r.started);
+	else
+		rb_info("%s now reads %s: %s, %s from the page cache, %s from the source%s in "
+			"%.2f s", r.loop, r.copy, fmt_size(r.size, a, sizeof(a)),
+			fmt_size(r.bytes_cached, b, sizeof(b)), fmt_size(r.bytes_network, c, sizeof(c)),
+			r.verified > 0 ? ", sha256 ok," : "", r.ended - r.started);
 	return RB_EXIT_OK;
 }

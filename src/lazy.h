@@ -12,6 +12,11 @@
  * (a boot profile), then the rest in offset order. Reads are paced and
  * yield to the boot's own reads through the loop device. docs/lazy.md
  * describes the whole run and the status file.
+ *
+ * With a udpcast session (--udpcast) the copy is taken from the
+ * multicast stream instead, which arrives in image order and reads
+ * nothing of the image; when that fails, the copy is made from the image
+ * as above.
  */
 #ifndef RAMBOOT_LAZY_H
 #define RAMBOOT_LAZY_H
@@ -185,6 +190,10 @@ struct lazy_opts {
 	const char *profile;
 	lazy_order_fn order;       /* NULL: the profile's, or none */
 	void *order_arg;
+	/* udpcast receiver options (udpcast.h; "" for the defaults): the
+	 * copy comes from that multicast stream, the image only when it
+	 * fails (lazy_fallback). NULL: from the image. */
+	const char *udpcast;
 };
 
 #define LAZY_PROFILE_NONE "none"
@@ -212,6 +221,29 @@ enum lazy_err {
 const char *lazy_err_name(enum lazy_err e);
 int lazy_exit_code(enum lazy_err e);
 
+/* Why the copy was made from the image although a stream was asked for
+ * (--udpcast); stable names for the status file. None of these is a
+ * reason to give up: the copy is then made from the image. */
+enum lazy_fallback {
+	LAZY_FB_NONE,
+	LAZY_FB_UNVERIFIED,   /* no hash to verify the stream's copy against */
+	LAZY_FB_RECEIVER,     /* udp-receiver cannot be run */
+	LAZY_FB_NO_SESSION,   /* no sender within the start timeout */
+	LAZY_FB_LOST,         /* the stream broke off (udp-receiver failed) */
+	LAZY_FB_STALL,        /* no data for the stall timeout */
+	LAZY_FB_SIZE,         /* the stream is not as long as the image */
+	LAZY_FB_COMPRESSED,   /* a compressed stream: the raw image is needed */
+	LAZY_FB_HASH,         /* the copy's SHA-256 is not the one asked for */
+	LAZY_FB_DIFFERS,      /* the copy differs from what the boot read */
+};
+
+const char *lazy_fallback_name(enum lazy_fallback f);
+
+/* How a stream ended, at its end of file: got bytes (one more than size
+ * when it went on past the image), udp-receiver's exit status good or
+ * not. LAZY_FB_NONE when it is the whole image and complete. */
+enum lazy_fallback lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok);
+
 /* What happened, as far as the run got. Times are seconds since boot
  * (CLOCK_BOOTTIME), 0 when the step was not reached. */
 struct lazy_result {
@@ -221,6 +253,11 @@ struct lazy_result {
 	uint64_t size;             /* the image */
 	uint64_t bytes_cached;     /* copied from the page cache */
 	uint64_t bytes_network;    /* read from the source */
+	uint64_t bytes_stream;     /* --udpcast: written from the stream */
+	uint64_t bytes_compared;   /* --udpcast: of the image, compared */
+	bool stream;               /* --udpcast was asked for */
+	enum lazy_fallback fallback;   /* why the copy is from the image */
+	char fallback_msg[512];
 	double started, verified, switched, ended;
 	char sha256[65];           /* of the copy, once hashed */
 	char signed_by[96];        /* signed_only: "NAME KEYID" of the key */

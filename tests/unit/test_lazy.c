@@ -448,6 +448,39 @@ static void err_names(void)
 	CHECK_EQ_INT(lazy_exit_code(LAZY_SWITCH), RB_EXIT_FAIL);
 }
 
+/* --udpcast: how a stream that reached its end of file is judged. */
+static void stream_end(void)
+{
+	const uint64_t sz = 100 * PG;
+
+	CHECK_EQ_INT(lazy_stream_end(sz, sz, true), LAZY_FB_NONE);
+	/* udp-receiver failed: nothing came (no sender), or it broke off;
+	 * a whole image is not trusted either (a lost final ack). */
+	CHECK_EQ_INT(lazy_stream_end(0, sz, false), LAZY_FB_NO_SESSION);
+	CHECK_EQ_INT(lazy_stream_end(PG, sz, false), LAZY_FB_LOST);
+	CHECK_EQ_INT(lazy_stream_end(sz, sz, false), LAZY_FB_LOST);
+	/* Another image: shorter, or one byte past this one. */
+	CHECK_EQ_INT(lazy_stream_end(sz - 1, sz, true), LAZY_FB_SIZE);
+	CHECK_EQ_INT(lazy_stream_end(0, sz, true), LAZY_FB_SIZE);
+	CHECK_EQ_INT(lazy_stream_end(sz + 1, sz, true), LAZY_FB_SIZE);
+	CHECK_EQ_INT(lazy_stream_end(sz + 1, sz, false), LAZY_FB_SIZE);
+}
+
+static void fallback_names(void)
+{
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_NONE), "");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_UNVERIFIED), "unverified");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_RECEIVER), "receiver");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_NO_SESSION), "no-session");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_LOST), "stream-lost");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_STALL), "stall");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_SIZE), "size-mismatch");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_COMPRESSED), "compressed");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_HASH), "hash-mismatch");
+	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_DIFFERS), "image-differs");
+	CHECK_EQ_STR(lazy_fallback_name((enum lazy_fallback)999), "unknown");
+}
+
 int main(void)
 {
 	RUN(ranges_merge);
@@ -468,5 +501,7 @@ int main(void)
 	RUN(loop_sizes);
 	RUN(loop_names);
 	RUN(err_names);
+	RUN(stream_end);
+	RUN(fallback_names);
 	return TAP_DONE();
 }
