@@ -1077,7 +1077,7 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 		    const char *rundir, struct boot_report *rep)
 {
 	char iarg[PATH_MAX + 16], varg[PATH_MAX + 16], targ[PATH_MAX + 16], marg[64], sarg[64];
-	char parg[PATH_MAX + 16];
+	char parg[PATH_MAX + 16], uarg[sizeof(s->udpcast) + 16];
 	char *argv[16];
 	pid_t pid;
 	int n = 0, status, fd;
@@ -1121,6 +1121,12 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 	if (s->timeout_set) {
 		snprintf(sarg, sizeof(sarg), "--stall-timeout=%g", s->timeout);
 		argv[n++] = sarg;
+	}
+	if (s->source == SOURCE_UDPCAST) {
+		/* The copy from the lab's multicast stream, checked against
+		 * the hash above; from the image when that fails (lazy.md). */
+		snprintf(uarg, sizeof(uarg), "--udpcast=%s", s->udpcast);
+		argv[n++] = uarg;
 	}
 	argv[n] = NULL;
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));

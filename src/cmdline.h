@@ -24,7 +24,7 @@ enum boot_swap { SWAP_OFF, SWAP_ZRAM };
 /* ramboot.verify=: AUTO is "signed" when the initrd holds trusted keys,
  * else the hash of a manifest or ramboot.sha256= when there is one. */
 enum boot_verify { VERIFY_AUTO, VERIFY_SIGNED, VERIFY_HASH, VERIFY_OFF };
-/* ramboot.source=: where a RAM or lazy copy is read from. NETWORK is the
+/* ramboot.source=: where a RAM copy or the lazy copier reads the image. NETWORK is the
  * image itself (NFS/NBD); UDPCAST a multicast session (ramboot serve),
  * with the image as the fallback. */
 enum boot_source { SOURCE_NETWORK, SOURCE_UDPCAST };

@@ -273,3 +273,29 @@ zram_boot() {
 	[ "$(report source_fallback)" = "" ]
 	[ ! -e "$BATS_TEST_TMPDIR/args" ]
 }
+
+@test "boot udpcast: ramboot=lazy: the copier takes the stream and switches the loop device to it" {
+	local loop st
+	ln -s /sys "$R/sys"
+	ln -s /dev "$R/dev"
+	fake_receiver "exec cat '$IMG'"
+	boot "ramboot.source=udpcast ramboot=lazy" "$BATS_TEST_TMPDIR/bin:$PATH"
+	assert_success
+	assert_output ""
+	[ "$(report mode_done)" = lazy ]
+	# what LTSP does after its PRE_INITRD_BOTTOM hooks
+	loop=$(losetup -r -f --show "$IMG")
+	for _ in $(seq 300); do
+		st=$(sed -n 's/^state=//p' "$R/run/ramboot/lazy" 2>/dev/null)
+		case $st in switched | gave-up*) break ;; esac
+		sleep 0.1
+	done
+	backing=$(cat "/sys/block/${loop#/dev/}/loop/backing_file")
+	losetup -d "$loop"
+	[ "$st" = switched ]
+	[ "$(sed -n 's/^source=//p' "$R/run/ramboot/lazy")" = udpcast ]
+	[ -z "$(sed -n 's/^source_fallback=//p' "$R/run/ramboot/lazy")" ]
+	[[ $backing == "$R/run/ramboot/ram/"* ]]
+	[ -s "$BATS_TEST_TMPDIR/args" ]   # the receiver ran
+	[ "$(report lazy_source)" = udpcast ]
+}
