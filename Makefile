@@ -97,6 +97,9 @@ build/unit/%: tests/unit/%.c $(LIBOBJ) | build/unit
 	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
 
 unit: $(UNIT_BIN)
+# The sanitizer objects are only prerequisites of the tests: kept, not
+# removed as intermediate files (which rebuilt them all on every run).
+.SECONDARY: $(LIBOBJ)
 
 # The LD_PRELOAD fault-injection shim of the tests (tests/fault/README).
 build/faultinj.so: tests/fault/faultinj.c | build/host
