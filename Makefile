@@ -12,7 +12,7 @@
 #   make man        the man pages (build/man/), from man/*.md and docs/
 #   make check-package  build the Debian package and install it into a
 #                   throwaway root (make check runs it when the tools are there)
-#   make install DESTDIR= PREFIX=
+#   make install DESTDIR= PREFIX= (SYSTEMDUNITDIR=, NO_DRACUT=1, NO_SYSTEMD=1)
 
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/sbin
@@ -20,6 +20,10 @@ DATADIR  ?= $(PREFIX)/share/ramboot
 SYSCONFDIR ?= /etc
 MANDIR   ?= $(PREFIX)/share/man
 DRACUTDIR ?= /usr/lib/dracut/modules.d
+# ramboot-serve.service: systemd reads units in /usr/local/lib/systemd/system
+# too; the Debian package puts it in /lib/systemd/system. Its ExecStart
+# is BINDIR's ramboot, its settings SYSCONFDIR/default/ramboot-serve.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The one place the version is written down.
 VERSION  := $(shell cat VERSION)
 
@@ -169,6 +173,14 @@ install: ramboot static/ramboot $(MAN)
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ramboot.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/ramboot.conf"; \
 	else install -D -m 0644 conf/ramboot.conf $(DESTDIR)$(SYSCONFDIR)/ramboot.conf; fi
+	@if [ "$(NO_SYSTEMD)" != 1 ]; then \
+		install -D -m 0644 conf/ramboot-serve.service $(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-serve.service && \
+		sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			$(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-serve.service || exit 1; \
+		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve ]; then \
+			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve"; \
+		else install -D -m 0644 conf/ramboot-serve.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve && \
+			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; fi
 	@if [ -f initrd-hooks/install.sh ]; then \
 		DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' DATADIR='$(DATADIR)' SYSCONFDIR='$(SYSCONFDIR)' \
 		sh initrd-hooks/install.sh; fi
