@@ -78,7 +78,7 @@ tree_files() {
 }
 
 setup_file() {
-	local t src key
+	local t key
 	for t in dpkg-buildpackage dh lintian pandoc fakeroot; do
 		command -v "$t" >/dev/null || { echo "$t" > "$BATS_FILE_TMPDIR/missing"; return 0; }
 	done
@@ -184,7 +184,7 @@ Version: $VERSION"
 	assert_output --partial "ramboot: present"
 	# the dracut module points at the package's DATADIR
 	grep -q '/usr/share/ramboot' "$R/usr/lib/dracut/modules.d/90ramboot/module-setup.sh"
-	! grep -q '@DATADIR@\|@SYSCONFDIR@' "$R/usr/lib/dracut/modules.d/90ramboot/module-setup.sh" \
+	run ! grep -q '@DATADIR@\|@SYSCONFDIR@' "$R/usr/lib/dracut/modules.d/90ramboot/module-setup.sh" \
 		"$R/usr/share/initramfs-tools/hooks/ramboot"
 	# man ramboot
 	run env MANPATH="$R/usr/share/man" MANWIDTH=80 man ramboot
@@ -202,8 +202,9 @@ Version: $VERSION"
 	run rdpkg -i "$DEB"
 	assert_success
 	[ -f "$unit" ]
-	! grep -q '@BINDIR@\|@SYSCONFDIR@' "$unit" "$R/etc/default/ramboot-serve"
+	run ! grep -q '@BINDIR@\|@SYSCONFDIR@' "$unit" "$R/etc/default/ramboot-serve"
 	run sed -n 's/^ExecStart=//p' "$unit"
+	# shellcheck disable=SC2016 # systemd expands them, not a shell
 	assert_output '/usr/sbin/ramboot serve $OPTIONS ${IMAGE}'
 	[ -x "$R/usr/sbin/ramboot" ]
 	run sed -n 's/^EnvironmentFile=//p' "$unit"
