@@ -6,11 +6,13 @@
 #   make bench      loader benchmark against cp/dd/zstd/xz/lzop/gzip
 #   make bench-swap compressed-swap capacity benchmark
 #   make bench-boot boot times by mode and link speed in QEMU (docs/benchmarks.md)
+#   make bench-lab  a lab of 1 to 8 clients: one multicast stream against
+#                   unicast copies over a capped link (root; docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
 #   make man        the man pages (build/man/), from man/*.md and docs/
 #   make check-package  build the Debian package and install it into a
 #                   throwaway root (make check runs it when the tools are there)
-#   make install DESTDIR= PREFIX=
+#   make install DESTDIR= PREFIX= (SYSTEMDUNITDIR=, NO_DRACUT=1, NO_SYSTEMD=1)
 
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/sbin
@@ -18,6 +20,10 @@ DATADIR  ?= $(PREFIX)/share/ramboot
 SYSCONFDIR ?= /etc
 MANDIR   ?= $(PREFIX)/share/man
 DRACUTDIR ?= /usr/lib/dracut/modules.d
+# ramboot-serve.service: systemd reads units in /usr/local/lib/systemd/system
+# too; the Debian package puts it in /lib/systemd/system. Its ExecStart
+# is BINDIR's ramboot, its settings SYSCONFDIR/default/ramboot-serve.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The one place the version is written down.
 VERSION  := $(shell cat VERSION)
 
@@ -55,7 +61,7 @@ MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot demo install clean fuzz unit man check-package
+.PHONY: all static check deps bench bench-swap bench-boot bench-lab demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -95,6 +101,9 @@ build/unit/%: tests/unit/%.c $(LIBOBJ) | build/unit
 	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
 
 unit: $(UNIT_BIN)
+# The sanitizer objects are only prerequisites of the tests: kept, not
+# removed as intermediate files (which rebuilt them all on every run).
+.SECONDARY: $(LIBOBJ)
 
 # The LD_PRELOAD fault-injection shim of the tests (tests/fault/README).
 build/faultinj.so: tests/fault/faultinj.c | build/host
@@ -139,6 +148,10 @@ bench-boot:
 	$(PROJECT_MAKE) all static
 	bench/boot-bench.sh
 
+bench-lab:
+	$(PROJECT_MAKE) all
+	bench/lab-bench.sh
+
 demo:
 	images/demo.sh
 
@@ -160,6 +173,14 @@ install: ramboot static/ramboot $(MAN)
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ramboot.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/ramboot.conf"; \
 	else install -D -m 0644 conf/ramboot.conf $(DESTDIR)$(SYSCONFDIR)/ramboot.conf; fi
+	@if [ "$(NO_SYSTEMD)" != 1 ]; then \
+		install -D -m 0644 conf/ramboot-serve.service $(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-serve.service && \
+		sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			$(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-serve.service || exit 1; \
+		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve ]; then \
+			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve"; \
+		else install -D -m 0644 conf/ramboot-serve.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve && \
+			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; fi
 	@if [ -f initrd-hooks/install.sh ]; then \
 		DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' DATADIR='$(DATADIR)' SYSCONFDIR='$(SYSCONFDIR)' \
 		sh initrd-hooks/install.sh; fi

@@ -9,6 +9,8 @@ debhelper lintian pandoc"
 # tests/verity.bats: veritysetup checks the hash files, dmsetup the mappings
 PKGS="$PKGS cryptsetup-bin dmsetup"
 PKGS="$PKGS udpcast iproute2"
+# bench/lab-bench.sh: the unicast clients fetch the image over HTTP
+PKGS="$PKGS curl"
 
 missing() {
 	for p in $PKGS; do

@@ -21,9 +21,11 @@ PKG=$TOP/build/pkg
 VERSION=$(cat "$TOP/VERSION")
 
 # The files of the package, directories left out.
-EXPECTED_FILES="/etc/ltsp/ramboot/ltsp-hook.sh
+EXPECTED_FILES="/etc/default/ramboot-serve
+/etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf
+/lib/systemd/system/ramboot-serve.service
 /usr/lib/dracut/modules.d/90ramboot/module-setup.sh
 /usr/lib/dracut/modules.d/90ramboot/ramboot-dracut-lib.sh
 /usr/lib/dracut/modules.d/90ramboot/ramboot-live-genrules.sh
@@ -55,7 +57,8 @@ EXPECTED_FILES="/etc/ltsp/ramboot/ltsp-hook.sh
 /usr/share/ramboot/hooks/ramboot-lib.sh
 /usr/share/ramboot/ramboot.static"
 
-CONFFILES="/etc/ltsp/ramboot/ltsp-hook.sh
+CONFFILES="/etc/default/ramboot-serve
+/etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf"
 
@@ -75,7 +78,7 @@ tree_files() {
 }
 
 setup_file() {
-	local t src key
+	local t key
 	for t in dpkg-buildpackage dh lintian pandoc fakeroot; do
 		command -v "$t" >/dev/null || { echo "$t" > "$BATS_FILE_TMPDIR/missing"; return 0; }
 	done
@@ -181,7 +184,7 @@ Version: $VERSION"
 	assert_output --partial "ramboot: present"
 	# the dracut module points at the package's DATADIR
 	grep -q '/usr/share/ramboot' "$R/usr/lib/dracut/modules.d/90ramboot/module-setup.sh"
-	! grep -q '@DATADIR@\|@SYSCONFDIR@' "$R/usr/lib/dracut/modules.d/90ramboot/module-setup.sh" \
+	run ! grep -q '@DATADIR@\|@SYSCONFDIR@' "$R/usr/lib/dracut/modules.d/90ramboot/module-setup.sh" \
 		"$R/usr/share/initramfs-tools/hooks/ramboot"
 	# man ramboot
 	run env MANPATH="$R/usr/share/man" MANWIDTH=80 man ramboot
@@ -191,6 +194,46 @@ Version: $VERSION"
 	assert_output --partial "ramboot.swap.size"
 	run env MANPATH="$R/usr/share/man" man 5 ramboot.conf
 	assert_output --partial "RAMBOOT_TARGET"
+}
+
+@test "package: ramboot-serve.service is installed, neither enabled nor started; it runs the package's binary with its settings" {
+	local unit=$R/lib/systemd/system/ramboot-serve.service
+	make_root
+	run rdpkg -i "$DEB"
+	assert_success
+	[ -f "$unit" ]
+	run ! grep -q '@BINDIR@\|@SYSCONFDIR@' "$unit" "$R/etc/default/ramboot-serve"
+	run sed -n 's/^ExecStart=//p' "$unit"
+	# shellcheck disable=SC2016 # systemd expands them, not a shell
+	assert_output '/usr/sbin/ramboot serve $OPTIONS ${IMAGE}'
+	[ -x "$R/usr/sbin/ramboot" ]
+	run sed -n 's/^EnvironmentFile=//p' "$unit"
+	assert_output "/etc/default/ramboot-serve"
+	# not enabled: no link to it anywhere in /etc/systemd
+	run find "$R/etc" -name 'ramboot-serve.service'
+	assert_output ""
+	# the maintainer scripts never start it: an upgrade restarts it only
+	# if it runs, removal stops it
+	run grep -e 'invoke start' -e '_dh_action=start' -e 'systemctl.* start' \
+		"$R/var/lib/dpkg/info/ramboot.postinst"
+	assert_failure
+	grep -q "deb-systemd-invoke try-restart 'ramboot-serve.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
+	grep -q 'deb-systemd-invoke stop ramboot-serve.service' "$R/var/lib/dpkg/info/ramboot.prerm"
+	# the shipped settings are a valid command line: options checked
+	# before --help answers
+	run env -i sh -c ". '$R/etc/default/ramboot-serve' && [ -n \"\$IMAGE\" ] &&
+		'$R/usr/sbin/ramboot' serve \$OPTIONS --help"
+	assert_success
+	assert_output --partial "Usage: ramboot serve"
+	# systemd reads it without a complaint (a copy pointing into $R)
+	if command -v systemd-analyze >/dev/null; then
+		sed -e "s|=/usr/sbin/|=$R/usr/sbin/|" -e "s|=/etc/default/|=$R/etc/default/|" "$unit" \
+			>"$BATS_TEST_TMPDIR/ramboot-serve.service"
+		run env MANPATH="$R/usr/share/man" systemd-analyze verify \
+			"$BATS_TEST_TMPDIR/ramboot-serve.service"
+		assert_success
+		assert_output ""
+	fi
 }
 
 @test "package: an upgrade keeps an edited /etc/ramboot.conf and renews /etc/ltsp/ramboot/ramboot" {
@@ -217,6 +260,8 @@ Version: $VERSION"
 	[ ! -e "$R/usr/lib/dracut/modules.d/90ramboot" ]
 	[ ! -e "$R/usr/share/initramfs-tools/hooks/ramboot" ]
 	[ -f "$R/etc/ramboot.conf" ]
+	[ -f "$R/etc/default/ramboot-serve" ]
+	[ ! -e "$R/lib/systemd/system/ramboot-serve.service" ]
 	run rdpkg -P ramboot
 	assert_success
 	run find "$R" -path "$R/var" -prune -o -print
