@@ -72,13 +72,14 @@ int udpcast_parse(const char *spec, struct udpcast_opts *o, char *err, size_t er
 		return rb_errfmt(err, errlen, -EINVAL, "udpcast options too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (p = buf; p; p = next) {
-		char *val = strchr(p, '=');
+		char *val;
 		unsigned bit;
 		int rc = 0;
 
 		next = strchr(p, ',');
 		if (next)
 			*next++ = '\0';
+		val = strchr(p, '=');
 		if (!val || val == p || !val[1])
 			return rb_errfmt(err, errlen, -EINVAL, "udpcast: '%s' is not KEY=VALUE", p);
 		*val++ = '\0';
@@ -349,16 +350,14 @@ static bool rate_ok(const char *s)
 static bool fec_ok(const char *s)
 {
 	unsigned a, b, c = 1;
-	char tail;
-	int n;
+	int end = -1;
 
 	if (strspn(s, "0123456789x/") != strlen(s) || strlen(s) > 20)
 		return false;
-	n = sscanf(s, "%ux%u/%u%c", &a, &b, &c, &tail);
-	if (n == 2 && strchr(s, '/'))
+	/* AxB or AxB/C and nothing after it: %n marks where each form ends. */
+	if (sscanf(s, "%ux%u%n/%u%n", &a, &b, &end, &c, &end) < 2 || end < 0 || s[end])
 		return false;
-	return (n == 2 || n == 3) && a >= 1 && a <= 128 && b >= 1 && b <= 128 && c >= 1 &&
-	       c <= 1024;
+	return a >= 1 && a <= 128 && b >= 1 && b <= 128 && c >= 1 && c <= 1024;
 }
 
 struct serve_opts {

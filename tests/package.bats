@@ -44,6 +44,7 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/share/doc/ramboot/profiles.md.gz
 /usr/share/doc/ramboot/ramboot.md.gz
 /usr/share/doc/ramboot/swap.md.gz
+/usr/share/doc/ramboot/trust.md.gz
 /usr/share/initramfs-tools/hooks/ramboot
 /usr/share/initramfs-tools/scripts/init-bottom/ramboot
 /usr/share/initramfs-tools/scripts/local-premount/ramboot

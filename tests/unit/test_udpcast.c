@@ -136,6 +136,8 @@ static void parse_refusals(void)
 	refused("interface=", "is not KEY=VALUE");
 	refused("portbase=9000,", "'' is not KEY=VALUE");
 	refused(",", "is not KEY=VALUE");
+	refused(",portbase=9000", "'' is not KEY=VALUE");
+	refused("start-timeout,receive-timeout=5", "'start-timeout' is not KEY=VALUE");
 	refused(",portbase=9000", "udpcast: ");
 	refused("portbase=9000,,start-timeout=5", "udpcast: ");
 	/* An item without '=' followed by one with it: refused, the value
@@ -467,7 +469,7 @@ static void serve_fecs(void)
 	static const char *const bad[] = {
 		"--fec=", "--fec=8", "--fec=8x", "--fec=x8", "--fec=8x8/", "--fec=0x8", "--fec=8x0",
 		"--fec=129x8", "--fec=8x129", "--fec=8x8/0", "--fec=8x8/1025", "--fec=8x8/128/1",
-		"--fec=8y8", "--fec=8x8/128x", "--fec=8/8", "--fec=-8x8",
+		"--fec=8y8", "--fec=8x8/128x", "--fec=8/8", "--fec=-8x8", "--fec=8x8x8", "--fec=8x8x",
 		"--fec=00000000000000000008x8", "--fec=99999999999x8",
 	};
 	size_t i;
