@@ -299,3 +299,55 @@ zram_boot() {
 	[ -s "$BATS_TEST_TMPDIR/args" ]   # the receiver ran
 	[ "$(report lazy_source)" = udpcast ]
 }
+
+@test "boot udpcast: a client after the session has ended: the image from the network, verified" {
+	need_lab
+	lab
+	serve "$IMG"
+	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20"
+	[ "$(report source_used)" = udpcast ]
+	wait
+	# The one session is over and no other comes.
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
+		umount "$R/run/ramboot/ram"
+	fi
+	rm -rf "$R/run/ramboot"
+	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=2"
+	assert_success
+	assert_copy
+	[ "$(report source_used)" = network ]
+	[[ $(report source_fallback) == "udpcast: udp-receiver failed"* ]]
+}
+
+@test "boot udpcast: the client's link is cut mid-stream: the image from the network, verified" {
+	local n=0 pid rx
+	need_lab
+	lab
+	# 4 MiB at 4 Mbit/s: about 8 s on the wire.
+	head -c 4194304 /dev/urandom >"$BATS_TEST_TMPDIR/tree.one/big"
+	mksquashfs "$BATS_TEST_TMPDIR/tree.one" "$IMG" -quiet -noappend -no-progress >/dev/null
+	"$RAMBOOT_BIN" manifest "$IMG" >"$IMG.manifest"
+	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 \
+		--rate=4m "$IMG" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
+	nsenter "--net=/run/netns/$NS-c" env -u RAMBOOT RAMBOOT_ROOT="$R" timeout 120 \
+		"$RAMBOOT_BIN" boot --cmdline="ramboot=ram ramboot.image=/root/images/x.img \
+		ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20,receive-timeout=3" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	while :; do
+		rx=$(ip netns exec "$NS-c" cat /sys/class/net/eth0/statistics/rx_bytes)
+		[ "$rx" -lt 1048576 ] || break
+		n=$((n + 1))
+		[ "$n" -lt 300 ] || fail "the stream never started"
+		sleep 0.1
+	done
+	ip -n "$NS-c" link set eth0 down
+	wait "$pid"
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$(cat "$BATS_TEST_TMPDIR/out")" = "RAMBOOT_IMAGE=$R/run/ramboot/ram/x.img" ]
+	cmp "$IMG" "$R/run/ramboot/ram/x.img"
+	[ "$(report hash)" = ok ]
+	[ "$(report source_used)" = network ]
+	[ -n "$(report source_fallback)" ]
+	[ "$(report fallback)" = "" ]
+}
