@@ -33,7 +33,7 @@ srcs() {
 	manifest) echo "src/manifest.c src/util.c" ;;
 	lzop) echo "src/lzop.c src/util.c" ;;
 	sizeexpr) echo "src/sizeexpr.c src/util.c" ;;
-	cmdline) echo "src/cmdline.c src/codec_names.c src/manifest.c src/util.c" ;;
+	cmdline) echo "src/cmdline.c src/codec_names.c src/manifest.c src/udpcast.c src/util.c" ;;
 	profile) echo "src/profile.c src/manifest.c src/outfile.c src/util.c" ;;
 	sign) echo "src/sign.c src/manifest.c src/outfile.c src/util.c" ;;
 	esac
