@@ -111,6 +111,9 @@ static void chunk_unref_locked(struct pipe *p, struct chunk *c)
 {
 	if (--c->refs == 0) {
 		p->hash_held--;
+		/* The writer may wait for room (hash_enqueue): a chunk that
+		 * is not a pool's is freed without a word to anyone. */
+		pthread_cond_broadcast(&p->cond);
 		chunk_release_locked(p, c);
 	}
 }
