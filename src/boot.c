@@ -34,6 +34,7 @@
 #include "report.h"
 #include "sign.h"
 #include "swap.h"
+#include "sysutil.h"
 #include "udpcast.h"
 #include "vboot.h"
 #include "zram.h"
@@ -498,29 +499,34 @@ static void fill_opts(struct load_opts *o, const struct boot_settings *s,
 
 /* What a load in a child process shares with the boot. */
 struct child_load {
+	struct child_beat cb;         /* cb.done: r and rc are final */
+	struct load_opts o;
 	struct load_result r;
-	_Atomic long long beat_ms;    /* the child's last progress */
-	_Atomic int done;             /* r and rc are final */
 	int rc;
 };
 
 #define CHILD_GRACE_S 15.0
 
+static void load_child(void *arg)
+{
+	struct child_load *c = arg;
+
+	c->o.heartbeat_ms = &c->cb.beat_ms;
+	c->rc = load_run(&c->o, &c->r);
+}
+
 /*
- * The load runs in a child process, so that the boot step returns even
- * when the kernel holds a read of the source and will not let go (a
- * hard NFS mount in D state): a process with such a thread cannot exit,
- * and the hook waiting for `ramboot boot` would wait with it. The child
- * cancels itself after the stall timeout (guard.c) and reports here; if
- * it cannot even do that, the boot gives up on it after the stall
- * timeout and a grace period, kills it, and leaves it to the kernel.
- * Returns the load's exit code; *stuck when the child was given up.
+ * The load runs in a child process (child_run), so that the boot step
+ * returns even when the kernel holds a read of the source and will not
+ * let go (a hard NFS mount in D state). The child cancels itself after the
+ * stall timeout (guard.c) and reports here; if it cannot even do that, the
+ * boot gives up on it after the stall timeout and a grace period, kills
+ * it, and leaves it to the kernel. Returns the load's exit code; *stuck
+ * when the child was given up.
  */
 static int load_in_child(const struct load_opts *o, struct load_result *r, bool *stuck)
 {
 	struct child_load *c;
-	struct load_opts co = *o;
-	pid_t pid;
 	int rc, status;
 
 	*stuck = false;
@@ -528,44 +534,18 @@ static int load_in_child(const struct load_opts *o, struct load_result *r, bool 
 	if (c == MAP_FAILED)
 		return load_run(o, r);
 	memset(c, 0, sizeof(*c));
-	atomic_store(&c->beat_ms, (long long)(now_sec() * 1000));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
+	c->o = *o;
+	rc = child_run(load_child, c, &c->cb,
+		       o->stall_timeout > 0 ? o->stall_timeout + CHILD_GRACE_S : 0, &status);
+	if (rc < 0) {
 		munmap(c, sizeof(*c));
 		return load_run(o, r);
 	}
-	if (pid == 0) {
-		/* stdout belongs to the boot: the hook reads it to EOF. */
-		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-		if (nul >= 0)
-			dup2(nul, STDOUT_FILENO);
-		co.heartbeat_ms = &c->beat_ms;
-		c->rc = load_run(&co, &c->r);
-		atomic_store(&c->done, 1);
-		_exit(0);
-	}
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		double idle = now_sec() - (double)atomic_load(&c->beat_ms) / 1000;
-
-		if (atomic_load(&c->done) || w == pid || (w < 0 && errno != EINTR))
-			break;
-		if (o->stall_timeout > 0 && idle > o->stall_timeout + CHILD_GRACE_S) {
-			kill(pid, SIGKILL);
-			*stuck = true;
-			break;
-		}
-		nap_ms(100);
-	}
-	if (atomic_load(&c->done)) {
+	if (rc == CHILD_DONE) {
 		*r = c->r;
 		rc = c->rc;
-		/* Reaped if it can exit; a child held in the kernel is left
-		 * to init. */
-		(void)waitpid(pid, &status, WNOHANG);
 	} else {
+		*stuck = rc == CHILD_KILLED;
 		memset(r, 0, sizeof(*r));
 		r->err = LOAD_STALL;
 		r->reader_stuck = true;

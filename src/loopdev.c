@@ -161,7 +161,7 @@ int loopdev_find(const char *image, const struct stat *st, char *name, size_t le
 	return 0;
 }
 
-int loopdev_name_of_fd(int fd, char *name, size_t len)
+int blkdev_name_of_fd(int fd, char *name, size_t len)
 {
 	char p[PATH_MAX], link[PATH_MAX];
 	const char *base;
@@ -182,11 +182,18 @@ int loopdev_name_of_fd(int fd, char *name, size_t len)
 	link[n] = '\0';
 	base = strrchr(link, '/');
 	base = base ? base + 1 : link;
-	if (!loopdev_name_valid(base))
-		return -EINVAL;
 	if ((size_t)snprintf(name, len, "%s", base) >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int loopdev_name_of_fd(int fd, char *name, size_t len)
+{
+	int rc = blkdev_name_of_fd(fd, name, len);
+
+	if (rc == 0 && !loopdev_name_valid(name))
+		rc = -EINVAL;
+	return rc;
 }
 
 int loopdev_bound_to(int fd, const struct stat *st, bool *ro)

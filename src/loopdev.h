@@ -56,6 +56,9 @@ int loopdev_find(const char *image, const struct stat *st, char *name, size_t le
  * /sys/dev/block/MAJ:MIN. -ENOTBLK when fd is not a block device,
  * -EINVAL when it is not a loop device. */
 int loopdev_name_of_fd(int fd, char *name, size_t len);
+/* The same for any block device ("zram1", "nbd0"). -ENOTBLK when fd is
+ * not a block device. */
+int blkdev_name_of_fd(int fd, char *name, size_t len);
 
 /* LOOP_GET_STATUS64: 1 when the loop device at fd is bound to the file
  * (or block device) st, 0 when bound to another one, -errno (-ENXIO:

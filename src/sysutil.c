@@ -3,6 +3,8 @@
  * Small system helpers shared by several commands: see sysutil.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -267,4 +269,45 @@ void errbuf_set(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	errbuf_vset(buf, len, fmt, ap);
 	va_end(ap);
+}
+
+int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit, int *status)
+{
+	pid_t pid;
+
+	*status = 0;
+	atomic_store(&cb->done, 0);
+	atomic_store(&cb->beat_ms, (long long)(now_sec() * 1000));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (nul >= 0)
+			dup2(nul, STDOUT_FILENO);
+		fn(arg);
+		atomic_store(&cb->done, 1);
+		_exit(0);
+	}
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		double idle = now_sec() - (double)atomic_load(&cb->beat_ms) / 1000;
+
+		if (atomic_load(&cb->done) || w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (limit > 0 && idle > limit) {
+			kill(pid, SIGKILL);
+			/* Reaped if it can die; one held in the kernel is
+			 * left to init. */
+			(void)waitpid(pid, status, WNOHANG);
+			return CHILD_KILLED;
+		}
+		nap_ms(20);
+	}
+	if (!atomic_load(&cb->done))
+		return CHILD_ENDED;
+	(void)waitpid(pid, status, WNOHANG);
+	return CHILD_DONE;
 }

@@ -10,6 +10,7 @@
 #define RAMBOOT_SYSUTIL_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* Run `modprobe ARGS...` (args NULL-terminated, at most 15, no shell;
@@ -18,6 +19,25 @@
  * ran and failed (module unknown or not loadable: with -q modprobe is
  * silent about an unknown module, other failures it says on stderr). */
 int run_modprobe(const char *const args[]);
+
+/* ---- work in a child that the boot can give up on ----
+ * A process with a read the kernel will not let go of (a hard NFS mount
+ * whose server is gone, D state) cannot exit: `ramboot boot` runs such
+ * work in a child and stops waiting for it. The child's results go into
+ * memory shared with it (MAP_SHARED), together with this beat. */
+struct child_beat {
+	_Atomic long long beat_ms;   /* the child's last progress, CLOCK_MONOTONIC ms */
+	_Atomic int done;            /* the child's results are final */
+};
+enum { CHILD_DONE = 1, CHILD_ENDED, CHILD_KILLED };
+/* Run fn(arg) in a child whose stdout is /dev/null (the boot's stdout is
+ * read to EOF by its hook); cb lies in shared memory, its beat starts now
+ * (the child may move it on). Waits until the child says done or exits,
+ * or until the beat is more than limit seconds old (limit > 0): then the
+ * child is killed and left to the kernel. CHILD_DONE, CHILD_ENDED
+ * (exited without a result; *status), CHILD_KILLED, or -errno when no
+ * child could be started. */
+int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit, int *status);
 
 /* ---- /proc/swaps ----
  * "Filename Type Size Used Priority": the kernel escapes space, tab,

@@ -7,15 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ramboot.h"
@@ -99,25 +95,19 @@ out:
 	return rc;
 }
 
-/* The name of the block device at fd ("loop3", "zram1"), for the report. */
-static void blk_name(int fd, char *name, size_t len)
+/* A read-only loop device over fd (loopdev_attach_ro): its name, its
+ * node's path in dev, its descriptor in *lfd. */
+static int loop_over(int fd, const char *what, char *name, size_t nlen, char *dev, size_t dlen,
+		     int *lfd, struct vboot_res *r)
 {
-	char p[PATH_MAX], link[PATH_MAX];
-	const char *base;
-	struct stat st;
-	ssize_t n;
+	int rc = loopdev_attach_ro(fd, name, nlen, lfd);
 
-	name[0] = '\0';
-	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) ||
-	    rb_path(p, sizeof(p), "/sys/dev/block/%u:%u", major(st.st_rdev),
-		    minor(st.st_rdev)) < 0)
-		return;
-	n = readlink(p, link, sizeof(link) - 1);
-	if (n <= 0)
-		return;
-	link[n] = '\0';
-	base = strrchr(link, '/');
-	snprintf(name, len, "%.31s", base ? base + 1 : link);
+	if (rc == 0)
+		rc = rb_path(dev, dlen, "/dev/%s", name);
+	if (rc < 0)
+		rb_errfmt(r->error, sizeof(r->error), rc, "a loop device for %s: %s", what,
+			  strerror(-rc));
+	return rc;
 }
 
 /* The manifest under the policy, with its verity keys. */
@@ -214,29 +204,22 @@ static int map(const struct vboot_req *q, struct vboot_res *r)
 		rc = rb_errfmt(r->error, sizeof(r->error), -errno, "%s: %s", hcopy, strerror(errno));
 		goto out;
 	}
-	rc = loopdev_attach_ro(hfd, lname, sizeof(lname), &hloop);
-	if (rc < 0 || rb_path(hdev, sizeof(hdev), "/dev/%s", lname) < 0) {
-		rb_errfmt(r->error, sizeof(r->error), rc ? rc : -ENAMETOOLONG, "a loop device for "
-			  "the hash tree: %s", strerror(rc ? -rc : ENAMETOOLONG));
-		rc = rc ? rc : -ENAMETOOLONG;
+	rc = loop_over(hfd, "the hash tree", lname, sizeof(lname), hdev, sizeof(hdev), &hloop, r);
+	if (rc < 0)
 		goto out;
-	}
 	dfd = open(q->data, O_RDONLY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st) < 0) {
 		rc = rb_errfmt(r->error, sizeof(r->error), -errno, "%s: %s", q->data, strerror(errno));
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) || (S_ISBLK(st.st_mode) && q->loop)) {
-		rc = loopdev_attach_ro(dfd, r->data_dev, sizeof(r->data_dev), &dloop);
-		if (rc < 0 || rb_path(ddev, sizeof(ddev), "/dev/%s", r->data_dev) < 0) {
-			rb_errfmt(r->error, sizeof(r->error), rc ? rc : -ENAMETOOLONG, "a loop device "
-				  "for %s: %s", q->data, strerror(rc ? -rc : ENAMETOOLONG));
-			rc = rc ? rc : -ENAMETOOLONG;
+		rc = loop_over(dfd, q->data, r->data_dev, sizeof(r->data_dev), ddev, sizeof(ddev),
+			       &dloop, r);
+		if (rc < 0)
 			goto out;
-		}
 	} else if (S_ISBLK(st.st_mode)) {
 		snprintf(ddev, sizeof(ddev), "%s", q->data);
-		blk_name(dfd, r->data_dev, sizeof(r->data_dev));
+		(void)blkdev_name_of_fd(dfd, r->data_dev, sizeof(r->data_dev));
 	} else {
 		rc = rb_errfmt(r->error, sizeof(r->error), -EINVAL, "%s: neither a file nor a "
 			       "block device", q->data);
@@ -297,16 +280,22 @@ out:
 }
 
 struct shared {
+	struct child_beat cb;      /* cb.done: r and rc are final */
+	const struct vboot_req *q;
 	struct vboot_res r;
-	_Atomic int done;
 	int rc;
 };
+
+static void map_child(void *arg)
+{
+	struct shared *sh = arg;
+
+	sh->rc = map(sh->q, &sh->r);
+}
 
 int vboot_map(const struct vboot_req *q, struct vboot_res *r)
 {
 	struct shared *sh;
-	double t0 = now_sec();
-	pid_t pid;
 	int rc, status;
 
 	memset(r, 0, sizeof(*r));
@@ -314,46 +303,25 @@ int vboot_map(const struct vboot_req *q, struct vboot_res *r)
 	if (sh == MAP_FAILED)
 		return rb_errfmt(r->error, sizeof(r->error), -errno, "mmap: %s", strerror(errno));
 	memset(sh, 0, sizeof(*sh));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		rc = rb_errfmt(r->error, sizeof(r->error), -errno, "fork: %s", strerror(errno));
-		munmap(sh, sizeof(*sh));
-		return rc;
-	}
-	if (pid == 0) {
-		/* stdout belongs to the boot: the hook reads it to EOF. */
-		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-		if (nul >= 0)
-			dup2(nul, STDOUT_FILENO);
-		sh->rc = map(q, &sh->r);
-		atomic_store(&sh->done, 1);
-		_exit(0);
-	}
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (atomic_load(&sh->done) || w == pid || (w < 0 && errno != EINTR))
-			break;
-		if (q->timeout > 0 && now_sec() - t0 > q->timeout + VBOOT_GRACE_S) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		nap_ms(20);
-	}
-	if (atomic_load(&sh->done)) {
+	sh->q = q;
+	/* No beat from the setup: its limit counts from the start. */
+	rc = child_run(map_child, sh, &sh->cb, q->timeout > 0 ? q->timeout + VBOOT_GRACE_S : 0,
+		       &status);
+	if (rc == CHILD_DONE) {
 		*r = sh->r;
 		rc = sh->rc;
-		(void)waitpid(pid, &status, 0);
+	} else if (rc < 0) {
+		rb_errfmt(r->error, sizeof(r->error), rc, "fork: %s", strerror(-rc));
 	} else {
 		char e2[128];
 
 		/* Whatever it made goes; a read it is stuck in is the kernel's. */
-		(void)waitpid(pid, &status, WNOHANG);
 		(void)vboot_unmap(q->rundir, e2, sizeof(e2));
-		rc = rb_errfmt(r->error, sizeof(r->error), -ETIMEDOUT, "the verity setup did not "
-			       "end within %.0f s (the server?)", q->timeout + VBOOT_GRACE_S);
+		rc = rc == CHILD_KILLED ?
+		     rb_errfmt(r->error, sizeof(r->error), -ETIMEDOUT, "the verity setup did not "
+			       "end within %.0f s (the server?)", q->timeout + VBOOT_GRACE_S) :
+		     rb_errfmt(r->error, sizeof(r->error), -EIO, "the verity setup ended without "
+			       "a result (status 0x%x)", (unsigned)status);
 	}
 	munmap(sh, sizeof(*sh));
 	return rc;
