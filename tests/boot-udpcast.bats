@@ -15,6 +15,7 @@
 # each @test runs in a subshell: its assignments are meant to stay there
 # shellcheck disable=SC2030,SC2031
 load helpers/common
+load helpers/udpcast-lab
 
 setup() {
 	is_root || skip "needs root (tmpfs mounts, network namespaces)"
@@ -27,21 +28,11 @@ setup() {
 	make_sqfs "$IMG" one
 	"$RAMBOOT_BIN" manifest "$IMG" >"$IMG.manifest"
 	NS=rbub$$
-	NETS=()
 	ZRAM_ID=
 }
 
 teardown() {
-	local n p
-	for n in "${NETS[@]}"; do
-		for p in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null || true
-		done
-	done
-	for n in "${NETS[@]}"; do
-		ip netns del "$n" 2>/dev/null || true
-	done
-	ip link del "$NS-s" 2>/dev/null || true
+	lab_teardown
 	if [ -n "$ZRAM_ID" ] && [ -e "/sys/block/zram$ZRAM_ID" ]; then
 		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
 		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
@@ -73,50 +64,11 @@ boot() {
 	echo "$stderr"
 }
 
-need_lab() {
-	if ! command -v udp-sender >/dev/null || ! command -v udp-receiver >/dev/null; then
-		skip "udpcast (udp-sender, udp-receiver) not installed"
-	fi
-	command -v nsenter >/dev/null || skip "nsenter not installed"
-	ip netns add "$NS-probe" 2>/dev/null || skip "cannot make network namespaces"
-	ip netns del "$NS-probe"
-}
-
-# The sender's namespace $NS-s (10.79.0.1) and the client's $NS-c
-# (10.79.0.2), a veth pair named eth0 on both sides, multicast over it.
-lab() {
-	local i a
-	for i in s c; do
-		NETS+=("$NS-$i")
-		ip netns add "$NS-$i"
-	done
-	ip link add "$NS-s" type veth peer name eth0 netns "$NS-c"
-	ip link set "$NS-s" netns "$NS-s"
-	ip -n "$NS-s" link set "$NS-s" name eth0
-	for i in s c; do
-		case $i in s) a=10.79.0.1 ;; *) a=10.79.0.2 ;; esac
-		ip -n "$NS-$i" addr add "$a/24" brd + dev eth0
-		ip -n "$NS-$i" link set eth0 up
-		ip -n "$NS-$i" link set lo up
-		ip -n "$NS-$i" route add 224.0.0.0/4 dev eth0
-	done
-}
-
 # serve IMAGE: one session of ramboot serve in the sender's namespace, in
 # the background.
 serve() {
 	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 \
 		--rate=20m "$1" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
-}
-
-# A stand-in udp-receiver that records that it ran, then runs $1.
-fake_receiver() {
-	cat >"$BATS_TEST_TMPDIR/bin/udp-receiver" <<EOF
-#!/bin/sh
-echo "\$@" >"$BATS_TEST_TMPDIR/args"
-$1
-EOF
-	chmod +x "$BATS_TEST_TMPDIR/bin/udp-receiver"
 }
 
 assert_copy() { # the RAM copy is the image, verified
@@ -130,7 +82,7 @@ assert_copy() { # the RAM copy is the image, verified
 
 @test "boot udpcast: a session: the copy comes from it, verified" {
 	need_lab
-	lab
+	lab 79 c
 	serve "$IMG"
 	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20"
 	assert_success
@@ -145,7 +97,7 @@ assert_copy() { # the RAM copy is the image, verified
 
 @test "boot udpcast: no session: the image is read from the network, verified" {
 	need_lab
-	lab
+	lab 79 c
 	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=2"
 	assert_success
 	assert_copy
@@ -157,7 +109,7 @@ assert_copy() { # the RAM copy is the image, verified
 
 @test "boot udpcast: a stream of another image fails its hash: read from the network" {
 	need_lab
-	lab
+	lab 79 c
 	make_sqfs "$BATS_TEST_TMPDIR/other.img" two
 	serve "$BATS_TEST_TMPDIR/other.img"
 	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20"
@@ -302,7 +254,7 @@ zram_boot() {
 
 @test "boot udpcast: a client after the session has ended: the image from the network, verified" {
 	need_lab
-	lab
+	lab 79 c
 	serve "$IMG"
 	boot "ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20"
 	[ "$(report source_used)" = udpcast ]
@@ -322,7 +274,7 @@ zram_boot() {
 @test "boot udpcast: the client's link is cut mid-stream: the image from the network, verified" {
 	local n=0 pid rx
 	need_lab
-	lab
+	lab 79 c
 	# 4 MiB at 4 Mbit/s: about 8 s on the wire.
 	head -c 4194304 /dev/urandom >"$BATS_TEST_TMPDIR/tree.one/big"
 	mksquashfs "$BATS_TEST_TMPDIR/tree.one" "$IMG" -quiet -noappend -no-progress >/dev/null

@@ -22,6 +22,7 @@
 # shellcheck disable=SC2030,SC2031
 
 load helpers/common
+load helpers/udpcast-lab
 
 setup_file() {
 	local d=$BATS_FILE_TMPDIR
@@ -52,16 +53,11 @@ setup() {
 	MNT=$T/mnt
 	RAM=$T/ram
 	NS=rblu$$
-	NETS=()
 }
 
 teardown() {
 	local _ n p
-	for n in "${NETS[@]}"; do
-		for p in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null || true
-		done
-	done
+	lab_teardown
 	if [ -n "${COPIER:-}" ]; then
 		kill -KILL "$COPIER" 2>/dev/null || true
 		wait "$COPIER" 2>/dev/null || true
@@ -72,12 +68,6 @@ teardown() {
 		[ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true
 		sleep 0.2
 	fi
-	for n in "${NETS[@]}"; do
-		ip netns del "$n" 2>/dev/null || true
-	done
-	for p in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^${NS}" | cut -d@ -f1); do
-		ip link del "$p" 2>/dev/null || true
-	done
 	if mountpoint -q "$MNT" 2>/dev/null; then
 		umount "$MNT" || umount -l "$MNT"
 	fi
@@ -174,55 +164,10 @@ assert_network_copy() {
 	[ -z "$(rep lazy_gave_up)" ]
 }
 
-# fake_receiver BODY: a stand-in udp-receiver that records its arguments,
-# then runs BODY (its stdout is the stream).
-fake_receiver() {
-	mkdir -p "$T/bin"
-	cat >"$T/bin/udp-receiver" <<EOF
-#!/bin/sh
-echo "\$@" >"$T/args"
-$1
-EOF
-	chmod +x "$T/bin/udp-receiver"
-}
-
 # lazy_fake ARGS: the copier with the stand-in udp-receiver.
 lazy_fake() {
 	run --separate-stderr env PATH="$T/bin:$PATH" "$RAMBOOT_BIN" lazy --image="$IMG" \
 		--tmpfs="$RAM" --status="$STATUS" "$@"
-}
-
-need_lab() {
-	require_root
-	if ! command -v udp-sender >/dev/null || ! command -v udp-receiver >/dev/null; then
-		skip "udpcast (udp-sender, udp-receiver) not installed"
-	fi
-	command -v nsenter >/dev/null || skip "nsenter not installed"
-	ip netns add "$NS-probe" 2>/dev/null || skip "cannot make network namespaces"
-	ip netns del "$NS-probe"
-}
-
-# lab: a bridge in $NS-br, the sender in $NS-s (10.78.0.1), the client in
-# $NS-1 (10.78.0.11), each on a veth pair named eth0 on its side, with a
-# multicast route over it.
-lab() {
-	local i a
-	NETS=("$NS-br")
-	ip netns add "$NS-br"
-	ip -n "$NS-br" link add br0 type bridge mcast_snooping 0
-	ip -n "$NS-br" link set br0 up
-	for i in s 1; do
-		NETS+=("$NS-$i")
-		ip netns add "$NS-$i"
-		ip link add "$NS-$i" type veth peer name eth0 netns "$NS-$i"
-		ip link set "$NS-$i" netns "$NS-br"
-		ip -n "$NS-br" link set "$NS-$i" master br0 up
-		case $i in s) a=10.78.0.1 ;; *) a=10.78.0.1$i ;; esac
-		ip -n "$NS-$i" addr add "$a/24" brd + dev eth0
-		ip -n "$NS-$i" link set eth0 up
-		ip -n "$NS-$i" link set lo up
-		ip -n "$NS-$i" route add 224.0.0.0/4 dev eth0
-	done
 }
 
 # serve FILE: one session of FILE from the sender's namespace, in the
@@ -520,7 +465,7 @@ lazy_lab() {
 
 @test "lazy --udpcast lab: the copy comes from the session, the loop device switches to it" {
 	need_lab
-	lab
+	lab 78 1
 	attach
 	serve "$SRV"
 	lazy_lab --udpcast=start-timeout=20
@@ -543,7 +488,7 @@ lazy_lab() {
 
 @test "lazy --udpcast lab: no session within the start timeout: the copy is made from the image" {
 	need_lab
-	lab
+	lab 78 1
 	attach
 	lazy_lab --udpcast=start-timeout=2
 	echo "$stderr"
@@ -555,7 +500,7 @@ lazy_lab() {
 
 @test "lazy --udpcast lab: a session of another image: verification fails, the copy is made from the image" {
 	need_lab
-	lab
+	lab 78 1
 	attach
 	cp "$SRV" "$T/other.sqfs"
 	printf 'X' | dd of="$T/other.sqfs" bs=1 seek=$((SIZE - 5000)) conv=notrunc status=none

@@ -17,6 +17,7 @@
 # shellcheck disable=SC2030,SC2031
 
 load helpers/common
+load helpers/udpcast-lab
 
 setup_file() {
 	local d=$BATS_FILE_TMPDIR
@@ -30,71 +31,14 @@ setup() {
 	IMG=$BATS_FILE_TMPDIR/img
 	MAN=$BATS_FILE_TMPDIR/img.man
 	NS=rbmc$$
-	NETS=()
 }
 
 teardown() {
-	local n p
-	for n in "${NETS[@]}"; do
-		for p in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null || true
-		done
-	done
-	for n in "${NETS[@]}"; do
-		ip netns del "$n" 2>/dev/null || true
-	done
-	# The veth pairs go with their namespaces; a link left in ours
-	# (a setup cut short) goes by its name.
-	for p in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^${NS}" | cut -d@ -f1); do
-		ip link del "$p" 2>/dev/null || true
-	done
-}
-
-# A stand-in udp-receiver: records its arguments, then runs $FAKE_BODY.
-fake_receiver() {
-	mkdir -p "$BATS_TEST_TMPDIR/bin"
-	cat >"$BATS_TEST_TMPDIR/bin/udp-receiver" <<EOF
-#!/bin/sh
-echo "\$@" >"$BATS_TEST_TMPDIR/args"
-$1
-EOF
-	chmod +x "$BATS_TEST_TMPDIR/bin/udp-receiver"
+	lab_teardown
 }
 
 rb_fake() {
 	run --separate-stderr env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" "$@"
-}
-
-need_lab() {
-	is_root || skip "needs root: network namespaces"
-	if ! command -v udp-sender >/dev/null || ! command -v udp-receiver >/dev/null; then
-		skip "udpcast (udp-sender, udp-receiver) not installed"
-	fi
-	ip netns add "$NS-probe" 2>/dev/null || skip "cannot make network namespaces"
-	ip netns del "$NS-probe"
-}
-
-# lab N: a bridge in $NS-br, the sender in $NS-s (10.77.0.1) and
-# receivers $NS-1..N (10.77.0.1X), each on its own veth pair named eth0
-# on its side, a multicast route over it.
-lab() {
-	local i a
-	NETS=("$NS-br")
-	ip netns add "$NS-br"
-	ip -n "$NS-br" link add br0 type bridge mcast_snooping 0
-	ip -n "$NS-br" link set br0 up
-	for i in s $(seq 1 "$1"); do
-		NETS+=("$NS-$i")
-		ip netns add "$NS-$i"
-		ip link add "$NS-$i" type veth peer name eth0 netns "$NS-$i"
-		ip link set "$NS-$i" netns "$NS-br"
-		ip -n "$NS-br" link set "$NS-$i" master br0 up
-		case $i in s) a=10.77.0.1 ;; *) a=10.77.0.1$i ;; esac
-		ip -n "$NS-$i" addr add "$a/24" brd + dev eth0
-		ip -n "$NS-$i" link set eth0 up
-		ip -n "$NS-$i" link set lo up
-		ip -n "$NS-$i" route add 224.0.0.0/4 dev eth0
-	done
 }
 
 tx_bytes() {
@@ -210,7 +154,7 @@ rc_of() {
 
 @test "udpcast lab: four receivers get byte-identical, verified copies" {
 	need_lab
-	lab 4
+	lab 77 1 2 3 4
 	local i
 	for i in 1 2 3 4; do
 		receive "$i" "$OUT/r$i" --udpcast=start-timeout=20
@@ -231,7 +175,7 @@ rc_of() {
 
 @test "udpcast lab: the sender sends about one image for four receivers" {
 	need_lab
-	lab 4
+	lab 77 1 2 3 4
 	local i before after size
 	size=$(stat -c %s "$IMG")
 	for i in 1 2 3 4; do
@@ -251,7 +195,7 @@ rc_of() {
 
 @test "udpcast lab: a receiver after the session fails within its timeout" {
 	need_lab
-	lab 1
+	lab 77 1
 	receive 1 "$OUT/first" --udpcast=start-timeout=20
 	serve --rate=20m
 	rc_of "1"
@@ -269,7 +213,7 @@ rc_of() {
 
 @test "udpcast lab: a receiver whose link is cut mid-stream fails, nothing at DEST" {
 	need_lab
-	lab 1
+	lab 77 1
 	local n=0
 	receive 1 "$OUT/cut" --udpcast=start-timeout=20,receive-timeout=3
 	# 4 MiB at 4 Mbit/s: about 8 s on the wire.
