@@ -31,6 +31,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 cache=${RBTEST_CACHE:-$top/build/boot}
 rb=${RAMBOOT_STATIC:-$top/static/ramboot}
+# The server side (keygen, manifest, serve, initrd): the host build, which
+# has libarchive for `ramboot initrd`; else the static one.
+rbtool=${RAMBOOT_BIN:-$top/ramboot}
+[ -x "$rbtool" ] || rbtool=$rb
 timeout_s=${RBTEST_TIMEOUT:-180}
 mem=512
 
@@ -622,7 +626,6 @@ boot_debian() {
 itools_setup() {
 	it=$cache/itools
 	mkdir -p "$it"
-	rbtool=${RAMBOOT_BIN:-$top/ramboot}
 	deb_initrd_ready squashfs overlay loop zram virtio_blk || {
 		skip "$1" "$deb_initrd lacks squashfs/overlay/loop/zram/virtio_blk (or no initramfs-tools)"
 		return 1
@@ -896,15 +899,22 @@ ltsp_setup() {
 
 # ltsp_setup_once: ltsp_setup for the first LTSP case of a run; the
 # others reuse what it made (or its failure, $ltsp_why)
-ltsp_state=
-ltsp_why=
 ltsp_setup_once() {
-	if [ -z "$ltsp_state" ]; then
-		if ltsp_setup; then ltsp_state=ok; else ltsp_state=failed; ltsp_why=$why; fi
-	fi
 	lt=$cache/ltsp
-	[ "$ltsp_state" = ok ] && return 0
-	why=$ltsp_why
+	once ltsp
+}
+
+# once NAME: NAME_setup the first time; later calls give its outcome
+# again (status 0, or 1 with $why as it was then), from NAME_state and
+# NAME_why.
+once() {
+	eval "once_st=\${${1}_state:-}"
+	if [ -z "$once_st" ]; then
+		if "${1}_setup"; then once_st=ok; else once_st=failed; eval "${1}_why=\$why"; fi
+		eval "${1}_state=\$once_st"
+	fi
+	[ "$once_st" = ok ] && return 0
+	eval "why=\$${1}_why"
 	return 1
 }
 
@@ -989,7 +999,6 @@ udpcast_case() {
 		return
 	fi
 	uc_ns=rbuc$$
-	uc_bin=${RAMBOOT_BIN:-$top/ramboot}
 	uc_qemu=$qemu_bin
 	uc_serve=
 	uc_stop() {
@@ -1009,7 +1018,7 @@ udpcast_case() {
 	else
 		# Sessions one after the other: one that starts before the
 		# guest's NIC is there fails and the next one waits for it.
-		ip netns exec "$uc_ns" "$uc_bin" serve --interface=rbtap0 "$net/x86_64.img" \
+		ip netns exec "$uc_ns" "$rbtool" serve --interface=rbtap0 "$net/x86_64.img" \
 			> "$logs/$name.serve" 2>&1 &
 		uc_serve=$!
 		# QEMU in the namespace, its NIC on the tap device.
@@ -1046,12 +1055,16 @@ udpcast_case() {
 # runs, as in ltsp_setup). Two "server" disks hold the image with its
 # manifest signed by that key (ltsp-signed) or by another one
 # (ltsp-signed-other: a key the initrd does not trust, a fallback).
-ltsp_signed_state=
-ltsp_signed_why=
 ltsp_signed_setup() {
+	ltsp_signed_make
+	rc=$?
+	# The private keys are not kept, whatever happened.
+	rm -f "$sg/lab.key" "$sg/other.key"
+	return "$rc"
+}
+
+ltsp_signed_make() {
 	sg=$lt/signed
-	rbtool=${RAMBOOT_BIN:-$top/ramboot}
-	[ -x "$rbtool" ] || rbtool=$rb
 	rm -rf "$sg"
 	mkdir -p "$sg"
 	for k in lab other; do
@@ -1095,13 +1108,7 @@ ltsp_signed_case() {
 		result "$name"
 		return
 	fi
-	if [ -z "$ltsp_signed_state" ]; then
-		if ltsp_signed_setup; then ltsp_signed_state=ok; else ltsp_signed_state=failed; ltsp_signed_why=$why; fi
-		# The private keys are not kept, whatever happened.
-		rm -f "$sg/lab.key" "$sg/other.key"
-	fi
-	if [ "$ltsp_signed_state" != ok ]; then
-		why=$ltsp_signed_why
+	if ! once ltsp_signed; then
 		result "$name"
 		return
 	fi
@@ -1160,12 +1167,8 @@ ltsp_signed_case() {
 #                        tree is that of the image, not of flip.img
 # flip_off is that byte's offset in the image: the verity-ram client
 # inverts the same byte of its RAM copy.
-verity_state=
-verity_why=
 verity_setup() {
 	vnet=$cache/vnet
-	rbtool=${RAMBOOT_BIN:-$top/ramboot}
-	[ -x "$rbtool" ] || rbtool=$rb
 	command -v python3 >/dev/null || { fail "python3 not installed (tests/deps.sh install)"; return 1; }
 	[ -f "$cache/root/rbtest/flip.bin" ] ||
 		{ fail "$cache/root/rbtest/flip.bin missing (images/build-test-root.sh)"; return 1; }
@@ -1215,11 +1218,7 @@ verity_case() {
 	log=$logs/$name.log
 	why=
 	: > "$log.txt"
-	if [ -z "$verity_state" ]; then
-		if verity_setup; then verity_state=ok; else verity_state=failed; verity_why=$why; fi
-	fi
-	if [ "$verity_state" != ok ]; then
-		why=$verity_why
+	if ! once verity; then
 		result "$name"
 		return
 	fi
