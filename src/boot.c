@@ -630,11 +630,6 @@ static bool do_verity(const struct boot_settings *s, const char *image, const ch
 	int rc;
 
 	snprintf(rep->verity, sizeof(rep->verity), "failed");
-	if (!manifest) {
-		fallback(rep, "verity unavailable", "ramboot.verity=1 and no manifest (ramboot "
-			 "manifest --verity)");
-		return false;
-	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		fallback(rep, "verity unavailable", "out of memory");
@@ -677,11 +672,6 @@ static bool verity_in_manifest(const char *manifest, struct boot_report *rep)
 	bool has;
 
 	snprintf(rep->verity, sizeof(rep->verity), "failed");
-	if (!manifest) {
-		fallback(rep, "verity unavailable", "ramboot.verity=1 and no manifest (ramboot "
-			 "manifest --verity)");
-		return false;
-	}
 	if (manifest_load(manifest, &m, err, sizeof(err)) < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", manifest, err);
 		fallback(rep, "bad manifest", msg);
@@ -1354,6 +1344,12 @@ int cmd_boot(int argc, char **argv)
 			}
 			if (!settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep))
 				goto report;
+			if (!manifest) {
+				snprintf(rep->verity, sizeof(rep->verity), "failed");
+				fallback(rep, "verity unavailable", "ramboot.verity=1 and no manifest "
+					 "(ramboot manifest --verity)");
+				goto report;
+			}
 			/* Over the network image now, except for a RAM copy:
 			 * over the copy once it is verified. A lazy copy needs
 			 * a loop device to switch, even over a block device. */
