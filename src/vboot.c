@@ -153,9 +153,8 @@ static int map(const struct vboot_req *q, struct vboot_res *r)
 	size_t root_len, salt_len;
 	int rc, hfd = -1, hloop = -1, dfd = -1, dloop = -1, nfd;
 	dev_t dev;
-	bool created = false;
+	bool created = false, copied = false;
 
-	hcopy[0] = '\0';
 	/* device-mapper and its verity target: modules in a distribution
 	 * kernel, and /dev/mapper/control exists once dm-mod is loaded.
 	 * Whatever modprobe says, the ioctls tell. */
@@ -197,6 +196,7 @@ static int map(const struct vboot_req *q, struct vboot_res *r)
 		       sizeof(r->error));
 	if (rc < 0)
 		goto out;
+	copied = true;
 
 	/* Both on block devices. */
 	hfd = open(hcopy, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -273,7 +273,8 @@ out:
 		(void)close(dfd);
 	if (hfd >= 0)
 		(void)close(hfd);
-	if (rc < 0 && hcopy[0] && strchr(hcopy, '/'))
+	/* Only what we made: the name may be someone else's (a link). */
+	if (rc < 0 && copied)
 		(void)unlink(hcopy);
 	manifest_free(&m);
 	return rc;
@@ -329,10 +330,10 @@ int vboot_map(const struct vboot_req *q, struct vboot_res *r)
 
 int vboot_unmap(const char *rundir, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], p[PATH_MAX + 300];
+	char dir[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
-	int rc;
+	int rc, fd;
 
 	err[0] = '\0';
 	rc = dm_remove(VBOOT_NAME, err, errlen);
@@ -342,15 +343,18 @@ int vboot_unmap(const char *rundir, char *err, size_t errlen)
 		return rc;
 	if (snprintf(dir, sizeof(dir), "%s/" VBOOT_DIR, rundir) >= (int)sizeof(dir))
 		return 0;
-	d = opendir(dir);
-	if (!d)
+	/* Our directory, not one a link leads to. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		(void)unlink(p);
+	d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return 0;
 	}
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			(void)unlinkat(fd, e->d_name, 0);
 	closedir(d);
 	(void)rmdir(dir);
 	return 0;

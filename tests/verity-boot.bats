@@ -247,3 +247,75 @@ has_dm_verity() {
 	rb --drop="$R/dev/mapper/ramboot-verity" --reason="test"
 	[ -z "$(loops_of "$R")" ] || fail "loop devices left: $(loops_of "$R")"
 }
+
+# ---- an attacker's or a tired admin's paths ----
+
+@test "verity boot: a symlink at /run/ramboot/verity or at the tree's copy is not followed" {
+	make_image --verity
+	mkdir -p "$R/run/ramboot" "$BATS_TEST_TMPDIR/elsewhere"
+	echo precious >"$BATS_TEST_TMPDIR/elsewhere/x86_64.img.verity"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$R/run/ramboot/verity"
+	rb --cmdline="ramboot.verity=1" --image="$IMG"
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "verity unavailable" ]
+	[[ "$(report error)" == *"not a directory"* ]] || fail "error=$(report error)"
+	[ "$(cat "$BATS_TEST_TMPDIR/elsewhere/x86_64.img.verity")" = precious ]
+	# a link where the copy goes: removed, never written through
+	rm "$R/run/ramboot/verity"
+	mkdir -m 0700 "$R/run/ramboot/verity"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere/x86_64.img.verity" "$R/run/ramboot/verity/x86_64.img.verity"
+	rb --cmdline="ramboot.verity=1" --image="$IMG"
+	assert_success
+	[ "$(report fallback)" = "verity unavailable" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/elsewhere/x86_64.img.verity")" = precious ]
+	[ ! -e "$R/run/ramboot/verity/x86_64.img.verity" ]
+	[ ! -L "$R/run/ramboot/verity/x86_64.img.verity" ]
+}
+
+@test "verity boot: a full disk while the tree is copied: fallback, no part of the copy left" {
+	load helpers/fault
+	faultinj_build
+	make_image --verity
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" \
+		FAULTINJ='write:path=*/run/ramboot/verity/*:errno=ENOSPC' \
+		FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" LD_PRELOAD="$FAULTINJ_SO" \
+		"$BIN" boot --cmdline="ramboot.verity=1" --image="$IMG"
+	assert_success
+	assert_output ""
+	grep -q 'errno=ENOSPC\|ENOSPC' "$BATS_TEST_TMPDIR/fi.log"
+	[ "$(report fallback)" = "verity unavailable" ]
+	[[ "$(report error)" == *"No space left"* ]] || fail "error=$(report error)"
+	[ -z "$(ls -A "$R/run/ramboot/verity" 2>/dev/null)" ]
+}
+
+@test "verity boot: a read of the tree that never returns (a server gone): the boot goes on" {
+	load helpers/fault
+	faultinj_build
+	make_image --verity
+	# as on a hard NFS mount whose server is gone: only SIGKILL ends it
+	run --separate-stderr timeout 90 env -u RAMBOOT RAMBOOT_ROOT="$R" \
+		FAULTINJ='read:path=*.img.verity:hang' \
+		FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" LD_PRELOAD="$FAULTINJ_SO" \
+		"$BIN" boot --cmdline="ramboot.verity=1 ramboot.timeout=1" --image="$IMG"
+	[ "$status" -eq 0 ]
+	assert_output ""
+	grep -q 'action=hang' "$BATS_TEST_TMPDIR/fi.log"
+	[ "$(report fallback)" = "verity unavailable" ]
+	[[ "$(report error)" == *"did not end within 16 s"* ]] || fail "error=$(report error)"
+	[ -z "$(ls -A "$R/run/ramboot/verity" 2>/dev/null)" ]
+}
+
+@test "verity boot: --drop of the mapping never empties a directory a link at /run/ramboot/verity leads to" {
+	mkdir -p "$R/run/ramboot" "$BATS_TEST_TMPDIR/elsewhere"
+	echo precious >"$BATS_TEST_TMPDIR/elsewhere/keep"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$R/run/ramboot/verity"
+	printf 'mode_asked=off\nmode_done=off\nram_path=\nverity=on\nverity_device=%s\nfallback=\nerror=\n' \
+		"$R/dev/mapper/ramboot-verity" >"$R/run/ramboot/report"
+	rb --drop="$R/dev/mapper/ramboot-verity" --reason="test"
+	assert_success
+	[ "$(cat "$BATS_TEST_TMPDIR/elsewhere/keep")" = precious ]
+	[ -L "$R/run/ramboot/verity" ]
+	[ "$(report verity)" = failed ]
+	[ "$(report mode_done)" = off ]
+}
