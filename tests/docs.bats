@@ -75,3 +75,52 @@ doc_fallbacks() {
 	run grep -nE 'keygen /etc/|--sign=/etc/' "$TOP/docs/admin-guide.md" "$TOP/docs/trust.md" "$TOP/docs/ramboot.md" "$TOP/README.md"
 	assert_failure
 }
+
+# The documents that describe each command's options.
+declare -gA CMD_DOCS=(
+	[load]="ramboot.md" [manifest]="ramboot.md" [publish]="ramboot.md"
+	[keygen]="ramboot.md" [sign]="ramboot.md" [verity]="ramboot.md"
+	[serve]="ramboot.md admin-guide.md" [swap]="swap.md" [status]="swap.md"
+	[boot]="ramboot.md cmdline.md admin-guide.md" [initrd]="admin-guide.md"
+	[profile]="profiles.md" [lazy]="lazy.md"
+)
+
+@test "docs: every option in each command's --help is in that command's document" {
+	local bin=$TOP/ramboot c o f missing=
+	[ -x "$bin" ] || skip "no ./ramboot (make)"
+	for c in "${!CMD_DOCS[@]}"; do
+		run "$bin" "$c" --help
+		assert_success
+		for o in $(grep -o -- '--[a-z][a-z0-9-]*' <<<"$output" | sort -u | grep -vx -- --help); do
+			f=
+			for d in ${CMD_DOCS[$c]}; do f="$f $TOP/docs/$d"; done
+			# shellcheck disable=SC2086
+			cat $f | grep -qE -- "\`[^\`]*$o([^a-z0-9-][^\`]*)?\`" || missing="$missing $c:$o"
+		done
+	done
+	[ -z "$missing" ] || fail "options not in their documents:$missing"
+}
+
+@test "docs: every command has a document for its options" {
+	local bin=$TOP/ramboot c
+	[ -x "$bin" ] || skip "no ./ramboot (make)"
+	for c in $("$bin" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' | grep -vx help); do
+		[ -n "${CMD_DOCS[$c]:-}" ] || fail "command $c has no entry in CMD_DOCS"
+	done
+}
+
+@test "help COMMAND prints that command's help; an unknown one is a usage error" {
+	local bin=$TOP/ramboot
+	[ -x "$bin" ] || skip "no ./ramboot (make)"
+	run "$bin" help load
+	assert_success
+	assert_line --index 0 'Usage: ramboot load [OPTIONS] SOURCE DEST'
+	run "$bin" help status
+	assert_success
+	assert_line --index 0 --partial 'Usage: ramboot status'
+	run "$bin" help bogus
+	assert_failure 2
+	run "$bin" help
+	assert_success
+	assert_line --index 0 'Usage: ramboot COMMAND [OPTIONS] [ARGS]'
+}
