@@ -1,10 +1,13 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# ramboot hook for LTSP's initrd-bottom. ltsp.conf sources it:
+# ramboot hook for LTSP's initrd-bottom. ltsp.conf sources it (the
+# [ramboot] section of conf/ltsp.conf, included from [clients]):
 #
-#   [clients]
-#   PRE_INITRD_BOTTOM_RAMBOOT=". /etc/ltsp/ramboot/ltsp-hook.sh"
+#   PRE_INITRD_BOTTOM_RAMBOOT="[ ! -r /etc/ltsp/ramboot/ltsp-hook.sh ] || . /etc/ltsp/ramboot/ltsp-hook.sh"
+#
+# (the test first: once the package is gone, the line returns 0 instead
+# of ending LTSP's shell on a missing file).
 #
 # LTSP evals PRE_INITRD_BOTTOM_* in its own shell (busybox ash) before
 # initrd_bottom_main, under `re`: a non-zero status aborts the boot. So

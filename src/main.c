@@ -42,7 +42,7 @@ static void usage(FILE *out)
 	fprintf(out, "Usage: ramboot COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].help);
-	fprintf(out, "  %-9s %s\n", "help", "show this help");
+	fprintf(out, "  %-9s %s\n", "help", "show this help, or with COMMAND that command's");
 	fprintf(out, "\nRun 'ramboot COMMAND --help' for the options of a command.\n"
 		"Exit codes: 0 ok, 1 runtime error, 2 usage, 3 not enough memory.\n");
 }
@@ -88,9 +88,24 @@ int main(int argc, char **argv)
 		printf("ramboot %s\n", RAMBOOT_VERSION);
 		return RB_EXIT_OK;
 	}
+	if (!strcmp(cmd, "help") && argc > 2) {
+		/* ramboot help COMMAND: that command's --help */
+		static char help_opt[] = "--help";
+		char *hargv[] = { argv[2], help_opt, NULL };
+
+		for (i = 0; i < ARRAY_SIZE(commands); i++) {
+			if (strcmp(argv[2], commands[i].name))
+				continue;
+			rb_set_cmd(commands[i].name);
+			return commands[i].fn(2, hargv);
+		}
+		fprintf(stderr, "ramboot: unknown command '%s'\n", argv[2]);
+		usage(stderr);
+		return RB_EXIT_USAGE;
+	}
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		usage(stdout);
-		return RB_EXIT_OK;
+		return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;
 	}
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(cmd, commands[i].name))

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +35,18 @@ int sink_mount_tmpfs(struct run *u)
 		u->snk.tmpfs_mkdir = true;
 	} else if (!S_ISDIR(st.st_mode)) {
 		return load_fail(u, LOAD_DEST, "%s: not a directory", dir);
+	} else {
+		/* A directory on another device than its parent is a mount
+		 * point: most likely the tmpfs of an earlier load. A second
+		 * tmpfs over it would hide the first copy and keep its RAM. */
+		char parent[PATH_MAX];
+		struct stat pst;
+
+		if (snprintf(parent, sizeof(parent), "%s/..", dir) >= (int)sizeof(parent))
+			return load_fail(u, LOAD_DEST, "%s: path too long", dir);
+		if (stat(parent, &pst) == 0 && pst.st_dev != st.st_dev)
+			return load_fail(u, LOAD_DEST, "%s: already a mount point (a tmpfs of an "
+					 "earlier load?): unmount it first", dir);
 	}
 	/* Sized to the image plus a margin when the size is known; else
 	 * capped at what may be used, and shrunk to fit after the load. */

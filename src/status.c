@@ -18,6 +18,7 @@
 
 #include "ramboot.h"
 #include "sysutil.h"
+#include "verdict.h"
 #include "zram.h"
 
 #define REPORT "/run/ramboot/report"
@@ -82,19 +83,26 @@ struct zdev {
 static void usage(FILE *out)
 {
 	fprintf(out,
-"Usage: ramboot status [--json]\n"
+"Usage: ramboot status [--json | --check]\n"
 "\n"
-"Prints the boot report (" REPORT "), the lazy copy (" LAZY ":\n"
+"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
+"\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
+"(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
 "state, bytes copied from the page cache and from the network, timeline)\n"
 "when there is one and, for every initialised zram device, its size,\n"
 "compressor, stored and compressed bytes, ratio, RAM used and swap\n"
 "priority.\n"
 "\n"
-"  --json      one JSON object: {\"report\": {...}, \"lazy\": {...},\n"
-"              \"zram\": [...]} (\"lazy\" only when its file exists)\n"
+"  --json      one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
+"              \"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
+"              (\"lazy\" only when its file exists)\n"
+"  --check     print the verdict line only; exit 0 when the client runs\n"
+"              from RAM, 1 when it does not (a fallback, the network image\n"
+"              as asked, a lazy copy not yet switched, no report)\n"
 "  -h, --help  this help\n"
 "\n"
-"Exit codes: 0 ok (also when there is nothing to show), 2 usage.\n");
+"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
+"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n");
 }
 
 /* A JSON string through json_escape(), in pieces of up to 64 bytes cut
@@ -238,6 +246,32 @@ static void put_text(const char *s)
 {
 	for (; *s; s++)
 		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+/* The report for a person: keys with a value only, byte counts also in
+ * binary units, control characters as '?'. */
+static void print_report(const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n'), *eq;
+		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
+		char line[1024], sz[32];
+
+		if (llen >= sizeof(line))
+			llen = sizeof(line) - 1;
+		memcpy(line, p, llen);
+		line[llen] = '\0';
+		p = nl ? nl + 1 : p + strlen(p);
+		eq = strchr(line, '=');
+		if (!line[0] || (eq && !eq[1]))
+			continue;
+		put_text(line);
+		if (eq && lazy_num_ok(eq + 1) && (eq - line >= 5 && !strncmp(eq - 5, "bytes", 5)))
+			printf(" (%s)", fmt_size(strtoull(eq + 1, NULL, 10), sz, sizeof(sz)));
+		putchar('\n');
+	}
 }
 
 static void print_lazy(const struct lazy_status *ls)
@@ -403,12 +437,14 @@ static void print_table(const struct zdev *devs, int n)
 	}
 }
 
-static void print_json(char *report, const struct lazy_status *lazy,
-		       const struct zdev *devs, int n)
+static void print_json(const char *verdict, bool in_ram, char *report,
+		       const struct lazy_status *lazy, const struct zdev *devs, int n)
 {
 	int i;
 
-	printf("{\n  \"report\": ");
+	printf("{\n  \"verdict\": ");
+	json_str(stdout, verdict);
+	printf(",\n  \"in_ram\": %s,\n  \"report\": ", in_ram ? "true" : "false");
 	if (report)
 		report_json(stdout, report);
 	else
@@ -446,13 +482,16 @@ int cmd_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct zdev devs[MAX_DEVS];
 	static char report[16384], lazy[16384];
 	struct lazy_status ls;
-	bool json = false, have_report, have_lazy;
+	bool json = false, check = false, have_report, have_lazy;
+	char verdict[1024];
+	enum verdict vd;
 	ssize_t n;
 	int c, ndev;
 
@@ -461,6 +500,7 @@ int cmd_status(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'c': check = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			rb_err("unknown option '%s'", argv[optind - 1]);
@@ -480,14 +520,31 @@ int cmd_status(int argc, char **argv)
 	have_lazy = n >= 0;
 	if (n < 0 && n != -ENOENT)
 		rb_warn("%s: %s", LAZY, strerror((int)-n));
+	if (json && check) {
+		rb_err("--json and --check exclude each other");
+		return RB_EXIT_USAGE;
+	}
+	/* before lazy_parse, which cuts the text into pieces */
+	vd = status_verdict(have_report ? report : NULL, have_lazy ? lazy : NULL,
+			    verdict, sizeof(verdict));
+	if (check) {
+		printf("ramboot: %s\n", verdict);
+		if (fflush(stdout) != 0)
+			return RB_EXIT_FAIL;
+		return vd == V_RAM ? RB_EXIT_OK : RB_EXIT_FAIL;
+	}
 	if (have_lazy)
 		lazy_parse(lazy, &ls);
 	ndev = collect(devs, MAX_DEVS);
 	if (json) {
-		print_json(have_report ? report : NULL, have_lazy ? &ls : NULL, devs, ndev);
+		print_json(verdict, vd == V_RAM, have_report ? report : NULL,
+			   have_lazy ? &ls : NULL, devs, ndev);
 	} else {
+		printf("ramboot: %s\n\n", verdict);
 		if (have_report) {
-			printf("boot report (%s):\n%s\n\n", REPORT, report);
+			printf("boot report (%s):\n", REPORT);
+			print_report(report);
+			putchar('\n');
 		}
 		if (have_lazy) {
 			print_lazy(&ls);

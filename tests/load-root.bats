@@ -29,7 +29,10 @@ teardown() {
 	tac "$CLEAN" | while read -r kind arg; do
 		case $kind in
 		mount)
-			umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null ;;
+			# stacked mounts too (a second tmpfs over the first)
+			while mountpoint -q "$arg"; do
+				umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null || break
+			done ;;
 		loop)
 			losetup -d "$arg" 2>/dev/null ;;
 		dir)
@@ -101,6 +104,21 @@ new_zram() {
 	expect_status 0
 	size=$(stat -c %s "$FIX/sqfs.raw")
 	[ "$(df -B1 --output=size "$mnt" | tail -1)" -ge "$size" ]
+}
+
+@test "--tmpfs: run twice, the second load refuses: one tmpfs, the first copy kept" {
+	local mnt=$BATS_TEST_TMPDIR/ram
+	mkdir -p "$mnt"
+	track mount "$mnt"
+	rb load --tmpfs="$mnt" "$FIX/sqfs.zst" image
+	expect_status 0
+	rb load --tmpfs="$mnt" "$FIX/sqfs.zst" image
+	expect_status 1
+	[[ $stderr == *"$mnt: already a mount point"* ]] || fail "stderr: $stderr"
+	# one tmpfs on the directory, and the first copy is still there and whole
+	[ "$(findmnt -n -o TARGET -M "$mnt" | wc -l)" -eq 1 ]
+	[ "$(awk -v m="$mnt" '$5 == m' /proc/self/mountinfo | wc -l)" -eq 1 ]
+	cmp "$FIX/sqfs.raw" "$mnt/image"
 }
 
 @test "--tmpfs: failed load unmounts our tmpfs, exit 1" {

@@ -52,7 +52,9 @@ py() {
 	run --separate-stderr "$RAMBOOT_BIN" status
 	assert_success
 	[ -z "$stderr" ]
-	assert_output 'boot report (/run/ramboot/report):
+	assert_output 'ramboot: running from the network image; the copier is copying: 42.4% of 1.0 GiB
+
+boot report (/run/ramboot/report):
 mode_asked=lazy
 mode_done=lazy
 source=/srv/ltsp/images/x86_64.img
@@ -264,4 +266,92 @@ no initialised zram devices'
 	assert_success
 	assert_output --partial '/run/ramboot/lazy'
 	assert_output --partial '"lazy": {...}'
+}
+
+# report KEY=VALUE...: the boot report holds these lines
+report() {
+	printf '%s\n' "$@" >"$R/run/ramboot/report"
+}
+
+@test "status: the verdict of a RAM copy names target, size, codec, verification and key; --check exits 0" {
+	report mode_asked=ram mode_done=ram source=/srv/ltsp/images/x86_64.img \
+		ram_path=/run/ramboot/ram/x86_64.img target=tmpfs bytes=42577920 codec=zstd \
+		hash=ok verify=signed 'signed_by=lab fdbbdf62a1b2c3d4' fallback= error=
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line --index 0 'ramboot: running from RAM (tmpfs, 40.6 MiB from zstd, verified, signed by lab)'
+	# no empty keys, byte counts also in binary units
+	refute_line fallback=
+	refute_line error=
+	assert_line 'bytes=42577920 (40.6 MiB)'
+	run --separate-stderr "$RAMBOOT_BIN" status --check
+	assert_success
+	assert_output 'ramboot: running from RAM (tmpfs, 40.6 MiB from zstd, verified, signed by lab)'
+}
+
+@test "status: a fallback is the first line, with the reason and the error; --check exits 1" {
+	report mode_asked=ram mode_done=off source=/srv/ltsp/images/x86_64.img \
+		'fallback=not signed' 'error=manifest: signed by an untrusted key fdbbdf62'
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line --index 0 'ramboot: FALLBACK to the network image: not signed (manifest: signed by an untrusted key fdbbdf62)'
+	run --separate-stderr "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: FALLBACK to the network image: not signed (manifest: signed by an untrusted key fdbbdf62)'
+}
+
+@test "status: no report says ramboot did not run; --check exits 1" {
+	rm "$R/run/ramboot/report"
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line --index 0 'ramboot: no boot report: ramboot did not run'
+	run --separate-stderr "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	J=$output
+	run py 'd["verdict"], d["in_ram"], d["report"]'
+	assert_output "('no boot report: ramboot did not run', False, None)"
+}
+
+@test "status: the lazy copy: switched is in RAM, gave up is a fallback, copying is not yet" {
+	lazy switched switched=20.05 verified=19.80 hash=ok
+	run "$RAMBOOT_BIN" status --check
+	assert_success
+	assert_output 'ramboot: running from RAM (lazy copy, switched at 20.05 s)'
+	lazy gave-up gave_up=stall 'error=no read completed for 30 s'
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: FALLBACK to the network image: the lazy copy gave up: stall (no read completed for 30 s)'
+	lazy copying bytes_stream=100000000
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: running from the network image; the copier is copying: 51.7% of 1.0 GiB'
+	run "$RAMBOOT_BIN" status --json
+	J=$output
+	run py 'd["in_ram"]'
+	assert_output False
+}
+
+@test "status: off and prefetch are the network image as asked; --check exits 1" {
+	report mode_asked=off mode_done=off fallback= error=
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: running from the network image (ramboot=off)'
+	report mode_asked=prefetch mode_done=prefetch
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: running from the network image, read ahead into the page cache (prefetch)'
+}
+
+@test "status: a report that repeats a key (a forged line) gives no RAM verdict" {
+	report mode_asked=ram mode_done=off 'fallback=hash mismatch' mode_done=ram target=tmpfs
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output --partial 'repeats a key'
+}
+
+@test "status: --json and --check together are a usage error" {
+	run "$RAMBOOT_BIN" status --json --check
+	assert_failure 2
 }

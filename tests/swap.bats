@@ -78,7 +78,7 @@ assert_tree() { # compare the root with $EXP, ignoring the device contents
 	assert_output --partial 'min(ram, 8G)'
 	run "$RAMBOOT_BIN" status --help
 	assert_success
-	assert_output --partial 'Usage: ramboot status [--json]'
+	assert_output --partial 'Usage: ramboot status [--json | --check]'
 }
 
 @test "swap: default size min(ram, 8G), exact sysfs writes in the kernel's order" {
@@ -373,10 +373,14 @@ swapon=/dev/zram2"
 @test "status: nothing to show is not an error" {
 	run "$RAMBOOT_BIN" status
 	assert_success
-	assert_output 'no initialised zram devices'
+	assert_output 'ramboot: no boot report: ramboot did not run
+
+no initialised zram devices'
 	run "$RAMBOOT_BIN" status --json
 	assert_success
 	assert_output '{
+  "verdict": "no boot report: ramboot did not run",
+  "in_ram": false,
   "report": null,
   "zram": []
 }'
@@ -389,7 +393,7 @@ status_fixture() {
 	echo '0 0 0 0 0 0 0 0 0' >"$R/sys/block/zram4/mm_stat"
 	printf '/dev/zram2\tpartition\t65532\t49152\t100\n' >>"$R/proc/swaps"
 	mkdir -p "$R/run/ramboot"
-	printf 'result=ok\nimage=/srv/ltsp/images/x86_64.img\nbytes=1048576\nseconds=1.5\nnote=say "hi"\n' \
+	printf 'mode_done=ram\nimage=/srv/ltsp/images/x86_64.img\nbytes=1048576\nseconds=1.5\nnote=say "hi"\nerror=\n' \
 		>"$R/run/ramboot/report"
 }
 
@@ -397,10 +401,12 @@ status_fixture() {
 	status_fixture
 	run "$RAMBOOT_BIN" status
 	assert_success
-	assert_output 'boot report (/run/ramboot/report):
-result=ok
+	assert_output 'ramboot: running from RAM (1.0 MiB, not verified)
+
+boot report (/run/ramboot/report):
+mode_done=ram
 image=/srv/ltsp/images/x86_64.img
-bytes=1048576
+bytes=1048576 (1.0 MiB)
 seconds=1.5
 note=say "hi"
 
@@ -417,12 +423,15 @@ DEVICE        DISKSIZE ALGORITHM       DATA      COMPR  RATIO      TOTAL  PRIO
 	run "$RAMBOOT_BIN" status --json
 	assert_success
 	assert_output '{
+  "verdict": "running from RAM (1.0 MiB, not verified)",
+  "in_ram": true,
   "report": {
-    "result": "ok",
+    "mode_done": "ram",
     "image": "/srv/ltsp/images/x86_64.img",
     "bytes": 1048576,
     "seconds": "1.5",
-    "note": "say \"hi\""
+    "note": "say \"hi\"",
+    "error": ""
   },
   "zram": [
     {"device": "/dev/zram2", "disksize": 67108864, "algorithm": "lzo-rle", "orig_data_size": 50331648, "compr_data_size": 12582912, "mem_used_total": 13631488, "mem_limit": 0, "mem_used_max": 14680064, "same_pages": 256, "huge_pages": 12, "ratio": 4.00, "swap": true, "priority": 100},

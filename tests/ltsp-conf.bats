@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The shipped ltsp.conf sections (conf/ltsp.conf, examples/ltsp.conf in
+# the package) under LTSP's own code: its ini2sh turns each section into
+# a shell function, a second [clients] replaces the first, and LTSP runs
+# PRE_INITRD_BOTTOM_* under run-or-die. The sections must never clobber
+# the admin's [clients], and the hook line must be harmless once the
+# package is gone. Also the package's warning on removal.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+CONF=$TOP/conf/ltsp.conf
+LTSP_CONFIG=/usr/share/ltsp/common/ltsp/55-config.sh
+HOOK_PATH=/etc/ltsp/ramboot/ltsp-hook.sh
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	# busybox sh as one program, for `run`
+	if command -v busybox >/dev/null; then
+		printf '#!/bin/sh\nexec busybox sh "$@"\n' >"$T/bbsh"
+		chmod +x "$T/bbsh"
+	fi
+}
+
+need_busybox() {
+	command -v busybox >/dev/null || skip "no busybox (busybox-static)"
+}
+
+need_ltsp() {
+	[ -r "$LTSP_CONFIG" ] || skip "no $LTSP_CONFIG (the ltsp package; tests/deps.sh installs it)"
+	need_busybox
+}
+
+# The shipped hook line's value, with the hook's path replaced by $1.
+hook_line() {
+	sed -n 's/^PRE_INITRD_BOTTOM_RAMBOOT="\(.*\)"$/\1/p' "$CONF" |
+		sed "s|$HOOK_PATH|$1|g"
+}
+
+# Run the value $2 of PRE_INITRD_BOTTOM_RAMBOOT as LTSP does, under set -e
+# and run-or-die, in shell $1; then print "alive".
+run_hook_line() {
+	{
+		echo 'set -e'
+		echo 're() { "$@" || { echo "LTSP boot error!"; exit 1; }; }'
+		printf "PRE_INITRD_BOTTOM_RAMBOOT='%s'\n" "$2"
+		echo 're eval "$PRE_INITRD_BOTTOM_RAMBOOT"'
+		echo 'echo alive'
+	} >"$T/ltsp.sh"
+	run "$1" "$T/ltsp.sh"
+}
+
+# LTSP's ini2sh over file $1, then the sections LTSP evaluates on a client
+# (or, with $2=server, on the server), then print the variables named $3...
+ltsp_eval() {
+	local file=$1 side=$2 v
+	shift 2
+	{
+		echo 're() { "$@" || { echo "LTSP boot error!"; exit 1; }; }'
+		echo 'die() { echo "die: $*"; exit 1; }'
+		echo ". $LTSP_CONFIG"
+		echo "eval \"\$(ini2sh '$file')\" || die ini2sh"
+		if [ "$side" = server ]; then
+			echo 're section_call unnamed common server'
+		else
+			echo 're section_call unnamed clients common'
+		fi
+		for v in "$@"; do
+			echo "echo \"$v=\${$v-<unset>}\""
+		done
+	} >"$T/eval.sh"
+	run "$T/bbsh" "$T/eval.sh"
+}
+
+@test "ltsp.conf: the hook line returns 0 in LTSP's shell when the hook is gone (busybox sh, dash)" {
+	need_busybox
+	line=$(hook_line "$T/gone/ltsp-hook.sh")
+	[ -n "$line" ]
+	run_hook_line "$T/bbsh" "$line"
+	assert_success
+	assert_output alive
+	run_hook_line dash "$line"
+	assert_success
+	assert_output alive
+}
+
+@test "ltsp.conf: the old unguarded form is what ends the shell (the case the guard is for)" {
+	run_hook_line dash ". $T/gone/ltsp-hook.sh"
+	assert_failure
+	refute_output --partial alive
+}
+
+@test "ltsp.conf: the hook line sources the hook when it is there" {
+	mkdir -p "$T/here"
+	echo 'echo sourced; hook_var=1' >"$T/here/ltsp-hook.sh"
+	line=$(hook_line "$T/here/ltsp-hook.sh")
+	run_hook_line dash "$line; echo hook_var=\$hook_var"
+	assert_success
+	assert_line sourced
+	assert_line hook_var=1
+	assert_line alive
+}
+
+@test "ltsp.conf: the example holds no [clients], [server], [common] or MAC section of its own" {
+	run grep -Ein '^[[:space:]]*\[(clients|server|common)\]' "$CONF"
+	assert_failure
+	run grep -En '^[[:space:]]*\[[0-9a-fA-F]{2}:' "$CONF"
+	assert_failure
+}
+
+@test "ltsp.conf: appended to a populated ltsp.conf (LTSP's ini2sh), the admin's [clients] keys survive" {
+	need_ltsp
+	{
+		echo '[server]'
+		echo 'NAT=1'
+		echo
+		echo '[clients]'
+		echo 'HOSTNAME=pc%{IP_ADDRESS##*.}'
+		echo 'LOCAL_SWAP=1'
+		echo 'INCLUDE=ramboot'
+		echo
+		cat "$CONF"
+	} >"$T/ltsp.conf"
+	ltsp_eval "$T/ltsp.conf" client HOSTNAME LOCAL_SWAP PRE_INITRD_BOTTOM_RAMBOOT ADD_IMAGE_EXCLUDES
+	assert_success
+	assert_line 'HOSTNAME=pc%{IP_ADDRESS##*.}'
+	assert_line LOCAL_SWAP=1
+	assert_line "PRE_INITRD_BOTTOM_RAMBOOT=[ ! -r $HOOK_PATH ] || . $HOOK_PATH"
+	# the server's section is not a client's
+	assert_line 'ADD_IMAGE_EXCLUDES=<unset>'
+
+	ltsp_eval "$T/ltsp.conf" server NAT PRE_INITRD_BOTTOM_RAMBOOT
+	assert_success
+	assert_line NAT=1
+	assert_line 'PRE_INITRD_BOTTOM_RAMBOOT=<unset>'
+}
+
+@test "ltsp.conf: appended without an INCLUDE, it changes nothing" {
+	need_ltsp
+	{
+		echo '[clients]'
+		echo 'LOCAL_SWAP=1'
+		echo
+		cat "$CONF"
+	} >"$T/ltsp.conf"
+	ltsp_eval "$T/ltsp.conf" client LOCAL_SWAP PRE_INITRD_BOTTOM_RAMBOOT
+	assert_success
+	assert_line LOCAL_SWAP=1
+	assert_line 'PRE_INITRD_BOTTOM_RAMBOOT=<unset>'
+}
+
+@test "ltsp.conf: INCLUDE=ramboot_server in [server] keeps /etc/ramboot keys out of the image" {
+	need_ltsp
+	{
+		echo '[server]'
+		echo 'INCLUDE=ramboot_server'
+		echo
+		cat "$CONF"
+	} >"$T/ltsp.conf"
+	ltsp_eval "$T/ltsp.conf" server ADD_IMAGE_EXCLUDES
+	assert_success
+	assert_line 'ADD_IMAGE_EXCLUDES=etc/ramboot/*.key'
+	# LTSP's own list already has root/* and srv/*, where keys are suggested
+	grep -qx 'root/\*' /usr/share/ltsp/server/image/image.excludes
+	grep -qx 'srv/\*' /usr/share/ltsp/server/image/image.excludes
+}
+
+@test "package: removal warns while ltsp.conf sources the hook unguarded, notes a guarded line, is silent otherwise" {
+	mkdir -p "$T/etc/ltsp/ramboot"
+	: >"$T/etc/ltsp/ramboot/ramboot"
+	echo 'PRE_INITRD_BOTTOM_RAMBOOT=". /etc/ltsp/ramboot/ltsp-hook.sh"' >"$T/etc/ltsp/ltsp.conf"
+	DPKG_ROOT=$T run --separate-stderr sh "$TOP/debian/ramboot.postrm" remove
+	assert_success
+	[[ $stderr == *"WARNING: /etc/ltsp/ltsp.conf sources /etc/ltsp/ramboot/ltsp-hook.sh unguarded"* ]]
+	[ ! -e "$T/etc/ltsp/ramboot/ramboot" ]
+
+	grep '^PRE_INITRD_BOTTOM_RAMBOOT=' "$CONF" >"$T/etc/ltsp/ltsp.conf"
+	DPKG_ROOT=$T run --separate-stderr sh "$TOP/debian/ramboot.postrm" purge
+	assert_success
+	[[ $stderr == *"still names /etc/ltsp/ramboot/ltsp-hook.sh (harmless without it)"* ]]
+	[[ $stderr != *WARNING* ]]
+
+	echo 'LOCAL_SWAP=1' >"$T/etc/ltsp/ltsp.conf"
+	DPKG_ROOT=$T run --separate-stderr sh "$TOP/debian/ramboot.postrm" remove
+	assert_success
+	[ -z "$stderr" ]
+}
