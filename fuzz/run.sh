@@ -41,7 +41,7 @@ srcs() {
 libs() {
 	case $1 in
 	lzop) echo "-lz" ;;
-	profile | sign) echo "-lcrypto" ;;
+	sign) echo "-lsodium" ;;
 	esac
 }
 
