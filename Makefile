@@ -38,10 +38,13 @@ CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 \
             -DRAMBOOT_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -pthread
 DEPFLAGS = -MMD -MP
-LIBS     := -lzstd -llzma -llzo2 -lz -lblkid -lcrypto -lpthread
+LIBS     := -lzstd -llzma -llzo2 -lz -lblkid -lsodium -lpthread
 # libarchive (initrd writing/listing) is a server-side feature: the host
 # build has it, the static initramfs build leaves it out.
 HOST_LIBS := $(LIBS) -larchive
+# The unit tests check SHA-256 and Ed25519 against OpenSSL's libcrypto,
+# an implementation independent of ours; ramboot itself does not use it.
+UNIT_LIBS := $(HOST_LIBS) -lcrypto
 
 SRC      := $(sort $(wildcard src/*.c))
 OBJ      := $(SRC:src/%.c=build/host/%.o)
@@ -98,7 +101,7 @@ build/asan/%.o: src/%.c VERSION | build/asan
 
 build/unit/%: tests/unit/%.c $(LIBOBJ) | build/unit
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(HOST_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(UNIT_LIBS)
 
 unit: $(UNIT_BIN)
 # The sanitizer objects are only prerequisites of the tests: kept, not

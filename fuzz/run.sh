@@ -34,14 +34,14 @@ srcs() {
 	lzop) echo "src/lzop.c src/util.c" ;;
 	sizeexpr) echo "src/sizeexpr.c src/util.c" ;;
 	cmdline) echo "src/cmdline.c src/codec_names.c src/manifest.c src/udpcast.c src/util.c" ;;
-	profile) echo "src/profile.c src/manifest.c src/outfile.c src/util.c" ;;
-	sign) echo "src/sign.c src/manifest.c src/outfile.c src/util.c" ;;
+	profile) echo "src/profile.c src/manifest.c src/outfile.c src/sha256.c src/util.c" ;;
+	sign) echo "src/sign.c src/manifest.c src/outfile.c src/sha256.c src/util.c" ;;
 	esac
 }
 libs() {
 	case $1 in
 	lzop) echo "-lz" ;;
-	profile | sign) echo "-lcrypto" ;;
+	sign) echo "-lsodium" ;;
 	esac
 }
 

@@ -41,10 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* SHA256_* are deprecated in OpenSSL 3 for the EVP interface, which
- * allocates; these are still there and enough (as in pipe.h). */
-#define OPENSSL_SUPPRESS_DEPRECATED 1
-#include <openssl/sha.h>
+#include "sha256.h"
 
 #include "ramboot.h"
 #include "codec.h"

@@ -21,8 +21,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#define OPENSSL_SUPPRESS_DEPRECATED 1
-#include <openssl/sha.h>
+#include "sha256.h"
 
 #define PIPE_BUF_SIZE  (2u * 1024 * 1024)
 #define PIPE_NBUF_IN   8

@@ -19,8 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OPENSSL_SUPPRESS_DEPRECATED 1
-#include <openssl/sha.h>
+#include "sha256.h"
 
 #include "ramboot.h"
 #include "manifest.h"

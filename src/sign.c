@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/sha.h>
+#include <sodium.h>
+
+#include "sha256.h"
 
 #include "ramboot.h"
 #include "manifest.h"
@@ -29,6 +29,115 @@
 #define SIGN_B64_LEN 88             /* base64 of 64 bytes, "==" included */
 #define KEYFILE_MAX (16 * 1024)     /* a PEM key is a few hundred bytes */
 #define SIGN_TEXT_MAX (16 * 1024 * 1024)
+
+/*
+ * The DER of an Ed25519 key (RFC 8410) is fixed but for its 32 key bytes:
+ * SubjectPublicKeyInfo is SEQUENCE { SEQUENCE { OID 1.3.101.112 }
+ * BIT STRING (the key) }, a PKCS#8 PrivateKeyInfo (version 0, as OpenSSL
+ * writes it) is SEQUENCE { INTEGER 0, SEQUENCE { OID }, OCTET STRING {
+ * OCTET STRING (the seed) } }. Version 1 (RFC 5958) adds the public key.
+ */
+static const unsigned char der_pub[12] = {
+	0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+};
+static const unsigned char der_priv[16] = {
+	0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70,
+	0x04, 0x22, 0x04, 0x20,
+};
+static const unsigned char der_priv_v1[16] = {
+	0x30, 0x51, 0x02, 0x01, 0x01, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70,
+	0x04, 0x22, 0x04, 0x20,
+};
+static const unsigned char der_priv_v1_pub[3] = { 0x81, 0x21, 0x00 };
+
+#define PEM_PUB  "PUBLIC KEY"
+#define PEM_PRIV "PRIVATE KEY"
+
+/* An Ed25519 key: the public half always, the secret (seed and public
+ * key, as libsodium keeps it) when the file was a private key. */
+struct edkey {
+	unsigned char pub[crypto_sign_PUBLICKEYBYTES];
+	unsigned char sk[crypto_sign_SECRETKEYBYTES];
+	bool priv;
+};
+
+static void edkey_wipe(struct edkey *k)
+{
+	sodium_memzero(k, sizeof(*k));
+}
+
+/* ---- base64 (RFC 4648, with padding) ---- */
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static size_t b64_encode(char *out, const unsigned char *in, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+
+		out[o++] = b64chars[v >> 18];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = b64chars[(v >> 6) & 63];
+		out[o++] = b64chars[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
+
+		out[o++] = b64chars[v >> 18];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static int b64_value(char c)
+{
+	const char *p = c ? strchr(b64chars, c) : NULL;
+
+	return p ? (int)(p - b64chars) : -1;
+}
+
+/* Decode in[0..n) (blanks and newlines skipped, "=" only at the end):
+ * the byte count, or -EINVAL. */
+static long b64_decode(unsigned char *out, size_t cap, const char *in, size_t n)
+{
+	uint32_t v = 0;
+	size_t o = 0, i;
+	int bits = 0, pad = 0;
+
+	for (i = 0; i < n; i++) {
+		char c = in[i];
+		int d;
+
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		if (c == '=') {
+			pad++;
+			continue;
+		}
+		d = b64_value(c);
+		if (d < 0 || pad)
+			return -EINVAL;
+		v = v << 6 | (uint32_t)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == cap)
+				return -EINVAL;
+			out[o++] = (unsigned char)(v >> bits);
+		}
+	}
+	/* Leftover bits must be the padding's zeros, and the padding exact. */
+	if (pad > 2 || (v & ((1u << bits) - 1)) || (bits == 4 && pad != 2) ||
+	    (bits == 2 && pad != 1) || (bits == 0 && pad))
+		return -EINVAL;
+	return (long)o;
+}
 
 /* ---- the signature line ---- */
 
@@ -58,7 +167,7 @@ static int parse_line(const char *p, size_t n, struct sign_line *line, char *err
 	const size_t pl = sizeof(SIGN_PREFIX) - 1;
 	unsigned char raw[SIGN_B64_LEN];
 	const char *id, *b64;
-	int got;
+	long got;
 
 	if (n != pl + SIGN_KEYID_LEN + 1 + SIGN_B64_LEN || memcmp(p, SIGN_PREFIX, pl))
 		return rb_errfmt(err, errlen, -EINVAL, "malformed signature line "
@@ -69,8 +178,8 @@ static int parse_line(const char *p, size_t n, struct sign_line *line, char *err
 		return rb_errfmt(err, errlen, -EINVAL, "signature line: bad key id");
 	if (b64[SIGN_B64_LEN - 2] != '=' || b64[SIGN_B64_LEN - 1] != '=')
 		return rb_errfmt(err, errlen, -EINVAL, "signature line: bad signature");
-	got = EVP_DecodeBlock(raw, (const unsigned char *)b64, SIGN_B64_LEN);
-	if (got != 66)
+	got = b64_decode(raw, sizeof(raw), b64, SIGN_B64_LEN);
+	if (got != SIGN_LEN)
 		return rb_errfmt(err, errlen, -EINVAL, "signature line: bad signature");
 	memcpy(line->keyid, id, SIGN_KEYID_LEN);
 	line->keyid[SIGN_KEYID_LEN] = '\0';
@@ -135,47 +244,97 @@ static int read_small(int dirfd, const char *path, char *buf, size_t cap, size_t
 	return rc;
 }
 
-/* An Ed25519 key from PEM text: public (want_private false) or private. */
-static EVP_PKEY *key_from_pem(const char *pem, size_t len, bool want_private)
+/* The base64 between "-----BEGIN label-----" and its END line, decoded. */
+static long pem_body(const char *pem, size_t len, const char *label, unsigned char *der,
+		     size_t cap)
 {
-	BIO *b = BIO_new_mem_buf(pem, (int)len);
-	EVP_PKEY *k = NULL;
+	char begin[64], endl[64];
+	const char *b, *e;
+	size_t bl, el;
 
-	if (!b)
-		return NULL;
-	k = want_private ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) :
-			   PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
-	if (!k && !want_private) {
-		/* A private key file names its public key too. */
-		(void)BIO_reset(b);
-		k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
-	}
-	BIO_free(b);
-	if (k && EVP_PKEY_get_base_id(k) != EVP_PKEY_ED25519) {
-		EVP_PKEY_free(k);
-		k = NULL;
-	}
-	return k;
+	bl = (size_t)snprintf(begin, sizeof(begin), "-----BEGIN %s-----", label);
+	el = (size_t)snprintf(endl, sizeof(endl), "-----END %s-----", label);
+	b = memmem(pem, len, begin, bl);
+	if (!b || (b != pem && b[-1] != '\n'))
+		return -ENOENT;
+	b += bl;
+	e = memmem(b, len - (size_t)(b - pem), endl, el);
+	if (!e)
+		return -EINVAL;
+	return b64_decode(der, cap, b, (size_t)(e - b));
 }
 
-static int keyid_of(EVP_PKEY *k, char keyid[SIGN_KEYID_LEN + 1])
+/*
+ * An Ed25519 key from PEM text. 0 with *k; -EPERM when want_private is
+ * false and the text is a private key (a trusted key must be a public
+ * one: a private key where a public one belongs is on its way to every
+ * client); -EINVAL when it is no Ed25519 key of the kind wanted.
+ */
+static int key_from_pem(const char *pem, size_t len, bool want_private, struct edkey *k)
 {
-	unsigned char raw[32], md[SHA256_DIGEST_LENGTH];
-	size_t n = sizeof(raw);
+	unsigned char der[128], seed[32];
+	long n;
+	int rc = -EINVAL;
+
+	memset(k, 0, sizeof(*k));
+	if (memchr(pem, '\0', len))
+		return -EINVAL;
+	n = pem_body(pem, len, PEM_PRIV, der, sizeof(der));
+	if (n >= 0 || n == -EINVAL) {
+		if (!want_private)
+			return -EPERM;
+		if (n == sizeof(der_priv) + 32 && !memcmp(der, der_priv, sizeof(der_priv))) {
+			memcpy(seed, der + sizeof(der_priv), 32);
+			rc = 0;
+		} else if (n == sizeof(der_priv_v1) + 32 + 3 + 32 &&
+			   !memcmp(der, der_priv_v1, sizeof(der_priv_v1)) &&
+			   !memcmp(der + 48, der_priv_v1_pub, 3)) {
+			memcpy(seed, der + sizeof(der_priv_v1), 32);
+			rc = 0;
+		}
+		if (rc == 0 && (sodium_init() < 0 || crypto_sign_seed_keypair(k->pub, k->sk, seed)))
+			rc = -EINVAL;
+		/* Version 1 names its public key: it must be the seed's. */
+		if (rc == 0 && n == 83 && memcmp(der + 51, k->pub, 32))
+			rc = -EINVAL;
+		k->priv = rc == 0;
+		sodium_memzero(seed, sizeof(seed));
+		sodium_memzero(der, sizeof(der));
+		return rc;
+	}
+	if (want_private)
+		return -EINVAL;
+	n = pem_body(pem, len, PEM_PUB, der, sizeof(der));
+	if (n != sizeof(der_pub) + 32 || memcmp(der, der_pub, sizeof(der_pub)))
+		return -EINVAL;
+	memcpy(k->pub, der + sizeof(der_pub), 32);
+	return 0;
+}
+
+static void keyid_of(const struct edkey *k, char keyid[SIGN_KEYID_LEN + 1])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
 	int i;
 
-	if (EVP_PKEY_get_raw_public_key(k, raw, &n) != 1 || n != sizeof(raw))
-		return -EINVAL;
-	SHA256(raw, n, md);
+	SHA256(k->pub, sizeof(k->pub), md);
 	for (i = 0; i < SIGN_KEYID_LEN / 2; i++)
 		snprintf(keyid + 2 * i, 3, "%02x", md[i]);
-	return 0;
+}
+
+static size_t pem_write(char *buf, size_t cap, const char *label, const unsigned char *der,
+			size_t n)
+{
+	char b64[128];
+
+	b64_encode(b64, der, n);
+	return (size_t)snprintf(buf, cap, "-----BEGIN %s-----\n%s\n-----END %s-----\n", label,
+				b64, label);
 }
 
 int sign_keyid_file(const char *path, char keyid[SIGN_KEYID_LEN + 1], char *err, size_t errlen)
 {
 	char *pem = malloc(KEYFILE_MAX);
-	EVP_PKEY *k = NULL;
+	struct edkey k;
 	size_t len = 0;
 	int rc;
 
@@ -186,11 +345,17 @@ int sign_keyid_file(const char *path, char keyid[SIGN_KEYID_LEN + 1], char *err,
 		rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
 		goto out;
 	}
-	k = key_from_pem(pem, len, false);
-	if (!k || keyid_of(k, keyid) < 0)
+	/* A private key names its public key too. */
+	rc = key_from_pem(pem, len, false, &k);
+	if (rc == -EPERM)
+		rc = key_from_pem(pem, len, true, &k);
+	if (rc < 0)
 		rc = rb_errfmt(err, errlen, -EINVAL, "%s: not an Ed25519 key in PEM form", path);
+	else
+		keyid_of(&k, keyid);
+	edkey_wipe(&k);
 out:
-	EVP_PKEY_free(k);
+	sodium_memzero(pem, KEYFILE_MAX);
 	free(pem);
 	return rc;
 }
@@ -205,6 +370,7 @@ struct keyiter {
 	char name[64];
 	char keyid[SIGN_KEYID_LEN + 1];
 	char *pem;
+	struct edkey key;
 };
 
 static int keyiter_open(struct keyiter *it, const char *keydir)
@@ -236,13 +402,13 @@ static int keyiter_open(struct keyiter *it, const char *keydir)
 	return rc;
 }
 
-static EVP_PKEY *keyiter_next(struct keyiter *it)
+static const struct edkey *keyiter_next(struct keyiter *it)
 {
 	struct dirent *e;
 
 	while (it->d) {
 		size_t n, len = 0;
-		EVP_PKEY *k;
+		int rc;
 
 		e = readdir(it->d);
 		if (!e) {
@@ -258,16 +424,21 @@ static EVP_PKEY *keyiter_next(struct keyiter *it)
 			continue;
 		if (read_small(dirfd(it->d), e->d_name, it->pem, KEYFILE_MAX, &len) < 0)
 			continue;
-		k = key_from_pem(it->pem, len, false);
-		if (!k || keyid_of(k, it->keyid) < 0) {
-			rb_warn("%s/%s: not an Ed25519 public key; ignored", it->dirs[it->di],
-				e->d_name);
-			EVP_PKEY_free(k);
+		rc = key_from_pem(it->pem, len, false, &it->key);
+		if (rc == -EPERM) {
+			rb_warn("%s/%s: a private key, not a public one; not trusted (it does "
+				"not belong here)", it->dirs[it->di], e->d_name);
 			continue;
 		}
+		if (rc < 0) {
+			rb_warn("%s/%s: not an Ed25519 public key; ignored", it->dirs[it->di],
+				e->d_name);
+			continue;
+		}
+		keyid_of(&it->key, it->keyid);
 		memcpy(it->name, e->d_name, n - 4);
 		it->name[n - 4] = '\0';
-		return k;
+		return &it->key;
 	}
 	return NULL;
 }
@@ -276,6 +447,8 @@ static void keyiter_close(struct keyiter *it)
 {
 	if (it->d)
 		closedir(it->d);
+	if (it->pem)
+		sodium_memzero(it->pem, KEYFILE_MAX);
 	free(it->pem);
 	it->d = NULL;
 	it->pem = NULL;
@@ -284,30 +457,21 @@ static void keyiter_close(struct keyiter *it)
 int sign_keys_count(const char *keydir)
 {
 	struct keyiter it;
-	EVP_PKEY *k;
 	int n = 0;
 
 	if (keyiter_open(&it, keydir) < 0)
 		return 0;
-	while ((k = keyiter_next(&it)) != NULL) {
-		EVP_PKEY_free(k);
+	while (keyiter_next(&it) != NULL)
 		n++;
-	}
 	keyiter_close(&it);
 	return n;
 }
 
-static bool verify_with(EVP_PKEY *k, const unsigned char *sig, const char *body, size_t len)
+static bool verify_with(const struct edkey *k, const unsigned char *sig, const char *body,
+			size_t len)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	bool ok;
-
-	if (!ctx)
-		return false;
-	ok = EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k) == 1 &&
-	     EVP_DigestVerify(ctx, sig, SIGN_LEN, (const unsigned char *)body, len) == 1;
-	EVP_MD_CTX_free(ctx);
-	return ok;
+	return sodium_init() >= 0 &&
+	       crypto_sign_verify_detached(sig, (const unsigned char *)body, len, k->pub) == 0;
 }
 
 int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who *who,
@@ -315,7 +479,7 @@ int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who 
 {
 	struct sign_line line;
 	struct keyiter it;
-	EVP_PKEY *k;
+	const struct edkey *k;
 	size_t body;
 	int rc, nkeys = 0;
 	bool known = false;
@@ -332,17 +496,14 @@ int sign_check(const char *buf, size_t len, const char *keydir, struct sign_who 
 	rc = -ENOKEY;
 	while ((k = keyiter_next(&it)) != NULL) {
 		nkeys++;
-		if (strcmp(it.keyid, line.keyid)) {
-			EVP_PKEY_free(k);
+		if (strcmp(it.keyid, line.keyid))
 			continue;
-		}
 		known = true;
 		if (verify_with(k, line.sig, buf, body)) {
 			snprintf(who->name, sizeof(who->name), "%s", it.name);
 			memcpy(who->keyid, it.keyid, sizeof(who->keyid));
 			rc = 0;
 		}
-		EVP_PKEY_free(k);
 		if (rc == 0)
 			break;
 	}
@@ -383,14 +544,14 @@ int sign_manifest_load(const char *path, const char *keydir, struct manifest *m,
 long sign_text(const char *buf, size_t len, const char *keyfile, char *out, size_t outlen,
 	       char *err, size_t errlen)
 {
-	unsigned char sig[SIGN_LEN], b64[SIGN_B64_LEN + 1];
-	char *pem = malloc(KEYFILE_MAX), keyid[SIGN_KEYID_LEN + 1];
+	unsigned char sig[SIGN_LEN];
+	char *pem = malloc(KEYFILE_MAX), keyid[SIGN_KEYID_LEN + 1], b64[SIGN_B64_LEN + 1];
 	struct sign_line line;
-	EVP_MD_CTX *ctx = NULL;
-	EVP_PKEY *k = NULL;
-	size_t body, siglen = sizeof(sig), plen = 0, n;
+	struct edkey k;
+	size_t body, plen = 0, n;
 	long rc;
 
+	memset(&k, 0, sizeof(k));
 	if (!pem)
 		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
 	rc = sign_split(buf, len, &body, &line, err, errlen);
@@ -405,12 +566,12 @@ long sign_text(const char *buf, size_t len, const char *keyfile, char *out, size
 		rb_errfmt(err, errlen, (int)rc, "%s: %s", keyfile, strerror((int)-rc));
 		goto out;
 	}
-	k = key_from_pem(pem, plen, true);
-	if (!k || keyid_of(k, keyid) < 0) {
+	if (key_from_pem(pem, plen, true, &k) < 0) {
 		rc = rb_errfmt(err, errlen, -EINVAL, "%s: not an Ed25519 private key in PEM form",
 			       keyfile);
 		goto out;
 	}
+	keyid_of(&k, keyid);
 	/* The text, ending in a newline, then the line. */
 	n = body + (body > 0 && buf[body - 1] != '\n');
 	if (n + SIGN_LINE_MAX > outlen) {
@@ -420,21 +581,19 @@ long sign_text(const char *buf, size_t len, const char *keyfile, char *out, size
 	memcpy(out, buf, body);
 	if (n > body)
 		out[body] = '\n';
-	ctx = EVP_MD_CTX_new();
-	if (!ctx || EVP_DigestSignInit(ctx, NULL, NULL, NULL, k) != 1 ||
-	    EVP_DigestSign(ctx, sig, &siglen, (const unsigned char *)out, n) != 1 ||
-	    siglen != SIGN_LEN) {
+	if (sodium_init() < 0 ||
+	    crypto_sign_detached(sig, NULL, (const unsigned char *)out, n, k.sk) != 0) {
 		rc = rb_errfmt(err, errlen, -EIO, "signing failed");
 		goto out;
 	}
-	if (EVP_EncodeBlock(b64, sig, SIGN_LEN) != SIGN_B64_LEN) {
+	if (b64_encode(b64, sig, SIGN_LEN) != SIGN_B64_LEN) {
 		rc = rb_errfmt(err, errlen, -EIO, "signing failed");
 		goto out;
 	}
-	rc = (long)n + snprintf(out + n, outlen - n, SIGN_PREFIX "%s %s\n", keyid, (char *)b64);
+	rc = (long)n + snprintf(out + n, outlen - n, SIGN_PREFIX "%s %s\n", keyid, b64);
 out:
-	EVP_MD_CTX_free(ctx);
-	EVP_PKEY_free(k);
+	edkey_wipe(&k);
+	sodium_memzero(pem, KEYFILE_MAX);
 	free(pem);
 	return rc;
 }
@@ -461,21 +620,21 @@ static int write_file(const char *path, const void *data, size_t len, mode_t mod
 	return 0;
 }
 
-static long pem_of(EVP_PKEY *k, bool priv, char *buf, size_t cap)
+/* getrandom(2) until len bytes: it may return fewer, or be interrupted. */
+static int getrandom_full(unsigned char *buf, size_t len)
 {
-	BIO *b = BIO_new(BIO_s_mem());
-	long n = -EIO;
+	size_t got = 0;
 
-	if (!b)
-		return -ENOMEM;
-	if (priv ? PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) == 1 :
-		   PEM_write_bio_PUBKEY(b, k) == 1) {
-		int got = BIO_read(b, buf, (int)cap);
+	while (got < len) {
+		ssize_t n = getrandom(buf + got, len - got, 0);
 
-		n = got > 0 && (size_t)got < cap ? got : -EIO;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
 	}
-	BIO_free(b);
-	return n;
+	return 0;
 }
 
 static void keygen_usage(FILE *out)
@@ -500,10 +659,11 @@ int cmd_keygen(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char priv[4096], pub[1024], pubpath[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[512];
+	char priv[256], pub[256], pubpath[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[512];
+	unsigned char der[sizeof(der_priv) + 32];
+	struct edkey k;
 	int flags = 0, c, rc;
-	long np, nu;
-	EVP_PKEY *k;
+	size_t np, nu;
 
 	rb_set_cmd("keygen");
 	optind = 1;
@@ -518,25 +678,34 @@ int cmd_keygen(int argc, char **argv)
 		return rb_usage("keygen", "expected one KEY file name");
 	if ((size_t)snprintf(pubpath, sizeof(pubpath), "%s.pub", argv[optind]) >= sizeof(pubpath))
 		return rb_usage("keygen", "KEY: name too long");
-	k = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
-	if (!k) {
-		rb_err("cannot make a key");
-		return RB_EXIT_FAIL;
-	}
-	np = pem_of(k, true, priv, sizeof(priv));
-	nu = pem_of(k, false, pub, sizeof(pub));
-	rc = np < 0 || nu < 0 || keyid_of(k, keyid) < 0 ? -EIO : 0;
-	EVP_PKEY_free(k);
+	/* The seed from the kernel's random pool, as PKCS#8 holds it. */
+	memcpy(der, der_priv, sizeof(der_priv));
+	rc = getrandom_full(der + sizeof(der_priv), 32);
+	if (rc == 0 && (sodium_init() < 0 ||
+			crypto_sign_seed_keypair(k.pub, k.sk, der + sizeof(der_priv)) != 0))
+		rc = -EIO;
 	if (rc < 0) {
-		rb_err("cannot write the key");
+		sodium_memzero(der, sizeof(der));
+		rb_err("cannot make a key: %s", strerror(-rc));
 		return RB_EXIT_FAIL;
 	}
+	np = pem_write(priv, sizeof(priv), PEM_PRIV, der, sizeof(der));
+	sodium_memzero(der, sizeof(der));
+	{
+		unsigned char dpub[sizeof(der_pub) + 32];
+
+		memcpy(dpub, der_pub, sizeof(der_pub));
+		memcpy(dpub + sizeof(der_pub), k.pub, 32);
+		nu = pem_write(pub, sizeof(pub), PEM_PUB, dpub, sizeof(dpub));
+	}
+	keyid_of(&k, keyid);
+	edkey_wipe(&k);
 	/* The public key first: a private key without it is no use, the
 	 * other way round is harmless. */
-	rc = write_file(pubpath, pub, (size_t)nu, 0644, flags, err, sizeof(err));
+	rc = write_file(pubpath, pub, nu, 0644, flags, err, sizeof(err));
 	if (rc == 0)
-		rc = write_file(argv[optind], priv, (size_t)np, 0600, flags, err, sizeof(err));
-	OPENSSL_cleanse(priv, sizeof(priv));
+		rc = write_file(argv[optind], priv, np, 0600, flags, err, sizeof(err));
+	sodium_memzero(priv, sizeof(priv));
 	if (rc < 0) {
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;

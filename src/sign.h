@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Signed manifests: Ed25519 (OpenSSL's libcrypto) over the manifest text.
+ * Signed manifests: Ed25519 (libsodium) over the manifest text.
  *
  * A signed manifest is a manifest whose last line is
  *
@@ -12,7 +12,8 @@
  * signed text. The parser (manifest.h) ignores the line as a key it does
  * not know, so a client without keys reads a signed manifest as before.
  *
- * Keys are PEM files, as `openssl genpkey -algorithm ed25519` writes
+ * Keys are PEM files (PKCS#8 and SubjectPublicKeyInfo, RFC 8410), as
+ * `openssl genpkey -algorithm ed25519` writes
  * them (or `ramboot keygen`); the client trusts the public keys
  * (NAME.pub) in SIGN_KEYDIR and SIGN_KEYDIR_LTSP.
  */

@@ -13,11 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* SHA256_* are deprecated in OpenSSL 3 for the EVP interface, which
- * allocates; these are still there and enough (as in pipe.h). A context
- * that has taken the salt is copied for every block. */
-#define OPENSSL_SUPPRESS_DEPRECATED 1
-#include <openssl/sha.h>
+/* A SHA-256 context that has taken the salt is copied for every block. */
+#include "sha256.h"
 
 #include "ramboot.h"
 #include "outfile.h"

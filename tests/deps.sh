@@ -2,7 +2,7 @@
 # tests/deps.sh check|install - the Debian packages ramboot builds and tests with.
 set -eu
 PKGS="gcc make libc6-dev libzstd-dev liblzma-dev liblzo2-dev zlib1g-dev libblkid-dev
-libssl-dev libarchive-dev bats bats-assert bats-support shellcheck squashfs-tools
+libssl-dev libsodium-dev libarchive-dev bats bats-assert bats-support shellcheck squashfs-tools
 zstd xz-utils lzop gzip pigz cpio busybox-static e2fsprogs util-linux kmod
 erofs-utils python3 file strace clang libclang-rt-14-dev qemu-system-x86 qemu-utils nbd-client linux-image-amd64 ltsp mmdebstrap
 debhelper lintian pandoc"
