@@ -1269,7 +1269,8 @@ static int cmd_record(int argc, char **argv)
 	struct outfile of, pf;
 	struct sigaction sa;
 	struct profile p;
-	struct stat st;
+	struct stat st, inputs[2];
+	size_t ninputs = 0;
 	uint64_t size = 0;
 	char state, *text = NULL;
 	size_t len;
@@ -1404,7 +1405,12 @@ static int cmd_record(int argc, char **argv)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 
-	rc = outfile_open(&of, out, 0644, OUTFILE_REPLACE, NULL, err, sizeof(err));
+	/* Never over what was read: the image, its manifest. */
+	inputs[ninputs++] = st;
+	if (manifest && stat(manifest, &inputs[ninputs]) == 0)
+		ninputs++;
+	rc = outfile_open_protect(&of, out, 0644, OUTFILE_REPLACE, inputs, ninputs, err,
+				  sizeof(err));
 	if (rc < 0) {
 		rb_err("%s", err);
 		goto fail_early;

@@ -80,3 +80,51 @@ need_shim() {
 	rb load "$FIX/empty.zst" "$OUT/img"
 	assert_loaded "$FIX/empty.raw" "$OUT/img"
 }
+
+# ---- no output over one of its own inputs ----------------------------------
+
+@test "manifest -o IMAGE IMAGE is refused, the image untouched" {
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	rb manifest -o "$OUT/x.img" "$OUT/x.img"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$FIX/sqfs.raw" "$OUT/x.img"
+	# through another name of the same file too
+	ln "$OUT/x.img" "$OUT/y.img"
+	rb manifest -o "$OUT/y.img" "$OUT/x.img"
+	expect_status 1
+	cmp "$FIX/sqfs.raw" "$OUT/x.img"
+}
+
+@test "manifest --sign=KEY -o KEY is refused, the key untouched" {
+	"$RAMBOOT_BIN" keygen "$OUT/k.key" >/dev/null 2>&1 || skip "keygen failed"
+	cp "$OUT/k.key" "$OUT/k.orig"
+	rb manifest --sign="$OUT/k.key" -o "$OUT/k.key" "$FIX/sqfs.raw"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$OUT/k.orig" "$OUT/k.key"
+}
+
+@test "profile record --out=IMAGE --image=IMAGE is refused, the image untouched" {
+	mkdir -p "$BATS_TEST_TMPDIR/root"
+	ln -s /proc "$BATS_TEST_TMPDIR/root/proc"
+	cp "$FIX/sqfs.raw" "$OUT/y.img"
+	RAMBOOT_ROOT=$BATS_TEST_TMPDIR/root rb profile record --image="$OUT/y.img" --until=0 \
+		--out="$OUT/y.img"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$FIX/sqfs.raw" "$OUT/y.img"
+}
+
+@test "profile record --out=MANIFEST --manifest=MANIFEST is refused, the manifest untouched" {
+	mkdir -p "$BATS_TEST_TMPDIR/root"
+	ln -s /proc "$BATS_TEST_TMPDIR/root/proc"
+	cp "$FIX/sqfs.raw" "$OUT/y.img"
+	"$RAMBOOT_BIN" manifest -o "$OUT/y.manifest" "$OUT/y.img"
+	cp "$OUT/y.manifest" "$OUT/m.orig"
+	RAMBOOT_ROOT=$BATS_TEST_TMPDIR/root rb profile record --image="$OUT/y.img" --until=0 \
+		--manifest="$OUT/y.manifest" --out="$OUT/y.manifest"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$OUT/m.orig" "$OUT/y.manifest"
+}
