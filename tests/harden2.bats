@@ -128,3 +128,33 @@ need_shim() {
 	[[ $stderr == *"is the source itself"* ]]
 	cmp "$OUT/m.orig" "$OUT/y.manifest"
 }
+
+# ---- a FIFO where a report is expected is never waited on -------------------
+
+# fifo_root: a fixture root whose /run/ramboot/report and lazy are FIFOs
+# that nothing writes (an open for reading would wait for ever).
+fifo_root() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/sys/block" "$R/dev" "$R/run/ramboot"
+	: >"$R/proc/swaps"
+	mkfifo "$R/run/ramboot/report" "$R/run/ramboot/lazy"
+}
+
+@test "status: a FIFO at /run/ramboot/report or lazy is refused, not waited on" {
+	fifo_root
+	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" status
+	[ "$status" -ne 124 ] || fail "ramboot status hung on a FIFO"
+	[[ $stderr == *"report: not a regular file"* ]]
+	[[ $stderr == *"lazy: not a regular file"* ]]
+	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" status --json
+	[ "$status" -ne 124 ] || fail "ramboot status --json hung on a FIFO"
+}
+
+@test "boot --drop: a FIFO at /run/ramboot/report is not waited on" {
+	fifo_root
+	echo data >"$BATS_TEST_TMPDIR/other"
+	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" boot \
+		--drop="$BATS_TEST_TMPDIR/other" --reason=x
+	[ "$status" -ne 124 ] || fail "ramboot boot --drop hung on a FIFO"
+	[ -e "$BATS_TEST_TMPDIR/other" ]
+}
