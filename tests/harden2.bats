@@ -158,3 +158,23 @@ fifo_root() {
 	[ "$status" -ne 124 ] || fail "ramboot boot --drop hung on a FIFO"
 	[ -e "$BATS_TEST_TMPDIR/other" ]
 }
+
+# ---- exit codes once the work is done ----------------------------------------
+
+@test "publish: stdout to /dev/full after the manifest is named is exit 0 and a warning" {
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	run --separate-stderr bash -c '"$RAMBOOT_BIN" publish "$1" >/dev/full' _ "$OUT/x.img"
+	expect_status 0
+	[[ $stderr == *"warning: stdout: write error"* ]]
+	grep -q '^ramboot-manifest ' "$OUT/x.img.manifest"
+	rb manifest "$OUT/x.img"
+	assert_equal "$(cat "$OUT/x.img.manifest")" "$output"
+}
+
+@test "publish: a failure before the manifest is named is still exit 1 with /dev/full" {
+	ln -s /nowhere "$OUT/x.img.manifest"
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	run --separate-stderr bash -c '"$RAMBOOT_BIN" publish "$1" >/dev/full' _ "$OUT/x.img"
+	expect_status 1
+	[ -L "$OUT/x.img.manifest" ]
+}
