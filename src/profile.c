@@ -1494,11 +1494,14 @@ static int cmd_record(int argc, char **argv)
 	return close_checked(fd) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 
 fail:
+	/* The pid file stays: --stop, which waits for it to go, then finds
+	 * a recorder that ended without removing it, and reports that no
+	 * profile was written. The next recorder replaces it (its process
+	 * has ended). */
 	free(text);
 	profile_sampler_free(&s);
 	profile_free(&p);
 	outfile_abort(&of);
-	pidfile_remove(dirfd, mystart);
 fail_early:
 	(void)close(dirfd);
 	(void)close(fd);
@@ -1535,7 +1538,7 @@ static int cmd_stop(void)
 		return RB_EXIT_FAIL;
 	}
 	/* Done when the recorder has removed its pid file, which it does
-	 * once the profile is written. */
+	 * only once the profile is written: one that fails leaves it. */
 	deadline = now_sec() + STOP_WAIT_S;
 	for (;;) {
 		rc = pidfile_read(AT_FDCWD, path, &p2, &s2);

@@ -178,3 +178,31 @@ fifo_root() {
 	expect_status 1
 	[ -L "$OUT/x.img.manifest" ]
 }
+
+@test "profile --stop: exit 1 when the recorder could not write its profile (ENOSPC)" {
+	need_shim
+	local root=$BATS_TEST_TMPDIR/root rec _
+	mkdir -p "$root" "$OUT/pdir"
+	ln -s /proc "$root/proc"
+	head -c 65536 /dev/urandom >"$OUT/p.img"
+	RAMBOOT_ROOT=$root faultinj_run "write:path=*/pdir:errno=ENOSPC" \
+		"$RAMBOOT_BIN" profile record --interval=0.05 --image="$OUT/p.img" \
+		--out="$OUT/pdir/p" 2>"$BATS_TEST_TMPDIR/rec.err" &
+	rec=$!
+	PIDS+=("$rec")
+	for _ in $(seq 200); do
+		[ -s "$root/run/ramboot/profile.pid" ] && break
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -s "$root/run/ramboot/profile.pid" ] || { cat "$BATS_TEST_TMPDIR/rec.err"; fail "no pid file"; }
+	RAMBOOT_ROOT=$root run --separate-stderr timeout 60 "$RAMBOOT_BIN" profile --stop
+	expect_status 1
+	[[ $stderr == *"ended without writing its profile"* ]]
+	status=0
+	wait "$rec" || status=$?
+	[ "$status" -eq 1 ]
+	grep -q "write error" "$BATS_TEST_TMPDIR/rec.err"
+	[ ! -e "$OUT/pdir/p" ]
+	assert_fault_fired 'errno:ENOSPC'
+}
