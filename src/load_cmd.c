@@ -397,6 +397,8 @@ int cmd_manifest(int argc, char **argv)
 	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
 	struct publish_made mk;
 	struct outfile of;
+	struct stat inputs[2];
+	size_t ninputs = 0;
 	const char *outpath = NULL, *hasharg = NULL;
 	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
 	int c, rc;
@@ -469,8 +471,12 @@ int cmd_manifest(int argc, char **argv)
 	/* The old manifest stays until the new one is complete and on disk:
 	 * a failed write never leaves clients without one. Its new file is
 	 * made first: a link at OUT is refused before the tree is written. */
-	if (outpath && outfile_open(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL,
-				    err, sizeof(err)) < 0) {
+	/* Never over what was read: the image, the signing key. */
+	inputs[ninputs++] = mk.st;
+	if (req.key && stat(req.key, &inputs[ninputs]) == 0)
+		ninputs++;
+	if (outpath && outfile_open_protect(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC,
+					    inputs, ninputs, err, sizeof(err)) < 0) {
 		publish_made_free(&mk);
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;

@@ -48,11 +48,12 @@ static int temp_name(struct outfile *of, char *out, size_t len)
 
 /* The common part: of->dirfd is open, of->name set. path is for messages. */
 static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
-		       const struct stat *protect, char *err, size_t errlen)
+		       const struct stat *protect, size_t nprotect, char *err, size_t errlen)
 {
 	const char *name = of->name;
 	struct stat st;
 	int rc, tries, flags = of->flags;
+	size_t i;
 
 	if (fstatat(of->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode))
@@ -61,13 +62,15 @@ static int open_in_dir(struct outfile *of, const char *path, mode_t mode,
 		else if (!S_ISREG(st.st_mode))
 			rc = rb_errfmt(err, errlen, -EEXIST, "%s: exists and is not a regular file; "
 				  "not replaced", path);
-		else if (protect && st.st_dev == protect->st_dev && st.st_ino == protect->st_ino)
-			rc = rb_errfmt(err, errlen, -EINVAL, "%s: is the source itself", path);
-		else if (!(flags & OUTFILE_REPLACE))
-			rc = rb_errfmt(err, errlen, -EEXIST, "%s: exists already (use --force to "
-				  "overwrite)", path);
 		else
 			rc = 0;
+		for (i = 0; rc == 0 && i < nprotect; i++)
+			if (st.st_dev == protect[i].st_dev && st.st_ino == protect[i].st_ino)
+				rc = rb_errfmt(err, errlen, -EINVAL, "%s: is the source itself",
+					       path);
+		if (rc == 0 && !(flags & OUTFILE_REPLACE))
+			rc = rb_errfmt(err, errlen, -EEXIST, "%s: exists already (use --force to "
+				  "overwrite)", path);
 		if (rc < 0) {
 			outfile_abort(of);
 			return rc;
@@ -124,6 +127,12 @@ static int check_name(struct outfile *of, const char *name, int flags, const cha
 int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 		 const struct stat *protect, char *err, size_t errlen)
 {
+	return outfile_open_protect(of, path, mode, flags, protect, protect ? 1 : 0, err, errlen);
+}
+
+int outfile_open_protect(struct outfile *of, const char *path, mode_t mode, int flags,
+			 const struct stat *protect, size_t nprotect, char *err, size_t errlen)
+{
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	int rc;
@@ -144,7 +153,7 @@ int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 		rc = -errno;
 		return rb_errfmt(err, errlen, rc, "%s: cannot open its directory", path);
 	}
-	return open_in_dir(of, path, mode, protect, err, errlen);
+	return open_in_dir(of, path, mode, protect, nprotect, err, errlen);
 }
 
 int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode, int flags,
@@ -159,7 +168,7 @@ int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode,
 		rc = -errno;
 		return rb_errfmt(err, errlen, rc, "%s: cannot use its directory", name);
 	}
-	return open_in_dir(of, name, mode, protect, err, errlen);
+	return open_in_dir(of, name, mode, protect, protect ? 1 : 0, err, errlen);
 }
 
 int outfile_dir_stat(const struct outfile *of, struct stat *st)

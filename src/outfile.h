@@ -42,6 +42,12 @@ struct outfile {
 int outfile_open(struct outfile *of, const char *path, mode_t mode, int flags,
 		 const struct stat *protect, char *err, size_t errlen);
 
+/* The same, protecting each of the nprotect files in the array protect:
+ * a command that read several inputs (an image, a manifest, a key)
+ * replaces none of them. */
+int outfile_open_protect(struct outfile *of, const char *path, mode_t mode, int flags,
+			 const struct stat *protect, size_t nprotect, char *err, size_t errlen);
+
 /* The same for NAME (one path component) in the directory dirfd, which
  * stays the caller's: for a process that must not look up paths any
  * more (a copier that outlives the initramfs). */

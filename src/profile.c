@@ -1268,7 +1268,8 @@ static int cmd_record(int argc, char **argv)
 	struct outfile of, pf;
 	struct sigaction sa;
 	struct profile p;
-	struct stat st;
+	struct stat st, inputs[2];
+	size_t ninputs = 0;
 	uint64_t size = 0;
 	char state, *text = NULL;
 	size_t len;
@@ -1403,7 +1404,12 @@ static int cmd_record(int argc, char **argv)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 
-	rc = outfile_open(&of, out, 0644, OUTFILE_REPLACE, NULL, err, sizeof(err));
+	/* Never over what was read: the image, its manifest. */
+	inputs[ninputs++] = st;
+	if (manifest && stat(manifest, &inputs[ninputs]) == 0)
+		ninputs++;
+	rc = outfile_open_protect(&of, out, 0644, OUTFILE_REPLACE, inputs, ninputs, err,
+				  sizeof(err));
 	if (rc < 0) {
 		rb_err("%s", err);
 		goto fail_early;
@@ -1487,11 +1493,14 @@ static int cmd_record(int argc, char **argv)
 	return close_checked(fd) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 
 fail:
+	/* The pid file stays: --stop, which waits for it to go, then finds
+	 * a recorder that ended without removing it, and reports that no
+	 * profile was written. The next recorder replaces it (its process
+	 * has ended). */
 	free(text);
 	profile_sampler_free(&s);
 	profile_free(&p);
 	outfile_abort(&of);
-	pidfile_remove(dirfd, mystart);
 fail_early:
 	(void)close(dirfd);
 	(void)close(fd);
@@ -1528,7 +1537,7 @@ static int cmd_stop(void)
 		return RB_EXIT_FAIL;
 	}
 	/* Done when the recorder has removed its pid file, which it does
-	 * once the profile is written. */
+	 * only once the profile is written: one that fails leaves it. */
 	deadline = now_sec() + STOP_WAIT_S;
 	for (;;) {
 		rc = pidfile_read(AT_FDCWD, path, &p2, &s2);

@@ -54,7 +54,9 @@ int rb_path(char *buf, size_t len, const char *fmt, ...)
 ssize_t rb_read_str(const char *path, char *buf, size_t len);
 /* Write a string to a file below the root prefix (sysfs attribute). */
 int rb_write_str(const char *path, const char *val);
-/* Same, taking a path that is already resolved (no prefix added). */
+/* Same, taking a path that is already resolved (no prefix added). Only a
+ * regular file is read (-EISDIR for a directory, -EINVAL for anything
+ * else, a FIFO included). */
 ssize_t read_str_abs(const char *path, char *buf, size_t len);
 int write_str_abs(const char *path, const char *val);
 

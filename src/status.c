@@ -515,11 +515,13 @@ int cmd_status(int argc, char **argv)
 	n = rb_read_str(REPORT, report, sizeof(report));
 	have_report = n >= 0;
 	if (n < 0 && n != -ENOENT)
-		rb_warn("%s: %s", REPORT, strerror((int)-n));
+		rb_warn("%s: %s", REPORT, n == -EINVAL ? "not a regular file; ignored" :
+			strerror((int)-n));
 	n = rb_read_str(LAZY, lazy, sizeof(lazy));
 	have_lazy = n >= 0;
 	if (n < 0 && n != -ENOENT)
-		rb_warn("%s: %s", LAZY, strerror((int)-n));
+		rb_warn("%s: %s", LAZY, n == -EINVAL ? "not a regular file; ignored" :
+			strerror((int)-n));
 	if (json && check) {
 		rb_err("--json and --check exclude each other");
 		return RB_EXIT_USAGE;

@@ -13,6 +13,7 @@
 #include <linux/ioprio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -152,14 +153,24 @@ int rb_path(char *buf, size_t len, const char *fmt, ...)
 
 ssize_t read_str_abs(const char *path, char *buf, size_t len)
 {
+	struct stat st;
 	ssize_t n;
 	int fd, rc;
 
 	if (len == 0)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted at the name is not waited on (and
+	 * then refused: only regular files are read, as sysfs and procfs
+	 * attributes are). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	rc = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 :
+	     S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (rc < 0) {
+		(void)close(fd);
+		return rc;
+	}
 	n = read_full(fd, buf, len - 1);
 	rc = close_checked(fd);
 	if (n < 0)

@@ -124,7 +124,10 @@ setup() {
 
 # ---- round trips: codec x image x source kind -----------------------------
 
-@test "round trip: none, empty image, file"    { roundtrip empty none file; }
+@test "none, empty image, file: an empty source is refused (exit 1)" {
+	rb load "$FIX/empty.raw" "$OUT/empty.img"
+	assert_load_fail 1 "$OUT/empty.img"
+}
 @test "round trip: none, 1-byte image, file"   { roundtrip one none file; }
 @test "round trip: none, squashfs, file"       { roundtrip sqfs none file; }
 @test "round trip: zstd, empty image, file"    { roundtrip empty zstd file; }
@@ -140,7 +143,10 @@ setup() {
 @test "round trip: gzip, 1-byte image, file"   { roundtrip one gzip file; }
 @test "round trip: gzip, squashfs, file"       { roundtrip sqfs gzip file; }
 
-@test "round trip: none, empty image, stdin pipe"    { roundtrip empty none pipe; }
+@test "none, empty image, stdin pipe: an empty source is refused (exit 1)" {
+	rb_pipe "$FIX/empty.raw" load - "$OUT/empty.img"
+	assert_load_fail 1 "$OUT/empty.img"
+}
 @test "round trip: none, 1-byte image, stdin pipe"   { roundtrip one none pipe; }
 @test "round trip: none, squashfs, stdin pipe"       { roundtrip sqfs none pipe; }
 @test "round trip: zstd, empty image, stdin pipe"    { roundtrip empty zstd pipe; }

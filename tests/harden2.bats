@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Hardening, second round: empty sources, outputs over their own inputs,
+# FIFOs where a report is expected, exit codes after a command has done
+# its work, forged status lines, and boot reads that must stay bounded.
+#
+# Faults come from tests/fault/faultinj.c (LD_PRELOAD into the host
+# build). Every background process and mount a test makes is removed in
+# teardown, also when the test fails.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+
+load helpers/common
+load helpers/fault
+
+setup_file() {
+	fixtures_init
+	faultinj_build
+}
+
+setup() {
+	require_loader
+	setup_out
+	PIDS=()
+	CLEAN=$BATS_TEST_TMPDIR/cleanup
+	: >"$CLEAN"
+}
+
+teardown() {
+	local p kind arg
+	for p in "${PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	[ -f "${CLEAN:-}" ] || return 0
+	tac "$CLEAN" | while read -r kind arg; do
+		case $kind in
+		mount)
+			if mountpoint -q "$arg" 2>/dev/null; then
+				umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null
+			fi ;;
+		esac
+	done
+	return 0
+}
+
+# track KIND ARG: undo in teardown (mount DIR).
+track() {
+	echo "$1 $2" >>"$CLEAN"
+}
+
+need_root() {
+	is_root || skip "needs root ($1)"
+}
+
+need_shim() {
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+}
+
+# ---- an empty source is an error -------------------------------------------
+
+@test "load: an empty pipe on stdin is an error (exit 1), nothing at DEST" {
+	run --separate-stderr bash -c ': | "$RAMBOOT_BIN" load - "$1"' _ "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	[[ $stderr == *"empty"* ]]
+}
+
+@test "load: an empty file is an error (exit 1), nothing at DEST" {
+	rb load "$FIX/empty.raw" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	rb load -d none "$FIX/empty.raw" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	rb_redirect "$FIX/empty.raw" load - "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+}
+
+@test "load: the stream of an empty image is still loaded" {
+	rb load "$FIX/empty.zst" "$OUT/img"
+	assert_loaded "$FIX/empty.raw" "$OUT/img"
+}
+
+# ---- no output over one of its own inputs ----------------------------------
+
+@test "manifest -o IMAGE IMAGE is refused, the image untouched" {
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	rb manifest -o "$OUT/x.img" "$OUT/x.img"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$FIX/sqfs.raw" "$OUT/x.img"
+	# through another name of the same file too
+	ln "$OUT/x.img" "$OUT/y.img"
+	rb manifest -o "$OUT/y.img" "$OUT/x.img"
+	expect_status 1
+	cmp "$FIX/sqfs.raw" "$OUT/x.img"
+}
+
+@test "manifest --sign=KEY -o KEY is refused, the key untouched" {
+	"$RAMBOOT_BIN" keygen "$OUT/k.key" >/dev/null 2>&1 || skip "keygen failed"
+	cp "$OUT/k.key" "$OUT/k.orig"
+	rb manifest --sign="$OUT/k.key" -o "$OUT/k.key" "$FIX/sqfs.raw"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$OUT/k.orig" "$OUT/k.key"
+}
+
+@test "profile record --out=IMAGE --image=IMAGE is refused, the image untouched" {
+	mkdir -p "$BATS_TEST_TMPDIR/root"
+	ln -s /proc "$BATS_TEST_TMPDIR/root/proc"
+	cp "$FIX/sqfs.raw" "$OUT/y.img"
+	RAMBOOT_ROOT=$BATS_TEST_TMPDIR/root rb profile record --image="$OUT/y.img" --until=0 \
+		--out="$OUT/y.img"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$FIX/sqfs.raw" "$OUT/y.img"
+}
+
+@test "profile record --out=MANIFEST --manifest=MANIFEST is refused, the manifest untouched" {
+	mkdir -p "$BATS_TEST_TMPDIR/root"
+	ln -s /proc "$BATS_TEST_TMPDIR/root/proc"
+	cp "$FIX/sqfs.raw" "$OUT/y.img"
+	"$RAMBOOT_BIN" manifest -o "$OUT/y.manifest" "$OUT/y.img"
+	cp "$OUT/y.manifest" "$OUT/m.orig"
+	RAMBOOT_ROOT=$BATS_TEST_TMPDIR/root rb profile record --image="$OUT/y.img" --until=0 \
+		--manifest="$OUT/y.manifest" --out="$OUT/y.manifest"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$OUT/m.orig" "$OUT/y.manifest"
+}
+
+# ---- a FIFO where a report is expected is never waited on -------------------
+
+# fifo_root: a fixture root whose /run/ramboot/report and lazy are FIFOs
+# that nothing writes (an open for reading would wait for ever).
+fifo_root() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/sys/block" "$R/dev" "$R/run/ramboot"
+	: >"$R/proc/swaps"
+	mkfifo "$R/run/ramboot/report" "$R/run/ramboot/lazy"
+}
+
+@test "status: a FIFO at /run/ramboot/report or lazy is refused, not waited on" {
+	fifo_root
+	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" status
+	[ "$status" -ne 124 ] || fail "ramboot status hung on a FIFO"
+	[[ $stderr == *"report: not a regular file"* ]]
+	[[ $stderr == *"lazy: not a regular file"* ]]
+	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" status --json
+	[ "$status" -ne 124 ] || fail "ramboot status --json hung on a FIFO"
+}
+
+@test "boot --drop: a FIFO at /run/ramboot/report is not waited on" {
+	fifo_root
+	echo data >"$BATS_TEST_TMPDIR/other"
+	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" boot \
+		--drop="$BATS_TEST_TMPDIR/other" --reason=x
+	[ "$status" -ne 124 ] || fail "ramboot boot --drop hung on a FIFO"
+	[ -e "$BATS_TEST_TMPDIR/other" ]
+}
+
+# ---- exit codes once the work is done ----------------------------------------
+
+@test "publish: stdout to /dev/full after the manifest is named is exit 0 and a warning" {
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	run --separate-stderr bash -c '"$RAMBOOT_BIN" publish "$1" >/dev/full' _ "$OUT/x.img"
+	expect_status 0
+	[[ $stderr == *"warning: stdout: write error"* ]]
+	grep -q '^ramboot-manifest ' "$OUT/x.img.manifest"
+	rb manifest "$OUT/x.img"
+	assert_equal "$(cat "$OUT/x.img.manifest")" "$output"
+}
+
+@test "publish: a failure before the manifest is named is still exit 1 with /dev/full" {
+	ln -s /nowhere "$OUT/x.img.manifest"
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	run --separate-stderr bash -c '"$RAMBOOT_BIN" publish "$1" >/dev/full' _ "$OUT/x.img"
+	expect_status 1
+	[ -L "$OUT/x.img.manifest" ]
+}
+
+@test "profile --stop: exit 1 when the recorder could not write its profile (ENOSPC)" {
+	need_shim
+	local root=$BATS_TEST_TMPDIR/root rec _
+	mkdir -p "$root" "$OUT/pdir"
+	ln -s /proc "$root/proc"
+	head -c 65536 /dev/urandom >"$OUT/p.img"
+	RAMBOOT_ROOT=$root faultinj_run "write:path=*/pdir:errno=ENOSPC" \
+		"$RAMBOOT_BIN" profile record --interval=0.05 --image="$OUT/p.img" \
+		--out="$OUT/pdir/p" 2>"$BATS_TEST_TMPDIR/rec.err" &
+	rec=$!
+	PIDS+=("$rec")
+	for _ in $(seq 200); do
+		[ -s "$root/run/ramboot/profile.pid" ] && break
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -s "$root/run/ramboot/profile.pid" ] || { cat "$BATS_TEST_TMPDIR/rec.err"; fail "no pid file"; }
+	RAMBOOT_ROOT=$root run --separate-stderr timeout 60 "$RAMBOOT_BIN" profile --stop
+	expect_status 1
+	[[ $stderr == *"ended without writing its profile"* ]]
+	status=0
+	wait "$rec" || status=$?
+	[ "$status" -eq 1 ]
+	grep -q "write error" "$BATS_TEST_TMPDIR/rec.err"
+	[ ! -e "$OUT/pdir/p" ]
+	assert_fault_fired 'errno:ENOSPC'
+}
