@@ -258,7 +258,7 @@ make_sqfs() { # path
 	assert_output ""
 	[ "$(report hash)" = mismatch ]
 	[ "$(report fallback)" = "hash mismatch" ]
-	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+	run ! grep -qs " $R/run/ramboot/ram " /proc/mounts
 	[ ! -e "$R/run/ramboot/ram/x.img" ]
 }
 
