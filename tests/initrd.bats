@@ -17,6 +17,8 @@ BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 setup() {
 	cd "$TOP" || return 1
 	T=$BATS_TEST_TMPDIR
+	# a private root: never the host's /etc/ramboot.conf or keys
+	export RAMBOOT_ROOT=$T/root
 	# Any ELF program stands in for the static binary.
 	STATIC=$TOP/static/ramboot
 	[ -x "$STATIC" ] || STATIC=$BIN
