@@ -34,6 +34,24 @@ teardown() {
 	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
 		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
 	fi
+	zram_cleanup
+}
+
+# A zram device that was not there before the test (ZRAM_BEFORE: the
+# names, space-separated) and holds the test's image or nothing (reset
+# after a failed load): ours, removed.
+zram_cleanup() {
+	local d
+	[ -n "${ZRAM_BEFORE:-}" ] && [ -f "$R/root/images/x.img" ] || return 0
+	for d in /sys/block/zram*; do
+		d=${d#/sys/block/}
+		[ -e "/sys/block/$d" ] && [[ " $ZRAM_BEFORE " != *" $d "* ]] || continue
+		[ "$(cat "/sys/block/$d/disksize")" = 0 ] ||
+			cmp -s -n 4096 "$R/root/images/x.img" "/dev/$d" || continue
+		echo 1 >"/sys/block/$d/reset" 2>/dev/null || true
+		echo "${d#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+	done
+	return 0
 }
 
 meminfo() { # MemAvailable in kB
@@ -289,6 +307,7 @@ make_sqfs() { # path
 	ln -s /dev "$R/dev"
 	make_sqfs "$R/root/images/x.img"
 	before=$(ls /sys/block | grep '^zram' | sort | tr '\n' ' ')
+	ZRAM_BEFORE="$before"
 	echo "ramboot=ram ramboot.target=zram ltsp.image=images/x.img ramboot.sha256=$(printf 'a%.0s' $(seq 64))" \
 		>"$R/proc/cmdline"
 	rb
