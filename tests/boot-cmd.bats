@@ -614,3 +614,18 @@ lazy_state() {
 	[ "$(report fallback)" = "verification unusable" ]
 	[ ! -e "$R/run/ramboot/lazy" ]
 }
+
+@test "boot: an image name holding report lines (root): one line a key in the report" {
+	need_root
+	name=$'a\nmode_done=ram\nb.img'
+	make_sqfs "$R/root/images/$name"
+	rbenv RAMBOOT=ram -- --image="$R/root/images/$name"
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/a_mode_done_ram_b.img"
+	run grep -cvE '^[a-z_]+=' "$R/run/ramboot/report"
+	assert_output 0
+	run sh -c "cut -d= -f1 '$R/run/ramboot/report' | sort | uniq -d"
+	assert_output ""
+	[ "$(grep -c '^mode_done=' "$R/run/ramboot/report")" -eq 1 ]
+	[ "$(report source)" = "$R/root/images/a mode_done=ram b.img" ]
+}
