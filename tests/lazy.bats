@@ -762,3 +762,38 @@ os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$IMG"
 	[ ! -e "$RAM" ] || fail "$RAM left behind"
 	! grep -q " $RAM " /proc/mounts || fail "a mount at $RAM is left"
 }
+
+# change_fd DEV FILE: LOOP_CHANGE_FD, the loop device now reads FILE.
+change_fd() {
+	python3 -c 'import fcntl, os, sys
+dev = os.open(sys.argv[1], os.O_RDONLY)
+new = os.open(sys.argv[2], os.O_RDONLY)
+fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
+}
+
+@test "lazy: the loop device moved to another file during the copy: no switch, gives up, copy freed" {
+	require_root
+	command -v python3 >/dev/null || skip "no python3"
+	# (before attach, which drops the image's pages: the copy must be slow)
+	cp "$IMG" "$T/other.sqfs"
+	attach
+	"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
+		--status="$STATUS" --rate=512K 2>"$T/err" &
+	local pid=$! rc=0 _
+	for _ in $(seq 100); do
+		[ "$(st state 2>/dev/null)" = copying ] && break
+		sleep 0.1
+	done
+	[ "$(st state)" = copying ] || { kill "$pid"; wait "$pid"; fail "state=$(st state), not copying"; }
+	change_fd "$LOOP" "$T/other.sqfs"
+	[ "$(backing)" = "$T/other.sqfs" ]
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1: $(cat "$T/err")"
+	grep -q "$LOOP: no longer backed by the image since the copy started" "$T/err"
+	[ "$(st gave_up)" = loop ]
+	[ -z "$(st switched)" ]
+	[ "$(backing)" = "$T/other.sqfs" ]
+	run ! mountpoint -q "$RAM"
+	[ ! -e "$RAM" ]
+	cmp "$T/other.sqfs" "$IMG"
+}
