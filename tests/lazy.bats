@@ -797,3 +797,40 @@ fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
 	[ ! -e "$RAM" ]
 	cmp "$T/other.sqfs" "$IMG"
 }
+
+@test "lazy --signed: an unsigned manifest and a tampered one are refused before a copy; a signed one switches" {
+	require_root
+	"$RAMBOOT_BIN" keygen "$T/lab" >/dev/null
+	mkdir -p "$T/keys"
+	cp "$T/lab.pub" "$T/keys/"
+	"$RAMBOOT_BIN" manifest -o "$T/unsigned.man" "$IMG"
+	# another image of the same size, signed; its signature put under
+	# the body of this image's manifest
+	cp "$IMG" "$T/other.sqfs"
+	printf 'X' | dd of="$T/other.sqfs" bs=1 seek=4096 conv=notrunc status=none
+	"$RAMBOOT_BIN" manifest -o "$T/other.man" "$T/other.sqfs"
+	"$RAMBOOT_BIN" sign --key="$T/lab" "$T/other.man"
+	{ cat "$T/unsigned.man"; grep '^signature ' "$T/other.man"; } >"$T/tampered.man"
+	attach
+	for m in unsigned tampered; do
+		rm -f "$STATUS"
+		rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+			--manifest="$T/$m.man" --signed --keys="$T/keys"
+		expect_status 1
+		[[ $stderr == *"ramboot: lazy: error: $T/$m.man: "* ]] || fail "$m: $stderr"
+		[ "$(st gave_up)" = manifest ] || fail "$m: gave_up=$(st gave_up)"
+		[ -z "$(st signed_by)" ]
+		[ -z "$(st switched)" ]
+		[ "$(backing)" = "$IMG" ]
+		[ ! -e "$RAM" ] || fail "$m: $RAM made"
+	done
+	cp "$T/unsigned.man" "$T/signed.man"
+	"$RAMBOOT_BIN" sign --key="$T/lab" "$T/signed.man"
+	rm -f "$STATUS"
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+		--manifest="$T/signed.man" --signed --keys="$T/keys"
+	expect_status 0
+	[[ $(st signed_by) == "lab "* ]]
+	[ "$(st state)" = switched ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+}
