@@ -82,9 +82,12 @@ ramboot_strip_slash() {
 	printf '%s\n' "${ramboot_p:-/}"
 }
 
+# ramboot_bin_search: where to look after $RAMBOOT_BIN (the tests give
+# their own list, so that the host's installed copies are never found)
 ramboot_find_bin() {
-	for ramboot_p in ${RAMBOOT_BIN:+"$RAMBOOT_BIN"} /etc/ltsp/ramboot/ramboot \
-		/usr/sbin/ramboot /usr/local/sbin/ramboot /sbin/ramboot; do
+	# shellcheck disable=SC2086 # a list of paths
+	for ramboot_p in ${RAMBOOT_BIN:+"$RAMBOOT_BIN"} ${ramboot_bin_search:-/etc/ltsp/ramboot/ramboot \
+		/usr/sbin/ramboot /usr/local/sbin/ramboot /sbin/ramboot}; do
 		if [ -x "$ramboot_p" ] && [ -f "$ramboot_p" ]; then
 			printf '%s\n' "$ramboot_p"
 			return 0
@@ -206,5 +209,5 @@ ramboot_ltsp_main() {
 ramboot_ltsp_main || :
 unset ramboot_p ramboot_bin ramboot_lib ramboot_dir ramboot_root ramboot_src \
 	ramboot_out ramboot_ram ramboot_fstype ramboot_why ramboot_c \
-	ramboot_v ramboot_r ramboot_o ramboot_i
+	ramboot_v ramboot_r ramboot_o ramboot_i ramboot_bin_search
 :

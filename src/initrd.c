@@ -688,7 +688,7 @@ int cmd_initrd(int argc, char **argv)
 	};
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
 	const char *keys = NULL, *udpcast = NULL;
-	char bin[PATH_MAX], hk[PATH_MAX];
+	char bin[PATH_MAX], hk[PATH_MAX], cf[PATH_MAX], kd[PATH_MAX];
 	int c;
 
 	optind = 1;
@@ -736,10 +736,11 @@ int cmd_initrd(int argc, char **argv)
 		rb_err("no hook scripts: give --hooks=DIR");
 		return RB_EXIT_FAIL;
 	}
-	if (!conf && is_file("/etc/ramboot.conf"))
-		conf = "/etc/ramboot.conf";
-	if (!keys && is_dir(SIGN_KEYDIR))
-		keys = SIGN_KEYDIR;
+	/* the defaults below the root prefix (RAMBOOT_ROOT), as everywhere */
+	if (!conf && rb_path(cf, sizeof(cf), "%s", "/etc/ramboot.conf") == 0 && is_file(cf))
+		conf = cf;
+	if (!keys && rb_path(kd, sizeof(kd), "%s", SIGN_KEYDIR) == 0 && is_dir(kd))
+		keys = kd;
 	if (udpcast && (!is_file(udpcast) || access(udpcast, X_OK) < 0)) {
 		rb_err("%s: no such program (the udpcast package has it)", udpcast);
 		return RB_EXIT_FAIL;

@@ -34,6 +34,24 @@ teardown() {
 	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
 		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
 	fi
+	zram_cleanup
+}
+
+# A zram device that was not there before the test (ZRAM_BEFORE: the
+# names, space-separated) and holds the test's image or nothing (reset
+# after a failed load): ours, removed.
+zram_cleanup() {
+	local d
+	[ -n "${ZRAM_BEFORE:-}" ] && [ -f "$R/root/images/x.img" ] || return 0
+	for d in /sys/block/zram*; do
+		d=${d#/sys/block/}
+		[ -e "/sys/block/$d" ] && [[ " $ZRAM_BEFORE " != *" $d "* ]] || continue
+		[ "$(cat "/sys/block/$d/disksize")" = 0 ] ||
+			cmp -s -n 4096 "$R/root/images/x.img" "/dev/$d" || continue
+		echo 1 >"/sys/block/$d/reset" 2>/dev/null || true
+		echo "${d#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+	done
+	return 0
 }
 
 meminfo() { # MemAvailable in kB
@@ -258,7 +276,7 @@ make_sqfs() { # path
 	assert_output ""
 	[ "$(report hash)" = mismatch ]
 	[ "$(report fallback)" = "hash mismatch" ]
-	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+	run ! grep -qs " $R/run/ramboot/ram " /proc/mounts
 	[ ! -e "$R/run/ramboot/ram/x.img" ]
 }
 
@@ -289,6 +307,7 @@ make_sqfs() { # path
 	ln -s /dev "$R/dev"
 	make_sqfs "$R/root/images/x.img"
 	before=$(ls /sys/block | grep '^zram' | sort | tr '\n' ' ')
+	ZRAM_BEFORE="$before"
 	echo "ramboot=ram ramboot.target=zram ltsp.image=images/x.img ramboot.sha256=$(printf 'a%.0s' $(seq 64))" \
 		>"$R/proc/cmdline"
 	rb
@@ -594,4 +613,19 @@ lazy_state() {
 	[ "$(report mode_done)" = off ]
 	[ "$(report fallback)" = "verification unusable" ]
 	[ ! -e "$R/run/ramboot/lazy" ]
+}
+
+@test "boot: an image name holding report lines (root): one line a key in the report" {
+	need_root
+	name=$'a\nmode_done=ram\nb.img'
+	make_sqfs "$R/root/images/$name"
+	rbenv RAMBOOT=ram -- --image="$R/root/images/$name"
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/a_mode_done_ram_b.img"
+	run grep -cvE '^[a-z_]+=' "$R/run/ramboot/report"
+	assert_output 0
+	run sh -c "cut -d= -f1 '$R/run/ramboot/report' | sort | uniq -d"
+	assert_output ""
+	[ "$(grep -c '^mode_done=' "$R/run/ramboot/report")" -eq 1 ]
+	[ "$(report source)" = "$R/root/images/a mode_done=ram b.img" ]
 }

@@ -100,6 +100,7 @@ EOF
 		cat <<EOF
 rootmnt='${2:-$T/root}'
 RAMBOOT_BIN='$T/ramboot'
+ramboot_bin_search='$T/no/ramboot'
 ramboot_lib='${LTSP_LIB:-$LIB}'
 ramboot_dir='$T/run'
 RAMBOOT=ram
@@ -388,6 +389,7 @@ b.img'"
 	assert_success
 	assert_line "status=0"
 	assert_line "IMAGE=images/x86_64.img"
+	assert_line --partial "ramboot binary not found"
 }
 
 @test "hooks: ltsp: real check mounts (squashfs, ext4) under busybox leave nothing mounted (root)" {

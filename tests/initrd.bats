@@ -17,6 +17,8 @@ BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 setup() {
 	cd "$TOP" || return 1
 	T=$BATS_TEST_TMPDIR
+	# a private root: never the host's /etc/ramboot.conf or keys
+	export RAMBOOT_ROOT=$T/root
 	# Any ELF program stands in for the static binary.
 	STATIC=$TOP/static/ramboot
 	[ -x "$STATIC" ] || STATIC=$BIN
@@ -81,7 +83,7 @@ assert_dir_holds() { # DIR NAME...
 	assert_success
 	cmp "$T/victim.orig" "$T/victim"
 	[ "$(readlink "$T/d/rb.img.tmp")" = "$T/victim" ]
-	[ -f "$T/d/rb.img" ] && [ ! -L "$T/d/rb.img" ]
+	[ -f "$T/d/rb.img" ] && [ ! -L "$T/d/rb.img" ] || false
 	run cpio -t -F "$T/d/rb.img"
 	assert_line usr/sbin/ramboot
 	assert_dir_holds "$T/d" .rb.img.tmp rb.img rb.img.tmp

@@ -762,3 +762,75 @@ os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$IMG"
 	[ ! -e "$RAM" ] || fail "$RAM left behind"
 	! grep -q " $RAM " /proc/mounts || fail "a mount at $RAM is left"
 }
+
+# change_fd DEV FILE: LOOP_CHANGE_FD, the loop device now reads FILE.
+change_fd() {
+	python3 -c 'import fcntl, os, sys
+dev = os.open(sys.argv[1], os.O_RDONLY)
+new = os.open(sys.argv[2], os.O_RDONLY)
+fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
+}
+
+@test "lazy: the loop device moved to another file during the copy: no switch, gives up, copy freed" {
+	require_root
+	command -v python3 >/dev/null || skip "no python3"
+	# (before attach, which drops the image's pages: the copy must be slow)
+	cp "$IMG" "$T/other.sqfs"
+	attach
+	"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
+		--status="$STATUS" --rate=512K 2>"$T/err" &
+	local pid=$! rc=0 _
+	for _ in $(seq 100); do
+		[ "$(st state 2>/dev/null)" = copying ] && break
+		sleep 0.1
+	done
+	[ "$(st state)" = copying ] || { kill "$pid"; wait "$pid"; fail "state=$(st state), not copying"; }
+	change_fd "$LOOP" "$T/other.sqfs"
+	[ "$(backing)" = "$T/other.sqfs" ]
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1: $(cat "$T/err")"
+	grep -q "$LOOP: no longer backed by the image since the copy started" "$T/err"
+	[ "$(st gave_up)" = loop ]
+	[ -z "$(st switched)" ]
+	[ "$(backing)" = "$T/other.sqfs" ]
+	run ! mountpoint -q "$RAM"
+	[ ! -e "$RAM" ]
+	cmp "$T/other.sqfs" "$IMG"
+}
+
+@test "lazy --signed: an unsigned manifest and a tampered one are refused before a copy; a signed one switches" {
+	require_root
+	"$RAMBOOT_BIN" keygen "$T/lab" >/dev/null
+	mkdir -p "$T/keys"
+	cp "$T/lab.pub" "$T/keys/"
+	"$RAMBOOT_BIN" manifest -o "$T/unsigned.man" "$IMG"
+	# another image of the same size, signed; its signature put under
+	# the body of this image's manifest
+	cp "$IMG" "$T/other.sqfs"
+	printf 'X' | dd of="$T/other.sqfs" bs=1 seek=4096 conv=notrunc status=none
+	"$RAMBOOT_BIN" manifest -o "$T/other.man" "$T/other.sqfs"
+	"$RAMBOOT_BIN" sign --key="$T/lab" "$T/other.man"
+	{ cat "$T/unsigned.man"; grep '^signature ' "$T/other.man"; } >"$T/tampered.man"
+	attach
+	for m in unsigned tampered; do
+		rm -f "$STATUS"
+		rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+			--manifest="$T/$m.man" --signed --keys="$T/keys"
+		expect_status 1
+		[[ $stderr == *"ramboot: lazy: error: $T/$m.man: "* ]] || fail "$m: $stderr"
+		[ "$(st gave_up)" = manifest ] || fail "$m: gave_up=$(st gave_up)"
+		[ -z "$(st signed_by)" ]
+		[ -z "$(st switched)" ]
+		[ "$(backing)" = "$IMG" ]
+		[ ! -e "$RAM" ] || fail "$m: $RAM made"
+	done
+	cp "$T/unsigned.man" "$T/signed.man"
+	"$RAMBOOT_BIN" sign --key="$T/lab" "$T/signed.man"
+	rm -f "$STATUS"
+	rb lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" --status="$STATUS" \
+		--manifest="$T/signed.man" --signed --keys="$T/keys"
+	expect_status 0
+	[[ $(st signed_by) == "lab "* ]]
+	[ "$(st state)" = switched ]
+	[ "$(backing)" = "$RAM/image.sqfs" ]
+}

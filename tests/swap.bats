@@ -508,7 +508,7 @@ teardown() {
 	[[ "$DEV" =~ ^/dev/zram[0-9]+$ ]]
 	z=${DEV#/dev/}
 	# A new device: not one of those that were there before.
-	! echo "$ZRAM_BEFORE" | grep -qx "$z"
+	if echo "$ZRAM_BEFORE" | grep -qx "$z"; then false; fi
 	run awk -v d="$DEV" '$1 == d { print $3, $5 }' /proc/swaps
 	assert_output '65532 100'
 	[ "$(cat /sys/block/$z/disksize)" = 67108864 ]
@@ -545,7 +545,7 @@ teardown() {
 
 	run --separate-stderr "$RAMBOOT_BIN" swap --off "$DEV"
 	assert_success
-	! grep -q "^$DEV " /proc/swaps
+	run ! grep -q "^$DEV " /proc/swaps
 	[ ! -e "/sys/block/$z" ]
 	DEV=
 	# Nothing of ours left, the devices that were there untouched.

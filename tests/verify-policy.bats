@@ -63,7 +63,7 @@ need_root() {
 no_copy() {
 	assert_output ""
 	[ "$(report mode_done)" = off ]
-	! grep -qs " $R/run/ramboot/ram " /proc/mounts
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then false; fi
 	[ ! -e "$R/run/ramboot/ram" ] || [ -z "$(ls -A "$R/run/ramboot/ram")" ]
 }
 
