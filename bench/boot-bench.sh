@@ -68,7 +68,7 @@ command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
 kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
 kernel=/boot/vmlinuz-$kver
 [ -n "$kver" ] && [ -r "$kernel" ] || die "no Debian kernel in /boot"
-qemu_accel_choose || die "no accelerator"
+qemu_accel_choose "$kernel" || die "no accelerator"
 say "accelerator: $qemu_accel ($qemu_accel_why)"
 
 mkdir -p "$cache"
@@ -241,22 +241,18 @@ boot() {
 	local name=$1 srv=$2 bps=$3 args=$4 log=$logs/$1.log
 	rm -f "$log" "$log.txt"
 	if [ "$use_ltsp" = 1 ]; then
-		timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
-			-accel "$qemu_accel" -cpu max -smp 2 -m "$mem" \
+		qemu_run "$timeout_s" "$log" "$logs/$name.qemu" -smp 2 -m "$mem" \
 			-kernel "$kernel" -initrd "$lt/initrd.combined" \
 			-append "console=ttyS0 panic=-1 loglevel=4 root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/bbench-init $args" \
-			-drive "file=$cache/disk-$srv.ext4,if=virtio,format=raw,throttling.bps-total=$bps" \
-			-serial "file:$log" > "$logs/$name.qemu" 2>&1
+			-drive "file=$cache/disk-$srv.ext4,if=virtio,format=raw,throttling.bps-total=$bps"
 	else
 		# The 9p share is no block device: the guest cannot count
 		# the bytes it read (network bytes stay empty on this path).
-		timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
-			-accel "$qemu_accel" -cpu max -smp 2 -m "$mem" \
+		qemu_run "$timeout_s" "$log" "$logs/$name.qemu" -smp 2 -m "$mem" \
 			-kernel "$kernel" -initrd "$initrd" \
 			-append "console=ttyS0 panic=-1 loglevel=4 rbtest.init=/sbin/bbench-init $args" \
 			-fsdev "local,id=net,path=$cache/srv-$srv/images,security_model=none,readonly=on,throttling.bps-total=$bps" \
-			-device virtio-9p-pci,fsdev=net,mount_tag=netroot \
-			-serial "file:$log" > "$logs/$name.qemu" 2>&1
+			-device virtio-9p-pci,fsdev=net,mount_tag=netroot
 	fi
 	echo "qemu exit $?" >> "$logs/$name.qemu"
 	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null

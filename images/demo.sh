@@ -105,15 +105,24 @@ cmdline="console=ttyS0 panic=-1 loglevel=4 rbtest.src=/mnt/net/x86_64.img.zst"
 cmdline="$cmdline rbtest.init=/sbin/rbtest-init rbtest.size=$(stat -c %s "$demo/net/x86_64.img")"
 cmdline="$cmdline ramboot=ram ramboot.swap=zram"
 say "boot (QEMU, ${mem} MiB): $cmdline"
-qemu_accel_choose || die "no accelerator"
+qemu_accel_choose "$kernel" || die "no accelerator"
 echo "accelerator: $qemu_accel ($qemu_accel_why)"
+serial=$demo/console.serial
 log=$demo/console.log
 tb=$(date +%s)
-timeout 300 "$qemu_bin" -nodefaults -no-reboot -display none \
-	-accel "$qemu_accel" -cpu max -smp 2 -m "$mem" \
+# The console as it comes (tail follows the file again when a KVM boot
+# is run once more under TCG).
+: > "$serial"
+tail -n +1 -F "$serial" 2>/dev/null &
+follow=$!
+qemu_run 300 "$serial" "$demo/qemu.log" -smp 2 -m "$mem" \
 	-kernel "$kernel" -initrd "$demo/initramfs.cpio" -append "$cmdline" \
-	-virtfs "local,path=$demo/net,mount_tag=netroot,security_model=none,readonly=on" \
-	-serial stdio </dev/null | tr -d '\r' | tee "$log"
+	-virtfs "local,path=$demo/net,mount_tag=netroot,security_model=none,readonly=on" ||
+	echo "demo: QEMU exited with $? ($demo/qemu.log)" >&2
+sleep 1
+kill "$follow" 2>/dev/null
+wait "$follow" 2>/dev/null || :
+tr -d '\r' < "$serial" > "$log"
 boot_s=$(($(date +%s) - tb))
 
 say "boot report"

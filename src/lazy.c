@@ -877,10 +877,19 @@ static int open_loop(struct lazy *L)
 
 static int guard_outcome(struct lazy *L);
 
-/* What the search needs, opened while the paths are there: /sys/block
- * and /dev (both move with a switch of root, the mounts stay the same,
- * so their descriptors keep working) and the image's canonical path, to
- * compare with the backing_file text the kernel shows. */
+/* What the search needs, opened while the paths are there: the block
+ * devices' sysfs directory and /dev (both move with a switch of root, the
+ * mounts stay the same, so their descriptors keep working) and the
+ * image's canonical path, to compare with the backing_file text the
+ * kernel shows.
+ *
+ * The directory is /sys/devices/virtual/block, where the loop devices
+ * are, not /sys/block: its entries are symlinks (../devices/virtual/
+ * block/loopN), and the kernel resolves their ".." to the sysfs root and
+ * then into whatever is mounted on /sys by then. Once the boot has put
+ * something over /sys (or moved another sysfs there), a loop device set
+ * up after the copier started was never found. /sys/block stays the
+ * fallback, for a root prefix whose sysfs is a plain tree. */
 static int open_wait_dirs(struct lazy *L)
 {
 	char p[PATH_MAX];
@@ -888,9 +897,14 @@ static int open_wait_dirs(struct lazy *L)
 	if (L->o->loop)
 		return lazy_fail(L, LAZY_USAGE, "--wait-loop looks for the loop device: not with "
 				 "--loop");
-	if (rb_path(p, sizeof(p), "/sys/block") < 0)
-		return lazy_fail(L, LAZY_LOOP, "/sys/block: path too long");
+	if (rb_path(p, sizeof(p), "/sys/devices/virtual/block") < 0)
+		return lazy_fail(L, LAZY_LOOP, "/sys/devices/virtual/block: path too long");
 	L->sysblock_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (L->sysblock_fd < 0 && errno == ENOENT) {
+		if (rb_path(p, sizeof(p), "/sys/block") < 0)
+			return lazy_fail(L, LAZY_LOOP, "/sys/block: path too long");
+		L->sysblock_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (L->sysblock_fd < 0)
 		return lazy_fail(L, LAZY_LOOP, "%s: %s", p, strerror(errno));
 	if (rb_path(p, sizeof(p), "/dev") < 0)

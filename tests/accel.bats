@@ -1,12 +1,14 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# images/qemu-accel.sh: the QEMU accelerator for the demo and the boot
-# tests. KVM only when a probe guest really runs with it. The probe runs
-# a fake QEMU (a script that hangs on -accel kvm, as under nested
-# virtualisation without support, or one that "runs" the guest by writing
-# the marker on its serial file) against a fake KVM device: /dev/null is a
-# writable character device.
+# images/qemu-accel.sh: the QEMU accelerator for the demo, the boot tests
+# and the bench, and qemu_run, which starts every boot. KVM only when the
+# kernel the boots use prints its banner under it. The probe runs a fake
+# QEMU (a script that hangs on -accel kvm, as under nested virtualisation
+# without support; aborts with the MSR assertion; runs the real-mode setup
+# and then nothing; or "runs" the kernel by writing its lines on the
+# serial file) against a fake KVM device: /dev/null is a writable
+# character device.
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
@@ -21,14 +23,21 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 	CALLS=$T/qemu-calls
 	unset RAMBOOT_QEMU_ACCEL RAMBOOT_QEMU_ACCEL_PROBED RAMBOOT_QEMU RAMBOOT_KVM_DEV
+	unset RAMBOOT_KVM_BOOT_TIMEOUT
 	export RAMBOOT_KVM_PROBE_TIMEOUT=1
 	export TMPDIR=$T
+	: >"$T/vmlinuz"
 }
 
 # fake_qemu KIND: a QEMU stand-in at $T/qemu that logs its arguments (one
-# call a line in $CALLS). KIND: hang (never returns with -accel kvm), runs
-# (prints the guest's marker on the -serial file), fails (exits 1 with a
-# message, like a QEMU that cannot initialise KVM).
+# call a line in $CALLS). KIND, for -accel kvm (under -accel tcg every
+# kind but "fails" boots: kernel lines on the serial file, exit 0):
+#   hang   never returns, prints nothing
+#   runs   boots
+#   fails  exits 1 with a message, like a QEMU that cannot initialise KVM
+#   msr    aborts as on the host of issue 16 with -cpu max
+#   edd    prints the real-mode setup's line, then hangs (-cpu host,-...)
+#   slow   prints kernel lines, then hangs (a boot that times out)
 fake_qemu() {
 	cat >"$T/qemu" <<EOF
 #!/bin/sh
@@ -44,10 +53,28 @@ for a; do
 	esac
 	prev=$a
 done
+boots() {
+	printf 'Linux version 6.1.0-57-amd64 (fake)\r\nrbtest-init: up\r\n' > "$serial"
+	exit 0
+}
+[ "$kind" = fails ] && {
+	echo "qemu: -accel $accel: failed to initialize $accel: Operation not supported" >&2
+	exit 1
+}
+[ "$accel" = kvm ] || boots
 case $kind in
-hang) [ "$accel" = kvm ] && exec sleep 600 ;;
-runs) printf 'RAMBOOT-ACCEL-OK\n' > "$serial"; exit 0 ;;
-fails) echo "qemu: -accel $accel: failed to initialize $accel: Operation not supported" >&2; exit 1 ;;
+hang) exec sleep 600 ;;
+runs) boots ;;
+msr)
+	echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2
+	echo "qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3185: kvm_buf_set_msrs: Assertion \`ret == cpu->kvm_msr_buf->nmsrs' failed." >&2
+	kill -ABRT $$ ;;
+edd)
+	printf 'Probing EDD (edd=off to disable)... ok\r\n' > "$serial"
+	exec sleep 600 ;;
+slow)
+	printf 'Linux version 6.1.0-57-amd64 (fake)\r\n' > "$serial"
+	exec sleep 600 ;;
 esac
 exit 1
 EOF
@@ -58,7 +85,20 @@ EOF
 # choose: source the helper in sh, as the scripts do, and print the
 # accelerator and the reason on two lines
 choose() {
-	run --separate-stderr sh -c 'set -eu; . "$1"; qemu_accel_choose || exit; echo "$qemu_accel"; echo "$qemu_accel_why"' _ "$HELPER"
+	run --separate-stderr sh -c 'set -eu; . "$1"; qemu_accel_choose "$2" || exit; echo "$qemu_accel"; echo "$qemu_accel_why"' _ "$HELPER" "$T/vmlinuz"
+}
+
+# boot ACCEL [SECONDS]: qemu_run as the boot scripts call it, with
+# qemu_accel=ACCEL as a probe would leave it, twice in one run; prints
+# each boot's status and the accelerator after it
+boot() {
+	run --separate-stderr sh -c '
+		. "$1"
+		qemu_accel=$2
+		for i in 1 2; do
+			qemu_run "$3" "$4/serial$i" "$4/qemu$i.log" -m 512 -kernel "$4/vmlinuz"
+			echo "boot $i: $? $qemu_accel"
+		done' _ "$HELPER" "$1" "${2:-30}" "$T"
 }
 
 calls() {
@@ -71,7 +111,7 @@ calls() {
 	choose
 	assert_success
 	assert_line -n 0 tcg
-	assert_line -n 1 "/dev/null present but no guest ran in 1 s"
+	assert_line -n 1 "/dev/null present but the kernel printed no banner in 1 s"
 	# The probe asked for KVM alone, no fallback to TCG inside QEMU.
 	run cat "$CALLS"
 	assert_output --partial "-accel kvm"
@@ -79,15 +119,16 @@ calls() {
 	[ "$(calls)" = 1 ]
 }
 
-@test "accel: KVM device present and the probe guest prints its marker -> kvm" {
+@test "accel: the probe boots the boots' kernel with their -cpu; its banner -> kvm" {
 	fake_qemu runs
 	export RAMBOOT_KVM_DEV=/dev/null
 	choose
 	assert_success
 	assert_line -n 0 kvm
-	assert_line -n 1 "a test guest ran with /dev/null"
+	assert_line -n 1 "the kernel ran with /dev/null"
 	run cat "$CALLS"
-	assert_output --partial "-accel kvm"
+	assert_output --partial "-accel kvm -cpu max "
+	assert_output --partial "-kernel $T/vmlinuz"
 	refute_output --partial "-accel tcg"
 	assert_output --partial "-no-reboot"
 }
@@ -98,8 +139,39 @@ calls() {
 	choose
 	assert_success
 	assert_line -n 0 tcg
-	assert_line -n 1 --partial "/dev/null present but the probe guest printed nothing"
+	assert_line -n 1 --partial "/dev/null present but the probe kernel printed nothing"
 	assert_line -n 1 --partial "failed to initialize kvm: Operation not supported"
+}
+
+@test "accel: a boot sector runs but the kernel aborts on an MSR (issue 16) -> tcg" {
+	fake_qemu msr
+	export RAMBOOT_KVM_DEV=/dev/null
+	choose
+	assert_success
+	assert_line -n 0 tcg
+	assert_line -n 1 --partial "/dev/null present but the probe kernel printed nothing; $T/qemu exited with 134"
+	assert_line -n 1 --partial "kvm_buf_set_msrs: Assertion"
+	[ "$(calls)" = 1 ]
+}
+
+@test "accel: the kernel stops after its real-mode setup (Probing EDD) -> tcg" {
+	fake_qemu edd
+	export RAMBOOT_KVM_DEV=/dev/null
+	choose
+	assert_success
+	assert_line -n 0 tcg
+	assert_line -n 1 "/dev/null present but the kernel printed no banner in 1 s (last line: Probing EDD (edd=off to disable)... ok)"
+}
+
+@test "accel: no kernel to probe with -> tcg without a probe" {
+	fake_qemu runs
+	export RAMBOOT_KVM_DEV=/dev/null
+	rm "$T/vmlinuz"
+	choose
+	assert_success
+	assert_line -n 0 tcg
+	assert_line -n 1 "no kernel to probe /dev/null with ($T/vmlinuz)"
+	[ "$(calls)" = 0 ]
 }
 
 @test "accel: no KVM device, or not a writable character device -> tcg without a probe" {
@@ -161,28 +233,78 @@ calls() {
 	run --separate-stderr sh -c '
 		set -eu
 		. "$1"
-		qemu_accel_choose
-		qemu_accel_choose
-		sh -c ". \"\$1\"; qemu_accel_choose; echo \"\$qemu_accel (\$qemu_accel_why)\"" _ "$1"' _ "$HELPER"
+		qemu_accel_choose "$2"
+		qemu_accel_choose "$2"
+		sh -c ". \"\$1\"; qemu_accel_choose \"\$2\"; echo \"\$qemu_accel (\$qemu_accel_why)\"" _ "$1" "$2"' _ "$HELPER" "$T/vmlinuz"
 	assert_success
-	assert_output "kvm (a test guest ran with /dev/null)"
+	assert_output "kvm (the kernel ran with /dev/null)"
 	[ "$(calls)" = 1 ]
 }
 
-@test "accel: the probe boot sector prints the marker under real QEMU (TCG)" {
+@test "accel: qemu_run: a KVM boot that aborts (MSR) runs once more under TCG, the run stays on TCG" {
+	fake_qemu msr
+	boot kvm
+	assert_success
+	assert_line -n 0 "boot 1: 0 tcg"
+	assert_line -n 1 "boot 2: 0 tcg"
+	[ "$(calls)" = 3 ]
+	run sed -n 's/.*-accel \([a-z]*\) .*/\1/p' "$CALLS"
+	assert_output "$(printf 'kvm\ntcg\ntcg')"
+	# One line says so; QEMU's message stays in its log.
+	[ "$(printf '%s\n' "$stderr" | grep -c .)" = 1 ]
+	[[ $stderr == "qemu: the KVM boot died with status 134 ("*"kvm_buf_set_msrs: Assertion"*"); booting again under TCG" ]]
+	grep -q 'failed to set MSR 0x10a' "$T/qemu1.log"
+	grep -q '^rbtest-init: up' "$T/serial1"
+}
+
+@test "accel: qemu_run: a KVM boot that prints no kernel line in time runs once more under TCG" {
+	fake_qemu edd
+	export RAMBOOT_KVM_BOOT_TIMEOUT=1
+	boot kvm
+	assert_success
+	assert_line -n 0 "boot 1: 0 tcg"
+	assert_line -n 1 "boot 2: 0 tcg"
+	[ "$(calls)" = 3 ]
+	[ "$stderr" = "qemu: the KVM boot printed no kernel line in 1 s; booting again under TCG" ]
+	grep -q '^rbtest-init: up' "$T/serial1"
+}
+
+@test "accel: qemu_run: a KVM boot that runs, or times out after the kernel ran, is not run again" {
+	fake_qemu runs
+	boot kvm
+	assert_success
+	assert_line -n 0 "boot 1: 0 kvm"
+	assert_line -n 1 "boot 2: 0 kvm"
+	[ "$stderr" = "" ]
+	[ "$(calls)" = 2 ]
+	rm "$CALLS"
+	fake_qemu slow
+	boot kvm 1
+	assert_line -n 0 "boot 1: 124 kvm"
+	[ "$stderr" = "" ]
+	[ "$(calls)" = 2 ]
+}
+
+@test "accel: qemu_run: RAMBOOT_QEMU_ACCEL=kvm is not run again under TCG; a TCG boot is run as it is" {
+	fake_qemu msr
+	export RAMBOOT_QEMU_ACCEL=kvm RAMBOOT_KVM_BOOT_TIMEOUT=1
+	boot kvm
+	assert_line -n 0 "boot 1: 134 kvm"
+	[ "$(calls)" = 2 ]
+	rm "$CALLS"
+	unset RAMBOOT_QEMU_ACCEL
+	fake_qemu hang
+	boot tcg
+	assert_line -n 0 "boot 1: 0 tcg"
+	[ "$(calls)" = 2 ]
+	[ "$stderr" = "" ]
+}
+
+@test "accel: the probe sees the banner of the real kernel under real QEMU (TCG)" {
 	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-	run sh -c '. "$1"; qemu_accel_bootsector "$2"' _ "$HELPER" "$T/boot.img"
-	assert_success
-	[ "$(stat -c %s "$T/boot.img")" = 512 ]
-	[ "$(od -An -tx1 -j 510 -N 2 "$T/boot.img" | tr -d ' ')" = 55aa ]
-	# The guest resets the machine after the marker: QEMU exits by itself.
-	run timeout 60 qemu-system-x86_64 -nodefaults -display none -no-reboot -accel tcg \
-		-serial "file:$T/serial" -drive "format=raw,file=$T/boot.img" </dev/null
-	assert_success
-	run cat "$T/serial"
-	assert_output "RAMBOOT-ACCEL-OK"
-	# And through the helper's own probe function.
-	run sh -c '. "$1"; qemu_accel_try tcg 60 || { echo "$qemu_accel_err"; exit 1; }' _ "$HELPER"
+	k=$(find /boot -maxdepth 1 -name 'vmlinuz-*-amd64' | sort -V | tail -n 1)
+	[ -n "$k" ] || skip "no Debian kernel in /boot"
+	run sh -c '. "$1"; qemu_accel_try tcg 120 "$2" || { echo "$qemu_accel_err"; exit 1; }' _ "$HELPER" "$k"
 	assert_success
 }
 
@@ -198,8 +320,8 @@ calls() {
 @test "accel: shellcheck -s sh on the helper and the scripts that source it" {
 	command -v shellcheck >/dev/null || skip "no shellcheck"
 	cd "$TOP"
-	run shellcheck -s sh -x images/qemu-accel.sh images/demo.sh tests/boot/run.sh
+	run shellcheck -s sh -x images/qemu-accel.sh images/demo.sh tests/boot/run.sh tests/boot/pkg-boot.sh
 	assert_success
-	run shellcheck -s sh images/qemu-accel.sh images/demo.sh tests/boot/run.sh
+	run shellcheck -s sh images/qemu-accel.sh images/demo.sh tests/boot/run.sh tests/boot/pkg-boot.sh
 	assert_success
 }

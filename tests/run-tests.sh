@@ -1,13 +1,24 @@
 #!/bin/sh
 # tests/run-tests.sh - run every test and count. All suites speak TAP; the
 # last line is "N passed, N failed, N skipped".
-#   RAMBOOT_TESTS="unit bats boot pkgboot"   choose suites (default: all)
+#   RBTEST_SUITES="unit bats boot pkgboot"   choose suites (default: all;
+#                                    RAMBOOT_TESTS, its old name, still works)
 #   BATS_FILTER=regex                only bats tests whose name matches
 #   BATS_FILES="tests/a.bats ..."    only these bats files (default: all)
+#
+# `ramboot boot` reads every RAMBOOT_* variable as a boot setting, so the
+# unit and bats suites run without the caller's: each test sets the ones
+# it means. Only RAMBOOT_BIN, the binary under test, is passed on. The
+# QEMU suites (boot, pkgboot) keep theirs (RAMBOOT_QEMU_ACCEL, ...): the
+# program under test runs in the guest there.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
-suites=${RAMBOOT_TESTS:-unit bats boot pkgboot}
+suites=${RBTEST_SUITES:-${RAMBOOT_TESTS:-unit bats boot pkgboot}}
+clean=
+for v in $(env | sed -n 's/^\(RAMBOOT_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	[ "$v" = RAMBOOT_BIN ] || clean="$clean -u $v"
+done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -22,16 +33,18 @@ for s in $suites; do
 	unit)
 		for t in build/unit/test_*; do
 			[ -x "$t" ] || continue
-			run_tap "$t" "$t"
+			# shellcheck disable=SC2086 # a list of options
+			run_tap "$t" env $clean "$t"
 		done ;;
 	bats)
 		# shellcheck disable=SC2086 # a list of files
 		set -- ${BATS_FILES:-tests/*.bats}
 		[ -e "$1" ] || continue
+		# shellcheck disable=SC2086 # a list of options
 		if [ -n "${BATS_FILTER:-}" ]; then
-			run_tap bats bats --tap -f "$BATS_FILTER" "$@"
+			run_tap bats env $clean bats --tap -f "$BATS_FILTER" "$@"
 		else
-			run_tap bats bats --tap "$@"
+			run_tap bats env $clean bats --tap "$@"
 		fi ;;
 	boot)
 		if [ -x tests/boot/run.sh ]; then

@@ -73,7 +73,8 @@ done
 [ -x "$rb" ] || skip_all "static/ramboot missing (make static)"
 [ -f build/man/ramboot.8 ] || skip_all "build/man missing (make man): make install needs the man pages"
 
-qemu_accel_choose || { for c in $CASES; do not_ok "$c"; done; exit 1; }
+qemu_note_prefix="# "
+qemu_accel_choose "$kernel" || { for c in $CASES; do not_ok "$c"; done; exit 1; }
 echo "# accelerator: $qemu_accel ($qemu_accel_why)"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/ramboot-pkgboot.XXXXXX")
@@ -124,12 +125,10 @@ fail() { why="${why}$*
 # boot NAME INITRD DISK CMDLINE
 boot() {
 	log=$logs/$1.log
-	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
-		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m 512 \
+	qemu_run "$timeout_s" "$log" "$logs/$1.qemu" -smp "${RBTEST_SMP:-2}" -m 512 \
 		-kernel "$kernel" -initrd "$2" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $4" \
-		-drive "file=$3,if=virtio,format=raw,readonly=on" \
-		-serial "file:$log" > "$logs/$1.qemu" 2>&1
+		-drive "file=$3,if=virtio,format=raw,readonly=on"
 	echo "qemu exit $?" >> "$logs/$1.qemu"
 	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
 }

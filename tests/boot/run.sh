@@ -85,7 +85,8 @@ done
 
 # KVM only where a probe guest really runs with it, else TCG; decided
 # once for every boot of the run.
-qemu_accel_choose || fail_all "no accelerator"
+qemu_accel_choose "$kernel" || fail_all "no accelerator"
+qemu_note_prefix="# "
 echo "# accelerator: $qemu_accel ($qemu_accel_why)"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/ramboot-boot.XXXXXX")
@@ -184,11 +185,10 @@ boot() {
 		watcher=$!
 	fi
 	# shellcheck disable=SC2086 # $dev is a list of options
-	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
-		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m "$mem" \
+	qemu_run "$timeout_s" "$log" "$logs/$name.qemu" -smp "${RBTEST_SMP:-2}" -m "$mem" \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $cmdline" \
-		$dev -serial "file:$log" >"$logs/$name.qemu" 2>&1
+		$dev
 	echo "qemu exit $?" >> "$logs/$name.qemu"
 	if [ -n "$watcher" ]; then
 		kill "$watcher" 2>/dev/null
@@ -608,11 +608,10 @@ boot_debian() {
 	name=$1
 	log=$logs/$name.log
 	# shellcheck disable=SC2086 # $6 is a list of options
-	timeout "$timeout_s" "$qemu_bin" -nodefaults -no-reboot -display none \
-		-accel "$qemu_accel" -cpu max -smp "${RBTEST_SMP:-2}" -m "$3" \
+	qemu_run "$timeout_s" "$log" "$logs/$name.qemu" -smp "${RBTEST_SMP:-2}" -m "$3" \
 		-kernel "$kernel" -initrd "$2" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $4" \
-		${5:+-drive "$5"} ${6:-} -serial "file:$log" >"$logs/$name.qemu" 2>&1
+		${5:+-drive "$5"} ${6:-}
 	echo "qemu exit $?" >> "$logs/$name.qemu"
 	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
 }
