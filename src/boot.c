@@ -1240,6 +1240,7 @@ int cmd_boot(int argc, char **argv)
 	struct stat st;
 	int c, rc, qrc = RB_EXIT_OK;
 
+	rb_kmsg_open();
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
