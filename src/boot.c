@@ -53,6 +53,7 @@ struct boot_args {
 	const char *drop;           /* --drop: the hook refused this copy */
 	const char *reason;         /* --reason: why */
 	bool query;                 /* --query: print mode and image, do nothing */
+	bool explain;               /* --explain: the dry run, nothing done */
 	bool mounted;               /* --mounted: the caller mounts the root from
 				     * the image itself; no mapping can go under it */
 };
@@ -67,7 +68,7 @@ struct debug_log {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: ramboot boot [--image=PATH] [--cmdline=STRING] [--json] [--query]\n"
+		"Usage: ramboot boot [--image=PATH] [--cmdline=STRING] [--json] [--query | --explain]\n"
 		"\n"
 		"Initramfs entry point: act on ramboot= on the kernel command line\n"
 		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
@@ -80,6 +81,9 @@ static void usage(FILE *out)
 		"  --drop=PATH           (for the hooks) the RAM copy PATH was not used: free\n"
 		"                        it and record the fallback in the report\n"
 		"  --reason=TEXT         with --drop: why, for the report\n"
+		"  --explain             the dry run: every setting with its source, the\n"
+		"                        image, manifest, keys, verification and memory\n"
+		"                        verdict; nothing is copied, mounted or written\n"
 		"  --query               (for the hooks) print mode=MODE and image=PATH (the\n"
 		"                        image the settings name, empty for none) and stop\n"
 		"  --mounted             (for the hooks) the caller mounts the root from the\n"
@@ -1216,6 +1220,75 @@ static int query(const struct boot_settings *s, const struct boot_args *a)
 	return 0;
 }
 
+/*
+ * --explain: the dry run an admin asks for. Every setting with the value
+ * in force and where it came from, the image, manifest and keys this boot
+ * would use, the verification policy and the memory verdict. Nothing is
+ * read from the image, copied, mounted or written (stat(2) only); a
+ * fallback the boot would take is printed as "would fall back".
+ */
+static int explain(const struct boot_settings *s, const struct boot_args *a)
+{
+	struct boot_report *rep = malloc(sizeof(*rep));
+	char image[PATH_MAX], mbuf[PATH_MAX], sz[32], av[32], rs[32];
+	const char *manifest = NULL;
+	uint64_t avail = 0, reserve = s->minfree_set ? s->minfree : 256 * MiB;
+	struct vplan vp;
+	struct stat st;
+	size_t i;
+	int rc, keys;
+
+	if (!rep)
+		return -ENOMEM;
+	report_init(rep);
+	printf("settings (value, from):\n");
+	for (i = 0; i < SET_NKEYS; i++) {
+		const char *name = settings_keys[i];
+
+		printf("  ramboot%s%-16s %-24s %s\n", name[0] ? "." : "", name,
+		       s->key_src[i] == SRC_DEFAULT ? "-" : s->key_val[i],
+		       set_source_name(s->key_src[i]));
+	}
+	printf("mode: %s\n", boot_mode_name(s->mode));
+	rc = resolve_image(s, a, image, sizeof(image));
+	if (rc < 0) {
+		printf("image: none (%s)\n", rc == -ENOENT ? "neither ramboot.image= nor "
+		       "ltsp.image= is set" : strerror(-rc));
+		goto done;
+	}
+	if (stat(image, &st) < 0) {
+		printf("image: %s: %s (would fall back: image not found)\n", image, strerror(errno));
+		goto done;
+	}
+	printf("image: %s (%s)\n", image, fmt_size((uint64_t)st.st_size, sz, sizeof(sz)));
+	manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
+	printf("manifest: %s\n", manifest ? manifest : "none");
+	keys = sign_keys_count(NULL);
+	printf("trusted keys in the initrd: %d\n", keys > 0 ? keys : 0);
+	if (!settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep)) {
+		printf("verification: would fall back: %s (%s)\n", rep->fallback, rep->error);
+		goto done;
+	}
+	printf("verification: %s%s\n", boot_verify_name(vp.policy),
+	       vp.signed_only ? " (a manifest signed by a trusted key)" :
+	       vp.sha256 ? " (ramboot.sha256=)" : vp.manifest ? " (the manifest's SHA-256)" : "");
+	if (s->mode == BOOT_RAM || s->mode == BOOT_LAZY) {
+		(void)rb_meminfo("MemAvailable", &avail);
+		fmt_size(avail, av, sizeof(av));
+		fmt_size(reserve, rs, sizeof(rs));
+		/* A compressed image's size in RAM is known only once read
+		 * (or from its manifest); the file's size is the floor. */
+		if ((uint64_t)st.st_size + reserve > avail)
+			printf("memory: would fall back: not enough memory (image %s, MemAvailable %s, "
+			       "reserve %s)\n", sz, av, rs);
+		else
+			printf("memory: fits (image %s, MemAvailable %s, reserve %s)\n", sz, av, rs);
+	}
+done:
+	free(rep);
+	return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
 int cmd_boot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1226,6 +1299,7 @@ int cmd_boot(int argc, char **argv)
 		{ "drop", required_argument, NULL, 'X' },
 		{ "reason", required_argument, NULL, 'R' },
 		{ "query", no_argument, NULL, 'Q' },
+		{ "explain", no_argument, NULL, 'E' },
 		{ "mounted", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1251,6 +1325,7 @@ int cmd_boot(int argc, char **argv)
 		case 'X': a.drop = optarg; break;
 		case 'R': a.reason = optarg; break;
 		case 'Q': a.query = true; break;
+		case 'E': a.explain = true; break;
 		case 'M': a.mounted = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -1272,8 +1347,9 @@ int cmd_boot(int argc, char **argv)
 		rb_err("--reason goes with --drop");
 		return RB_EXIT_USAGE;
 	}
-	if (a.query && (a.drop || a.json)) {
-		rb_err("--query goes alone (with --image, --default-image, --cmdline)");
+	if ((a.query || a.explain) && (a.drop || a.json || (a.query && a.explain))) {
+		rb_err("--%s goes alone (with --image, --default-image, --cmdline)",
+		       a.query ? "query" : "explain");
 		return RB_EXIT_USAGE;
 	}
 	if (a.drop)
@@ -1295,6 +1371,11 @@ int cmd_boot(int argc, char **argv)
 		qrc = query(s, &a) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 		goto out;
 	}
+	if (a.explain) {
+		qrc = explain(s, &a) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+		goto out;
+	}
+	rb_kmsg_open();
 	rc = report_mkdir(rundir);
 	if (rc < 0)
 		rb_warn("%s: %s", rundir, strerror(-rc));

@@ -60,6 +60,22 @@ void settings_init(struct boot_settings *s)
 	s->mode_source = SRC_DEFAULT;
 }
 
+const char *const settings_keys[SET_NKEYS] = {
+	"", "image", "decompress", "target", "minfree", "sha256", "manifest",
+	"profile", "verify", "verity", "source", "udpcast", "timeout", "swap",
+	"swap.size", "swap.algorithm", "swap.priority", "debug",
+};
+
+const char *set_source_name(enum set_source src)
+{
+	static const char *const names[] = {
+		[SRC_DEFAULT] = "default", [SRC_CONF] = "ramboot.conf",
+		[SRC_ENV] = "environment (ltsp.conf)", [SRC_CMDLINE] = "command line",
+	};
+
+	return (size_t)src < ARRAY_SIZE(names) ? names[src] : "?";
+}
+
 static void add_warn(struct boot_settings *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -130,8 +146,30 @@ static bool plain_token(const char *val)
 	return true;
 }
 
+static int set_one(struct boot_settings *s, const char *key, const char *val,
+		   const char *origin, enum set_source src);
+
 int settings_set(struct boot_settings *s, const char *key, const char *val,
 		 const char *origin, enum set_source src)
+{
+	int rc = set_one(s, key, val, origin, src);
+	size_t i;
+
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < SET_NKEYS; i++) {
+		if (strcmp(key, settings_keys[i]))
+			continue;
+		s->key_src[i] = src;
+		snprintf(s->key_val[i], sizeof(s->key_val[i]), "%s",
+			 val ? val : (i == 0 ? "ram" : ""));
+		break;
+	}
+	return 0;
+}
+
+static int set_one(struct boot_settings *s, const char *key, const char *val,
+		   const char *origin, enum set_source src)
 {
 	const char *v = val ? val : "";
 	int i, rc = 0;

@@ -36,6 +36,14 @@ enum boot_source { SOURCE_NETWORK, SOURCE_UDPCAST };
 /* Where a setting came from (lowest precedence first). */
 enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
 
+/* The settings by name, as settings_set() takes them ("" is ramboot=
+ * itself); key_src[] and key_val[] of struct boot_settings are indexed
+ * the same way. */
+#define SET_NKEYS 18
+extern const char *const settings_keys[SET_NKEYS];
+/* "default", "ramboot.conf", "environment", "command line" */
+const char *set_source_name(enum set_source src);
+
 struct boot_settings {
 	enum boot_mode mode;
 	char image[SET_PATH_MAX];      /* ramboot.image=, "" when unset */
@@ -76,6 +84,10 @@ struct boot_settings {
 	bool conf_bad;
 
 	enum set_source mode_source;   /* for the report and debug log */
+	/* Where each setting's value came from, and the value as given
+	 * (cut to fit), for `ramboot boot --explain`. */
+	enum set_source key_src[SET_NKEYS];
+	char key_val[SET_NKEYS][128];
 	/* Warnings of the parse, in order; nwarn may exceed SET_WARN_MAX
 	 * (the rest were dropped). */
 	char warn[SET_WARN_MAX][SET_WARN_LEN];

@@ -45,6 +45,9 @@ int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
  * from $RAMBOOT_ROOT (empty: the real system), so tests run against fixture
  * trees. rb_path() returns 0 or -ENAMETOOLONG. */
 void rb_root_init(void);
+/* Also send warnings and errors to the kernel log (/dev/kmsg below the
+ * root prefix), from now on; nothing when it cannot be opened. */
+void rb_kmsg_open(void);
 bool rb_root_is_real(void);
 int rb_path(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -24,6 +24,10 @@
 int rb_verbose;
 static const char *rb_cmd;
 static char rb_rootbuf[PATH_MAX];
+/* The kernel log, once rb_kmsg_open() found it: warnings and errors go
+ * there too, so that `dmesg` and `journalctl -b` keep what a console
+ * booted with `quiet splash` never shows. */
+static int rb_kmsg_fd = -1;
 
 void rb_set_cmd(const char *cmd)
 {
@@ -44,6 +48,35 @@ static void vmsg(const char *kind, const char *fmt, va_list ap)
 	n = (int)strlen(line);
 	line[n++] = '\n';
 	(void)write_all(STDERR_FILENO, line, (size_t)n);
+	if (rb_kmsg_fd >= 0 && (!strcmp(kind, "error: ") || !strcmp(kind, "warning: "))) {
+		char rec[sizeof(line) + 4];
+		int m = snprintf(rec, sizeof(rec), "<%c>%.*s", kind[0] == 'e' ? '3' : '4', n, line);
+
+		/* One record per write(2); a full ring or a slow console is
+		 * never a reason to block the boot (O_NONBLOCK). */
+		if (m > 0)
+			(void)!write(rb_kmsg_fd, rec, (size_t)m < sizeof(rec) ? (size_t)m : sizeof(rec) - 1);
+	}
+}
+
+void rb_kmsg_open(void)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (rb_kmsg_fd >= 0 || rb_path(p, sizeof(p), "/dev/kmsg") < 0)
+		return;
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	/* The kernel's character device; a regular file only below a
+	 * fixture root (RAMBOOT_ROOT), where the tests read it back. */
+	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || (rb_rootbuf[0] && S_ISREG(st.st_mode)))) {
+		(void)close(fd);
+		return;
+	}
+	rb_kmsg_fd = fd;
 }
 
 /* "ramboot: load: error: ..." : an error is told from a report line
