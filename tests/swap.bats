@@ -10,6 +10,7 @@
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load helpers/fault
 
 bats_require_minimum_version 1.5.0
 
@@ -263,11 +264,14 @@ swapon=/dev/zram2"
 }
 
 @test "swap: a failing disksize write resets and removes the device" {
-	# /dev/full fails every write (ENOSPC), standing in for the kernel's
-	# EBUSY/ENOMEM from the disksize store; the same path is taken.
-	ln -sf /dev/full "$R/sys/block/zram2/disksize"
+	# The shim fails the store (ENOSPC), standing in for the kernel's
+	# EBUSY/ENOMEM from disksize; the same path is taken. (A link to
+	# /dev/full no longer serves: only regular files are read.)
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	faultinj_build
 	snapshot
-	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M
+	run --separate-stderr faultinj_run 'write:path=*/zram2/disksize:errno=ENOSPC' \
+		"$RAMBOOT_BIN" swap --size=64M
 	assert_failure 1
 	[ "$stderr" = 'ramboot: swap: error: zram2: disksize 67108864: No space left on device' ]
 	run cat "$RAMBOOT_WRITE_LOG"
