@@ -443,9 +443,12 @@ write_profile() {
 	require_root
 	faultinj_require_dynamic "$RAMBOOT_BIN"
 	attach
+	local t0=$SECONDS
+	# bounded here: a stall timer that never fires fails, not hangs
 	run --separate-stderr faultinj_run 'pread:path=image.sqfs:after=2M:stall' \
-		"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
+		timeout 30 "$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
 		--status="$STATUS" --stall-timeout=2
+	[ $((SECONDS - t0)) -lt 15 ] || fail "took $((SECONDS - t0)) s"
 	expect_status 1
 	assert_fault_fired 'call=pread .*action=stall'
 	[[ $stderr == *"no data for 2 s (--stall-timeout); the source stalled"* ]]
