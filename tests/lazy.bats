@@ -837,3 +837,24 @@ fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
 	[ "$(st state)" = switched ]
 	[ "$(backing)" = "$RAM/image.sqfs" ]
 }
+
+@test "lazy: a real loop device of another size than the image (it grew since losetup) is refused" {
+	require_root
+	attach
+	local sectors=$((SIZE / 512))
+	truncate -s $((SIZE + 65536)) "$IMG"
+	[ "$(cat "/sys/block/${LOOP#/dev/}/size")" -eq "$sectors" ]
+	# named, found by its backing file, waited for
+	for how in "--loop=$LOOP" "" --wait-loop=2; do
+		rm -f "$STATUS"
+		# shellcheck disable=SC2086 # none, or one word
+		rb lazy --image="$IMG" $how --tmpfs="$RAM" --status="$STATUS"
+		expect_status 1
+		[[ $stderr == *"$LOOP: $sectors sectors, but $IMG gives $((sectors + 128))"* ]] ||
+			fail "${how:-found}: $stderr"
+		[ "$(st gave_up)" = loop ] || fail "${how:-found}: gave_up=$(st gave_up)"
+		[ -z "$(st switched)" ]
+		[ "$(backing)" = "$IMG" ]
+		[ ! -e "$RAM" ] || fail "${how:-found}: $RAM made"
+	done
+}
