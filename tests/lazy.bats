@@ -443,9 +443,12 @@ write_profile() {
 	require_root
 	faultinj_require_dynamic "$RAMBOOT_BIN"
 	attach
+	local t0=$SECONDS
+	# bounded here: a stall timer that never fires fails, not hangs
 	run --separate-stderr faultinj_run 'pread:path=image.sqfs:after=2M:stall' \
-		"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
+		timeout 30 "$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
 		--status="$STATUS" --stall-timeout=2
+	[ $((SECONDS - t0)) -lt 15 ] || fail "took $((SECONDS - t0)) s"
 	expect_status 1
 	assert_fault_fired 'call=pread .*action=stall'
 	[[ $stderr == *"no data for 2 s (--stall-timeout); the source stalled"* ]]
@@ -833,4 +836,25 @@ fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
 	[[ $(st signed_by) == "lab "* ]]
 	[ "$(st state)" = switched ]
 	[ "$(backing)" = "$RAM/image.sqfs" ]
+}
+
+@test "lazy: a real loop device of another size than the image (it grew since losetup) is refused" {
+	require_root
+	attach
+	local sectors=$((SIZE / 512))
+	truncate -s $((SIZE + 65536)) "$IMG"
+	[ "$(cat "/sys/block/${LOOP#/dev/}/size")" -eq "$sectors" ]
+	# named, found by its backing file, waited for
+	for how in "--loop=$LOOP" "" --wait-loop=2; do
+		rm -f "$STATUS"
+		# shellcheck disable=SC2086 # none, or one word
+		rb lazy --image="$IMG" $how --tmpfs="$RAM" --status="$STATUS"
+		expect_status 1
+		[[ $stderr == *"$LOOP: $sectors sectors, but $IMG gives $((sectors + 128))"* ]] ||
+			fail "${how:-found}: $stderr"
+		[ "$(st gave_up)" = loop ] || fail "${how:-found}: gave_up=$(st gave_up)"
+		[ -z "$(st switched)" ]
+		[ "$(backing)" = "$IMG" ]
+		[ ! -e "$RAM" ] || fail "${how:-found}: $RAM made"
+	done
 }

@@ -694,3 +694,24 @@ chunk_src() {
 	assert_load_fail 1 "$OUT/x.img"
 	assert_equal "$stderr" "ramboot: load: error: $SRC: read error: Input/output error"
 }
+
+# A fixture root whose MemFree and MemAvailable differ (kB each): the
+# memory check reads MemAvailable, never MemFree.
+meminfo_root() { # memfree_kb memavailable_kb
+	local root=$BATS_TEST_TMPDIR/memroot
+	mkdir -p "$root/proc"
+	printf 'MemTotal:       %s kB\nMemFree:        %s kB\nMemAvailable:   %s kB\n' \
+		$((($1 > $2 ? $1 : $2) * 2)) "$1" "$2" >"$root/proc/meminfo"
+	echo "$root"
+}
+
+@test "memory: MemFree plenty but MemAvailable below the reserve (fixture meminfo): exit 3" {
+	RAMBOOT_ROOT=$(meminfo_root 8388608 102400) rb load "$FIX/one.raw" "$OUT/img"
+	assert_load_fail 3 "$OUT/img"
+	[[ $stderr == *"not enough memory"*"MemAvailable 100.0 MiB"* ]] || fail "$stderr"
+}
+
+@test "memory: MemFree small but MemAvailable plenty (fixture meminfo): loads" {
+	RAMBOOT_ROOT=$(meminfo_root 65536 8388608) rb load "$FIX/sqfs.zst" "$OUT/img"
+	assert_loaded "$FIX/sqfs.raw" "$OUT/img"
+}
