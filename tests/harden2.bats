@@ -206,3 +206,46 @@ fifo_root() {
 	[ ! -e "$OUT/pdir/p" ]
 	assert_fault_fired 'errno:ENOSPC'
 }
+
+# ---- status and report lines are never forged by a value --------------------
+
+status_root() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/sys/block" "$R/dev" "$R/run/ramboot"
+	: >"$R/proc/swaps"
+}
+
+@test "lazy: an image path with newlines stays on one status line; status is not fooled" {
+	status_root
+	local img
+	img=$'/nowhere/e\nstate=switched\nswitched=3.00\ncopy=/x\n'
+	RAMBOOT_ROOT=$R rb lazy --image="$img" --status="$R/run/ramboot/lazy"
+	expect_status 1
+	[ "$(grep -c '^state=' "$R/run/ramboot/lazy")" -eq 1 ]
+	[ "$(grep -c '^switched=' "$R/run/ramboot/lazy")" -eq 1 ]
+	[ "$(grep -c '^copy=' "$R/run/ramboot/lazy")" -eq 1 ]
+	grep -qx 'state=gave-up' "$R/run/ramboot/lazy"
+	grep -qx 'switched=' "$R/run/ramboot/lazy"
+	# every line is a key=value line
+	run ! grep -v '^[a-z0-9_]*=' "$R/run/ramboot/lazy"
+	RAMBOOT_ROOT=$R rb status
+	expect_status 0
+	refute_output --partial 'switched 3.00'
+	assert_output --partial 'gave up'
+}
+
+@test "status: a lazy file or report with a repeated key is refused" {
+	status_root
+	printf 'state=gave-up\npid=1\nimage=/x\nstate=switched\nswitched=3.00\n' \
+		>"$R/run/ramboot/lazy"
+	printf 'mode_done=ram\nfstype=squashfs\nfstype=ext4\n' >"$R/run/ramboot/report"
+	RAMBOOT_ROOT=$R rb status
+	expect_status 0
+	[[ $stderr == *"lazy: the key state is repeated; ignored"* ]]
+	[[ $stderr == *"report: the key fstype is repeated; ignored"* ]]
+	refute_output --partial 'switched'
+	refute_output --partial 'fstype'
+	RAMBOOT_ROOT=$R rb status --json
+	expect_status 0
+	refute_output --partial 'switched'
+}
