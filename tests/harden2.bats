@@ -249,3 +249,18 @@ status_root() {
 	expect_status 0
 	refute_output --partial 'switched'
 }
+
+# ---- --sha256 with a version 2 manifest: a chunk read again is hashed -------
+
+@test "load --sha256 --manifest v2: one transient EIO is read again, the SHA-256 matches" {
+	need_shim
+	cp "$FIX/sqfs.raw" "$OUT/../src.img"
+	"$RAMBOOT_BIN" manifest --chunk-size=64K -o "$BATS_TEST_TMPDIR/m" "$OUT/../src.img"
+	run --separate-stderr faultinj_run 'read:path=*src.img:nth=2:times=1:errno=EIO' \
+		"$RAMBOOT_BIN" load -v --sha256="$(cat "$FIX/sqfs.sha256")" \
+		--manifest="$BATS_TEST_TMPDIR/m" "$OUT/../src.img" "$OUT/img"
+	assert_fault_fired 'errno:EIO'
+	expect_status 0
+	cmp "$FIX/sqfs.raw" "$OUT/img"
+	grep -qE "chunks_retried=[1-9]" <<<"$stderr" || { show_run; fail "no chunk read again"; }
+}
