@@ -565,6 +565,82 @@ static int load_in_child(const struct load_opts *o, struct load_result *r, bool 
 	return rc;
 }
 
+/* The bound on a read of a network path in the boot process: the stall
+ * timeout and the grace of a load (cmdline.md: ramboot boot returns at
+ * the latest 15 s after ramboot.timeout=); 0: no bound. */
+static double read_limit(const struct boot_settings *s)
+{
+	double t = s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT;
+
+	return t > 0 ? t + CHILD_GRACE_S : 0;
+}
+
+/* The first bytes of the image, read in a child the boot can give up on. */
+struct child_head {
+	struct child_beat cb;
+	const char *path;
+	uint8_t head[64];
+	ssize_t n;
+};
+
+static void head_child(void *arg)
+{
+	struct child_head *c = arg;
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+
+	c->n = fd < 0 ? -errno : pread_full(fd, c->head, sizeof(c->head), 0);
+	if (fd >= 0)
+		(void)close(fd);
+}
+
+/* 1 and the codec of path's first bytes in *name; 0 when they cannot be
+ * read (or not within limit: the child is left to the kernel). */
+static int image_codec(const char *path, double limit, const char **name)
+{
+	struct child_head *c;
+	int rc, status;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->n = -EIO;
+	rc = child_run(head_child, c, &c->cb, limit, &status);
+	if (rc == CHILD_DONE && c->n > 0) {
+		*name = codec_detect(c->head, (size_t)c->n)->name;
+		rc = 1;
+	} else {
+		if (rc == CHILD_KILLED)
+			rb_warn("%s: its first bytes did not come within %.0f s", path, limit);
+		rc = 0;
+	}
+	munmap(c, sizeof(*c));
+	return rc;
+}
+
+/* Does the manifest name a hash tree? Read in a child the boot can give
+ * up on. */
+struct child_vman {
+	struct child_beat cb;
+	const char *path;
+	int rc;
+	bool has;
+	char err[256];
+};
+
+static void vman_child(void *arg)
+{
+	struct child_vman *c = arg;
+	struct manifest m;
+
+	c->rc = manifest_load(c->path, &m, c->err, sizeof(c->err));
+	if (c->rc == 0) {
+		c->has = m.verity_root[0] != '\0';
+		manifest_free(&m);
+	}
+}
+
 /* The RAM copy's name: the image's, without the transport suffix
  * (x86_64.img.zst -> x86_64.img), and only of characters that need no
  * quoting, so that the one stdout line is always one plain line. */
@@ -669,20 +745,39 @@ static bool do_verity(const struct boot_settings *s, const char *image, const ch
 /* Before a RAM copy is made for ramboot.verity=1: does the manifest name
  * a hash tree at all? (It is read again, under the policy, for the
  * mapping.) false after a fallback. */
-static bool verity_in_manifest(const char *manifest, struct boot_report *rep)
+static bool verity_in_manifest(const struct boot_settings *s, const char *manifest,
+			       struct boot_report *rep)
 {
-	struct manifest m;
-	char err[256], msg[PATH_MAX + 320];
+	struct child_vman *c;
+	char msg[PATH_MAX + 320];
+	double limit = read_limit(s);
 	bool has;
+	int rc, status;
 
 	snprintf(rep->verity, sizeof(rep->verity), "failed");
-	if (manifest_load(manifest, &m, err, sizeof(err)) < 0) {
-		snprintf(msg, sizeof(msg), "%s: %s", manifest, err);
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED) {
+		fallback(rep, "bad manifest", strerror(errno));
+		return false;
+	}
+	memset(c, 0, sizeof(*c));
+	c->path = manifest;
+	rc = child_run(vman_child, c, &c->cb, limit, &status);
+	if (rc != CHILD_DONE || c->rc < 0) {
+		if (rc == CHILD_DONE)
+			snprintf(msg, sizeof(msg), "%s: %s", manifest, c->err);
+		else if (rc == CHILD_KILLED)
+			snprintf(msg, sizeof(msg), "%s: the read did not return within %.0f s; "
+				 "left to the kernel", manifest, limit);
+		else
+			snprintf(msg, sizeof(msg), "%s: cannot be read (%s)", manifest,
+				 rc < 0 ? strerror(-rc) : "the reader ended without a result");
+		munmap(c, sizeof(*c));
 		fallback(rep, "bad manifest", msg);
 		return false;
 	}
-	has = m.verity_root[0] != '\0';
-	manifest_free(&m);
+	has = c->has;
+	munmap(c, sizeof(*c));
 	if (!has) {
 		snprintf(msg, sizeof(msg), "%s: no verity-root (made without ramboot manifest "
 			 "--verity)", manifest);
@@ -721,14 +816,11 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	 * every decoder would refuse small clients; a stream of another
 	 * format fails to decode and is read again from the image. */
 	if (!strcmp(uo.decompress, "auto")) {
-		uint8_t head[64];
-		int fd = open(o->source, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -1 : pread_full(fd, head, sizeof(head), 0);
+		const char *name;
 
-		if (n > 0)
-			uo.decompress = codec_detect(head, (size_t)n)->name;
-		if (fd >= 0)
-			(void)close(fd);
+		/* In a child: a read the kernel holds must not hold the boot. */
+		if (image_codec(o->source, read_limit(s), &name) == 1)
+			uo.decompress = name;
 	}
 	/* The wait for a session is no progress: the stall timeout must not
 	 * end it before udp-receiver's own start timeout does. */
@@ -1047,14 +1139,30 @@ static int cmd_drop(const char *path, const char *reason)
  * it sets up the loop device), so it opens what it needs now and waits
  * for the loop device. stdout stays empty: the hooks change nothing.
  */
+/* The copier's start, in a child of the boot (child_run). */
+struct child_lazy {
+	struct child_beat cb;
+	int argc;
+	char **argv;
+	int rc;
+};
+
+static void lazy_child(void *arg)
+{
+	struct child_lazy *c = arg;
+
+	rb_set_cmd("lazy");
+	c->rc = cmd_lazy(c->argc, c->argv);
+}
+
 static void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
 		    const char *rundir, struct boot_report *rep)
 {
 	char iarg[PATH_MAX + 16], varg[PATH_MAX + 16], targ[PATH_MAX + 16], marg[64], sarg[64];
 	char parg[PATH_MAX + 16], uarg[sizeof(s->udpcast) + 16];
 	char *argv[16];
-	pid_t pid;
-	int n = 0, status, fd;
+	struct child_lazy *c;
+	int n = 0, status, crc;
 
 	if (!settings_usable(s, rep))
 		return;
@@ -1104,23 +1212,35 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 	}
 	argv[n] = NULL;
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
-	fflush(NULL);
 	/* In a child: the copier's own start (it forks again) must not touch
-	 * our stdout, which the hook reads to EOF. */
-	pid = fork();
-	if (pid < 0) {
+	 * our stdout, which the hook reads to EOF. Its start reads the
+	 * network image (the profile's identity, the manifest) before the
+	 * copy goes to the background: bounded as a load is, a child held
+	 * in the kernel is left to it. */
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED) {
 		fallback(rep, "lazy copy not started", strerror(errno));
 		return;
 	}
-	if (pid == 0) {
-		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (fd >= 0)
-			dup2(fd, STDOUT_FILENO);
-		rb_set_cmd("lazy");
-		_exit(cmd_lazy(n, argv));
+	memset(c, 0, sizeof(*c));
+	c->argc = n;
+	c->argv = argv;
+	crc = child_run(lazy_child, c, &c->cb, read_limit(s), &status);
+	if (crc == CHILD_DONE)
+		status = (c->rc & 0xff) << 8;   /* as an exit status */
+	munmap(c, sizeof(*c));
+	if (crc < 0) {
+		fallback(rep, "lazy copy not started", strerror(-crc));
+		return;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (crc == CHILD_KILLED) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "the copier's start did not return within %.0f s; left "
+			 "to the kernel", read_limit(s));
+		fallback(rep, "lazy copy not started", msg);
+		return;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char msg[64];
 
@@ -1434,7 +1554,7 @@ int cmd_boot(int argc, char **argv)
 			/* Over the network image now, except for a RAM copy:
 			 * over the copy once it is verified. A lazy copy needs
 			 * a loop device to switch, even over a block device. */
-			if (s->mode == BOOT_RAM && !verity_in_manifest(manifest, rep))
+			if (s->mode == BOOT_RAM && !verity_in_manifest(s, manifest, rep))
 				goto report;
 			if (s->mode != BOOT_RAM) {
 				if (!do_verity(s, image, image, s->mode == BOOT_LAZY, manifest, &vp,

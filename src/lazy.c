@@ -567,7 +567,7 @@ static void status_write(struct lazy *L)
 {
 	const struct lazy_result *r = L->r;
 	const struct lazy_opts *o = L->o;
-	char buf[8192], t[4][32], err[PATH_MAX + 64];
+	char buf[16384], t[4][32], num[8][32], err[PATH_MAX + 64];
 	const double times[4] = { r->started, r->verified, r->switched, boottime() };
 	const char *hash;
 	struct outfile of;
@@ -587,25 +587,43 @@ static void status_write(struct lazy *L)
 		hash = "pending";
 	else
 		hash = L->hash_ok ? "ok" : "mismatch";
-	n = snprintf(buf, sizeof(buf),
-		     "state=%s\npid=%d\nimage=%s\nloop=%s\ntarget=%s\ncopy=%s\nsize=%" PRIu64 "\n"
-		     "started=%s\nupdated=%s\nsource=%s\nsource_fallback=%s\nsource_error=%s\n"
-		     "bytes_stream=%" PRIu64 "\nbytes_compared=%" PRIu64 "\n"
-		     "bytes_cached=%" PRIu64 "\nbytes_network=%" PRIu64 "\n"
-		     "rate=%" PRIu64 "\nyields=%" PRIu64 "\nprofile=%s\nprofile_file=%s\n"
-		     "hash=%s\nsha256=%s\nsigned_by=%s\nverified=%s\nswitched=%s\ngave_up=%s\n"
-		     "error=%s\n",
-		     L->state, (int)getpid(), o->image, r->loop,
-		     o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs", r->copy, r->size, t[0], t[3],
-		     r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network",
-		     lazy_fallback_name(r->fallback), r->fallback_msg, r->bytes_stream,
-		     r->bytes_compared, r->bytes_cached, r->bytes_network, o->rate,
-		     L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0,
-		     L->profile_state ? L->profile_state : "none", L->profile_path, hash, r->sha256,
-		     r->signed_by, t[1], t[2],
-		     r->err != LAZY_OK ? lazy_err_name(r->err) : "", r->error);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return;
+	snprintf(num[0], sizeof(num[0]), "%d", (int)getpid());
+	snprintf(num[1], sizeof(num[1]), "%" PRIu64, r->size);
+	snprintf(num[2], sizeof(num[2]), "%" PRIu64, r->bytes_stream);
+	snprintf(num[3], sizeof(num[3]), "%" PRIu64, r->bytes_compared);
+	snprintf(num[4], sizeof(num[4]), "%" PRIu64, r->bytes_cached);
+	snprintf(num[5], sizeof(num[5]), "%" PRIu64, r->bytes_network);
+	snprintf(num[6], sizeof(num[6]), "%" PRIu64, o->rate);
+	snprintf(num[7], sizeof(num[7]), "%" PRIu64,
+		 L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0);
+	{
+		/* Every value through report_kv(): one line each, whatever
+		 * an image path or an error message holds. */
+		const char *const kv[][2] = {
+			{ "state", L->state }, { "pid", num[0] }, { "image", o->image },
+			{ "loop", r->loop },
+			{ "target", o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs" },
+			{ "copy", r->copy }, { "size", num[1] }, { "started", t[0] },
+			{ "updated", t[3] },
+			{ "source", r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
+			{ "source_fallback", lazy_fallback_name(r->fallback) },
+			{ "source_error", r->fallback_msg }, { "bytes_stream", num[2] },
+			{ "bytes_compared", num[3] }, { "bytes_cached", num[4] },
+			{ "bytes_network", num[5] }, { "rate", num[6] }, { "yields", num[7] },
+			{ "profile", L->profile_state ? L->profile_state : "none" },
+			{ "profile_file", L->profile_path }, { "hash", hash },
+			{ "sha256", r->sha256 }, { "signed_by", r->signed_by },
+			{ "verified", t[1] }, { "switched", t[2] },
+			{ "gave_up", r->err != LAZY_OK ? lazy_err_name(r->err) : "" },
+			{ "error", r->error },
+		};
+		size_t pos = 0, k;
+
+		for (k = 0; k < sizeof(kv) / sizeof(kv[0]); k++)
+			if (report_kv(buf, sizeof(buf), &pos, kv[k][0], kv[k][1]) < 0)
+				return;
+		n = (int)pos;
+	}
 	/* Through the status directory's descriptor: no path is looked up. */
 	rc = outfile_openat(&of, L->status_dirfd, L->status_name, 0644, OUTFILE_REPLACE, NULL,
 			    err, sizeof(err));

@@ -827,6 +827,29 @@ static int join_within(pthread_t t, int seconds)
 	return -pthread_timedjoin_np(t, NULL, &ts);
 }
 
+/* The whole-image hasher saw the zeros that stood in for a failed read,
+ * not the bytes reader_retry() wrote over them: once a chunk was read
+ * again, the image's SHA-256 is that of the output as it now is, read
+ * back from it (RAM; every chunk of it matched the manifest). */
+static void rehash_output(struct pipe *p)
+{
+	uint64_t off = 0, total = p->st.bytes_out;
+
+	SHA256_Init(&p->sha);
+	while (off < total) {
+		size_t want = total - off < p->ck.size ? (size_t)(total - off) : p->ck.size;
+		ssize_t n = pread_full(p->dst_fd, p->retry_buf, want, (off_t)off);
+
+		if (n < 0 || (size_t)n != want) {
+			pipe_fail(p, n < 0 ? (int)n : -EIO, PS_WRITE, "cannot read the copy back "
+				  "to hash it: %s", n < 0 ? strerror((int)-n) : "short read");
+			return;
+		}
+		SHA256_Update(&p->sha, p->retry_buf, want);
+		off += want;
+	}
+}
+
 int pipe_finish(struct pipe *p)
 {
 	int i;
@@ -867,6 +890,8 @@ int pipe_finish(struct pipe *p)
 		}
 	}
 	p->writer_started = p->hasher_started = p->reader_started = false;
+	if (!p->error && p->hash && p->st.chunks_retried)
+		rehash_output(p);
 	if (!p->error && p->dst_is_blk && p->st.bytes_out)
 		drop_cache(p, p->st.bytes_out);
 	return p->error;

@@ -76,6 +76,20 @@ static void kv(struct out *o, const char *key, const char *val)
 	put(o, "\n");
 }
 
+int report_kv(char *buf, size_t cap, size_t *pos, const char *key, const char *val)
+{
+	struct out o = { buf, cap, *pos, *pos >= cap };
+
+	kv(&o, key, val ? val : "");
+	if (o.full) {
+		if (*pos < cap)
+			buf[*pos] = '\0';
+		return -ENOSPC;
+	}
+	*pos = o.pos;
+	return 0;
+}
+
 int report_format(const struct boot_report *r, char *buf, size_t len)
 {
 	struct out o = { buf, len, 0, false };
@@ -270,10 +284,30 @@ int report_write(const struct boot_report *r, const char *dir, bool json)
 	return rc;
 }
 
-int report_text_set(char *text, size_t cap, const char *key, const char *val)
+static int text_set(char *text, size_t cap, const char *key, size_t klen, const char *val,
+		    size_t vlen, size_t tlen, char *line);
+
+int report_text_set(char *text, size_t cap, const char *key, const char *raw)
 {
-	size_t klen = strlen(key), vlen = strlen(val), tlen = strlen(text);
-	char *line = text;
+	size_t klen = strlen(key), vlen = strlen(raw), tlen = strlen(text), i;
+	char *line = text, *val = malloc(vlen + 1);
+	int rc;
+
+	if (!val)
+		return -ENOMEM;
+	/* The value on one line, as kv() writes it: a path with a newline
+	 * must not become a second key. */
+	for (i = 0; i < vlen; i++)
+		val[i] = (unsigned char)raw[i] < 0x20 || raw[i] == 0x7f ? ' ' : raw[i];
+	val[vlen] = '\0';
+	rc = text_set(text, cap, key, klen, val, vlen, tlen, line);
+	free(val);
+	return rc;
+}
+
+static int text_set(char *text, size_t cap, const char *key, size_t klen, const char *val,
+		    size_t vlen, size_t tlen, char *line)
+{
 
 	while (line && *line) {
 		char *eol = strchr(line, '\n');

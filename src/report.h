@@ -65,11 +65,17 @@ int report_write(const struct boot_report *r, const char *dir, bool json);
 int report_write_at(const struct boot_report *r, int dirfd, bool json);
 
 /* Set key=value in a report's text of at most cap bytes (NUL
- * included): the line replaced, or appended. 0 or -ENOSPC. For a process
+ * included): the line replaced, or appended; the value on one line as
+ * report_kv() writes it. 0 or -ENOSPC. For a process
  * that amends the report after `ramboot boot` wrote it (the hooks'
  * --drop, the lazy copier). */
 int report_text_set(char *text, size_t cap, const char *key, const char *val);
 
+/* Append the line key=val to buf (cap bytes, *pos used), the value on
+ * one line (control characters as spaces): the one writer of key=value
+ * lines, for the report and the lazy copier's status file. 0, or
+ * -ENOSPC with *pos unchanged. */
+int report_kv(char *buf, size_t cap, size_t *pos, const char *key, const char *val);
 /* mkdir -p with mode 0755. 0 or -errno. */
 int report_mkdir(const char *dir);
 

@@ -199,8 +199,32 @@ static bool lazy_time_ok(const char *s)
 	return f > 0 && f <= 9 && !s[n + 1 + f];
 }
 
+/* The first key (of key=value lines) that appears twice, copied to key,
+ * or NULL. The writers put every value on one line: a repeated key is
+ * a forged line (or not a file of theirs), and neither the first value
+ * nor the last can be trusted. */
+static const char *repeated_key(const char *text, char *key, size_t keylen)
+{
+	const char *line, *other;
+
+	for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+		size_t k = strcspn(line, "=\n");
+
+		if (line[k] != '=' || k == 0)
+			continue;
+		for (other = text; other < line;
+		     other = strchr(other, '\n') ? strchr(other, '\n') + 1 : line) {
+			if (!strncmp(other, line, k + 1)) {
+				snprintf(key, keylen, "%.*s", (int)k, line);
+				return key;
+			}
+		}
+	}
+	return NULL;
+}
+
 /* key=value lines; a line without '=', an unknown key or a malformed
- * number is skipped, a repeated key takes the last value. */
+ * number is skipped. The caller refuses a text with a repeated key. */
 static void lazy_parse(char *text, struct lazy_status *ls)
 {
 	char *line, *save = NULL;
@@ -488,8 +512,9 @@ int cmd_status(int argc, char **argv)
 	};
 	static struct zdev devs[MAX_DEVS];
 	static char report[16384], lazy[16384];
+	char key[64];
 	struct lazy_status ls;
-	bool json = false, check = false, have_report, have_lazy;
+	bool json = false, check = false, have_report, have_lazy, report_bad = false;
 	char verdict[1024];
 	enum verdict vd;
 	ssize_t n;
@@ -522,13 +547,28 @@ int cmd_status(int argc, char **argv)
 	if (n < 0 && n != -ENOENT)
 		rb_warn("%s: %s", LAZY, n == -EINVAL ? "not a regular file; ignored" :
 			strerror((int)-n));
+	if (have_report && repeated_key(report, key, sizeof(key))) {
+		rb_warn("%s: the key %s is repeated; ignored", REPORT, key);
+		have_report = false;
+		report_bad = true;
+	}
+	if (have_lazy && repeated_key(lazy, key, sizeof(key))) {
+		rb_warn("%s: the key %s is repeated; ignored", LAZY, key);
+		have_lazy = false;
+	}
 	if (json && check) {
 		rb_err("--json and --check exclude each other");
 		return RB_EXIT_USAGE;
 	}
 	/* before lazy_parse, which cuts the text into pieces */
-	vd = status_verdict(have_report ? report : NULL, have_lazy ? lazy : NULL,
-			    verdict, sizeof(verdict));
+	if (report_bad) {
+		vd = V_FALLBACK;
+		snprintf(verdict, sizeof(verdict), "UNKNOWN: the boot report repeats a key "
+			 "(not written by ramboot alone)");
+	} else {
+		vd = status_verdict(have_report ? report : NULL, have_lazy ? lazy : NULL,
+				    verdict, sizeof(verdict));
+	}
 	if (check) {
 		printf("ramboot: %s\n", verdict);
 		if (fflush(stdout) != 0)

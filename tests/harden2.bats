@@ -206,3 +206,128 @@ fifo_root() {
 	[ ! -e "$OUT/pdir/p" ]
 	assert_fault_fired 'errno:ENOSPC'
 }
+
+# ---- status and report lines are never forged by a value --------------------
+
+status_root() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/sys/block" "$R/dev" "$R/run/ramboot"
+	: >"$R/proc/swaps"
+}
+
+@test "lazy: an image path with newlines stays on one status line; status is not fooled" {
+	status_root
+	local img
+	img=$'/nowhere/e\nstate=switched\nswitched=3.00\ncopy=/x\n'
+	RAMBOOT_ROOT=$R rb lazy --image="$img" --status="$R/run/ramboot/lazy"
+	expect_status 1
+	[ "$(grep -c '^state=' "$R/run/ramboot/lazy")" -eq 1 ]
+	[ "$(grep -c '^switched=' "$R/run/ramboot/lazy")" -eq 1 ]
+	[ "$(grep -c '^copy=' "$R/run/ramboot/lazy")" -eq 1 ]
+	grep -qx 'state=gave-up' "$R/run/ramboot/lazy"
+	grep -qx 'switched=' "$R/run/ramboot/lazy"
+	# every line is a key=value line
+	run ! grep -v '^[a-z0-9_]*=' "$R/run/ramboot/lazy"
+	RAMBOOT_ROOT=$R rb status
+	expect_status 0
+	refute_output --partial 'switched 3.00'
+	assert_output --partial 'gave up'
+}
+
+@test "status: a lazy file or report with a repeated key is refused" {
+	status_root
+	printf 'state=gave-up\npid=1\nimage=/x\nstate=switched\nswitched=3.00\n' \
+		>"$R/run/ramboot/lazy"
+	printf 'mode_done=ram\nfstype=squashfs\nfstype=ext4\n' >"$R/run/ramboot/report"
+	RAMBOOT_ROOT=$R rb status
+	expect_status 0
+	[[ $stderr == *"lazy: the key state is repeated; ignored"* ]]
+	[[ $stderr == *"report: the key fstype is repeated; ignored"* ]]
+	refute_output --partial 'switched'
+	refute_output --partial 'fstype'
+	RAMBOOT_ROOT=$R rb status --json
+	expect_status 0
+	refute_output --partial 'switched'
+}
+
+# ---- --sha256 with a version 2 manifest: a chunk read again is hashed -------
+
+@test "load --sha256 --manifest v2: one transient EIO is read again, the SHA-256 matches" {
+	need_shim
+	cp "$FIX/sqfs.raw" "$OUT/../src.img"
+	"$RAMBOOT_BIN" manifest --chunk-size=64K -o "$BATS_TEST_TMPDIR/m" "$OUT/../src.img"
+	run --separate-stderr faultinj_run 'read:path=*src.img:nth=2:times=1:errno=EIO' \
+		"$RAMBOOT_BIN" load -v --sha256="$(cat "$FIX/sqfs.sha256")" \
+		--manifest="$BATS_TEST_TMPDIR/m" "$OUT/../src.img" "$OUT/img"
+	assert_fault_fired 'errno:EIO'
+	expect_status 0
+	cmp "$FIX/sqfs.raw" "$OUT/img"
+	grep -qE "chunks_retried=[1-9]" <<<"$stderr" || { show_run; fail "no chunk read again"; }
+}
+
+# ---- boot: every read of a network path is bounded ---------------------------
+
+# boot_root: a fixture root for `ramboot boot` (tests/boot-cmd.bats has
+# the same layout) with a squashfs at root/images/x.img.
+boot_root() {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/proc" "$R/root/images" "$R/etc" "$BATS_TEST_TMPDIR/tree/etc"
+	printf 'MemTotal:       8100000 kB\nMemFree:        8000000 kB\nMemAvailable:   8000000 kB\n' \
+		>"$R/proc/meminfo"
+	echo hello >"$BATS_TEST_TMPDIR/tree/etc/hostname"
+	head -c 300000 /dev/urandom >"$BATS_TEST_TMPDIR/tree/init"
+	mksquashfs "$BATS_TEST_TMPDIR/tree" "$R/root/images/x.img" -quiet -noappend \
+		-no-progress >/dev/null
+	track mount "$R/run/ramboot/ram"
+}
+
+boot_report() { # key -> value
+	sed -n "s/^$1=//p" "$R/run/ramboot/report"
+}
+
+# boot_hang RULE CMDLINE: ramboot boot under the shim; it must return
+# (a bound of 120 s catches a hang: the boot's own is timeout + 15 s).
+boot_hang() {
+	echo "$2" >"$R/proc/cmdline"
+	run --separate-stderr timeout 120 env -u RAMBOOT RAMBOOT_ROOT="$R" \
+		FAULTINJ="$1" FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" \
+		LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot
+	[ "$status" -ne 124 ] || fail "ramboot boot did not return"
+	expect_status 0
+	grep -q 'action=hang' "$BATS_TEST_TMPDIR/fi.log" || fail "the hang never fired"
+	assert_output ""
+	[ "$(boot_report mode_done)" = off ]
+}
+
+@test "boot: ramboot.source=udpcast, the image's first bytes never come (root): the boot returns" {
+	need_root ramboot=ram
+	need_shim
+	boot_root
+	boot_hang 'pread:path=*/images/x.img:hang' \
+		"ramboot=ram ramboot.source=udpcast ramboot.udpcast=start-timeout=1 ltsp.image=images/x.img ramboot.timeout=1 ramboot.manifest=none"
+}
+
+@test "boot: ramboot=lazy, IMAGE.profile, the image's ends never come (root): the boot returns" {
+	need_root ramboot=lazy
+	need_shim
+	boot_root
+	RAMBOOT_ROOT=$BATS_TEST_TMPDIR/pr "$RAMBOOT_BIN" profile record \
+		--image="$R/root/images/x.img" --until=0 --out="$R/root/images/x.img.profile" \
+		2>/dev/null || { mkdir -p "$BATS_TEST_TMPDIR/pr"; ln -s /proc "$BATS_TEST_TMPDIR/pr/proc"
+		RAMBOOT_ROOT=$BATS_TEST_TMPDIR/pr "$RAMBOOT_BIN" profile record \
+			--image="$R/root/images/x.img" --until=0 --out="$R/root/images/x.img.profile"; }
+	[ -f "$R/root/images/x.img.profile" ]
+	boot_hang 'pread:path=*/images/x.img:hang' \
+		"ramboot=lazy ltsp.image=images/x.img ramboot.timeout=1 ramboot.manifest=none"
+	[ "$(boot_report fallback)" = "lazy copy not started" ]
+}
+
+@test "boot: ramboot=ram ramboot.verity=1, the manifest's read never returns (root): the boot returns" {
+	need_root ramboot.verity=1
+	need_shim
+	boot_root
+	"$RAMBOOT_BIN" manifest --verity -o "$R/root/images/x.img.manifest" "$R/root/images/x.img" \
+		>/dev/null 2>&1 || skip "manifest --verity failed (image not whole blocks?)"
+	boot_hang 'read:path=*/images/x.img.manifest:hang' \
+		"ramboot=ram ramboot.verity=1 ltsp.image=images/x.img ramboot.timeout=1"
+}

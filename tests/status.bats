@@ -217,9 +217,14 @@ no initialised zram devices'
 	assert_output 2000
 }
 
-@test "status: a repeated key takes the last value, no final newline, size 0 or exceeded" {
+@test "status: a repeated key is refused; no final newline, size 0 or exceeded" {
 	lazy copying size=2000 bytes_cached=500 bytes_network=0
 	printf 'bytes_network=1000' >>"$R/run/ramboot/lazy"
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ "$stderr" = "ramboot: status: warning: /run/ramboot/lazy: the key bytes_network is repeated; ignored" ]
+	refute_output --partial 'copied'
+	printf 'state=copying\nsize=2000\nbytes_cached=500\nbytes_network=1000' >"$R/run/ramboot/lazy"
 	run "$RAMBOOT_BIN" status
 	assert_success
 	assert_line '  copied    75.0% of 2.0 KiB: 500 B from the page cache, 1000 B from the network'

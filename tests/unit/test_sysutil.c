@@ -309,6 +309,29 @@ static void first_error_wins(void)
 	errbuf_set(e, 0, "nothing");
 }
 
+/* A value with newlines stays on its line: report_text_set() (the
+ * amends of the lazy copier and of --drop) and report_kv() (the status
+ * file) never let a path forge a second key. */
+static void report_values_one_line(void)
+{
+	char text[256] = "mode_done=lazy\nfstype=squashfs\nram_path=\n", buf[64];
+	size_t pos = 0;
+
+	CHECK_EQ_INT(report_text_set(text, sizeof(text), "ram_path",
+				     "/run/ramboot/ram/x\nfstype=ext4\n"), 0);
+	CHECK_EQ_STR(text, "mode_done=lazy\nfstype=squashfs\n"
+		     "ram_path=/run/ramboot/ram/x fstype=ext4 \n");
+	CHECK_EQ_INT(report_text_set(text, sizeof(text), "error", "a\rb\x7f"), 0);
+	CHECK(strstr(text, "\nerror=a b \n") != NULL);
+	CHECK_EQ_INT(report_kv(buf, sizeof(buf), &pos, "image", "e\nstate=switched"), 0);
+	CHECK_EQ_INT(report_kv(buf, sizeof(buf), &pos, "state", "gave-up"), 0);
+	CHECK_EQ_STR(buf, "image=e state=switched\nstate=gave-up\n");
+	/* full: -ENOSPC, nothing appended */
+	CHECK_EQ_INT(report_kv(buf, sizeof(buf), &pos, "error",
+			       "0123456789012345678901234567890123456789"), -ENOSPC);
+	CHECK_EQ_INT((int)pos, (int)strlen("image=e state=switched\nstate=gave-up\n"));
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -326,6 +349,7 @@ int main(void)
 	RUN(blkid_types);
 	RUN(modprobe_runs);
 	RUN(first_error_wins);
+	RUN(report_values_one_line);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", dir);
