@@ -373,3 +373,36 @@ old_initrd_under_faultinj() {
 	assert_output --partial "evil.pub"
 	[ ! -e "$T/d/etc/ramboot/keys/evil.pub" ]
 }
+
+@test "dracut module: public keys go in; a private key named .pub or a link fails the build" {
+	mkdir -p "$T/data/hooks/initramfs-tools" "$T/keys"
+	cp "$STATIC" "$T/data/ramboot.static"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/dracut/90ramboot/module-setup.sh" >"$T/module-setup.sh"
+	# dracut's functions, as stand-ins that log what would go in.
+	cat >"$T/run.sh" <<-'EOS'
+		inst_simple() { echo "inst $2"; }
+		inst_multiple() { :; }
+		inst_script() { :; }
+		inst_hook() { :; }
+		dfatal() { echo "fatal: $*" >&2; }
+		moddir=$(dirname "$1")
+		. "$1"
+		install
+	EOS
+	"$BIN" keygen "$T/lab" >/dev/null
+	cp "$T/lab.pub" "$T/keys/"
+	run env RAMBOOT_KEYS="$T/keys" bash "$T/run.sh" "$T/module-setup.sh"
+	assert_success
+	assert_line "inst /etc/ramboot/keys/lab.pub"
+	cp "$T/lab" "$T/keys/oops.pub"
+	run env RAMBOOT_KEYS="$T/keys" bash "$T/run.sh" "$T/module-setup.sh"
+	assert_failure
+	assert_output --partial "oops.pub"
+	refute_line "inst /etc/ramboot/keys/oops.pub"
+	rm "$T/keys/oops.pub"
+	ln -s /etc/passwd "$T/keys/evil.pub"
+	run env RAMBOOT_KEYS="$T/keys" bash "$T/run.sh" "$T/module-setup.sh"
+	assert_failure
+	refute_line "inst /etc/ramboot/keys/evil.pub"
+}
