@@ -190,10 +190,34 @@ out:
  * complete and on disk (outfile.h): no predictable temporary to plant a
  * link at, and a failed run leaves an existing out as it was. */
 /* The *.pub files of keys, as etc/ramboot/keys/NAME.pub. */
+static int add_bytes(struct archive *a, struct archive_entry *e, const char *name,
+		     const void *buf, size_t len, unsigned mode, time_t mtime, unsigned ino)
+{
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, mode);
+	archive_entry_set_nlink(e, 1);
+	archive_entry_set_ino(e, ino);
+	archive_entry_set_size(e, (la_int64_t)len);
+	archive_entry_set_mtime(e, mtime, 0);
+	if (archive_write_header(a, e) != ARCHIVE_OK ||
+	    archive_write_data(a, buf, len) != (la_ssize_t)len)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Every client that fetches the initrd gets these files: each *.pub must
+ * be a regular file in keys (never what a link names) holding an Ed25519
+ * public key. A private key there is an error, not a skip: the admin
+ * meant to give the clients a key and gave them the signing key. The
+ * bytes checked are the bytes packed.
+ */
 static int add_keys(struct archive *a, struct archive_entry *e, const char *keys,
 		    unsigned *ino)
 {
-	char src[PATH_MAX], dst[PATH_MAX];
+	char dst[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[PATH_MAX + 256], buf[SIGN_KEYFILE_MAX];
 	struct dirent *d;
 	DIR *dir = opendir(keys);
 	int rc = 0, n = 0;
@@ -207,25 +231,33 @@ static int add_keys(struct archive *a, struct archive_entry *e, const char *keys
 	if (rc == 0)
 		rc = add_dir(a, e, "etc/ramboot/keys", (*ino)++);
 	while (rc == 0 && (d = readdir(dir)) != NULL) {
-		size_t len = strlen(d->d_name);
+		size_t len = strlen(d->d_name), klen = 0;
+		struct stat st;
 
 		if (len <= 4 || strcmp(d->d_name + len - 4, ".pub") || d->d_name[0] == '.')
 			continue;
-		if (snprintf(src, sizeof(src), "%s/%s", keys, d->d_name) >= (int)sizeof(src) ||
-		    snprintf(dst, sizeof(dst), "etc/ramboot/keys/%s", d->d_name) >= (int)sizeof(dst)) {
+		if (snprintf(dst, sizeof(dst), "etc/ramboot/keys/%s", d->d_name) >= (int)sizeof(dst)) {
 			rc = -ENAMETOOLONG;
 			rb_err("%s: path too long", keys);
 			break;
 		}
-		if (!is_file(src))
-			continue;
-		rc = add_file(a, e, src, dst, 0644, (*ino)++);
+		rc = sign_pubkey_read(dirfd(dir), d->d_name, buf, sizeof(buf), &klen, &st, keyid,
+				      err, sizeof(err));
+		if (rc < 0) {
+			rb_err("%s/%s", keys, err);
+			break;
+		}
+		if (st.st_mode & S_IWOTH)
+			rb_warn("%s/%s: world-writable: anyone on this host can replace a key the "
+				"clients trust", keys, d->d_name);
+		rc = add_bytes(a, e, dst, buf, klen, 0644, st.st_mtime, (*ino)++);
 		if (rc < 0)
-			rb_err("%s: %s", src, rc == -EIO ? archive_error_string(a) : strerror(-rc));
+			rb_err("%s/%s: %s", keys, d->d_name, archive_error_string(a));
 		else
 			n++;
 	}
 	closedir(dir);
+	explicit_bzero(buf, sizeof(buf));
 	if (rc == 0 && n == 0)
 		rb_warn("%s: no public keys (*.pub)", keys);
 	return rc;
@@ -669,6 +701,10 @@ static int list_initrd(const char *file)
 		       fmt_size((uint64_t)f.size, sz, sizeof(sz)));
 	else
 		printf("ramboot: absent\n");
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_err("stdout: write error");
+		rc = RB_EXIT_FAIL;
+	}
 	return rc;
 }
 

@@ -27,7 +27,7 @@
 
 #define SIGN_PREFIX "signature ed25519 "
 #define SIGN_B64_LEN 88             /* base64 of 64 bytes, "==" included */
-#define KEYFILE_MAX (16 * 1024)     /* a PEM key is a few hundred bytes */
+#define KEYFILE_MAX SIGN_KEYFILE_MAX
 #define SIGN_TEXT_MAX (16 * 1024 * 1024)
 
 /*
@@ -219,19 +219,22 @@ int sign_split(const char *buf, size_t len, size_t *body_len, struct sign_line *
 
 /* ---- keys ---- */
 
-static int read_small(int dirfd, const char *path, char *buf, size_t cap, size_t *len)
+/* A regular file of at most cap - 1 bytes; flags: O_NOFOLLOW or 0. *st
+ * (may be NULL) gets its fstat. */
+static int read_small(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len,
+		      struct stat *stp)
 {
 	/* O_NONBLOCK: a FIFO planted there must not hang a boot. */
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | flags);
+	struct stat sb, *st = stp ? stp : &sb;
 	ssize_t n;
 	int rc = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, st) < 0)
 		rc = -errno;
-	else if (!S_ISREG(st.st_mode))
+	else if (!S_ISREG(st->st_mode))
 		rc = -EINVAL;
 	else if ((n = read_full(fd, buf, cap)) < 0)
 		rc = (int)n;
@@ -340,7 +343,7 @@ int sign_keyid_file(const char *path, char keyid[SIGN_KEYID_LEN + 1], char *err,
 
 	if (!pem)
 		return rb_errfmt(err, errlen, -ENOMEM, "out of memory");
-	rc = read_small(AT_FDCWD, path, pem, KEYFILE_MAX, &len);
+	rc = read_small(AT_FDCWD, path, 0, pem, KEYFILE_MAX, &len, NULL);
 	if (rc < 0) {
 		rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
 		goto out;
@@ -358,6 +361,33 @@ out:
 	sodium_memzero(pem, KEYFILE_MAX);
 	free(pem);
 	return rc;
+}
+
+int sign_pubkey_read(int dirfd, const char *name, char *buf, size_t cap, size_t *len,
+		     struct stat *st, char keyid[SIGN_KEYID_LEN + 1], char *err, size_t errlen)
+{
+	struct edkey k;
+	int rc = read_small(dirfd, name, O_NOFOLLOW, buf, cap, len, st);
+
+	if (rc == -ELOOP)
+		return rb_errfmt(err, errlen, rc, "%s: a symbolic link, not a key file", name);
+	if (rc == -EINVAL)
+		return rb_errfmt(err, errlen, rc, "%s: not a regular file", name);
+	if (rc == -EFBIG)
+		return rb_errfmt(err, errlen, -EINVAL, "%s: too big for a public key", name);
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
+	rc = key_from_pem(buf, *len, false, &k);
+	if (rc == -EPERM) {
+		sodium_memzero(buf, cap);
+		return rb_errfmt(err, errlen, -EPERM, "%s: a PRIVATE key, where a public key "
+				 "belongs (make one with: openssl pkey -in %s -pubout)", name, name);
+	}
+	if (rc < 0)
+		return rb_errfmt(err, errlen, -EINVAL, "%s: not an Ed25519 public key in PEM form",
+				 name);
+	keyid_of(&k, keyid);
+	return 0;
 }
 
 /* The usable keys of keydir (NULL: SIGN_KEYDIR and SIGN_KEYDIR_LTSP),
@@ -422,7 +452,9 @@ static const struct edkey *keyiter_next(struct keyiter *it)
 		if (n <= 4 || n - 4 >= sizeof(it->name) || strcmp(e->d_name + n - 4, ".pub") ||
 		    e->d_name[0] == '.')
 			continue;
-		if (read_small(dirfd(it->d), e->d_name, it->pem, KEYFILE_MAX, &len) < 0)
+		/* A trusted key is a file there, never what a link names. */
+		if (read_small(dirfd(it->d), e->d_name, O_NOFOLLOW, it->pem, KEYFILE_MAX, &len,
+			       NULL) < 0)
 			continue;
 		rc = key_from_pem(it->pem, len, false, &it->key);
 		if (rc == -EPERM) {
@@ -561,7 +593,7 @@ long sign_text(const char *buf, size_t len, const char *keyfile, char *out, size
 		rc = rb_errfmt(err, errlen, -EINVAL, "a NUL byte in the text");
 		goto out;
 	}
-	rc = read_small(AT_FDCWD, keyfile, pem, KEYFILE_MAX, &plen);
+	rc = read_small(AT_FDCWD, keyfile, 0, pem, KEYFILE_MAX, &plen, NULL);
 	if (rc < 0) {
 		rb_errfmt(err, errlen, (int)rc, "%s: %s", keyfile, strerror((int)-rc));
 		goto out;
@@ -600,24 +632,52 @@ out:
 
 /* ---- commands ---- */
 
-static int write_file(const char *path, const void *data, size_t len, mode_t mode, int flags,
-		      char *err, size_t errlen)
+static int flush_stdout(void)
 {
-	struct outfile of;
-	int rc = outfile_open(&of, path, mode, flags | OUTFILE_SYNC, NULL, err, errlen);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
+}
+
+/* Open path's new file and write data to it, unnamed until
+ * outfile_commit(); on failure nothing is left (outfile_abort done). */
+static int write_aside(struct outfile *of, const char *path, const void *data, size_t len,
+		       mode_t mode, int flags, char *err, size_t errlen)
+{
+	int rc = outfile_open(of, path, mode, flags | OUTFILE_SYNC, NULL, err, errlen);
 
 	if (rc < 0)
 		return rc;
 	/* The mode, whatever the umask: a private key is the owner's only. */
-	if (fchmod(of.fd, mode) < 0 || (rc = write_all(of.fd, data, len)) < 0) {
+	if (fchmod(of->fd, mode) < 0 || (rc = write_all(of->fd, data, len)) < 0) {
 		rc = rc < 0 ? rc : -errno;
-		outfile_abort(&of);
+		outfile_abort(of);
 		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
 	}
+	return 0;
+}
+
+static int write_file(const char *path, const void *data, size_t len, mode_t mode, int flags,
+		      char *err, size_t errlen)
+{
+	struct outfile of;
+	int rc = write_aside(&of, path, data, len, mode, flags, err, errlen);
+
+	if (rc < 0)
+		return rc;
 	rc = outfile_commit(&of);
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
 	return 0;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
 }
 
 /* getrandom(2) until len bytes: it may return fewer, or be interrupted. */
@@ -662,6 +722,7 @@ int cmd_keygen(int argc, char **argv)
 	char priv[256], pub[256], pubpath[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[512];
 	unsigned char der[sizeof(der_priv) + 32];
 	struct edkey k;
+	struct outfile opub, opriv;
 	int flags = 0, c, rc;
 	size_t np, nu;
 
@@ -678,6 +739,13 @@ int cmd_keygen(int argc, char **argv)
 		return rb_usage("keygen", "expected one KEY file name");
 	if ((size_t)snprintf(pubpath, sizeof(pubpath), "%s.pub", argv[optind]) >= sizeof(pubpath))
 		return rb_usage("keygen", "KEY: name too long");
+	/* KEY is the private key: a name ending in .pub is where the keys
+	 * the initrd packs for every client are taken from. */
+	if (ends_with(argv[optind], ".pub")) {
+		rb_err("%s: the private key would be named like a public key (.pub); "
+		       "give KEY without .pub (KEY.pub is the public key)", argv[optind]);
+		return RB_EXIT_USAGE;
+	}
 	/* The seed from the kernel's random pool, as PKCS#8 holds it. */
 	memcpy(der, der_priv, sizeof(der_priv));
 	rc = getrandom_full(der + sizeof(der_priv), 32);
@@ -700,18 +768,68 @@ int cmd_keygen(int argc, char **argv)
 	}
 	keyid_of(&k, keyid);
 	edkey_wipe(&k);
-	/* The public key first: a private key without it is no use, the
-	 * other way round is harmless. */
-	rc = write_file(pubpath, pub, nu, 0644, flags, err, sizeof(err));
-	if (rc == 0)
-		rc = write_file(argv[optind], priv, np, 0600, flags, err, sizeof(err));
+	/* Both written aside before either is named: a refused or failed KEY
+	 * leaves no KEY.pub of a key that is thrown away, and an existing
+	 * pair stays a pair. The private key is named first: a KEY.pub the
+	 * admin copies to the clients then always has its private key. */
+	rc = write_aside(&opriv, argv[optind], priv, np, 0600, flags, err, sizeof(err));
 	sodium_memzero(priv, sizeof(priv));
+	if (rc == 0) {
+		rc = write_aside(&opub, pubpath, pub, nu, 0644, flags, err, sizeof(err));
+		if (rc < 0)
+			outfile_abort(&opriv);
+	}
+	if (rc == 0) {
+		rc = outfile_commit(&opriv);
+		if (rc < 0) {
+			outfile_abort(&opub);
+			rb_errfmt(err, sizeof(err), rc, "%s: %s", argv[optind], strerror(-rc));
+		}
+	}
+	if (rc == 0) {
+		rc = outfile_commit(&opub);
+		if (rc < 0)
+			rb_errfmt(err, sizeof(err), rc, "%s: %s (%s is a new key now; run again "
+				  "with --force)", pubpath, strerror(-rc), argv[optind]);
+	}
 	if (rc < 0) {
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;
 	}
 	printf("%s: key id %s\n", pubpath, keyid);
-	return RB_EXIT_OK;
+	return flush_stdout();
+}
+
+/* `sign --check-key FILE...`: what the initramfs-tools hook and the dracut
+ * module ask before they pack a key. */
+static int check_keys(int n, char **files)
+{
+	char *buf = malloc(KEYFILE_MAX), keyid[SIGN_KEYID_LEN + 1], err[PATH_MAX + 256];
+	int i, ret = RB_EXIT_OK;
+
+	if (!buf) {
+		rb_err("out of memory");
+		return RB_EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		struct stat st;
+		size_t len;
+
+		if (sign_pubkey_read(AT_FDCWD, files[i], buf, KEYFILE_MAX, &len, &st, keyid, err,
+				     sizeof(err)) < 0) {
+			rb_err("%s", err);
+			ret = RB_EXIT_FAIL;
+			continue;
+		}
+		if (st.st_mode & S_IWOTH)
+			rb_warn("%s: world-writable: anyone here can replace a key the clients "
+				"trust", files[i]);
+		printf("%s: Ed25519 public key, key id %s\n", files[i], keyid);
+	}
+	free(buf);
+	if (flush_stdout() != RB_EXIT_OK)
+		ret = RB_EXIT_FAIL;
+	return ret;
 }
 
 static void sign_usage(FILE *out)
@@ -719,6 +837,7 @@ static void sign_usage(FILE *out)
 	fprintf(out,
 		"Usage: ramboot sign --key=KEY MANIFEST\n"
 		"       ramboot sign --check [--keys=DIR] MANIFEST\n"
+		"       ramboot sign --check-key FILE...\n"
 		"\n"
 		"Sign a manifest in place with the Ed25519 private key KEY (a signature\n"
 		"it has already is replaced), or check its signature against the\n"
@@ -726,6 +845,8 @@ static void sign_usage(FILE *out)
 		"\n"
 		"  -k, --key=KEY    the private key (PEM, from ramboot keygen or openssl genpkey)\n"
 		"  -c, --check      check instead of signing; prints who signed\n"
+		"      --check-key  MANIFEST... are public key files: check that each is an\n"
+		"                   Ed25519 public key (not a private one, not a link)\n"
 		"      --keys=DIR   the trusted public keys for --check\n"
 		"  -h, --help       this help\n"
 		"\n"
@@ -739,12 +860,13 @@ int cmd_sign(int argc, char **argv)
 		{ "key", required_argument, NULL, 'k' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "keys", required_argument, NULL, 'K' },
+		{ "check-key", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *key = NULL, *keys = NULL, *path;
 	char err[512], *buf = NULL, *out = NULL;
-	bool check = false;
+	bool check = false, check_key = false;
 	size_t len = 0;
 	int c, rc, ret = RB_EXIT_FAIL;
 	long n;
@@ -756,9 +878,17 @@ int cmd_sign(int argc, char **argv)
 		case 'k': key = optarg; break;
 		case 'c': check = true; break;
 		case 'K': keys = optarg; break;
+		case 'P': check_key = true; break;
 		case 'h': sign_usage(stdout); return RB_EXIT_OK;
 		default: return rb_usage("sign", "unknown option");
 		}
+	}
+	if (check_key) {
+		if (key || check || keys)
+			return rb_usage("sign", "--check-key goes alone");
+		if (argc - optind < 1)
+			return rb_usage("sign", "expected key FILEs");
+		return check_keys(argc - optind, argv + optind);
 	}
 	if (argc - optind != 1)
 		return rb_usage("sign", "expected one MANIFEST");
@@ -773,7 +903,7 @@ int cmd_sign(int argc, char **argv)
 		rb_err("out of memory");
 		goto out;
 	}
-	rc = read_small(AT_FDCWD, path, buf, SIGN_TEXT_MAX, &len);
+	rc = read_small(AT_FDCWD, path, 0, buf, SIGN_TEXT_MAX, &len, NULL);
 	if (rc < 0) {
 		rb_err("%s: %s", path, rc == -EINVAL ? "not a regular file" : strerror(-rc));
 		goto out;
@@ -787,7 +917,7 @@ int cmd_sign(int argc, char **argv)
 			goto out;
 		}
 		printf("%s: signed by %s (key %s)\n", path, who.name, who.keyid);
-		ret = RB_EXIT_OK;
+		ret = flush_stdout();
 		goto out;
 	}
 	{

@@ -30,6 +30,7 @@
 #define SIGN_KEYID_LEN 16                 /* hex digits */
 #define SIGN_LEN 64                       /* bytes of an Ed25519 signature */
 #define SIGN_LINE_MAX 128                 /* the signature line, newline included */
+#define SIGN_KEYFILE_MAX (16 * 1024)      /* a PEM key is a few hundred bytes */
 
 struct sign_line {
 	char keyid[SIGN_KEYID_LEN + 1];
@@ -84,6 +85,18 @@ int sign_keys_count(const char *keydir);
  */
 long sign_text(const char *buf, size_t len, const char *keyfile, char *out, size_t outlen,
 	       char *err, size_t errlen);
+
+/*
+ * Read the public key file name (relative to dirfd, or a path with
+ * AT_FDCWD) into buf (cap bytes, *len read, *st its fstat): a regular file,
+ * never through a symbolic link (-ELOOP), holding an Ed25519 public key
+ * (0 and keyid). A private key is -EPERM: it must never be packed or
+ * trusted where a public key belongs. -EINVAL for anything else. A message
+ * that names the file in err.
+ */
+struct stat;
+int sign_pubkey_read(int dirfd, const char *name, char *buf, size_t cap, size_t *len,
+		     struct stat *st, char keyid[SIGN_KEYID_LEN + 1], char *err, size_t errlen);
 
 /* The key id of the public key in a PEM file (public or private). */
 int sign_keyid_file(const char *path, char keyid[SIGN_KEYID_LEN + 1], char *err, size_t errlen);

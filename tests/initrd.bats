@@ -65,6 +65,53 @@ setup() {
 	[ ! -e "$T/rb2.img" ]
 }
 
+@test "initrd: --keys: a private key named .pub is an error that names it, and no initrd" {
+	mkdir "$T/keys"
+	"$BIN" keygen "$T/lab" >/dev/null
+	cp "$T/lab.pub" "$T/keys/"
+	cp "$T/lab" "$T/keys/oops.pub"
+	run --separate-stderr "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --keys="$T/keys"
+	assert_failure 1
+	[[ "$stderr" == *"$T/keys/oops.pub: a PRIVATE key"* ]]
+	[ ! -e "$T/rb.img" ]
+}
+
+@test "initrd: --keys: a link is never followed; a world-writable key is packed with a warning" {
+	mkdir "$T/keys"
+	"$BIN" keygen "$T/lab" >/dev/null
+	ln -s /etc/passwd "$T/keys/evil.pub"
+	run --separate-stderr "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --keys="$T/keys"
+	assert_failure 1
+	[[ "$stderr" == *"evil.pub: a symbolic link"* ]]
+	[ ! -e "$T/rb.img" ]
+	# Not even a link to a good public key.
+	rm "$T/keys/evil.pub"
+	ln -s "$T/lab.pub" "$T/keys/lab.pub"
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --keys="$T/keys"
+	assert_failure 1
+	[ ! -e "$T/rb.img" ]
+	rm "$T/keys/lab.pub"
+	cp "$T/lab.pub" "$T/keys/lab.pub"
+	chmod 666 "$T/keys/lab.pub"
+	run --separate-stderr "$BIN" initrd -o "$T/rb.img" --binary="$STATIC" --keys="$T/keys"
+	assert_success
+	[[ "$stderr" == *"lab.pub: world-writable"* ]]
+	mkdir "$T/x" && cd "$T/x" && cpio -id -F "$T/rb.img" 2>/dev/null
+	cmp "$T/lab.pub" "$T/x/etc/ramboot/keys/lab.pub"
+	[ "$(stat -c %a "$T/x/etc/ramboot/keys/lab.pub")" = 644 ]
+}
+
+@test "initrd: --list to a full stdout is an error" {
+	run "$BIN" initrd -o "$T/rb.img" --binary="$STATIC"
+	assert_success
+	run "$BIN" initrd --list "$T/rb.img"
+	assert_success
+	# (bash -c: run's own output is what a redirection after run takes)
+	run bash -c '"$1" initrd --list "$2" >/dev/full' _ "$BIN" "$T/rb.img"
+	assert_failure 1
+	assert_output --partial "write error"
+}
+
 # The directory holds exactly the names given (no temporary left).
 assert_dir_holds() { # DIR NAME...
 	local d=$1
@@ -296,4 +343,68 @@ old_initrd_under_faultinj() {
 	cmp /usr/bin/udp-receiver "$T/d/usr/bin/udp-receiver"
 	run chroot "$T/d" /usr/bin/udp-receiver --license
 	assert_success
+}
+
+@test "initramfs-tools hook: public keys go in; a private key named .pub or a link fails the build" {
+	[ -f /usr/share/initramfs-tools/hook-functions ] || skip "initramfs-tools not installed"
+	kver=$(uname -r)
+	[ -d "/lib/modules/$kver" ] || kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+	[ -n "$kver" ] || skip "no kernel modules on this host"
+	mkdir -p "$T/data/hooks" "$T/etc/ramboot/keys" "$T/d/usr/lib" "$T/d/usr/lib64"
+	cp "$STATIC" "$T/data/ramboot.static"
+	cp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/data/hooks/"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/initrd-hooks/initramfs-tools/hook" >"$T/hook"
+	ln -s usr/lib "$T/d/lib"
+	ln -s usr/lib64 "$T/d/lib64"
+	"$BIN" keygen "$T/lab" >/dev/null
+	cp "$T/lab.pub" "$T/etc/ramboot/keys/"
+	run env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" verbose=n sh "$T/hook"
+	assert_success
+	cmp "$T/lab.pub" "$T/d/etc/ramboot/keys/lab.pub"
+	rm -rf "$T/d/etc/ramboot"
+	cp "$T/lab" "$T/etc/ramboot/keys/oops.pub"
+	run env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" verbose=n sh "$T/hook"
+	assert_failure
+	assert_output --partial "oops.pub"
+	[ ! -e "$T/d/etc/ramboot/keys/oops.pub" ]
+	rm "$T/etc/ramboot/keys/oops.pub"
+	ln -s /etc/passwd "$T/etc/ramboot/keys/evil.pub"
+	run env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" verbose=n sh "$T/hook"
+	assert_failure
+	assert_output --partial "evil.pub"
+	[ ! -e "$T/d/etc/ramboot/keys/evil.pub" ]
+}
+
+@test "dracut module: public keys go in; a private key named .pub or a link fails the build" {
+	mkdir -p "$T/data/hooks/initramfs-tools" "$T/keys"
+	cp "$STATIC" "$T/data/ramboot.static"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/dracut/90ramboot/module-setup.sh" >"$T/module-setup.sh"
+	# dracut's functions, as stand-ins that log what would go in.
+	cat >"$T/run.sh" <<-'EOS'
+		inst_simple() { echo "inst $2"; }
+		inst_multiple() { :; }
+		inst_script() { :; }
+		inst_hook() { :; }
+		dfatal() { echo "fatal: $*" >&2; }
+		moddir=$(dirname "$1")
+		. "$1"
+		install
+	EOS
+	"$BIN" keygen "$T/lab" >/dev/null
+	cp "$T/lab.pub" "$T/keys/"
+	run env RAMBOOT_KEYS="$T/keys" bash "$T/run.sh" "$T/module-setup.sh"
+	assert_success
+	assert_line "inst /etc/ramboot/keys/lab.pub"
+	cp "$T/lab" "$T/keys/oops.pub"
+	run env RAMBOOT_KEYS="$T/keys" bash "$T/run.sh" "$T/module-setup.sh"
+	assert_failure
+	assert_output --partial "oops.pub"
+	refute_line "inst /etc/ramboot/keys/oops.pub"
+	rm "$T/keys/oops.pub"
+	ln -s /etc/passwd "$T/keys/evil.pub"
+	run env RAMBOOT_KEYS="$T/keys" bash "$T/run.sh" "$T/module-setup.sh"
+	assert_failure
+	refute_line "inst /etc/ramboot/keys/evil.pub"
 }

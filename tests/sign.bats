@@ -130,3 +130,99 @@ setup() {
 	run timeout 10 "$BIN" sign --check --keys="$T/keys" "$T/fifo"
 	assert_failure 1
 }
+
+@test "keygen: a private key is never written to a name ending in .pub" {
+	run --separate-stderr "$BIN" keygen "$T/keys/lab.pub"
+	assert_failure 2
+	[[ "$stderr" == *"$T/keys/lab.pub"*"public key"* ]]
+	run ls -A "$T/keys"
+	assert_output ""
+}
+
+@test "keygen: a refused KEY leaves no KEY.pub; a refused --force keeps the old KEY.pub" {
+	# KEY there, KEY.pub not: nothing new, no .pub of a discarded key.
+	echo "an old key" >"$T/a"
+	run "$BIN" keygen "$T/a"
+	assert_failure 1
+	[ ! -e "$T/a.pub" ] && [ ! -L "$T/a.pub" ]
+	[ "$(cat "$T/a")" = "an old key" ]
+	# --force with KEY a link (never written through): KEY.pub as it was.
+	"$BIN" keygen "$T/b" >/dev/null
+	cp "$T/b.pub" "$T/b.pub.before"
+	rm "$T/b"
+	ln -s "$T/elsewhere" "$T/b"
+	run "$BIN" keygen --force "$T/b"
+	assert_failure 1
+	cmp "$T/b.pub" "$T/b.pub.before"
+	[ ! -e "$T/elsewhere" ]
+	run ls -A "$T"
+	refute_output --partial ".tmp"
+}
+
+@test "keygen, sign --check, sign --check-key: a full stdout is an error" {
+	# (bash -c: run's own output is what a redirection after run takes)
+	run bash -c '"$1" keygen "$2" >/dev/full' _ "$BIN" "$T/lab"
+	assert_failure 1
+	assert_output --partial "write error"
+	"$BIN" keygen "$T/k" >/dev/null
+	cp "$T/k.pub" "$T/keys/"
+	"$BIN" sign --key="$T/k" "$T/img.manifest"
+	run "$BIN" sign --check --keys="$T/keys" "$T/img.manifest"
+	assert_success
+	run bash -c '"$1" sign --check --keys="$2" "$3" >/dev/full' _ "$BIN" "$T/keys" "$T/img.manifest"
+	assert_failure 1
+	assert_output --partial "write error"
+	run bash -c '"$1" sign --check-key "$2" >/dev/full' _ "$BIN" "$T/k.pub"
+	assert_failure 1
+}
+
+@test "sign --check: a private key or a link among the trusted keys is not trusted" {
+	"$BIN" keygen "$T/k" >/dev/null
+	"$BIN" sign --key="$T/k" "$T/img.manifest"
+	# The private key under a public key's name: refused, by name.
+	cp "$T/k" "$T/keys/k.pub"
+	run --separate-stderr "$BIN" sign --check --keys="$T/keys" "$T/img.manifest"
+	assert_failure 1
+	[[ "$stderr" == *"$T/keys/k.pub: a private key"* ]]
+	# A link to the right public key: not followed.
+	rm "$T/keys/k.pub"
+	ln -s "$T/k.pub" "$T/keys/k.pub"
+	run "$BIN" sign --check --keys="$T/keys" "$T/img.manifest"
+	assert_failure 1
+	rm "$T/keys/k.pub"
+	cp "$T/k.pub" "$T/keys/k.pub"
+	run "$BIN" sign --check --keys="$T/keys" "$T/img.manifest"
+	assert_success
+}
+
+@test "sign --check-key: public keys pass; a private key, a link, junk and a FIFO do not" {
+	"$BIN" keygen "$T/k" >/dev/null
+	openssl genpkey -algorithm ed25519 -out "$T/o.pem" 2>/dev/null
+	openssl pkey -in "$T/o.pem" -pubout -out "$T/o.pub"
+	run "$BIN" sign --check-key "$T/k.pub" "$T/o.pub"
+	assert_success
+	assert_line --regexp "^$T/k.pub: Ed25519 public key, key id [0-9a-f]{16}$"
+	run --separate-stderr "$BIN" sign --check-key "$T/k"
+	assert_failure 1
+	[[ "$stderr" == *"$T/k: a PRIVATE key"* ]]
+	run "$BIN" sign --check-key "$T/o.pem"
+	assert_failure 1
+	ln -s "$T/k.pub" "$T/link.pub"
+	run --separate-stderr "$BIN" sign --check-key "$T/link.pub"
+	assert_failure 1
+	[[ "$stderr" == *"symbolic link"* ]]
+	echo junk >"$T/j.pub"
+	run "$BIN" sign --check-key "$T/j.pub"
+	assert_failure 1
+	mkfifo "$T/f.pub"
+	run timeout 10 "$BIN" sign --check-key "$T/f.pub"
+	assert_failure 1
+	# One bad file fails the lot, the good ones still said.
+	run "$BIN" sign --check-key "$T/k.pub" "$T/k"
+	assert_failure 1
+	assert_line --partial "$T/k.pub: Ed25519 public key"
+	chmod 666 "$T/o.pub"
+	run --separate-stderr "$BIN" sign --check-key "$T/o.pub"
+	assert_success
+	[[ "$stderr" == *"world-writable"* ]]
+}

@@ -51,11 +51,16 @@ install() {
         inst_simple "${RAMBOOT_CONF:-@SYSCONFDIR@/ramboot.conf}" /etc/ramboot.conf
     fi
     # The public keys signed manifests are checked against (ramboot.verify=).
+    # Every client gets them: each must be an Ed25519 public key in a
+    # regular file, never a link; a private key here is an error.
     local k
     for k in "${RAMBOOT_KEYS:-@SYSCONFDIR@/ramboot/keys}"/*.pub; do
-        if [[ -f "$k" ]]; then
-            inst_simple "$k" "/etc/ramboot/keys/${k##*/}"
+        [[ -e "$k" || -L "$k" ]] || continue
+        if ! "$d/ramboot.static" sign --check-key "$k" >/dev/null; then
+            dfatal "ramboot: $k: not added to the initramfs"
+            exit 1
         fi
+        inst_simple "$k" "/etc/ramboot/keys/${k##*/}"
     done
     inst_multiple blkid losetup mount umount mkdir rmdir grep sed modprobe
     inst_script "$moddir/ramboot-live-root.sh" /sbin/ramboot-live-root

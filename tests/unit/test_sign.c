@@ -6,6 +6,7 @@
  * but its signature line signs exactly the empty message.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,55 @@ static void sign_round_trip(void)
 	CHECK_EQ_INT(sign_text("a\0b\n", 4, priv_path, out, sizeof(out), err, sizeof(err)), -EINVAL);
 }
 
+/* The check the initrd makes before it packs a key: public keys only,
+ * never a private key (by name), a link or a FIFO. */
+static void pubkey_read(void)
+{
+	char buf[SIGN_KEYFILE_MAX], got[SIGN_KEYID_LEN + 1], p[300], l[300];
+	struct stat st;
+	size_t len;
+
+	snprintf(p, sizeof(p), "%s/rfc.pub", keys);
+	CHECK_EQ_INT(sign_pubkey_read(AT_FDCWD, p, buf, sizeof(buf), &len, &st, got, err,
+				      sizeof(err)), 0);
+	CHECK_EQ_STR(got, keyid);
+	CHECK(S_ISREG(st.st_mode) && len > 0);
+	CHECK_EQ_INT(sign_pubkey_read(AT_FDCWD, priv_path, buf, sizeof(buf), &len, &st, got, err,
+				      sizeof(err)), -EPERM);
+	CHECK(strstr(err, priv_path) && strstr(err, "PRIVATE"));
+	snprintf(l, sizeof(l), "%s/link.pub", dir);
+	CHECK_EQ_INT(symlink(p, l), 0);
+	CHECK_EQ_INT(sign_pubkey_read(AT_FDCWD, l, buf, sizeof(buf), &len, &st, got, err,
+				      sizeof(err)), -ELOOP);
+	snprintf(l, sizeof(l), "%s/fifo.pub", dir);
+	CHECK_EQ_INT(mkfifo(l, 0600), 0);
+	CHECK_EQ_INT(sign_pubkey_read(AT_FDCWD, l, buf, sizeof(buf), &len, &st, got, err,
+				      sizeof(err)), -EINVAL);
+	snprintf(p, sizeof(p), "%s/junk.pub", keys);
+	CHECK_EQ_INT(sign_pubkey_read(AT_FDCWD, p, buf, sizeof(buf), &len, &st, got, err,
+				      sizeof(err)), -EINVAL);
+}
+
+/* A private key among the trusted keys is not trusted: it counts as no
+ * key, and what it signed does not check. */
+static void private_not_trusted(void)
+{
+	char d[280], p[300], cmd[700], m[] = "ramboot-manifest 1\n", out[512];
+	struct sign_who who;
+	long n;
+
+	snprintf(d, sizeof(d), "%.200s/privkeys", dir);
+	CHECK_EQ_INT(mkdir(d, 0755), 0);
+	snprintf(p, sizeof(p), "%s/rfc.pub", d);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", priv_path, p);
+	CHECK_EQ_INT(system(cmd), 0);
+	CHECK_EQ_INT(sign_keys_count(d), 0);
+	n = sign_text(m, strlen(m), priv_path, out, sizeof(out), err, sizeof(err));
+	CHECK(n > 0);
+	CHECK_EQ_INT(sign_check(out, (size_t)n, d, &who, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_INT(sign_check(out, (size_t)n, keys, &who, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	setup();
@@ -249,6 +299,8 @@ int main(void)
 	RUN(rfc_vector);
 	RUN(syntax);
 	RUN(sign_round_trip);
+	RUN(pubkey_read);
+	RUN(private_not_trusted);
 	teardown();
 	return TAP_DONE();
 }
