@@ -778,9 +778,14 @@ fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
 	require_root
 	command -v python3 >/dev/null || skip "no python3"
 	# (before attach, which drops the image's pages: the copy must be slow)
+	faultinj_require_dynamic "$RAMBOOT_BIN"
 	cp "$IMG" "$T/other.sqfs"
 	attach
-	"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
+	# Every read of the image slowed down too, page-cache hits included
+	# (--rate paces the network reads only): the move comes mid-copy.
+	FAULTINJ='pread,read,copy_file_range:path=image.sqfs:delay_ms=30' \
+		FAULTINJ_LOG=$(faultinj_log) LD_PRELOAD=$FAULTINJ_SO \
+		"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
 		--status="$STATUS" --rate=512K 2>"$T/err" &
 	local pid=$! rc=0 _
 	for _ in $(seq 100); do
