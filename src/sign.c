@@ -267,6 +267,35 @@ static long pem_body(const char *pem, size_t len, const char *label, unsigned ch
 	return b64_decode(der, cap, b, (size_t)(e - b));
 }
 
+static bool all_blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+			return false;
+	return true;
+}
+
+/* pem[0..len) is one "-----BEGIN label-----" ... "-----END label-----"
+ * block and blanks. */
+static bool pem_alone(const char *pem, size_t len, const char *label)
+{
+	char begin[64], endl[64];
+	const char *b, *e;
+	size_t bl, el;
+
+	bl = (size_t)snprintf(begin, sizeof(begin), "-----BEGIN %s-----", label);
+	el = (size_t)snprintf(endl, sizeof(endl), "-----END %s-----", label);
+	b = memmem(pem, len, begin, bl);
+	if (!b || !all_blank(pem, (size_t)(b - pem)))
+		return false;
+	e = memmem(b, len - (size_t)(b - pem), endl, el);
+	/* Between the lines: base64 only, no other block's marker. */
+	if (!e || memmem(b + bl, (size_t)(e - b) - bl, "-----", 5))
+		return false;
+	e += el;
+	return all_blank(e, len - (size_t)(e - pem));
+}
+
 /*
  * An Ed25519 key from PEM text. 0 with *k; -EPERM when want_private is
  * false and the text is a private key (a trusted key must be a public
@@ -306,6 +335,13 @@ static int key_from_pem(const char *pem, size_t len, bool want_private, struct e
 		return rc;
 	}
 	if (want_private)
+		return -EINVAL;
+	/* A public key file goes to every client as it is: nothing in it
+	 * but the one PEM block (blanks around it), and nothing that says
+	 * PRIVATE in any form (an OpenSSH or an encrypted key, say). */
+	if (memmem(pem, len, "PRIVATE", 7))
+		return -EPERM;
+	if (!pem_alone(pem, len, PEM_PUB))
 		return -EINVAL;
 	n = pem_body(pem, len, PEM_PUB, der, sizeof(der));
 	if (n != sizeof(der_pub) + 32 || memcmp(der, der_pub, sizeof(der_pub)))

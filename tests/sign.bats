@@ -207,6 +207,15 @@ setup() {
 	[[ "$stderr" == *"$T/k: a PRIVATE key"* ]]
 	run "$BIN" sign --check-key "$T/o.pem"
 	assert_failure 1
+	# A public key with the private key after it, or with anything else
+	# around it: the file goes to every client as it is.
+	cat "$T/k.pub" "$T/k" >"$T/both.pub"
+	run --separate-stderr "$BIN" sign --check-key "$T/both.pub"
+	assert_failure 1
+	[[ "$stderr" == *"a PRIVATE key"* ]]
+	{ cat "$T/k.pub"; echo "c2VjcmV0"; } >"$T/tail.pub"
+	run "$BIN" sign --check-key "$T/tail.pub"
+	assert_failure 1
 	ln -s "$T/k.pub" "$T/link.pub"
 	run --separate-stderr "$BIN" sign --check-key "$T/link.pub"
 	assert_failure 1
