@@ -703,7 +703,7 @@ static void drop_copy(const char *rundir, const char *path)
  */
 static bool do_verity(const struct boot_settings *s, const char *image, const char *data,
 		      bool loop, const char *manifest, const struct vplan *vp,
-		      const char *want_sha, const char *rundir, struct boot_report *rep)
+		      const struct load_result *copy, const char *rundir, struct boot_report *rep)
 {
 	struct vboot_req q;
 	struct vboot_res *r;
@@ -721,7 +721,15 @@ static bool do_verity(const struct boot_settings *s, const char *image, const ch
 	q.loop = loop;
 	q.manifest = manifest;
 	q.signed_only = vp->signed_only;
-	q.want_sha256 = want_sha;
+	/* A RAM copy: the manifest read again must be the one the copy was
+	 * verified against (a publish may have replaced it meanwhile), by
+	 * the whole-image hash it names or, when the copy was checked
+	 * chunk by chunk, the hash and the tree's root that manifest named. */
+	if (copy && copy->verified) {
+		q.want_sha256 = copy->manifest_sha256[0] ? copy->manifest_sha256 :
+				copy->sha256[0] ? copy->sha256 : NULL;
+		q.want_root = copy->manifest_verity_root[0] ? copy->manifest_verity_root : NULL;
+	}
 	q.rundir = rundir;
 	q.timeout = s->timeout_set ? s->timeout : VERITY_TIMEOUT_S;
 	rb_debug("verity: mapping %s (tree of %s)", data, manifest);
@@ -947,8 +955,8 @@ static void do_ram(const struct boot_settings *s, const char *image, const char 
 	}
 	snprintf(rep->ram_path, sizeof(rep->ram_path), "%s",
 		 r->dest_path[0] ? r->dest_path : dest);
-	if (s->verity && !do_verity(s, image, rep->ram_path, false, manifest, vp,
-				    r->verified && r->sha256[0] ? r->sha256 : NULL, rundir, rep)) {
+	if (s->verity && !do_verity(s, image, rep->ram_path, false, manifest, vp, r, rundir,
+				    rep)) {
 		drop_copy(rundir, rep->ram_path);
 		rep->ram_path[0] = '\0';
 		goto out;

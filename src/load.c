@@ -369,6 +369,11 @@ static int verify(struct run *u)
 					 o->source, r->chunks, u->man.nchunks);
 		r->verified = true;
 	}
+	if (u->have_man && r->verified) {
+		snprintf(r->manifest_sha256, sizeof(r->manifest_sha256), "%s", u->man.sha256);
+		snprintf(r->manifest_verity_root, sizeof(r->manifest_verity_root), "%s",
+			 u->man.verity_root);
+	}
 	/* Whatever the source and the codec: a squashfs shorter than its
 	 * superblock says is a truncated image. */
 	n = pread_full(u->snk.fd, sb, sizeof(sb), 0);

@@ -97,6 +97,11 @@ struct load_result {
 	uint32_t chunks;         /* version 2 manifest: chunks verified */
 	uint32_t chunks_retried; /* of them, read again from the source */
 	char signed_by[96];      /* --signed: "NAME KEYID" of the key, else "" */
+	/* --manifest and verified: what the manifest the copy was checked
+	 * against says (its sha256 and verity-root lines), for a later step
+	 * that reads the manifest again (vboot.h). "" otherwise. */
+	char manifest_sha256[65];
+	char manifest_verity_root[65];
 	char fstype[32];         /* blkid TYPE of the result, "" if unknown */
 	char dest_path[4096];    /* the file/device holding the image */
 	bool mounted_tmpfs;      /* we mounted opts.tmpfs (left mounted on success) */

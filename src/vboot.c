@@ -132,7 +132,8 @@ static int load_manifest(const struct vboot_req *q, struct manifest *m, struct v
 		return rb_errfmt(r->error, sizeof(r->error), -ENODATA, "%s: no verity-root (made "
 				 "without ramboot manifest --verity)", q->manifest);
 	}
-	if (q->want_sha256 && strcmp(q->want_sha256, m->sha256)) {
+	if ((q->want_sha256 && strcmp(q->want_sha256, m->sha256)) ||
+	    (q->want_root && strcmp(q->want_root, m->verity_root))) {
 		manifest_free(m);
 		return rb_errfmt(r->error, sizeof(r->error), -EBADMSG, "%s: changed while the "
 				 "image was read", q->manifest);

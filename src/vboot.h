@@ -37,6 +37,8 @@ struct vboot_req {
 	const char *keydir;      /* NULL: the initrd's keys */
 	const char *want_sha256; /* NULL, or the hash the copy was verified
 				  * against: the manifest must still name it */
+	const char *want_root;   /* NULL, or the verity-root of the manifest
+				  * the copy was verified against: the same */
 	const char *rundir;      /* /run/ramboot, prefixed */
 	double timeout;          /* s for the whole setup; 0: no limit */
 };

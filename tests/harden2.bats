@@ -331,3 +331,47 @@ boot_hang() {
 	boot_hang 'read:path=*/images/x.img.manifest:hang' \
 		"ramboot=ram ramboot.verity=1 ltsp.image=images/x.img ramboot.timeout=1"
 }
+
+# ---- ram + verity: the mapping is bound to the manifest the copy was checked against
+
+@test "boot: ramboot=ram ramboot.verity=1, the manifest replaced during the copy (root): refused, fallback" {
+	need_root ramboot.verity=1
+	need_shim
+	boot_root
+	local img=$R/root/images/x.img other=$BATS_TEST_TMPDIR/other bp _
+	"$RAMBOOT_BIN" manifest --verity -o "$img.manifest" "$img" >/dev/null 2>&1 ||
+		skip "manifest --verity failed"
+	# another image's manifest and tree, published under the same name
+	# while the copy is read (a publish during a boot)
+	mkdir -p "$other/tree"
+	head -c 200000 /dev/urandom >"$other/tree/other"
+	mksquashfs "$other/tree" "$other/x.img" -quiet -noappend -no-progress >/dev/null
+	"$RAMBOOT_BIN" manifest --verity=x.img.verity-other -o "$other/x.img.manifest" \
+		"$other/x.img" >/dev/null
+	cp "$other/x.img.verity-other" "$R/root/images/"
+	echo "ramboot=ram ramboot.verity=1 ltsp.image=images/x.img ramboot.timeout=20" \
+		>"$R/proc/cmdline"
+	# each read of the image waits 1.5 s: time to swap the manifest
+	env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ='read:path=*/images/x.img:delay_ms=1500' \
+		FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" LD_PRELOAD="$FAULTINJ_SO" \
+		timeout 120 "$RAMBOOT_BIN" boot >"$BATS_TEST_TMPDIR/boot.out" \
+		2>"$BATS_TEST_TMPDIR/boot.err" &
+	bp=$!
+	PIDS+=("$bp")
+	for _ in $(seq 300); do
+		grep -qs 'delay' "$BATS_TEST_TMPDIR/fi.log" && break
+		sleep 0.05
+	done
+	grep -qs 'delay' "$BATS_TEST_TMPDIR/fi.log" || fail "the copy never read the image"
+	cp "$other/x.img.manifest" "$img.manifest.new"
+	mv "$img.manifest.new" "$img.manifest"
+	status=0
+	wait "$bp" || status=$?
+	[ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/boot.err"; fail "boot: exit $status"; }
+	[ ! -s "$BATS_TEST_TMPDIR/boot.out" ]
+	[ "$(boot_report mode_done)" = off ]
+	[ "$(boot_report verity)" = failed ]
+	[[ "$(boot_report error)" == *"changed while the image was read"* ]] ||
+		{ cat "$R/run/ramboot/report"; fail "not refused for the manifest it was read against"; }
+	[ -z "$(boot_report ram_path)" ]
+}
