@@ -748,6 +748,65 @@ static void keygen_usage(FILE *out)
 		"Exit status: 0 made, 1 error, 2 usage.\n");
 }
 
+/* Is DIR (a resolved, absolute path) PREFIX or below it? */
+static bool path_under(const char *dir, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(dir, prefix, n) && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/*
+ * Where a private key must not go: what LTSP hands every client. /etc/ltsp
+ * is packed whole into ltsp.img (TFTP, HTTP: no access control), /srv/ltsp
+ * holds the images the clients mount and /srv/tftp what they download:
+ * refused. The rest of /etc goes into a chrootless image (`ltsp image /`)
+ * and /srv is often exported: a loud warning (LTSP's image excludes leave
+ * out /root, where the admin guide keeps keys). true: refused.
+ */
+static bool keygen_place_refused(const char *key)
+{
+	static const char *const refused[] = { "/etc/ltsp", "/srv/ltsp", "/srv/tftp" };
+	char tmp[PATH_MAX], dir[PATH_MAX], *slash;
+	size_t i;
+
+	snprintf(tmp, sizeof(tmp), "%s", key);
+	slash = strrchr(tmp, '/');
+	if (!slash)
+		snprintf(tmp, sizeof(tmp), ".");
+	else if (slash == tmp)
+		tmp[1] = '\0';
+	else
+		*slash = '\0';
+	if (!realpath(tmp, dir))
+		return false;     /* the write itself says what is wrong */
+	/* Below a fixture root (RAMBOOT_ROOT), the paths it stands for. */
+	if (rb_path(tmp, sizeof(tmp), "%s", "") == 0 && tmp[0]) {
+		char root[PATH_MAX];
+		size_t n;
+
+		if (realpath(tmp, root) && (n = strlen(root)) > 1 && path_under(dir, root))
+			memmove(dir, dir + n, strlen(dir + n) + 1);
+		if (!dir[0])
+			snprintf(dir, sizeof(dir), "/");
+	}
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		if (path_under(dir, refused[i])) {
+			rb_err("%s: %s goes to every LTSP client; keep the private key where "
+			       "no client reads it (e.g. /root/ramboot/, see trust.md)", key, refused[i]);
+			return true;
+		}
+	}
+	if (path_under(dir, "/etc"))
+		rb_warn("%s: a private key under /etc ends up in a chrootless LTSP image "
+			"(ltsp image /) unless excluded (ADD_IMAGE_EXCLUDES); /root/ramboot/ is "
+			"safer (see trust.md)", key);
+	else if (path_under(dir, "/srv"))
+		rb_warn("%s: /srv is what an LTSP server serves (NFS, TFTP, HTTP); "
+			"/root/ramboot/ is safer (see trust.md)", key);
+	return false;
+}
+
 int cmd_keygen(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -782,6 +841,8 @@ int cmd_keygen(int argc, char **argv)
 		       "give KEY without .pub (KEY.pub is the public key)", argv[optind]);
 		return RB_EXIT_USAGE;
 	}
+	if (keygen_place_refused(argv[optind]))
+		return RB_EXIT_USAGE;
 	/* The seed from the kernel's random pool, as PKCS#8 holds it. */
 	memcpy(der, der_priv, sizeof(der_priv));
 	rc = getrandom_full(der + sizeof(der_priv), 32);

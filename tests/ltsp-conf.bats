@@ -191,3 +191,48 @@ ltsp_eval() {
 	assert_success
 	[ -z "$stderr" ]
 }
+
+# LTSP's own run_parameters PRE for `ltsp initrd` on the server, over the
+# example with its keys directory moved to $T/keys; ramboot from the tree.
+ltsp_pre_initrd() {
+	sed "s|/etc/ltsp/ramboot/keys|$T/keys|g" "$CONF" >"$T/conf"
+	{
+		echo '[server]'
+		echo 'INCLUDE=ramboot_server'
+		echo
+		cat "$T/conf"
+	} >"$T/ltsp.conf"
+	{
+		echo 're() { "$@" || { echo "LTSP command failed: $*"; exit 1; }; }'
+		echo 'die() { echo "die: $*"; exit 1; }'
+		echo ". $LTSP_CONFIG"
+		echo "eval \"\$(ini2sh '$T/ltsp.conf')\" || die ini2sh"
+		echo 're section_call unnamed common server'
+		echo '_APPLET=initrd'
+		echo 're run_parameters PRE'
+		echo 'echo packed'
+	} >"$T/pre.sh"
+	PATH=$TOP:$PATH run --separate-stderr "$T/bbsh" "$T/pre.sh"
+}
+
+@test "ltsp.conf: [ramboot_server] stops \`ltsp initrd\` before it packs a private key (LTSP's run_parameters)" {
+	need_ltsp
+	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
+	ltsp_pre_initrd
+	assert_success
+	assert_output packed
+	mkdir -p "$T/keys"
+	ltsp_pre_initrd
+	assert_success
+	"$TOP/ramboot" keygen "$T/lab" >/dev/null
+	cp "$T/lab.pub" "$T/keys/lab.pub"
+	ltsp_pre_initrd
+	assert_success
+	assert_line --partial "$T/keys/lab.pub: Ed25519 public key"
+	assert_line packed
+	cp "$T/lab" "$T/keys/lab.key"
+	ltsp_pre_initrd
+	assert_failure
+	refute_output --partial packed
+	[[ $stderr == *"$T/keys/lab.key"* ]] || fail "stderr: $stderr"
+}

@@ -235,3 +235,31 @@ setup() {
 	assert_success
 	[[ "$stderr" == *"world-writable"* ]]
 }
+
+@test "keygen: refuses to write a private key where LTSP clients read it, warns under /etc and /srv" {
+	local R=$T/root d
+	for d in etc/ltsp/ramboot/keys srv/ltsp srv/tftp etc/ramboot srv/keys root/ramboot; do
+		mkdir -p "$R/$d"
+	done
+	for d in etc/ltsp/ramboot/keys srv/ltsp srv/tftp; do
+		RAMBOOT_ROOT=$R run --separate-stderr "$BIN" keygen "$R/$d/lab"
+		assert_failure 2
+		[[ $stderr == *"goes to every LTSP client"* ]] || fail "$d: $stderr"
+		[ ! -e "$R/$d/lab" ] && [ ! -e "$R/$d/lab.pub" ] || fail "$d: a key was written"
+	done
+	RAMBOOT_ROOT=$R run --separate-stderr "$BIN" keygen "$R/etc/ramboot/lab"
+	assert_success
+	[[ $stderr == *"warning: $R/etc/ramboot/lab: a private key under /etc ends up in a chrootless LTSP image"* ]] || fail "$stderr"
+	RAMBOOT_ROOT=$R run --separate-stderr "$BIN" keygen "$R/srv/keys/lab"
+	assert_success
+	[[ $stderr == *"/srv is what an LTSP server serves"* ]] || fail "$stderr"
+	RAMBOOT_ROOT=$R run --separate-stderr "$BIN" keygen "$R/root/ramboot/lab"
+	assert_success
+	[ -z "$stderr" ]
+	# through a relative name and a link to the directory as well
+	ln -s "$R/etc/ltsp/ramboot/keys" "$T/innocent"
+	cd "$T"
+	RAMBOOT_ROOT=$R run --separate-stderr "$BIN" keygen innocent/lab2
+	assert_failure 2
+	[ ! -e "$R/etc/ltsp/ramboot/keys/lab2" ]
+}
