@@ -144,7 +144,8 @@ setup() {
 	echo "an old key" >"$T/a"
 	run "$BIN" keygen "$T/a"
 	assert_failure 1
-	[ ! -e "$T/a.pub" ] && [ ! -L "$T/a.pub" ]
+	[ ! -e "$T/a.pub" ]
+	[ ! -L "$T/a.pub" ]
 	[ "$(cat "$T/a")" = "an old key" ]
 	# --force with KEY a link (never written through): KEY.pub as it was.
 	"$BIN" keygen "$T/b" >/dev/null
