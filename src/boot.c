@@ -1480,6 +1480,10 @@ int cmd_boot(int argc, char **argv)
 		       a.query ? "query" : "explain");
 		return RB_EXIT_USAGE;
 	}
+	/* Before the settings are read: their warnings are for the log too.
+	 * The dry runs write nothing, not even there. */
+	if (!a.query && !a.explain)
+		rb_kmsg_open();
 	if (a.drop)
 		return cmd_drop(a.drop, a.reason && *a.reason ? a.reason : "the hook refused the copy");
 
@@ -1503,7 +1507,6 @@ int cmd_boot(int argc, char **argv)
 		qrc = explain(s, &a) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 		goto out;
 	}
-	rb_kmsg_open();
 	rc = report_mkdir(rundir);
 	if (rc < 0)
 		rb_warn("%s: %s", rundir, strerror(-rc));
