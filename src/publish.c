@@ -565,8 +565,10 @@ int cmd_publish(int argc, char **argv)
 	(void)close(dirfd);
 	/* The manifest is named: published, whatever became of the line
 	 * that says so (exit 1 promises that nothing new is named). */
-	if (fflush(stdout) != 0 || ferror(stdout))
+	if (fflush(stdout) != 0 || ferror(stdout)) {
 		rb_warn("stdout: write error (%s is published)", mpath);
+		clearerr(stdout);
+	}
 	return RB_EXIT_OK;
 fail:
 	outfile_abort(&mof);

@@ -530,5 +530,9 @@ int cmd_status(int argc, char **argv)
 		}
 		print_table(devs, ndev);
 	}
-	return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
 }

@@ -375,3 +375,25 @@ boot_hang() {
 		{ cat "$R/run/ramboot/report"; fail "not refused for the manifest it was read against"; }
 	[ -z "$(boot_report ram_path)" ]
 }
+
+@test "stdout to /dev/full: keygen, status, --help and --version exit 1 with one error line" {
+	run --separate-stderr bash -c '"$RAMBOOT_BIN" keygen "$1" >/dev/full' _ "$OUT/k.key"
+	expect_status 1
+	[[ $stderr == *"keygen: error: stdout: write error"* ]]
+	status_root
+	RAMBOOT_ROOT=$R run --separate-stderr bash -c '"$RAMBOOT_BIN" status >/dev/full'
+	expect_status 1
+	[[ $stderr == *"status: error: stdout: write error"* ]]
+	for a in --help --version "status --help" "manifest --help"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr bash -c '"$RAMBOOT_BIN" '"$a"' >/dev/full'
+		[ "$status" -eq 1 ] || { show_run; fail "$a: exit $status"; }
+	done
+}
+
+@test "stdout to /dev/full: boot stays exit 0 (its outcome is the report)" {
+	status_root
+	: >"$R/proc/cmdline"
+	RAMBOOT_ROOT=$R run --separate-stderr bash -c 'env -u RAMBOOT "$RAMBOOT_BIN" boot >/dev/full'
+	expect_status 0
+}
