@@ -129,6 +129,16 @@ need_shim() {
 	cmp "$OUT/m.orig" "$OUT/y.manifest"
 }
 
+@test "publish --sign=KEY where KEY is IMAGE.manifest is refused, the key untouched" {
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	"$RAMBOOT_BIN" keygen "$OUT/x.img.manifest" >/dev/null 2>&1 || skip "keygen failed"
+	cp "$OUT/x.img.manifest" "$BATS_TEST_TMPDIR/k.orig"
+	rb publish --sign="$OUT/x.img.manifest" "$OUT/x.img"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$BATS_TEST_TMPDIR/k.orig" "$OUT/x.img.manifest"
+}
+
 # ---- a FIFO where a report is expected is never waited on -------------------
 
 # fifo_root: a fixture root whose /run/ramboot/report and lazy are FIFOs
