@@ -347,6 +347,12 @@ static int verify(struct run *u)
 
 	if ((rc = source_unchanged(u)) != 0)
 		return rc;
+	/* Not one byte came: a download that failed before it began
+	 * (wget -qO- URL | ramboot load - img) looks just like this. An
+	 * empty image still has a stream (a zstd frame of nothing). After
+	 * the source's own verdict (a receiver's exit status) above. */
+	if (r->bytes_in == 0)
+		return load_fail(u, LOAD_SOURCE, "%s: the source is empty", o->source);
 	if (u->have_man && r->bytes_out != u->man.size)
 		return load_fail(u, LOAD_SIZE, "%s: image is %" PRIu64 " bytes, the manifest says %"
 				 PRIu64, o->source, r->bytes_out, u->man.size);
@@ -516,11 +522,6 @@ static int run_stages(struct run *u)
 	}
 	if (rc != 0)
 		return rc;
-	/* Not one byte came: a download that failed before it began
-	 * (wget -qO- URL | ramboot load - img) looks just like this. An
-	 * empty image still has a stream (a zstd frame of nothing). */
-	if (u->r->bytes_in == 0)
-		return load_fail(u, LOAD_SOURCE, "%s: the source is empty", o->source);
 	if ((rc = guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
 		return rc;
 	return sink_commit(u);
