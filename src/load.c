@@ -350,7 +350,7 @@ static int verify(struct run *u)
 	/* Not one byte came: a download that failed before it began
 	 * (wget -qO- URL | ramboot load - img) looks just like this. An
 	 * empty image still has a stream (a zstd frame of nothing). After
-	 * the source's own verdict: a udp-receiver that failed says why. */
+	 * the source's own verdict (a receiver's exit status) above. */
 	if (r->bytes_in == 0)
 		return load_fail(u, LOAD_SOURCE, "%s: the source is empty", o->source);
 	if (u->have_man && r->bytes_out != u->man.size)

@@ -71,6 +71,25 @@ static int std_fds_open(void)
 	return 0;
 }
 
+/* What a command printed must have reached stdout: a full disk or a
+ * closed pipe is a failure of a command that said it succeeded (keygen,
+ * sign --check, initrd --list, --help). `ramboot boot` is exit 0 in
+ * every runtime outcome (the hook reads its report); a command that
+ * handles a late write error itself clears it (publish). */
+static int stdout_done(const char *cmd, int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	if (cmd && !strcmp(cmd, "boot"))
+		return rc;
+	if (rc == RB_EXIT_OK) {
+		fprintf(stderr, "ramboot: %s%sstdout: write error\n", cmd ? cmd : "",
+			cmd ? ": error: " : "");
+		return RB_EXIT_FAIL;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -86,7 +105,7 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
 		printf("ramboot %s\n", RAMBOOT_VERSION);
-		return RB_EXIT_OK;
+		return stdout_done(NULL, RB_EXIT_OK);
 	}
 	if (!strcmp(cmd, "help") && argc > 2) {
 		/* ramboot help COMMAND: that command's --help */
@@ -105,13 +124,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		usage(stdout);
-		return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;
+		return stdout_done(NULL, RB_EXIT_OK);
 	}
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(cmd, commands[i].name))
 			continue;
 		rb_set_cmd(commands[i].name);
-		return commands[i].fn(argc - 1, argv + 1);
+		return stdout_done(commands[i].name, commands[i].fn(argc - 1, argv + 1));
 	}
 	fprintf(stderr, "ramboot: unknown command '%s'\n", cmd);
 	usage(stderr);

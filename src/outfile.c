@@ -159,6 +159,14 @@ int outfile_open_protect(struct outfile *of, const char *path, mode_t mode, int 
 int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode, int flags,
 		   const struct stat *protect, char *err, size_t errlen)
 {
+	return outfile_openat_protect(of, dirfd, name, mode, flags, protect, protect ? 1 : 0,
+				      err, errlen);
+}
+
+int outfile_openat_protect(struct outfile *of, int dirfd, const char *name, mode_t mode,
+			   int flags, const struct stat *protect, size_t nprotect, char *err,
+			   size_t errlen)
+{
 	int rc = check_name(of, name, flags, name, err, errlen);
 
 	if (rc < 0)
@@ -168,7 +176,7 @@ int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode,
 		rc = -errno;
 		return rb_errfmt(err, errlen, rc, "%s: cannot use its directory", name);
 	}
-	return open_in_dir(of, name, mode, protect, protect ? 1 : 0, err, errlen);
+	return open_in_dir(of, name, mode, protect, nprotect, err, errlen);
 }
 
 int outfile_dir_stat(const struct outfile *of, struct stat *st)

@@ -54,6 +54,10 @@ int outfile_open_protect(struct outfile *of, const char *path, mode_t mode, int 
 int outfile_openat(struct outfile *of, int dirfd, const char *name, mode_t mode, int flags,
 		   const struct stat *protect, char *err, size_t errlen);
 
+int outfile_openat_protect(struct outfile *of, int dirfd, const char *name, mode_t mode,
+			   int flags, const struct stat *protect, size_t nprotect, char *err,
+			   size_t errlen);
+
 /* fstat of the directory the file will appear in (for containment
  * checks: is it on the file system we mounted?). */
 int outfile_dir_stat(const struct outfile *of, struct stat *st);

@@ -453,6 +453,8 @@ int cmd_publish(int argc, char **argv)
 	struct manifest prev;
 	struct outfile mof;
 	char mname[NAME_MAX + 1], mpath[PATH_MAX], prefix[PATH_MAX], err[PATH_MAX + 128];
+	struct stat inputs[2];
+	size_t ninputs = 0;
 	const char *base;
 	bool have_prev = false, keep_all = false;
 	int c, rc, dirfd;
@@ -515,8 +517,13 @@ int cmd_publish(int argc, char **argv)
 		;
 	/* The manifest's new file is made first: a link or a directory at
 	 * its name is refused before anything is read or written. */
-	rc = outfile_openat(&mof, dirfd, mname, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL, err,
-			    sizeof(err));
+	/* Never over what is read: the image, the signing key. */
+	if (stat(req.image, &inputs[ninputs]) == 0)
+		ninputs++;
+	if (req.key && stat(req.key, &inputs[ninputs]) == 0)
+		ninputs++;
+	rc = outfile_openat_protect(&mof, dirfd, mname, 0644, OUTFILE_REPLACE | OUTFILE_SYNC,
+				    inputs, ninputs, err, sizeof(err));
 	if (rc < 0) {
 		(void)close(dirfd);
 		rb_err("%s", err);
@@ -565,8 +572,10 @@ int cmd_publish(int argc, char **argv)
 	(void)close(dirfd);
 	/* The manifest is named: published, whatever became of the line
 	 * that says so (exit 1 promises that nothing new is named). */
-	if (fflush(stdout) != 0 || ferror(stdout))
+	if (fflush(stdout) != 0 || ferror(stdout)) {
 		rb_warn("stdout: write error (%s is published)", mpath);
+		clearerr(stdout);
+	}
 	return RB_EXIT_OK;
 fail:
 	outfile_abort(&mof);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ramboot.h"
 #include "sysutil.h"
@@ -69,6 +70,7 @@ struct lazy_status {
 	uint64_t copied;           /* bytes_cached + bytes_network */
 	bool have_copied;
 	int permille;              /* copied / size, rounded down; -1 unknown */
+	bool gone;                 /* the file says the copy runs, its pid has ended */
 };
 
 struct zdev {
@@ -298,6 +300,23 @@ static void print_report(const char *text)
 	}
 }
 
+/* A copy that the file says is under way (not switched, not given up)
+ * whose copier has ended: a kill -9 leaves its last state behind. The
+ * pid is looked up in /proc below the root prefix. */
+static bool copier_gone(const struct lazy_status *ls)
+{
+	const char *state = ls->val[L_STATE], *pid = ls->val[L_PID];
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!state || !pid || !strcmp(state, "switched") || !strcmp(state, "gave-up") ||
+	    ls->val[L_GAVE_UP])
+		return false;
+	if (rb_path(path, sizeof(path), "/proc/%s", pid) < 0)
+		return false;
+	return stat(path, &st) < 0 && errno == ENOENT;
+}
+
 static void print_lazy(const struct lazy_status *ls)
 {
 	static const struct { enum lazy_key key; const char *what; } steps[] = {
@@ -338,6 +357,9 @@ static void print_lazy(const struct lazy_status *ls)
 		printf("switched at %s s", v[L_SWITCHED]);
 	} else {
 		put_text(state);
+		if (ls->gone)
+			printf(" -- but the copier (pid %s) is gone (killed?): the copy "
+			       "stopped", v[L_PID]);
 	}
 	putchar('\n');
 	if (ls->have_copied) {
@@ -383,6 +405,7 @@ static void lazy_json(FILE *f, const struct lazy_status *ls)
 		fprintf(f, "%d.%d", ls->permille / 10, ls->permille % 10);
 	else
 		fputs("null", f);
+	fprintf(f, ",\n    \"copier_gone\": %s", ls->gone ? "true" : "false");
 	fputs("\n  }", f);
 }
 
@@ -569,14 +592,21 @@ int cmd_status(int argc, char **argv)
 		vd = status_verdict(have_report ? report : NULL, have_lazy ? lazy : NULL,
 				    verdict, sizeof(verdict));
 	}
+	if (have_lazy) {
+		lazy_parse(lazy, &ls);
+		ls.gone = copier_gone(&ls);
+		if (ls.gone && vd == V_COPYING) {
+			vd = V_FALLBACK;
+			snprintf(verdict, sizeof(verdict), "FALLBACK to the network image: the lazy "
+				 "copier (pid %s) is gone before it switched", ls.val[L_PID]);
+		}
+	}
 	if (check) {
 		printf("ramboot: %s\n", verdict);
 		if (fflush(stdout) != 0)
 			return RB_EXIT_FAIL;
 		return vd == V_RAM ? RB_EXIT_OK : RB_EXIT_FAIL;
 	}
-	if (have_lazy)
-		lazy_parse(lazy, &ls);
 	ndev = collect(devs, MAX_DEVS);
 	if (json) {
 		print_json(verdict, vd == V_RAM, have_report ? report : NULL,
@@ -594,5 +624,9 @@ int cmd_status(int argc, char **argv)
 		}
 		print_table(devs, ndev);
 	}
-	return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
 }

@@ -129,6 +129,16 @@ need_shim() {
 	cmp "$OUT/m.orig" "$OUT/y.manifest"
 }
 
+@test "publish --sign=KEY where KEY is IMAGE.manifest is refused, the key untouched" {
+	cp "$FIX/sqfs.raw" "$OUT/x.img"
+	"$RAMBOOT_BIN" keygen "$OUT/x.img.manifest" >/dev/null 2>&1 || skip "keygen failed"
+	cp "$OUT/x.img.manifest" "$BATS_TEST_TMPDIR/k.orig"
+	rb publish --sign="$OUT/x.img.manifest" "$OUT/x.img"
+	expect_status 1
+	[[ $stderr == *"is the source itself"* ]]
+	cmp "$BATS_TEST_TMPDIR/k.orig" "$OUT/x.img.manifest"
+}
+
 # ---- a FIFO where a report is expected is never waited on -------------------
 
 # fifo_root: a fixture root whose /run/ramboot/report and lazy are FIFOs
@@ -142,18 +152,18 @@ fifo_root() {
 
 @test "status: a FIFO at /run/ramboot/report or lazy is refused, not waited on" {
 	fifo_root
-	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" status
+	RAMBOOT_ROOT=$R run --separate-stderr timeout -k 5 20 "$RAMBOOT_BIN" status
 	[ "$status" -ne 124 ] || fail "ramboot status hung on a FIFO"
 	[[ $stderr == *"report: not a regular file"* ]]
 	[[ $stderr == *"lazy: not a regular file"* ]]
-	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" status --json
+	RAMBOOT_ROOT=$R run --separate-stderr timeout -k 5 20 "$RAMBOOT_BIN" status --json
 	[ "$status" -ne 124 ] || fail "ramboot status --json hung on a FIFO"
 }
 
 @test "boot --drop: a FIFO at /run/ramboot/report is not waited on" {
 	fifo_root
 	echo data >"$BATS_TEST_TMPDIR/other"
-	RAMBOOT_ROOT=$R run --separate-stderr timeout 20 "$RAMBOOT_BIN" boot \
+	RAMBOOT_ROOT=$R run --separate-stderr timeout -k 5 20 "$RAMBOOT_BIN" boot \
 		--drop="$BATS_TEST_TMPDIR/other" --reason=x
 	[ "$status" -ne 124 ] || fail "ramboot boot --drop hung on a FIFO"
 	[ -e "$BATS_TEST_TMPDIR/other" ]
@@ -196,7 +206,7 @@ fifo_root() {
 		sleep 0.05
 	done
 	[ -s "$root/run/ramboot/profile.pid" ] || { cat "$BATS_TEST_TMPDIR/rec.err"; fail "no pid file"; }
-	RAMBOOT_ROOT=$root run --separate-stderr timeout 60 "$RAMBOOT_BIN" profile --stop
+	RAMBOOT_ROOT=$root run --separate-stderr timeout -k 5 60 "$RAMBOOT_BIN" profile --stop
 	expect_status 1
 	[[ $stderr == *"ended without writing its profile"* ]]
 	status=0
@@ -289,10 +299,10 @@ boot_report() { # key -> value
 # (a bound of 120 s catches a hang: the boot's own is timeout + 15 s).
 boot_hang() {
 	echo "$2" >"$R/proc/cmdline"
-	run --separate-stderr timeout 120 env -u RAMBOOT RAMBOOT_ROOT="$R" \
+	run --separate-stderr timeout -k 5 120 env -u RAMBOOT RAMBOOT_ROOT="$R" \
 		FAULTINJ="$1" FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" \
 		LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot
-	[ "$status" -ne 124 ] || fail "ramboot boot did not return"
+	case $status in 124 | 137) fail "ramboot boot did not return" ;; esac
 	expect_status 0
 	grep -q 'action=hang' "$BATS_TEST_TMPDIR/fi.log" || fail "the hang never fired"
 	assert_output ""
@@ -354,7 +364,7 @@ boot_hang() {
 	# each read of the image waits 1.5 s: time to swap the manifest
 	env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ='read:path=*/images/x.img:delay_ms=1500' \
 		FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" LD_PRELOAD="$FAULTINJ_SO" \
-		timeout 120 "$RAMBOOT_BIN" boot >"$BATS_TEST_TMPDIR/boot.out" \
+		timeout -k 5 120 "$RAMBOOT_BIN" boot >"$BATS_TEST_TMPDIR/boot.out" \
 		2>"$BATS_TEST_TMPDIR/boot.err" &
 	bp=$!
 	PIDS+=("$bp")
@@ -374,4 +384,26 @@ boot_hang() {
 	[[ "$(boot_report error)" == *"changed while the image was read"* ]] ||
 		{ cat "$R/run/ramboot/report"; fail "not refused for the manifest it was read against"; }
 	[ -z "$(boot_report ram_path)" ]
+}
+
+@test "stdout to /dev/full: keygen, status, --help and --version exit 1 with one error line" {
+	run --separate-stderr bash -c '"$RAMBOOT_BIN" keygen "$1" >/dev/full' _ "$OUT/k.key"
+	expect_status 1
+	[[ $stderr == *"keygen: error: stdout: write error"* ]]
+	status_root
+	RAMBOOT_ROOT=$R run --separate-stderr bash -c '"$RAMBOOT_BIN" status >/dev/full'
+	expect_status 1
+	[[ $stderr == *"status: error: stdout: write error"* ]]
+	for a in --help --version "status --help" "manifest --help"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr bash -c '"$RAMBOOT_BIN" '"$a"' >/dev/full'
+		[ "$status" -eq 1 ] || { show_run; fail "$a: exit $status"; }
+	done
+}
+
+@test "stdout to /dev/full: boot stays exit 0 (its outcome is the report)" {
+	status_root
+	: >"$R/proc/cmdline"
+	RAMBOOT_ROOT=$R run --separate-stderr bash -c 'env -u RAMBOOT "$RAMBOOT_BIN" boot >/dev/full'
+	expect_status 0
 }

@@ -15,6 +15,8 @@ setup() {
 	R=$BATS_TEST_TMPDIR/root
 	mkdir -p "$R/proc" "$R/sys/block" "$R/dev" "$R/run/ramboot"
 	: >"$R/proc/swaps"
+	# the copier of the status files below (pid=412) runs
+	mkdir -p "$R/proc/412"
 	printf 'mode_asked=lazy\nmode_done=lazy\nsource=/srv/ltsp/images/x86_64.img\n' \
 		>"$R/run/ramboot/report"
 	export RAMBOOT_ROOT=$R
@@ -95,7 +97,8 @@ no initialised zram devices'
     "gave_up": null,
     "error": null,
     "copied": 456130560,
-    "percent": 42.4
+    "percent": 42.4,
+    "copier_gone": false
   },
   "zram": []'
 	J=$output
@@ -212,7 +215,7 @@ no initialised zram devices'
 	json_ok "$output"
 	J=$output
 	run py '[k for k, v in d["lazy"].items() if v is not None]'
-	assert_output "['state', 'image']"
+	assert_output "['state', 'image', 'copier_gone']"
 	run py 'len(d["lazy"]["image"])'
 	assert_output 2000
 }
@@ -359,4 +362,25 @@ report() {
 @test "status: --json and --check together are a usage error" {
 	run "$RAMBOOT_BIN" status --json --check
 	assert_failure 2
+}
+
+@test "status: a copier killed while copying is told from a live one" {
+	lazy copying pid=999999
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  state     copying -- but the copier (pid 999999) is gone (killed?): the copy stopped'
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	assert_output --partial '"copier_gone": true'
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: FALLBACK to the network image: the lazy copier (pid 999999) is gone before it switched'
+	# a live one (the fixture's pid 412), and a finished one whose pid is gone
+	lazy copying
+	run "$RAMBOOT_BIN" status
+	assert_line '  state     copying'
+	lazy switched pid=999999 switched=20.00
+	run "$RAMBOOT_BIN" status
+	refute_output --partial 'is gone'
 }
