@@ -1082,7 +1082,7 @@ static int cmd_drop(const char *path, const char *reason)
 	text = calloc(1, 65536);
 	if (!text)
 		return RB_EXIT_OK;
-	if (read_str_abs(rpath, text, 65536 - 512) < 0)
+	if (read_regular_abs(rpath, text, 65536 - 512) < 0)
 		text[0] = '\0';
 	rp = strstr(text, "\nram_path=");
 	rp = rp ? rp + 10 : !strncmp(text, "ram_path=", 9) ? text + 9 : NULL;

@@ -57,10 +57,15 @@ int rb_path(char *buf, size_t len, const char *fmt, ...)
 ssize_t rb_read_str(const char *path, char *buf, size_t len);
 /* Write a string to a file below the root prefix (sysfs attribute). */
 int rb_write_str(const char *path, const char *val);
-/* Same, taking a path that is already resolved (no prefix added). Only a
- * regular file is read (-EISDIR for a directory, -EINVAL for anything
- * else, a FIFO included). */
+/* Same, taking a path that is already resolved (no prefix added). A
+ * regular file or a character device is read, never waited on: -EISDIR
+ * for a directory, -EINVAL for anything else (a FIFO). */
 ssize_t read_str_abs(const char *path, char *buf, size_t len);
+/* The same for a file that ramboot itself writes (the report, the
+ * status file): only a regular file is read. The second with the root
+ * prefix. */
+ssize_t read_regular_abs(const char *path, char *buf, size_t len);
+ssize_t rb_read_regular(const char *path, char *buf, size_t len);
 int write_str_abs(const char *path, const char *val);
 
 /* /proc/meminfo field in bytes ("MemAvailable", "MemTotal"). */

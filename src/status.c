@@ -560,12 +560,12 @@ int cmd_status(int argc, char **argv)
 		rb_err("unexpected argument '%s'", argv[optind]);
 		return RB_EXIT_USAGE;
 	}
-	n = rb_read_str(REPORT, report, sizeof(report));
+	n = rb_read_regular(REPORT, report, sizeof(report));
 	have_report = n >= 0;
 	if (n < 0 && n != -ENOENT)
 		rb_warn("%s: %s", REPORT, n == -EINVAL ? "not a regular file; ignored" :
 			strerror((int)-n));
-	n = rb_read_str(LAZY, lazy, sizeof(lazy));
+	n = rb_read_regular(LAZY, lazy, sizeof(lazy));
 	have_lazy = n >= 0;
 	if (n < 0 && n != -ENOENT)
 		rb_warn("%s: %s", LAZY, n == -EINVAL ? "not a regular file; ignored" :

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,7 @@ int rb_path(char *buf, size_t len, const char *fmt, ...)
 	return 0;
 }
 
-ssize_t read_str_abs(const char *path, char *buf, size_t len)
+static ssize_t read_str(const char *path, char *buf, size_t len, bool regular_only)
 {
 	struct stat st;
 	ssize_t n;
@@ -192,14 +193,15 @@ ssize_t read_str_abs(const char *path, char *buf, size_t len)
 
 	if (len == 0)
 		return -EINVAL;
-	/* O_NONBLOCK: a FIFO planted at the name is not waited on (and
-	 * then refused: only regular files are read, as sysfs and procfs
-	 * attributes are). */
+	/* O_NONBLOCK: a FIFO planted at the name is not waited on, and
+	 * then refused: a regular file is read (sysfs and procfs attributes
+	 * are), and a character device unless regular_only (the tests'
+	 * fixtures put /dev/full where an attribute fails its writes). */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	rc = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 :
-	     S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	     S_ISCHR(st.st_mode) && !regular_only ? 0 : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	if (rc < 0) {
 		(void)close(fd);
 		return rc;
@@ -214,6 +216,24 @@ ssize_t read_str_abs(const char *path, char *buf, size_t len)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return n;
+}
+
+ssize_t read_str_abs(const char *path, char *buf, size_t len)
+{
+	return read_str(path, buf, len, false);
+}
+
+ssize_t read_regular_abs(const char *path, char *buf, size_t len)
+{
+	return read_str(path, buf, len, true);
+}
+
+ssize_t rb_read_regular(const char *path, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	int rc = rb_path(p, sizeof(p), "%s", path);
+
+	return rc < 0 ? rc : read_regular_abs(p, buf, len);
 }
 
 int write_str_abs(const char *path, const char *val)
