@@ -18,60 +18,13 @@
 
 load helpers/common
 load helpers/fault
+load helpers/harden
 
 # Seconds without data before the loader gives up, in the stall tests.
 STALL=1
 # The source stops delivering after 256 KiB (the first pipeline chunk
 # is 2 MiB: nothing reached DEST yet).
 STALL_ZST='read,pread:path=sqfs.zst:after=256K:stall'
-
-setup_file() {
-	fixtures_init
-	faultinj_build
-}
-
-setup() {
-	require_loader
-	setup_out
-	PIDS=()
-	CLEAN=$BATS_TEST_TMPDIR/cleanup
-	: >"$CLEAN"
-}
-
-# Background processes first (a writer that holds a FIFO open), then
-# mounts and loop devices in reverse order of creation.
-teardown() {
-	local p kind arg
-	for p in "${PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	[ -f "${CLEAN:-}" ] || return 0
-	tac "$CLEAN" | while read -r kind arg; do
-		case $kind in
-		mount)
-			if mountpoint -q "$arg" 2>/dev/null; then
-				umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null
-			fi ;;
-		loop)
-			losetup -d "$arg" 2>/dev/null ;;
-		esac
-	done
-	return 0
-}
-
-# track KIND ARG: undo in teardown (mount DIR, loop DEV).
-track() {
-	echo "$1 $2" >>"$CLEAN"
-}
-
-need_root() {
-	is_root || skip "needs root ($1)"
-}
-
-need_shim() {
-	faultinj_require_dynamic "$RAMBOOT_BIN"
-}
 
 # assert_dir_holds DIR [NAME...]: DIR holds exactly these names (hidden
 # temporary files included).

@@ -14,50 +14,8 @@
 
 load helpers/common
 load helpers/fault
+load helpers/harden
 
-setup_file() {
-	fixtures_init
-	faultinj_build
-}
-
-setup() {
-	require_loader
-	setup_out
-	PIDS=()
-	CLEAN=$BATS_TEST_TMPDIR/cleanup
-	: >"$CLEAN"
-}
-
-teardown() {
-	local p kind arg
-	for p in "${PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	[ -f "${CLEAN:-}" ] || return 0
-	tac "$CLEAN" | while read -r kind arg; do
-		case $kind in
-		mount)
-			if mountpoint -q "$arg" 2>/dev/null; then
-				umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null
-			fi ;;
-		esac
-	done
-	return 0
-}
-
-# track KIND ARG: undo in teardown (mount DIR).
-track() {
-	echo "$1 $2" >>"$CLEAN"
-}
-
-need_root() {
-	is_root || skip "needs root ($1)"
-}
-
-need_shim() {
-	faultinj_require_dynamic "$RAMBOOT_BIN"
-}
 
 # ---- an empty source is an error -------------------------------------------
 
