@@ -34,7 +34,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wpointer-arith \
 # forced on distribution builds with other compilers: WERROR= to drop it.
 WERROR   ?=
 CFLAGS   ?= -O2 -g
-CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 \
+CPPFLAGS += -Isrc -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 \
             -DRAMBOOT_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -pthread
 DEPFLAGS = -MMD -MP
@@ -46,7 +46,7 @@ HOST_LIBS := $(LIBS) -larchive
 # an implementation independent of ours; ramboot itself does not use it.
 UNIT_LIBS := $(HOST_LIBS) -lcrypto
 
-SRC      := $(sort $(wildcard src/*.c))
+SRC      := $(sort $(wildcard src/*.c src/*/*.c))
 OBJ      := $(SRC:src/%.c=build/host/%.o)
 SOBJ     := $(SRC:src/%.c=build/static/%.o)
 AOBJ     := $(SRC:src/%.c=build/asan/%.o)
@@ -79,8 +79,9 @@ ramboot: $(OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(HOST_LIBS)
 
-build/host/%.o: src/%.c VERSION | build/host
+build/host/%.o: src/%.c VERSION
 	@echo "  CC      $@"
+	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 static: static/ramboot
@@ -90,18 +91,20 @@ static/ramboot: $(SOBJ) | static-dir
 	$(Q)strip $@
 	@echo "static/ramboot: $$(stat -c %s $@) bytes"
 
-build/static/%.o: src/%.c VERSION | build/static
+build/static/%.o: src/%.c VERSION
 	@echo "  CC      $@"
+	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 $(ALL_CFLAGS) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
 
 # Sanitizer build: the unit tests link against it.
-build/asan/%.o: src/%.c VERSION | build/asan
+build/asan/%.o: src/%.c VERSION
 	@echo "  CC      $@"
+	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
 build/unit/%: tests/unit/%.c $(LIBOBJ) | build/unit
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(UNIT_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o $@ $< $(LIBOBJ) $(UNIT_LIBS)
 
 unit: $(UNIT_BIN)
 # The sanitizer objects are only prerequisites of the tests: kept, not
@@ -118,7 +121,7 @@ build/man/%: man/%.md man/mkman.sh man/links.lua VERSION $(wildcard docs/*.md) |
 	@echo "  MAN     $@"
 	$(Q)sh man/mkman.sh $< $@ $(VERSION) $(MAN_DATE)
 
--include $(wildcard build/*/*.d build/*.d)
+-include $(wildcard build/*/*.d build/*/*/*.d build/*.d)
 
 build/host build/static build/asan build/unit build/man static-dir:
 	@mkdir -p $(if $(filter static-dir,$@),static,$@)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lzop.h"
+#include "format/lzop.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

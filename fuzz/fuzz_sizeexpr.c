@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sizeexpr.h"
+#include "format/sizeexpr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

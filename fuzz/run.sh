@@ -30,12 +30,12 @@ echo "1..6"
 # sources and libraries of each target: the one parser plus util.c
 srcs() {
 	case $1 in
-	manifest) echo "src/manifest.c src/util.c" ;;
-	lzop) echo "src/lzop.c src/util.c" ;;
-	sizeexpr) echo "src/sizeexpr.c src/util.c" ;;
-	cmdline) echo "src/cmdline.c src/codec_names.c src/manifest.c src/udpcast.c src/util.c" ;;
-	profile) echo "src/profile.c src/manifest.c src/outfile.c src/sha256.c src/util.c" ;;
-	sign) echo "src/sign.c src/manifest.c src/outfile.c src/sha256.c src/util.c" ;;
+	manifest) echo "src/format/manifest.c src/lib/util.c" ;;
+	lzop) echo "src/format/lzop.c src/lib/util.c" ;;
+	sizeexpr) echo "src/format/sizeexpr.c src/lib/util.c" ;;
+	cmdline) echo "src/boot/cmdline.c src/codec/codec_names.c src/format/manifest.c src/udpcast/udpcast.c src/lib/util.c" ;;
+	profile) echo "src/profile/profile.c src/format/manifest.c src/lib/outfile.c src/lib/sha256.c src/lib/util.c" ;;
+	sign) echo "src/trust/sign.c src/format/manifest.c src/lib/outfile.c src/lib/sha256.c src/lib/util.c" ;;
 	esac
 }
 libs() {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ramboot.h"
+#include "lib/ramboot.h"
 
 #ifndef RAMBOOT_VERSION
 #error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"

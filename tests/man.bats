@@ -104,7 +104,7 @@ man_listed_options() {
 
 @test "man: every ramboot.* key of the parser is in ramboot-cmdline(7), and the reverse" {
 	local k missing= extra=
-	sed -n 's/.*strcmp(key, "\([a-z0-9.]*\)").*/\1/p' "$TOP/src/cmdline.c" | sort -u > "$BATS_TEST_TMPDIR/keys"
+	sed -n 's/.*strcmp(key, "\([a-z0-9.]*\)").*/\1/p' "$TOP/src/boot/cmdline.c" | sort -u > "$BATS_TEST_TMPDIR/keys"
 	[ "$(wc -l < "$BATS_TEST_TMPDIR/keys")" -gt 10 ]
 	plain "$MAN/ramboot-cmdline.7" > "$BATS_TEST_TMPDIR/text"
 	while read -r k; do
@@ -115,7 +115,7 @@ man_listed_options() {
 				missing="$missing ramboot.$k"
 		fi
 	done < "$BATS_TEST_TMPDIR/keys"
-	[ -z "$missing" ] || fail "keys of src/cmdline.c not in ramboot-cmdline(7):$missing"
+	[ -z "$missing" ] || fail "keys of src/boot/cmdline.c not in ramboot-cmdline(7):$missing"
 	# the switches the page lists (the tags of its switch list)
 	for k in $(awk 'tag { print; tag = 0 } /^\.TP/ { tag = 1 }' "$BATS_TEST_TMPDIR/text" |
 		grep -oE '^ramboot\.[a-z0-9.]+' | sed 's/^ramboot\.//' | sort -u); do

@@ -6,7 +6,7 @@
 # {hot_add,hot_remove}, sys/block/zramN/* and dev/zramN as regular files.
 # Reading hot_add returns the fixture's next id. Against a fixture, swapon
 # appends to proc/swaps and swapoff removes the line, and every write is
-# logged to $RAMBOOT_WRITE_LOG (see src/zram.h).
+# logged to $RAMBOOT_WRITE_LOG (see src/dev/zram.h).
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "cmdline.h"
-#include "report.h"
+#include "lib/ramboot.h"
+#include "boot/cmdline.h"
+#include "lib/report.h"
 
 static struct boot_settings S;
 

@@ -29,10 +29,10 @@
 #include <zstd.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "codec.h"
-#include "lzop.h"
-#include "pipe.h"
+#include "lib/ramboot.h"
+#include "codec/codec.h"
+#include "format/lzop.h"
+#include "codec/pipe.h"
 
 const char *__ubsan_default_options(void);
 const char *__ubsan_default_options(void)

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "lazy.h"
-#include "loopdev.h"
-#include "profile.h"
+#include "lib/ramboot.h"
+#include "lazy/lazy.h"
+#include "dev/loopdev.h"
+#include "profile/profile.h"
 
 #define PG 4096ULL
 

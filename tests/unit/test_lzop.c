@@ -12,8 +12,8 @@
 #include <zlib.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "lzop.h"
+#include "lib/ramboot.h"
+#include "format/lzop.h"
 
 /*
  * Whole files made once with lzop 1.04 from a 6-byte file "h.txt"

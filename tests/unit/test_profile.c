@@ -19,8 +19,8 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "profile.h"
+#include "lib/ramboot.h"
+#include "profile/profile.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 #define HEXU "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"

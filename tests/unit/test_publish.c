@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "manifest.h"
-#include "publish.h"
-#include "verity.h"
+#include "lib/ramboot.h"
+#include "format/manifest.h"
+#include "publish/publish.h"
+#include "format/verity.h"
 
 static char dir[] = "/tmp/ramboot-publish-XXXXXX";
 static char err[512];

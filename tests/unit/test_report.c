@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "report.h"
+#include "lib/ramboot.h"
+#include "lib/report.h"
 
 static char buf[65536];
 

@@ -14,7 +14,7 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 static void tohex(const uint8_t *d, char out[65])
 {

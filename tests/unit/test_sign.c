@@ -18,8 +18,8 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "sign.h"
+#include "lib/ramboot.h"
+#include "trust/sign.h"
 
 /* RFC 8032, 7.1, TEST 1 */
 static const char *const rfc_secret =

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "tap.h"
-#include "sizeexpr.h"
+#include "format/sizeexpr.h"
 
 #define M (1024ULL * 1024)
 #define G (1024ULL * M)

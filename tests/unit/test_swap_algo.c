@@ -10,8 +10,8 @@
 #include <sys/swap.h>
 
 #include "tap.h"
-#include "swap.h"
-#include "zram.h"
+#include "swap/swap.h"
+#include "dev/zram.h"
 
 struct model {
 	char avail[128];         /* what comp_algorithm lists */

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "swaphdr.h"
+#include "lib/ramboot.h"
+#include "format/swaphdr.h"
 
 static char dir[] = "/tmp/ramboot-swaphdr-XXXXXX";
 static const char *uuid_s = "5f1c0d2e-7a43-4b6e-9d21-c0ffee123456";

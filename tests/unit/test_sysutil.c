@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "report.h"
-#include "swaphdr.h"
-#include "sysutil.h"
+#include "lib/ramboot.h"
+#include "lib/report.h"
+#include "format/swaphdr.h"
+#include "lib/sysutil.h"
 
 static char dir[] = "/tmp/ramboot-sysutil-XXXXXX";
 

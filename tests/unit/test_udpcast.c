@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "udpcast.h"
+#include "lib/ramboot.h"
+#include "udpcast/udpcast.h"
 
 static char dir[] = "/tmp/ramboot-udpcast-XXXXXX";
 static char bin[128], img[128], args[160];

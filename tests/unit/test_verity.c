@@ -19,9 +19,9 @@
 #include <openssl/evp.h>
 
 #include "tap.h"
-#include "ramboot.h"
-#include "verity.h"
-#include "dm.h"
+#include "lib/ramboot.h"
+#include "format/verity.h"
+#include "dev/dm.h"
 
 static char dir[] = "/tmp/ramboot-verity-XXXXXX";
 static char err[512];

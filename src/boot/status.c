@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot status: the boot report left in /run/ramboot/report by
+ * `ramboot boot`, the lazy copier's status file (/run/ramboot/lazy, see
+ * docs/lazy.md) when there is one, then the live statistics of every
+ * initialised zram device. mm_stat (zram.rst) reads:
+ *   orig_data_size compr_data_size mem_used_total mem_limit mem_used_max
+ *   same_pages pages_compacted huge_pages [huge_pages_since]
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/ramboot.h"
+#include "lib/sysutil.h"
+#include "boot/verdict.h"
+#include "dev/zram.h"
+
+#define REPORT "/run/ramboot/report"
+#define LAZY "/run/ramboot/lazy"
+#define MAX_DEVS 64
+
+/* The keys of the lazy copier's status file, in its order. Numbers are
+ * byte counts or a pid, times seconds since boot ("12.34"). */
+enum lazy_key {
+	L_STATE, L_PID, L_IMAGE, L_LOOP, L_TARGET, L_COPY, L_SIZE, L_STARTED,
+	L_UPDATED, L_CACHED, L_NETWORK, L_RATE, L_YIELDS, L_HASH, L_SHA256, L_SIGNED_BY,
+	L_VERIFIED, L_SWITCHED, L_GAVE_UP, L_ERROR, L_NKEYS
+};
+
+enum lazy_type { LT_STR, LT_NUM, LT_TIME };
+
+static const struct {
+	const char *name;
+	enum lazy_type type;
+} lazy_keys[L_NKEYS] = {
+	[L_STATE] = { "state", LT_STR },
+	[L_PID] = { "pid", LT_NUM },
+	[L_IMAGE] = { "image", LT_STR },
+	[L_LOOP] = { "loop", LT_STR },
+	[L_TARGET] = { "target", LT_STR },
+	[L_COPY] = { "copy", LT_STR },
+	[L_SIZE] = { "size", LT_NUM },
+	[L_STARTED] = { "started", LT_TIME },
+	[L_UPDATED] = { "updated", LT_TIME },
+	[L_CACHED] = { "bytes_cached", LT_NUM },
+	[L_NETWORK] = { "bytes_network", LT_NUM },
+	[L_RATE] = { "rate", LT_NUM },
+	[L_YIELDS] = { "yields", LT_NUM },
+	[L_HASH] = { "hash", LT_STR },
+	[L_SHA256] = { "sha256", LT_STR },
+	[L_SIGNED_BY] = { "signed_by", LT_STR },
+	[L_VERIFIED] = { "verified", LT_TIME },
+	[L_SWITCHED] = { "switched", LT_TIME },
+	[L_GAVE_UP] = { "gave_up", LT_STR },
+	[L_ERROR] = { "error", LT_STR },
+};
+
+/* The status file parsed in place: each value points into the file's
+ * text, NULL when the key is missing, empty or (numbers and times) not
+ * well formed. */
+struct lazy_status {
+	const char *val[L_NKEYS];
+	uint64_t copied;           /* bytes_cached + bytes_network */
+	bool have_copied;
+	int permille;              /* copied / size, rounded down; -1 unknown */
+	bool gone;                 /* the file says the copy runs, its pid has ended */
+};
+
+struct zdev {
+	int id;
+	uint64_t disksize;
+	char algorithm[32];
+	uint64_t orig, compr, used, limit, used_max, same, huge;
+	bool swap;
+	int priority;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: ramboot status [--json | --check]\n"
+"\n"
+"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
+"\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
+"(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
+"state, bytes copied from the page cache and from the network, timeline)\n"
+"when there is one and, for every initialised zram device, its size,\n"
+"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
+"priority.\n"
+"\n"
+"  --json      one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
+"              \"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
+"              (\"lazy\" only when its file exists)\n"
+"  --check     print the verdict line only; exit 0 when the client runs\n"
+"              from RAM, 1 when it does not (a fallback, the network image\n"
+"              as asked, a lazy copy not yet switched, no report)\n"
+"  -h, --help  this help\n"
+"\n"
+"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
+"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n");
+}
+
+/* A JSON string through json_escape(), in pieces of up to 64 bytes cut
+ * before a byte that starts a character, so that a UTF-8 sequence is
+ * never split (a run of stray continuation bytes is cut anywhere: each of
+ * them is escaped alone). */
+static void json_str(FILE *f, const char *s)
+{
+	char piece[65], out[6 * 64 + 1];
+
+	fputc('"', f);
+	while (*s) {
+		size_t n = strnlen(s, 64), cut = n;
+
+		if (s[n]) {
+			while (cut > 1 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+				cut--;
+			if (cut <= 1)
+				cut = n;
+		}
+		memcpy(piece, s, cut);
+		piece[cut] = '\0';
+		json_escape(out, sizeof(out), piece);
+		fputs(out, f);
+		s += cut;
+	}
+	fputc('"', f);
+}
+
+static bool is_json_int(const char *s)
+{
+	const char *p = s;
+
+	if (*p == '-')
+		p++;
+	if (!*p || (p[0] == '0' && p[1]) || strlen(p) > 15)
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* The report is key=value lines; anything else (blank, '#') is skipped
+ * in JSON and printed as is in text. */
+static void report_json(FILE *f, char *text)
+{
+	char *line, *save = NULL;
+	bool first = true;
+
+	fputs("{", f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+
+		if (line[0] == '#' || !eq || eq == line)
+			continue;
+		*eq = '\0';
+		fprintf(f, "%s\n    ", first ? "" : ",");
+		first = false;
+		json_str(f, line);
+		fputs(": ", f);
+		if (is_json_int(eq + 1))
+			fputs(eq + 1, f);
+		else
+			json_str(f, eq + 1);
+	}
+	fputs(first ? "}" : "\n  }", f);
+}
+
+/* ---- the lazy copy ---- */
+
+/* A byte count or pid: digits only, no leading zero, at most 15 digits
+ * (exact in any JSON reader; two of them add up without overflow). */
+static bool lazy_num_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && !s[n] && n <= 15 && (s[0] != '0' || n == 1);
+}
+
+/* A time as the copier writes it ("%.2f"): digits, then optionally a
+ * point and digits; also a valid JSON number. */
+static bool lazy_time_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789"), f;
+
+	if (n == 0 || n > 12 || (s[0] == '0' && n > 1))
+		return false;
+	if (!s[n])
+		return true;
+	if (s[n] != '.')
+		return false;
+	f = strspn(s + n + 1, "0123456789");
+	return f > 0 && f <= 9 && !s[n + 1 + f];
+}
+
+/* The first key (of key=value lines) that appears twice, copied to key,
+ * or NULL. The writers put every value on one line: a repeated key is
+ * a forged line (or not a file of theirs), and neither the first value
+ * nor the last can be trusted. */
+static const char *repeated_key(const char *text, char *key, size_t keylen)
+{
+	const char *line, *other;
+
+	for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+		size_t k = strcspn(line, "=\n");
+
+		if (line[k] != '=' || k == 0)
+			continue;
+		for (other = text; other < line;
+		     other = strchr(other, '\n') ? strchr(other, '\n') + 1 : line) {
+			if (!strncmp(other, line, k + 1)) {
+				snprintf(key, keylen, "%.*s", (int)k, line);
+				return key;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* key=value lines; a line without '=', an unknown key or a malformed
+ * number is skipped. The caller refuses a text with a repeated key. */
+static void lazy_parse(char *text, struct lazy_status *ls)
+{
+	char *line, *save = NULL;
+	uint64_t cached, network, size;
+	int k;
+
+	memset(ls, 0, sizeof(*ls));
+	ls->permille = -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+		const char *v;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		for (k = 0; k < L_NKEYS; k++)
+			if (!strcmp(line, lazy_keys[k].name))
+				break;
+		if (k == L_NKEYS)
+			continue;
+		if (!*v || (lazy_keys[k].type == LT_NUM && !lazy_num_ok(v)) ||
+		    (lazy_keys[k].type == LT_TIME && !lazy_time_ok(v)))
+			v = NULL;
+		ls->val[k] = v;
+	}
+	if (!ls->val[L_CACHED] || !ls->val[L_NETWORK])
+		return;
+	cached = strtoull(ls->val[L_CACHED], NULL, 10);
+	network = strtoull(ls->val[L_NETWORK], NULL, 10);
+	ls->copied = cached + network;
+	ls->have_copied = true;
+	if (!ls->val[L_SIZE] || (size = strtoull(ls->val[L_SIZE], NULL, 10)) == 0)
+		return;
+	/* copied < 2e15: no overflow. More than the size (a file that does
+	 * not add up) shows as 100%. */
+	ls->permille = ls->copied >= size ? 1000 : (int)(ls->copied * 1000 / size);
+}
+
+/* The file's text for a terminal: control characters (an escape
+ * sequence in an image name) as '?'. */
+static void put_text(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+/* The report for a person: keys with a value only, byte counts also in
+ * binary units, control characters as '?'. */
+static void print_report(const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n'), *eq;
+		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
+		char line[1024], sz[32];
+
+		if (llen >= sizeof(line))
+			llen = sizeof(line) - 1;
+		memcpy(line, p, llen);
+		line[llen] = '\0';
+		p = nl ? nl + 1 : p + strlen(p);
+		eq = strchr(line, '=');
+		if (!line[0] || (eq && !eq[1]))
+			continue;
+		put_text(line);
+		if (eq && lazy_num_ok(eq + 1) && (eq - line >= 5 && !strncmp(eq - 5, "bytes", 5)))
+			printf(" (%s)", fmt_size(strtoull(eq + 1, NULL, 10), sz, sizeof(sz)));
+		putchar('\n');
+	}
+}
+
+/* A copy that the file says is under way (not switched, not given up)
+ * whose copier has ended: a kill -9 leaves its last state behind. The
+ * pid is looked up in /proc below the root prefix. */
+static bool copier_gone(const struct lazy_status *ls)
+{
+	const char *state = ls->val[L_STATE], *pid = ls->val[L_PID];
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!state || !pid || !strcmp(state, "switched") || !strcmp(state, "gave-up") ||
+	    ls->val[L_GAVE_UP])
+		return false;
+	if (rb_path(path, sizeof(path), "/proc/%s", pid) < 0)
+		return false;
+	return stat(path, &st) < 0 && errno == ENOENT;
+}
+
+static void print_lazy(const struct lazy_status *ls)
+{
+	static const struct { enum lazy_key key; const char *what; } steps[] = {
+		{ L_STARTED, "started" }, { L_VERIFIED, "verified" },
+		{ L_SWITCHED, "switched" }, { L_UPDATED, "updated" },
+	};
+	const char *const *v = ls->val;
+	const char *state = v[L_STATE] ? v[L_STATE] : "unknown";
+	char a[32], b[32], c[32];
+	size_t i;
+	bool first = true;
+
+	printf("lazy copy (%s):\n", LAZY);
+	if (v[L_IMAGE] || v[L_TARGET]) {
+		printf("  image     ");
+		put_text(v[L_IMAGE] ? v[L_IMAGE] : "-");
+		if (v[L_TARGET]) {
+			printf(" to ");
+			put_text(v[L_TARGET]);
+		}
+		if (v[L_COPY]) {
+			printf(" (");
+			put_text(v[L_COPY]);
+			putchar(')');
+		}
+		putchar('\n');
+	}
+	printf("  state     ");
+	if (v[L_GAVE_UP] || !strcmp(state, "gave-up")) {
+		printf("gave up: ");
+		put_text(v[L_GAVE_UP] ? v[L_GAVE_UP] : "unknown");
+		if (v[L_ERROR]) {
+			printf(" (");
+			put_text(v[L_ERROR]);
+			putchar(')');
+		}
+	} else if (!strcmp(state, "switched") && v[L_SWITCHED]) {
+		printf("switched at %s s", v[L_SWITCHED]);
+	} else {
+		put_text(state);
+		if (ls->gone)
+			printf(" -- but the copier (pid %s) is gone (killed?): the copy "
+			       "stopped", v[L_PID]);
+	}
+	putchar('\n');
+	if (ls->have_copied) {
+		printf("  copied    ");
+		if (ls->permille >= 0)
+			printf("%d.%d%% of %s: ", ls->permille / 10, ls->permille % 10,
+			       fmt_size(strtoull(v[L_SIZE], NULL, 10), a, sizeof(a)));
+		printf("%s from the page cache, %s from the network\n",
+		       fmt_size(strtoull(v[L_CACHED], NULL, 10), b, sizeof(b)),
+		       fmt_size(strtoull(v[L_NETWORK], NULL, 10), c, sizeof(c)));
+	}
+	printf("  timeline  ");
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		if (!v[steps[i].key])
+			continue;
+		printf("%s%s %s s", first ? "" : ", ", steps[i].what, v[steps[i].key]);
+		first = false;
+	}
+	printf("%s\n", first ? "-" : " (since boot)");
+}
+
+static void lazy_json(FILE *f, const struct lazy_status *ls)
+{
+	int k;
+
+	fputs("{", f);
+	for (k = 0; k < L_NKEYS; k++) {
+		fprintf(f, "%s\n    \"%s\": ", k ? "," : "", lazy_keys[k].name);
+		if (!ls->val[k])
+			fputs("null", f);
+		else if (lazy_keys[k].type == LT_STR)
+			json_str(f, ls->val[k]);
+		else
+			fputs(ls->val[k], f);
+	}
+	fputs(",\n    \"copied\": ", f);
+	if (ls->have_copied)
+		fprintf(f, "%" PRIu64, ls->copied);
+	else
+		fputs("null", f);
+	fputs(",\n    \"percent\": ", f);
+	if (ls->permille >= 0)
+		fprintf(f, "%d.%d", ls->permille / 10, ls->permille % 10);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n    \"copier_gone\": %s", ls->gone ? "true" : "false");
+	fputs("\n  }", f);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	return ((const struct zdev *)a)->id - ((const struct zdev *)b)->id;
+}
+
+/* Initialised zram devices, sorted by number. Reading only: devices of
+ * other owners are shown, never changed. */
+static int collect(struct zdev *devs, int max)
+{
+	char p[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if (rb_path(p, sizeof(p), "/sys/block") < 0 || !(d = opendir(p)))
+		return 0;
+	while ((de = readdir(d)) != NULL && n < max) {
+		struct zdev *z = &devs[n];
+		char buf[512], cur[32], dev[32];
+		int id = zram_id_from_path(de->d_name);
+
+		if (id < 0)
+			continue;
+		memset(z, 0, sizeof(*z));
+		z->id = id;
+		if (zram_disksize(id, &z->disksize) < 0 || z->disksize == 0)
+			continue;
+		if (zram_get(id, "comp_algorithm", buf, sizeof(buf)) == 0 &&
+		    zram_algo_current(buf, cur, sizeof(cur)))
+			snprintf(z->algorithm, sizeof(z->algorithm), "%s", cur);
+		else
+			snprintf(z->algorithm, sizeof(z->algorithm), "-");
+		if (zram_get(id, "mm_stat", buf, sizeof(buf)) == 0)
+			sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+			       " %" SCNu64 " %*u %" SCNu64, &z->orig, &z->compr, &z->used,
+			       &z->limit, &z->used_max, &z->same, &z->huge);
+		snprintf(dev, sizeof(dev), "/dev/zram%d", id);
+		z->swap = swaps_find(dev, &z->priority) == 1;
+		n++;
+	}
+	closedir(d);
+	qsort(devs, (size_t)n, sizeof(devs[0]), cmp_id);
+	return n;
+}
+
+static void print_table(const struct zdev *devs, int n)
+{
+	int i;
+
+	if (n == 0) {
+		printf("no initialised zram devices\n");
+		return;
+	}
+	printf("%-11s %10s %-9s %10s %10s %6s %10s %5s\n", "DEVICE", "DISKSIZE",
+	       "ALGORITHM", "DATA", "COMPR", "RATIO", "TOTAL", "PRIO");
+	for (i = 0; i < n; i++) {
+		const struct zdev *z = &devs[i];
+		char a[32], b[32], c[32], d[32], dev[32], ratio[16], prio[16];
+
+		snprintf(dev, sizeof(dev), "/dev/zram%d", z->id);
+		if (z->compr)
+			snprintf(ratio, sizeof(ratio), "%.2f", (double)z->orig / (double)z->compr);
+		else
+			snprintf(ratio, sizeof(ratio), "-");
+		if (z->swap)
+			snprintf(prio, sizeof(prio), "%d", z->priority);
+		else
+			snprintf(prio, sizeof(prio), "-");
+		printf("%-11s %10s %-9s %10s %10s %6s %10s %5s\n", dev,
+		       fmt_size(z->disksize, a, sizeof(a)), z->algorithm,
+		       fmt_size(z->orig, b, sizeof(b)), fmt_size(z->compr, c, sizeof(c)),
+		       ratio, fmt_size(z->used, d, sizeof(d)), prio);
+	}
+}
+
+static void print_json(const char *verdict, bool in_ram, char *report,
+		       const struct lazy_status *lazy, const struct zdev *devs, int n)
+{
+	int i;
+
+	printf("{\n  \"verdict\": ");
+	json_str(stdout, verdict);
+	printf(",\n  \"in_ram\": %s,\n  \"report\": ", in_ram ? "true" : "false");
+	if (report)
+		report_json(stdout, report);
+	else
+		printf("null");
+	if (lazy) {
+		printf(",\n  \"lazy\": ");
+		lazy_json(stdout, lazy);
+	}
+	printf(",\n  \"zram\": [");
+	for (i = 0; i < n; i++) {
+		const struct zdev *z = &devs[i];
+
+		printf("%s\n    {\"device\": \"/dev/zram%d\", \"disksize\": %" PRIu64
+		       ", \"algorithm\": ", i ? "," : "", z->id, z->disksize);
+		json_str(stdout, z->algorithm);
+		printf(", \"orig_data_size\": %" PRIu64 ", \"compr_data_size\": %" PRIu64
+		       ", \"mem_used_total\": %" PRIu64 ", \"mem_limit\": %" PRIu64
+		       ", \"mem_used_max\": %" PRIu64 ", \"same_pages\": %" PRIu64
+		       ", \"huge_pages\": %" PRIu64 ", \"ratio\": ",
+		       z->orig, z->compr, z->used, z->limit, z->used_max, z->same, z->huge);
+		if (z->compr)
+			printf("%.2f", (double)z->orig / (double)z->compr);
+		else
+			printf("null");
+		printf(", \"swap\": %s, \"priority\": ", z->swap ? "true" : "false");
+		if (z->swap)
+			printf("%d}", z->priority);
+		else
+			printf("null}");
+	}
+	printf("%s]\n}\n", n ? "\n  " : "");
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct zdev devs[MAX_DEVS];
+	static char report[16384], lazy[16384];
+	char key[64];
+	struct lazy_status ls;
+	bool json = false, check = false, have_report, have_lazy, report_bad = false;
+	char verdict[1024];
+	enum verdict vd;
+	ssize_t n;
+	int c, ndev;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'c': check = true; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			rb_err("unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return RB_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		rb_err("unexpected argument '%s'", argv[optind]);
+		return RB_EXIT_USAGE;
+	}
+	n = rb_read_regular(REPORT, report, sizeof(report));
+	have_report = n >= 0;
+	if (n < 0 && n != -ENOENT)
+		rb_warn("%s: %s", REPORT, n == -EINVAL ? "not a regular file; ignored" :
+			strerror((int)-n));
+	n = rb_read_regular(LAZY, lazy, sizeof(lazy));
+	have_lazy = n >= 0;
+	if (n < 0 && n != -ENOENT)
+		rb_warn("%s: %s", LAZY, n == -EINVAL ? "not a regular file; ignored" :
+			strerror((int)-n));
+	if (have_report && repeated_key(report, key, sizeof(key))) {
+		rb_warn("%s: the key %s is repeated; ignored", REPORT, key);
+		have_report = false;
+		report_bad = true;
+	}
+	if (have_lazy && repeated_key(lazy, key, sizeof(key))) {
+		rb_warn("%s: the key %s is repeated; ignored", LAZY, key);
+		have_lazy = false;
+	}
+	if (json && check) {
+		rb_err("--json and --check exclude each other");
+		return RB_EXIT_USAGE;
+	}
+	/* before lazy_parse, which cuts the text into pieces */
+	if (report_bad) {
+		vd = V_FALLBACK;
+		snprintf(verdict, sizeof(verdict), "UNKNOWN: the boot report repeats a key "
+			 "(not written by ramboot alone)");
+	} else {
+		vd = status_verdict(have_report ? report : NULL, have_lazy ? lazy : NULL,
+				    verdict, sizeof(verdict));
+	}
+	if (have_lazy) {
+		lazy_parse(lazy, &ls);
+		ls.gone = copier_gone(&ls);
+		if (ls.gone && vd == V_COPYING) {
+			vd = V_FALLBACK;
+			snprintf(verdict, sizeof(verdict), "FALLBACK to the network image: the lazy "
+				 "copier (pid %s) is gone before it switched", ls.val[L_PID]);
+		}
+	}
+	if (check) {
+		printf("ramboot: %s\n", verdict);
+		if (fflush(stdout) != 0)
+			return RB_EXIT_FAIL;
+		return vd == V_RAM ? RB_EXIT_OK : RB_EXIT_FAIL;
+	}
+	ndev = collect(devs, MAX_DEVS);
+	if (json) {
+		print_json(verdict, vd == V_RAM, have_report ? report : NULL,
+			   have_lazy ? &ls : NULL, devs, ndev);
+	} else {
+		printf("ramboot: %s\n\n", verdict);
+		if (have_report) {
+			printf("boot report (%s):\n", REPORT);
+			print_report(report);
+			putchar('\n');
+		}
+		if (have_lazy) {
+			print_lazy(&ls);
+			putchar('\n');
+		}
+		print_table(devs, ndev);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
+}

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The verdict of `ramboot status`: one line a person reads at a glance,
+ * from the boot report (/run/ramboot/report) and the lazy copier's status
+ * file, and whether the client runs from RAM (`ramboot status --check`).
+ *
+ * Both files are key=value lines written by ramboot. A key that appears
+ * twice cannot be told apart from a forged line (an unescaped value that
+ * held a newline), so a repeated key is never taken: the verdict then
+ * says that the report cannot be read.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/ramboot.h"
+#include "boot/verdict.h"
+
+/* The value of KEY in TEXT (key=value lines) into BUF, control
+ * characters as '?'. 1 found (possibly empty), 0 missing, -EBADMSG when
+ * the key is there more than once. */
+int kv_get(const char *text, const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+	int found = 0;
+
+	if (len)
+		buf[0] = '\0';
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (llen > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			const char *v = p + klen + 1;
+			size_t vlen = llen - klen - 1, i;
+
+			if (found)
+				return -EBADMSG;
+			found = 1;
+			if (len) {
+				if (vlen >= len)
+					vlen = len - 1;
+				for (i = 0; i < vlen; i++)
+					buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
+				buf[vlen] = '\0';
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return found;
+}
+
+/* Append ", WHAT" (or " (WHAT" for the first) to the detail list. */
+static void detail(char *buf, size_t len, bool *first, const char *what)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 >= len)
+		return;
+	snprintf(buf + n, len - n, "%s%s", *first ? " (" : ", ", what);
+	*first = false;
+}
+
+/* The details of a RAM copy: target, size and codec, verified, signed. */
+static void ram_details(const char *report, char *buf, size_t len)
+{
+	char v[256], s[32], t[300];
+	bool first = true;
+
+	if (kv_get(report, "target", v, sizeof(v)) > 0 && v[0])
+		detail(buf, len, &first, v);
+	if (kv_get(report, "bytes", v, sizeof(v)) > 0 && v[0]) {
+		char c[64];
+
+		fmt_size(strtoull(v, NULL, 10), s, sizeof(s));
+		if (kv_get(report, "codec", c, sizeof(c)) > 0 && c[0] && strcmp(c, "none"))
+			snprintf(t, sizeof(t), "%s from %s", s, c);
+		else
+			snprintf(t, sizeof(t), "%s", s);
+		detail(buf, len, &first, t);
+	}
+	if (kv_get(report, "hash", v, sizeof(v)) > 0 && !strcmp(v, "ok"))
+		detail(buf, len, &first, "verified");
+	else
+		detail(buf, len, &first, "not verified");
+	if (kv_get(report, "signed_by", v, sizeof(v)) > 0 && v[0]) {
+		v[strcspn(v, " ")] = '\0';
+		snprintf(t, sizeof(t), "signed by %s", v);
+		detail(buf, len, &first, t);
+	}
+	if (kv_get(report, "verity", v, sizeof(v)) > 0 && !strcmp(v, "on"))
+		detail(buf, len, &first, "dm-verity");
+	if (!first) {
+		size_t n = strlen(buf);
+
+		if (n + 1 < len)
+			snprintf(buf + n, len - n, ")");
+	}
+}
+
+/* ": 42.4% of 1.0 GiB" from the copier's byte counts (page cache,
+ * network and a multicast stream), when it has them. */
+static void lazy_progress(const char *lazy, char *buf, size_t len)
+{
+	static const char *const keys[] = { "bytes_cached", "bytes_network", "bytes_stream" };
+	unsigned long long done = 0, size;
+	char v[64], s[32];
+	size_t i, n;
+	bool any = false;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (kv_get(lazy, keys[i], v, sizeof(v)) > 0 && v[0]) {
+			done += strtoull(v, NULL, 10);
+			any = true;
+		}
+	}
+	if (!any || kv_get(lazy, "size", v, sizeof(v)) <= 0 || !(size = strtoull(v, NULL, 10)))
+		return;
+	if (done > size)
+		done = size;
+	n = strlen(buf);
+	/* rounded down, as the lazy section's percentage; done <= size < 2^64 / 1000 */
+	if (size > UINT64_MAX / 1000)
+		return;
+	done = done * 1000 / size;
+	snprintf(buf + n, len - n, ": %llu.%llu%% of %s", done / 10, done % 10,
+		 fmt_size(size, s, sizeof(s)));
+}
+
+enum verdict status_verdict(const char *report, const char *lazy, char *buf, size_t len)
+{
+	char asked[64], done[64], why[256], err[512], state[64], v[256];
+	enum verdict res;
+
+	if (!report) {
+		snprintf(buf, len, "no boot report: ramboot did not run");
+		return V_NONE;
+	}
+	if (kv_get(report, "mode_asked", asked, sizeof(asked)) < 0 ||
+	    kv_get(report, "mode_done", done, sizeof(done)) < 0 ||
+	    kv_get(report, "fallback", why, sizeof(why)) < 0 ||
+	    kv_get(report, "error", err, sizeof(err)) < 0 ||
+	    kv_get(report, "target", v, sizeof(v)) < 0 ||
+	    kv_get(report, "signed_by", v, sizeof(v)) < 0) {
+		snprintf(buf, len, "UNKNOWN: the boot report repeats a key (not written by ramboot alone)");
+		return V_FALLBACK;
+	}
+	if (!strcmp(done, "ram")) {
+		snprintf(buf, len, "running from RAM");
+		ram_details(report, buf, len);
+		return V_RAM;
+	}
+	if (!strcmp(done, "lazy")) {
+		if (lazy && kv_get(lazy, "state", state, sizeof(state)) < 0)
+			state[0] = '\0';
+		else if (!lazy)
+			state[0] = '\0';
+		if (kv_get(report, "lazy_switched", v, sizeof(v)) > 0 && v[0])
+			snprintf(state, sizeof(state), "switched");
+		if (!strcmp(state, "switched")) {
+			snprintf(buf, len, "running from RAM (lazy copy, switched");
+			if ((lazy && kv_get(lazy, "switched", v, sizeof(v)) > 0 && v[0]) ||
+			    (kv_get(report, "lazy_switched", v, sizeof(v)) > 0 && v[0])) {
+				size_t n = strlen(buf);
+
+				snprintf(buf + n, len - n, " at %s s", v);
+			}
+			snprintf(buf + strlen(buf), len - strlen(buf), ")");
+			return V_RAM;
+		}
+		if (!strcmp(state, "gave-up")) {
+			char g[128], e[256];
+
+			if (kv_get(lazy, "gave_up", g, sizeof(g)) <= 0 || !g[0])
+				snprintf(g, sizeof(g), "unknown");
+			if (kv_get(lazy, "error", e, sizeof(e)) > 0 && e[0])
+				snprintf(buf, len, "FALLBACK to the network image: the lazy copy gave up: %s (%s)", g, e);
+			else
+				snprintf(buf, len, "FALLBACK to the network image: the lazy copy gave up: %s", g);
+			return V_FALLBACK;
+		}
+		if (!state[0]) {
+			snprintf(buf, len, "running from the network image; the copier has written no status yet");
+			return V_COPYING;
+		}
+		snprintf(buf, len, "running from the network image; the copier is %s", state);
+		lazy_progress(lazy, buf, len);
+		return V_COPYING;
+	}
+	if (!strcmp(done, "prefetch")) {
+		snprintf(buf, len, "running from the network image, read ahead into the page cache (prefetch)");
+		return V_NETWORK;
+	}
+	if (why[0]) {
+		if (err[0])
+			snprintf(buf, len, "FALLBACK to the network image: %s (%s)", why, err);
+		else
+			snprintf(buf, len, "FALLBACK to the network image: %s", why);
+		return V_FALLBACK;
+	}
+	if (asked[0] && strcmp(asked, "off")) {
+		snprintf(buf, len, "FALLBACK to the network image: ramboot=%s asked, %s done",
+			 asked, done[0] ? done : "nothing");
+		return V_FALLBACK;
+	}
+	res = V_NETWORK;
+	snprintf(buf, len, "running from the network image (ramboot=off)");
+	return res;
+}

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Messages, the root prefix, small-file helpers, sizes and retrying I/O.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/ioprio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+
+int rb_verbose;
+static const char *rb_cmd;
+static char rb_rootbuf[PATH_MAX];
+/* The kernel log, once rb_kmsg_open() found it: warnings and errors go
+ * there too, so that `dmesg` and `journalctl -b` keep what a console
+ * booted with `quiet splash` never shows. */
+static int rb_kmsg_fd = -1;
+
+void rb_set_cmd(const char *cmd)
+{
+	rb_cmd = cmd;
+}
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n;
+
+	/* One write per message: lines from threads never interleave. */
+	n = snprintf(line, sizeof(line), "ramboot: %s%s%s", rb_cmd ? rb_cmd : "",
+		     rb_cmd ? ": " : "", kind);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	(void)write_all(STDERR_FILENO, line, (size_t)n);
+	if (rb_kmsg_fd >= 0 && (!strcmp(kind, "error: ") || !strcmp(kind, "warning: "))) {
+		char rec[sizeof(line) + 4];
+		int m = snprintf(rec, sizeof(rec), "<%c>%.*s", kind[0] == 'e' ? '3' : '4', n, line);
+
+		/* One record per write(2); a full ring or a slow console is
+		 * never a reason to block the boot (O_NONBLOCK). */
+		if (m > 0)
+			(void)!write(rb_kmsg_fd, rec, (size_t)m < sizeof(rec) ? (size_t)m : sizeof(rec) - 1);
+	}
+}
+
+void rb_kmsg_open(void)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (rb_kmsg_fd >= 0 || rb_path(p, sizeof(p), "/dev/kmsg") < 0)
+		return;
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	/* The kernel's character device; a regular file only below a
+	 * fixture root (RAMBOOT_ROOT), where the tests read it back. */
+	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || (rb_rootbuf[0] && S_ISREG(st.st_mode)))) {
+		(void)close(fd);
+		return;
+	}
+	rb_kmsg_fd = fd;
+}
+
+/* "ramboot: load: error: ..." : an error is told from a report line
+ * (rb_info) on a console that shows both. */
+void rb_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void rb_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void rb_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+int rb_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rb_err("%s (see 'ramboot %s --help')", msg, cmd);
+	return RB_EXIT_USAGE;
+}
+
+int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+void rb_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!rb_verbose)
+		return;
+	va_start(ap, fmt);
+	vmsg("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void rb_root_init(void)
+{
+	const char *r = getenv("RAMBOOT_ROOT");
+	size_t n;
+
+	rb_rootbuf[0] = '\0';
+	if (!r || !*r)
+		return;
+	n = strlen(r);
+	while (n > 1 && r[n - 1] == '/')
+		n--;
+	if (n == 1 && r[0] == '/')
+		return;
+	if (n >= sizeof(rb_rootbuf))
+		n = sizeof(rb_rootbuf) - 1;
+	memcpy(rb_rootbuf, r, n);
+	rb_rootbuf[n] = '\0';
+}
+
+bool rb_root_is_real(void)
+{
+	return rb_rootbuf[0] == '\0';
+}
+
+int rb_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = strlen(rb_rootbuf);
+	int m;
+
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, rb_rootbuf, n);
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	if (m < 0 || (size_t)m >= len - n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static ssize_t read_str(const char *path, char *buf, size_t len, bool regular_only)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	if (len == 0)
+		return -EINVAL;
+	/* O_NONBLOCK: a FIFO planted at the name is not waited on, and
+	 * then refused: a regular file is read (sysfs and procfs attributes
+	 * are), and a character device unless regular_only (the tests'
+	 * fixtures put /dev/full where an attribute fails its writes). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	rc = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 :
+	     S_ISCHR(st.st_mode) && !regular_only ? 0 : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (rc < 0) {
+		(void)close(fd);
+		return rc;
+	}
+	n = read_full(fd, buf, len - 1);
+	rc = close_checked(fd);
+	if (n < 0)
+		return n;
+	if (rc < 0)
+		return rc;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return n;
+}
+
+ssize_t read_str_abs(const char *path, char *buf, size_t len)
+{
+	return read_str(path, buf, len, false);
+}
+
+ssize_t read_regular_abs(const char *path, char *buf, size_t len)
+{
+	return read_str(path, buf, len, true);
+}
+
+ssize_t rb_read_regular(const char *path, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	int rc = rb_path(p, sizeof(p), "%s", path);
+
+	return rc < 0 ? rc : read_regular_abs(p, buf, len);
+}
+
+int write_str_abs(const char *path, const char *val)
+{
+	int fd, rc, rc2;
+
+	/* O_TRUNC is a no-op on sysfs and procfs and makes fixture files
+	 * hold the last value written, as an attribute does. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, val, strlen(val));
+	rc2 = close_checked(fd);
+	return rc < 0 ? rc : rc2;
+}
+
+ssize_t rb_read_str(const char *path, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	int rc = rb_path(p, sizeof(p), "%s", path);
+
+	return rc < 0 ? rc : read_str_abs(p, buf, len);
+}
+
+int rb_write_str(const char *path, const char *val)
+{
+	char p[PATH_MAX];
+	int rc = rb_path(p, sizeof(p), "%s", path);
+
+	return rc < 0 ? rc : write_str_abs(p, val);
+}
+
+int meminfo_parse(const char *text, const char *field, uint64_t *bytes)
+{
+	size_t flen = strlen(field);
+	const char *line = text;
+
+	while (line && *line) {
+		unsigned long long kb;
+
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			if (sscanf(line + flen + 1, " %llu", &kb) != 1 || kb > UINT64_MAX / 1024)
+				return -EINVAL;
+			*bytes = (uint64_t)kb * 1024;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
+}
+
+int rb_meminfo(const char *field, uint64_t *bytes)
+{
+	char buf[8192];
+	ssize_t n = rb_read_str("/proc/meminfo", buf, sizeof(buf));
+
+	return n < 0 ? (int)n : meminfo_parse(buf, field, bytes);
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+
+	/* strtoull would skip leading space and take a sign: " -1" is
+	 * UINT64_MAX to it. Digits only. */
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': mul = KiB; end++; break;
+	case 'm': case 'M': mul = MiB; end++; break;
+	case 'g': case 'G': mul = GiB; end++; break;
+	case 't': case 'T': mul = GiB * 1024; end++; break;
+	default: return -EINVAL;
+	}
+	if (mul > 1 && *end == 'i')
+		end++;
+	if (*end == 'B' || (*end == 'b' && mul == 1 && end[1] == '\0'))
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*out = (uint64_t)v * mul;
+	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+const char *fmt_size(uint64_t n, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " B", n);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = read(fd, (char *)buf + done, len - done);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int close_checked(int fd)
+{
+	/* Linux closes the descriptor even when close() fails with EINTR:
+	 * never retry, but report the error (NFS reports write-back
+	 * failures here). */
+	if (close(fd) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+void *alloc_big(size_t len)
+{
+	const size_t huge = 2u << 20;
+	void *p;
+
+	if (len < huge)
+		return malloc(len ? len : 1);
+	len = (len + huge - 1) & ~(huge - 1);
+	if (posix_memalign(&p, huge, len))
+		return NULL;
+	(void)madvise(p, len, MADV_HUGEPAGE);
+	return p;
+}
+
+double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse the mount
+ * and log "Unknown parameter" on the console, so do not ask them. */
+bool tmpfs_has_noswap(void)
+{
+	struct utsname un;
+	int major = 0, minor = 0;
+
+	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 4);
+}
+
+/* Idle I/O class: where the block layer honours it, our reads are served
+ * only when no one else's wait. Threads made afterwards inherit it.
+ * Returns the class before (-1 when unknown), for io_prio_restore. */
+int io_prio_idle(void)
+{
+	int old = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
+		rb_debug("ioprio_set: %s", strerror(errno));
+	return old;
+}
+
+void io_prio_restore(int old)
+{
+	if (old >= 0)
+		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old);
+}
+
+/* The calling thread (and the threads it makes afterwards) at nice 19:
+ * background work (prefetch, the lazy copy and its hashing) gets the
+ * CPU the boot leaves. Returns the nice value before, for
+ * cpu_nice_restore. */
+int cpu_nice_bg(void)
+{
+	int old;
+
+	errno = 0;
+	old = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno)
+		old = 0;
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+		rb_debug("setpriority: %s", strerror(errno));
+	return old;
+}
+
+void cpu_nice_restore(int old)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), old);
+}
+
+void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The commands of the loader: `ramboot load` and `ramboot manifest`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "codec/codec.h"
+#include "load/loadint.h"
+#include "format/manifest.h"
+#include "trust/sign.h"
+#include "lib/outfile.h"
+#include "publish/publish.h"
+#include "udpcast/udpcast.h"
+
+static void load_usage(FILE *out)
+{
+	fputs("Usage: ramboot load [OPTIONS] SOURCE DEST\n"
+	      "       ramboot load [OPTIONS] --prefetch SOURCE\n"
+	      "       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
+	      "\n"
+	      "Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
+	      "create, normally in a tmpfs, or a block device such as a zram device),\n"
+	      "decompressing on the way.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -d, --decompress=FMT  auto (default: from magic bytes), none, zstd, xz, lzo, gzip\n"
+	      "  -j, --threads=N       threads (default: online CPUs)\n"
+	      "      --sha256=HEX      SHA-256 the written image must have\n"
+	      "      --manifest=FILE   size and SHA-256 the written image must have; with a\n"
+	      "                        version 2 manifest each chunk is verified as soon as\n"
+	      "                        it is written, on every core\n"
+	      "      --signed          the manifest must be signed by a trusted key\n"
+	      "                        (/etc/ramboot/keys, /etc/ltsp/ramboot/keys)\n"
+	      "      --keys=DIR        with --signed: the trusted public keys (*.pub)\n"
+	      "      --retries=N       read a chunk that fails its hash or its read again,\n"
+	      "                        up to N times (default 3; a file or block device\n"
+	      "                        SOURCE, uncompressed, with a version 2 manifest)\n"
+	      "      --min-free=SIZE   memory that must stay available (default 256M)\n"
+	      "      --tmpfs=DIR       mount a tmpfs sized to the image at DIR; DEST is inside it\n"
+	      "      --prefetch        read SOURCE once into the page cache, keep nothing;\n"
+	      "                        politely: 2 reads of 1 MiB in flight, idle I/O class,\n"
+	      "                        waiting while the loop device over SOURCE has reads\n"
+	      "                        in flight, pages already cached skipped\n"
+	      "      --profile=FILE    with --prefetch: read the ranges of this boot profile\n"
+	      "                        first (default SOURCE.profile if there is one; none:\n"
+	      "                        offset order); used only if recorded on SOURCE\n"
+	      "      --profile-only    with --prefetch: read the profile's ranges, no more\n"
+	      "      --loop=DEV        with --prefetch: the loop device to yield to (default:\n"
+	      "                        the one backed by SOURCE)\n"
+	      "      --wait-loop=S     with --prefetch: read nothing until the loop device\n"
+	      "                        backed by SOURCE appears (the boot mounted it), for\n"
+	      "                        at most S seconds\n"
+	      "      --rate=SIZE       with --prefetch: read at most SIZE bytes per second\n"
+	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
+	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
+	      "      --udpcast[=OPTS]  the image comes from a udpcast session (ramboot serve):\n"
+	      "                        udp-receiver's stdout is the SOURCE; OPTS is\n"
+	      "                        portbase=P,interface=IF,start-timeout=S,\n"
+	      "                        receive-timeout=S (default: 9000, eth0, 20, 10)\n"
+	      "      --stall-timeout=S give up when the source delivers nothing for S\n"
+	      "                        seconds (default 30, 0: never)\n"
+	      "  -f, --force           replace an existing DEST file (only a regular file,\n"
+	      "                        never the source; the old one stays until the new\n"
+	      "                        one is verified)\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
+	      "2 usage, 3 not enough memory (the caller should fall back).\n", out);
+}
+
+static void summary(const struct load_opts *o, const struct load_result *r)
+{
+	char a[32], b[32];
+	double mbs = r->seconds > 0 ? (double)r->bytes_out / 1e6 / r->seconds : 0;
+
+	if (o->prefetch) {
+		rb_info("prefetched %s in %.2f s (%.1f MB/s)", fmt_size(r->bytes_out, a, sizeof(a)),
+			r->seconds, mbs);
+		return;
+	}
+	char ck[64] = "";
+
+	if (r->verified && r->chunks)
+		snprintf(ck, sizeof(ck), ", chunks=%" PRIu32 " chunks_retried=%" PRIu32, r->chunks,
+			 r->chunks_retried);
+	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s%s%s%s",
+		o->source, r->dest_path, fmt_size(r->bytes_in, a, sizeof(a)),
+		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, mbs,
+		!r->verified ? "" : r->sha256[0] ? ", sha256 ok" : ", chunks ok", ck,
+		r->signed_by[0] ? ", signed by " : "", r->signed_by,
+		r->fstype[0] ? ", " : "", r->fstype);
+}
+
+enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
+       OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
+       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
+
+static const struct option load_longopts[] = {
+	{ "decompress", required_argument, NULL, 'd' },
+	{ "threads", required_argument, NULL, 'j' },
+	{ "sha256", required_argument, NULL, OPT_SHA },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "min-free", required_argument, NULL, OPT_MINFREE },
+	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
+	{ "prefetch", no_argument, NULL, OPT_PREFETCH },
+	{ "progress", required_argument, NULL, OPT_PROGRESS },
+	{ "expect-fs", required_argument, NULL, OPT_EXPECT },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "profile-only", no_argument, NULL, OPT_PROFILE_ONLY },
+	{ "loop", required_argument, NULL, OPT_LOOP },
+	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "signed", no_argument, NULL, OPT_SIGNED },
+	{ "keys", required_argument, NULL, OPT_KEYS },
+	{ "udpcast", optional_argument, NULL, OPT_UDPCAST },
+	{ "force", no_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+
+/* -j: a whole number from 1 to 64. */
+static int parse_threads(const char *cmd, const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 64)
+		return rb_usage(cmd, "--threads: '%s' is not a number from 1 to 64", s);
+	*out = (int)v;
+	return 0;
+}
+
+/* Does DEST stay inside DIR, by its components? ".." anywhere is
+ * refused; an absolute DEST must have DIR's components first. The
+ * loader checks again, on the mounted file system. */
+static bool dest_inside(const char *dest, const char *dir)
+{
+	const char *p = dest;
+	size_t n = strlen(dir);
+
+	for (;;) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (dest[0] != '/')
+		return true;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return !strncmp(dest, dir, n) && dest[n] == '/' && dest[n + 1];
+}
+
+/* --loop: "loopN" or a path ending in it. */
+static bool loop_name_ok(const char *s)
+{
+	const char *base = strrchr(s, '/');
+
+	base = base ? base + 1 : s;
+	if (strncmp(base, "loop", 4) || !base[4])
+		return false;
+	return strspn(base + 4, "0123456789") == strlen(base + 4);
+}
+
+int cmd_load(int argc, char **argv)
+{
+	struct load_opts o;
+	struct load_result r;
+	struct udpcast_opts uc;
+	bool udpcast = false, stall_given = false;
+	int c, rc;
+
+	load_opts_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "d:j:fvh", load_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.decompress = optarg;
+			break;
+		case 'j':
+			if (parse_threads("load", optarg, &o.threads))
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_SHA:
+			o.sha256 = optarg;
+			break;
+		case OPT_MANIFEST:
+			o.manifest = optarg;
+			break;
+		case OPT_SIGNED:
+			o.signed_only = true;
+			break;
+		case OPT_KEYS:
+			o.keydir = optarg;
+			break;
+		case OPT_MINFREE:
+			if (parse_size(optarg, &o.min_free) < 0)
+				return rb_usage("load", "--min-free: bad size '%s'", optarg);
+			break;
+		case OPT_TMPFS:
+			o.tmpfs = optarg;
+			break;
+		case OPT_PREFETCH:
+			o.prefetch = true;
+			break;
+		case OPT_PROGRESS:
+			if (!strcmp(optarg, "auto"))
+				o.progress = PROGRESS_AUTO;
+			else if (!strcmp(optarg, "bar"))
+				o.progress = PROGRESS_BAR;
+			else if (!strcmp(optarg, "plain"))
+				o.progress = PROGRESS_PLAIN;
+			else if (!strcmp(optarg, "none"))
+				o.progress = PROGRESS_NONE;
+			else
+				return rb_usage("load", "--progress: '%s' is not auto, bar, plain or "
+						   "none", optarg);
+			break;
+		case OPT_EXPECT:
+			o.expect_fs = optarg;
+			break;
+		case OPT_STALL:
+			if (parse_seconds(optarg, &o.stall_timeout) < 0)
+				return rb_usage("load", "--stall-timeout: '%s' is not a number of "
+						   "seconds (0: never)", optarg);
+			stall_given = true;
+			break;
+		case OPT_UDPCAST: {
+			char err[200];
+
+			if (udpcast_parse(optarg, &uc, err, sizeof(err)) < 0)
+				return rb_usage("load", "--%s", err);
+			udpcast = true;
+			break;
+		}
+		case OPT_PROFILE:
+			if (!*optarg)
+				return rb_usage("load", "%s", "--profile: need a FILE or none");
+			o.profile = optarg;
+			break;
+		case OPT_PROFILE_ONLY:
+			o.profile_only = true;
+			break;
+		case OPT_LOOP:
+			if (!loop_name_ok(optarg))
+				return rb_usage("load", "--loop: '%s' is not a loop device (loopN or "
+						   "/dev/loopN)", optarg);
+			o.loop = optarg;
+			break;
+		case OPT_WAIT_LOOP:
+			if (parse_seconds(optarg, &o.wait_loop) < 0)
+				return rb_usage("load", "--wait-loop: '%s' is not a number of seconds",
+						   optarg);
+			break;
+		case OPT_RATE:
+			if (parse_size(optarg, &o.rate) < 0 || o.rate == 0)
+				return rb_usage("load", "--rate: bad size '%s' (bytes per second)",
+						   optarg);
+			break;
+		case OPT_RETRIES: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 100)
+				return rb_usage("load", "--retries: '%s' is not a number from 0 to 100",
+						   optarg);
+			o.retries = (int)v;
+			break;
+		}
+		case 'f':
+			o.force = true;
+			break;
+		case 'v':
+			rb_verbose = 1;
+			break;
+		case 'h':
+			load_usage(stdout);
+			return RB_EXIT_OK;
+		default:
+			return rb_usage("load", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o.prefetch) {
+		if (argc - optind != 1)
+			return rb_usage("load", "%s", "--prefetch takes one SOURCE and no DEST");
+		if (o.sha256 || o.manifest || o.tmpfs || o.expect_fs)
+			return rb_usage("load", "%s", "--prefetch keeps nothing to verify or mount");
+		if (o.profile_only && o.profile && !strcmp(o.profile, "none"))
+			return rb_usage("load", "%s", "--profile-only needs a profile");
+	} else if (o.profile || o.profile_only || o.loop || o.rate || o.wait_loop > 0) {
+		return rb_usage("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
+				   "and --rate go with --prefetch");
+	} else if (udpcast) {
+		if (argc - optind != 1)
+			return rb_usage("load", "%s", "--udpcast takes DEST and no SOURCE");
+		/* The wait for the session counts as a stall: it must not
+		 * end before udp-receiver's own start timeout does. */
+		if (!stall_given && o.stall_timeout < uc.start_timeout + 5)
+			o.stall_timeout = uc.start_timeout + 5;
+		else if (o.stall_timeout > 0 && o.stall_timeout <= uc.start_timeout)
+			return rb_usage("load", "--stall-timeout must be longer than the udpcast "
+					   "start-timeout (%u s)", uc.start_timeout);
+	} else if (argc - optind != 2) {
+		return rb_usage("load", "%s", "need SOURCE and DEST");
+	}
+	if (o.prefetch && udpcast)
+		return rb_usage("load", "%s", "--prefetch reads a file, not a udpcast stream");
+	o.source = udpcast ? "udpcast" : argv[optind];
+	o.dest = o.prefetch ? NULL : argv[optind + (udpcast ? 0 : 1)];
+	if (udpcast)
+		udpcast_source_arm(&uc);
+	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
+		return rb_usage("load", "--decompress: unknown format '%s'", o.decompress);
+	if (o.sha256 && strlen(o.sha256) != 64)
+		return rb_usage("load", "--sha256: '%s' is not 64 hex digits", o.sha256);
+	if (o.signed_only && !o.manifest)
+		return rb_usage("load", "--signed needs --manifest");
+	if (o.keydir && !o.signed_only)
+		return rb_usage("load", "--keys goes with --signed");
+	if (o.tmpfs && o.dest && !dest_inside(o.dest, o.tmpfs))
+		return rb_usage("load", "DEST '%s' must be inside the --tmpfs directory", o.dest);
+
+	rc = load_run(&o, &r);
+	if (rc != RB_EXIT_OK) {
+		rb_err("%s", r.error);
+		/* Cleaned up: now die of the signal, as the caller expects. */
+		if (r.err == LOAD_SIGNAL)
+			guard_reraise(r.signo);
+		return rc;
+	}
+	summary(&o, &r);
+	return RB_EXIT_OK;
+}
+
+static void manifest_usage(FILE *out)
+{
+	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
+	      "                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
+	      "                        IMAGE\n"
+	      "\n"
+	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
+	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
+	      "on the client.\n"
+	      "  -o, --output=FILE   write to FILE (replaced only once the new one is\n"
+	      "                      complete) instead of stdout\n"
+	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
+	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
+	      "                      (default 256M; for large zstd windows/xz dictionaries)\n"
+	      "      --sign=KEY      sign it with the Ed25519 private key KEY\n"
+	      "                      (ramboot keygen; see ramboot sign)\n"
+	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
+	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
+	      "                      manifest, without chunks, for older clients\n"
+	      "      --verity[=HASHFILE]  also write the dm-verity hash tree of IMAGE beside\n"
+	      "                      it (default IMAGE.verity; written first) and record\n"
+	      "                      verity-root, verity-salt, verity-hash; IMAGE must be\n"
+	      "                      raw (not compressed), whole 4096-byte blocks\n"
+	      "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
+	      out);
+}
+
+int cmd_manifest(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "decompress", required_argument, NULL, 'd' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "memlimit", required_argument, NULL, 'm' },
+		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "sign", required_argument, NULL, 'S' },
+		{ "verity", optional_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
+	struct publish_made mk;
+	struct outfile of;
+	struct stat inputs[2];
+	size_t ninputs = 0;
+	const char *outpath = NULL, *hasharg = NULL;
+	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': outpath = optarg; break;
+		case 'd': req.decompress = optarg; break;
+		case 'j':
+			if (parse_threads("manifest", optarg, &req.threads))
+				return RB_EXIT_USAGE;
+			break;
+		case 'm':
+			if (parse_size(optarg, &req.memlimit) < 0)
+				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
+			break;
+		case 'c':
+			if (parse_size(optarg, &req.chunk_size) < 0 || (req.chunk_size &&
+			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
+			     (req.chunk_size & (req.chunk_size - 1)))))
+				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
+						   "from 64K to 1G (or 0)", optarg);
+			break;
+		case 'S': req.key = optarg; break;
+		case 'V':
+			req.verity = true;
+			hasharg = optarg;
+			break;
+		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("manifest", "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("manifest", "need one IMAGE");
+	if (strcmp(req.decompress, "auto") && !codec_by_name(req.decompress))
+		return rb_usage("manifest", "--decompress: unknown format '%s'", req.decompress);
+	if (req.verity && !req.chunk_size)
+		return rb_usage("manifest", "--verity needs a version 2 manifest (--chunk-size "
+				   "other than 0)");
+	req.image = argv[optind];
+	if (req.verity) {
+		const char *slash = strrchr(req.image, '/');
+
+		if (!hasharg) {
+			rc = snprintf(hname, sizeof(hname), "%s.verity", slash ? slash + 1 : req.image);
+			if (rc < 0 || (size_t)rc >= sizeof(hname)) {
+				rb_err("%s: name too long for a hash file beside it", req.image);
+				return RB_EXIT_FAIL;
+			}
+		} else if (publish_hash_name(req.image, hasharg, hname, sizeof(hname), err,
+					     sizeof(err)) < 0) {
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
+		req.hash_name = hname;
+	}
+	rc = publish_make(&req, &mk, err, sizeof(err));
+	if (rc < 0) {
+		rb_err("%s", err);
+		c = mk.exit;
+		if (mk.signo)
+			guard_reraise(mk.signo);
+		publish_made_free(&mk);
+		return c;
+	}
+	/* The old manifest stays until the new one is complete and on disk:
+	 * a failed write never leaves clients without one. Its new file is
+	 * made first: a link at OUT is refused before the tree is written. */
+	/* Never over what was read: the image, the signing key. */
+	inputs[ninputs++] = mk.st;
+	if (req.key && stat(req.key, &inputs[ninputs]) == 0)
+		ninputs++;
+	if (outpath && outfile_open_protect(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC,
+					    inputs, ninputs, err, sizeof(err)) < 0) {
+		publish_made_free(&mk);
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	if (req.verity) {
+		/* The tree first, the manifest that names it last. */
+		const char *base;
+		int dirfd = publish_dir_open(req.image, &base);
+
+		rc = dirfd < 0 ? rb_errfmt(err, sizeof(err), dirfd, "%s: cannot open its directory",
+					  req.image)
+			       : publish_write_at(dirfd, hname, mk.tree, mk.tree_len, true, &mk.st,
+						  err, sizeof(err));
+		if (dirfd >= 0)
+			(void)close(dirfd);
+		if (rc < 0) {
+			if (outpath)
+				outfile_abort(&of);
+			publish_made_free(&mk);
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
+	}
+	if (outpath) {
+		rc = write_all(of.fd, mk.text, mk.len);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+		if (rc < 0) {
+			publish_made_free(&mk);
+			rb_err("%s: write error: %s", outpath, strerror(-rc));
+			return RB_EXIT_FAIL;
+		}
+	} else if (write_all(STDOUT_FILENO, mk.text, mk.len) < 0) {
+		publish_made_free(&mk);
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	publish_made_free(&mk);
+	return RB_EXIT_OK;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside the loader: the state of one run, shared by its stages
+ * (source.c, sink.c, load.c, prefetch.c). Not for other callers.
+ */
+#ifndef RAMBOOT_LOADINT_H
+#define RAMBOOT_LOADINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "codec/codec.h"
+#include "lib/guard.h"
+#include "load/load.h"
+#include "format/manifest.h"
+#include "lib/outfile.h"
+
+struct source {
+	int fd;
+	struct stat st;
+	bool seekable;
+	uint64_t size;           /* bytes to read, 0 if unknown */
+	const struct codec *codec; /* NULL: detect from the first chunk */
+	uint64_t estimate;       /* output bytes, 0 if unknown */
+	bool estimate_exact;
+};
+
+struct sink {
+	int fd;                  /* -1: none */
+	bool blk;                /* a block device */
+	struct outfile of;       /* a file: not yet named */
+	bool have_of;
+	bool tmpfs_mounted, tmpfs_mkdir;
+	int zram_id;             /* >= 0: we sized this zram device */
+	uint64_t limit;          /* block device size */
+};
+
+/* State of one run: what was opened or made, to undo on failure. */
+struct run {
+	const struct load_opts *o;
+	struct load_result *r;
+	struct guard *guard;     /* NULL: no guard (tests) */
+	struct source src;
+	struct sink snk;
+	struct manifest man;
+	bool have_man;
+	bool chunked;            /* a version 2 manifest: chunks verified */
+	char want_sha[65];
+	uint64_t dec_mem;        /* decoder memory bound, counted in the check */
+};
+
+/* Record the first failure of the run (category and message); returns
+ * the exit code for it. */
+int load_fail(struct run *u, enum load_err e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* load.c: read and hash the whole image, write nothing (ramboot
+ * manifest). r->sha256 and r->bytes_out on success; with chunk_size, the
+ * hash of each chunk in chunk[] (room entries; more is an error) and
+ * their number in r->chunks. */
+int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t chunk_size,
+		   uint8_t (*chunk)[32], uint32_t room);
+
+/* source.c */
+int source_open(struct run *u);
+int source_probe(struct run *u);
+int source_unchanged(struct run *u);
+void source_close(struct run *u);
+
+/* sink.c */
+int sink_mount_tmpfs(struct run *u);
+int sink_open(struct run *u);
+int sink_commit(struct run *u);
+void sink_undo(struct run *u);
+
+/* prefetch.c */
+int prefetch_run(struct run *u);
+
+#endif

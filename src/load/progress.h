@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Progress display of a load (progress.c). */
+#ifndef RAMBOOT_PROGRESS_H
+#define RAMBOOT_PROGRESS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "load/load.h"
+
+struct pipe;
+
+struct progress {
+	struct pipe *p;
+	enum progress_mode mode;
+	double start;
+	uint64_t total;          /* expected output, 0: unknown */
+	pthread_t tid;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+};
+
+void progress_start(struct progress *pg, struct pipe *p, enum progress_mode mode,
+		    uint64_t total);
+void progress_stop(struct progress *pg);
+
+#endif

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot publish: the manifest of an image, signed, and its dm-verity
+ * hash tree, written so that a client reading the manifest at any moment
+ * finds a complete one whose hash file is there (publish.h).
+ *
+ * The order of a publish:
+ *   1. lock the image's directory (one publish at a time), refuse a
+ *      manifest name that is a link or not a regular file;
+ *   2. read the image: size, SHA-256, chunks, tree; it must not change
+ *      meanwhile;
+ *   3. write the tree under a new name, IMAGE.verity-ROOT16 (aside,
+ *      fsync, link, directory fsync);
+ *   4. write the manifest naming it (aside, fsync, rename, directory
+ *      fsync): the commit point;
+ *   5. remove the hash files neither the new manifest nor the previous
+ *      one names. A client that read the previous manifest a moment ago
+ *      may still be opening its hash file: it stays until the next
+ *      publish.
+ * A kill before 4 leaves the old manifest and its hash file; after it,
+ * the new ones.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "codec/codec.h"
+#include "lib/guard.h"
+#include "load/loadint.h"
+#include "format/manifest.h"
+#include "lib/outfile.h"
+#include "publish/publish.h"
+#include "trust/sign.h"
+#include "format/verity.h"
+
+static bool all_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool publish_is_hash_name(const char *image_name, const char *name)
+{
+	size_t b = strlen(image_name), s = strlen(PUBLISH_HASH_SUFFIX);
+
+	return strlen(name) == b + s + PUBLISH_HASH_HEX && !strncmp(name, image_name, b) &&
+	       !strncmp(name + b, PUBLISH_HASH_SUFFIX, s) && all_hex(name + b + s, PUBLISH_HASH_HEX);
+}
+
+int publish_dir_open(const char *image, const char **base)
+{
+	const char *slash = strrchr(image, '/');
+	char dir[PATH_MAX];
+	int fd;
+
+	*base = slash ? slash + 1 : image;
+	if (!**base)
+		return -EISDIR;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == image)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - image) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - image), image);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int publish_hash_name(const char *image, const char *arg, char *out, size_t outlen,
+		      char *err, size_t errlen)
+{
+	const char *slash = strrchr(arg, '/'), *name = slash ? slash + 1 : arg, *base;
+	struct stat a, b;
+	int ifd, afd;
+
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    strlen(name) > MANIFEST_NAME_MAX || strlen(name) >= outlen)
+		return rb_errfmt(err, errlen, -EINVAL, "--verity: '%s' is not a file name", arg);
+	if (slash) {
+		/* A path: its directory must be the image's, the hash file is
+		 * found beside the image by its name alone. */
+		char dir[PATH_MAX];
+
+		if (slash == arg)
+			snprintf(dir, sizeof(dir), "/");
+		else
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - arg), arg);
+		ifd = publish_dir_open(image, &base);
+		if (ifd < 0)
+			return rb_errfmt(err, errlen, ifd, "%s: cannot open its directory", image);
+		afd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (afd < 0 || fstat(ifd, &a) < 0 || fstat(afd, &b) < 0 ||
+		    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+			if (afd >= 0)
+				(void)close(afd);
+			(void)close(ifd);
+			return rb_errfmt(err, errlen, -EINVAL, "--verity: '%s' is not in the "
+					 "directory of %s (the manifest names the hash file "
+					 "beside the image)", arg, image);
+		}
+		(void)close(afd);
+		(void)close(ifd);
+	}
+	snprintf(out, outlen, "%s", name);
+	return 0;
+}
+
+int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
+		     const struct stat *protect, char *err, size_t errlen)
+{
+	struct outfile of;
+	int rc;
+
+	rc = outfile_openat(&of, dirfd, name, 0644, OUTFILE_SYNC | (replace ? OUTFILE_REPLACE : 0),
+			    protect, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = write_all(of.fd, buf, len);
+	if (rc < 0) {
+		outfile_abort(&of);
+		return rb_errfmt(err, errlen, rc, "%s: write error: %s", name, strerror(-rc));
+	}
+	rc = outfile_commit(&of);
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
+	return 0;
+}
+
+void publish_made_free(struct publish_made *mk)
+{
+	free(mk->text);
+	free(mk->tree);
+	mk->text = NULL;
+	mk->tree = NULL;
+	manifest_free(&mk->m);
+}
+
+/* --verity, before a byte is hashed: the tree covers what a client
+ * mounts, so the file must be that image itself. */
+static int verity_precheck(const struct publish_req *req, int fd, const struct stat *st,
+			   char *err, size_t errlen)
+{
+	const struct codec *c = NULL;
+	uint8_t magic[64];
+	ssize_t n;
+
+	if (!S_ISREG(st->st_mode))
+		return rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file", req->image);
+	if (!strcmp(req->decompress, "auto")) {
+		n = pread_full(fd, magic, sizeof(magic), 0);
+		if (n < 0)
+			return rb_errfmt(err, errlen, (int)n, "%s: %s", req->image,
+					 strerror((int)-n));
+		c = codec_detect(magic, (size_t)n);
+	} else if (strcmp(req->decompress, "none")) {
+		c = codec_by_name(req->decompress);
+	}
+	if (c && c != &codec_none)
+		return rb_errfmt(err, errlen, -EINVAL, "%s: %s-compressed: --verity needs a raw "
+				 "image, such as the squashfs itself (the tree covers the "
+				 "decompressed image a client mounts)", req->image, c->name);
+	if (st->st_size == 0 || st->st_size % VERITY_BLOCK)
+		return rb_errfmt(err, errlen, -EINVAL, "%s: %jd bytes, not a whole number of "
+				 "4096-byte blocks: --verity refused (a tail would be left "
+				 "unverified)", req->image, (intmax_t)st->st_size);
+	return 0;
+}
+
+/* Still the file that was read, as it was: the same inode at the name,
+ * size and mtime as before. */
+static int unchanged(const char *image, int fd, const struct stat *st0, char *err,
+		     size_t errlen)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) < 0 || stat(image, &b) < 0 ||
+	    a.st_size != st0->st_size || a.st_mtim.tv_sec != st0->st_mtim.tv_sec ||
+	    a.st_mtim.tv_nsec != st0->st_mtim.tv_nsec || b.st_dev != st0->st_dev ||
+	    b.st_ino != st0->st_ino)
+		return rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read (size, "
+				 "mtime or file); nothing written", image);
+	return 0;
+}
+
+static int build_tree(const struct publish_req *req, int fd, struct publish_made *mk,
+		      char *err, size_t errlen)
+{
+	struct verity_params p;
+	uint8_t root[VERITY_DIGEST];
+	const char *base = strrchr(req->image, '/');
+	size_t done = 0;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.data_blocks = (uint64_t)mk->st.st_size / VERITY_BLOCK;
+	p.salt_len = VERITY_SALT_DEFAULT;
+	while (done < p.salt_len) {
+		ssize_t n = getrandom(p.salt + done, p.salt_len - done, 0);
+
+		if (n < 0 && errno != EINTR)
+			return rb_errfmt(err, errlen, -errno, "getrandom: %s", strerror(errno));
+		done += n > 0 ? (size_t)n : 0;
+	}
+	rc = verity_build(fd, &p, &mk->tree, &mk->tree_len, root, err, errlen);
+	if (rc < 0)
+		return rc;
+	verity_hex(root, VERITY_DIGEST, mk->m.verity_root);
+	verity_hex(p.salt, p.salt_len, mk->m.verity_salt);
+	base = base ? base + 1 : req->image;
+	if (req->hash_name)
+		rc = snprintf(mk->m.verity_hash, sizeof(mk->m.verity_hash), "%s", req->hash_name);
+	else
+		rc = snprintf(mk->m.verity_hash, sizeof(mk->m.verity_hash), "%s%s%.*s", base,
+			      PUBLISH_HASH_SUFFIX, PUBLISH_HASH_HEX, mk->m.verity_root);
+	if (rc < 0 || (size_t)rc >= sizeof(mk->m.verity_hash))
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a hash file "
+				 "beside it", req->image);
+	return 0;
+}
+
+int publish_make(const struct publish_req *req, struct publish_made *mk, char *err,
+		 size_t errlen)
+{
+	struct load_opts o;
+	struct load_result r;
+	uint8_t (*chunk)[32] = NULL;
+	char *buf = NULL;
+	size_t cap;
+	int fd, rc, n;
+
+	memset(mk, 0, sizeof(*mk));
+	mk->exit = RB_EXIT_FAIL;
+	if (req->key) {
+		/* A key that cannot sign fails before the image is read. */
+		rc = sign_keyid_file(req->key, mk->keyid, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	/* A regular file is opened here too, to see it did not change
+	 * between the reads; stdin, a pipe or a device only by the loader. */
+	if (strcmp(req->image, "-") && stat(req->image, &mk->st) < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
+	if (req->verity && !S_ISREG(mk->st.st_mode))
+		return rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file: --verity needs "
+				 "the image file", req->image);
+	fd = S_ISREG(mk->st.st_mode) ? open(req->image, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0 && S_ISREG(mk->st.st_mode))
+		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
+	if (fd >= 0 && fstat(fd, &mk->st) < 0) {
+		rc = rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
+		goto out;
+	}
+	if (req->verity) {
+		rc = verity_precheck(req, fd, &mk->st, err, errlen);
+		/* manifest.h: the verity keys are version 2 keys. */
+		if (rc == 0 && !req->chunk_size)
+			rc = rb_errfmt(err, errlen, -EINVAL, "--verity needs a version 2 manifest "
+				       "(--chunk-size other than 0)");
+		if (rc < 0)
+			goto out;
+	}
+	load_opts_init(&o);
+	o.progress = PROGRESS_NONE;
+	o.stall_timeout = 0;
+	o.source = req->image;
+	o.decompress = req->decompress;
+	if (req->threads > 0)
+		o.threads = req->threads;
+	if (req->chunk_size && !(chunk = calloc(MANIFEST_CHUNKS_MAX, sizeof(*chunk)))) {
+		rc = rb_errfmt(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = load_hash_only(&o, &r, req->chunk_size, chunk, MANIFEST_CHUNKS_MAX);
+	if (rc) {
+		mk->exit = rc;
+		if (r.err == LOAD_SIGNAL)
+			mk->signo = r.signo;
+		rc = rb_errfmt(err, errlen, -EIO, "%s%s", r.error, r.err == LOAD_HASH &&
+			       req->chunk_size ? " (a larger --chunk-size is needed)" : "");
+		goto out;
+	}
+	mk->m.size = r.bytes_out;
+	mk->m.memlimit = req->memlimit;
+	memcpy(mk->m.sha256, r.sha256, sizeof(mk->m.sha256));
+	snprintf(mk->m.compression, sizeof(mk->m.compression), "%s", r.codec);
+	mk->m.chunk_size = req->chunk_size;
+	mk->m.nchunks = r.chunks;
+	if (req->verity) {
+		if (r.bytes_out != (uint64_t)mk->st.st_size) {
+			rc = rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read; "
+				       "nothing written", req->image);
+			goto out;
+		}
+		rc = build_tree(req, fd, mk, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	if (fd >= 0) {
+		rc = unchanged(req->image, fd, &mk->st, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	mk->m.chunk = chunk;
+	cap = manifest_format_max(&mk->m);
+	buf = malloc(cap);
+	n = buf ? manifest_format(&mk->m, buf, cap) : -ENOMEM;
+	mk->m.chunk = NULL;
+	if (n < 0) {
+		rc = rb_errfmt(err, errlen, n, "cannot format the manifest: %s", strerror(-n));
+		goto out;
+	}
+	if (req->key) {
+		char *sbuf = malloc((size_t)n + SIGN_LINE_MAX);
+		long sn = sbuf ? sign_text(buf, (size_t)n, req->key, sbuf,
+					   (size_t)n + SIGN_LINE_MAX, err, errlen)
+			       : rb_errfmt(err, errlen, -ENOMEM, "out of memory");
+
+		free(buf);
+		buf = sbuf;
+		if (sn < 0) {
+			rc = (int)sn;
+			goto out;
+		}
+		n = (int)sn;
+	}
+	mk->text = buf;
+	mk->len = (size_t)n;
+	buf = NULL;
+	rc = 0;
+out:
+	free(chunk);
+	free(buf);
+	if (fd >= 0 && close_checked(fd) < 0 && rc == 0)
+		rc = rb_errfmt(err, errlen, -EIO, "%s: close failed", req->image);
+	if (rc == 0)
+		mk->exit = RB_EXIT_OK;
+	return rc;
+}
+
+bool publish_is_stale_temp(const char *base, const char *manifest, const char *name)
+{
+	size_t n = strlen(name), b = strlen(base), m = strlen(manifest);
+
+	if (n < 10 || name[0] != '.' || name[n - 9] != '.' || !all_hex(name + n - 8, 8))
+		return false;
+	if (n - 10 == m && !strncmp(name + 1, manifest, m))
+		return true;
+	if (n - 10 != b + strlen(PUBLISH_HASH_SUFFIX) + PUBLISH_HASH_HEX)
+		return false;
+	{
+		char inner[NAME_MAX + 1];
+
+		snprintf(inner, sizeof(inner), "%.*s", (int)(n - 10), name + 1);
+		return publish_is_hash_name(base, inner);
+	}
+}
+
+/* Remove what publish_run no longer needs: the hash files neither keep1
+ * (the new manifest's) nor keep2 (the previous one's) name, and
+ * temporaries of an earlier publish that was killed. keep2 NULL with
+ * keep_all: the previous manifest could not be read, no hash file is
+ * removed. */
+static void sweep(int dirfd, const char *prefix, const char *base, const char *manifest,
+		  const char *keep1, const char *keep2, bool keep_all)
+{
+	struct dirent *d;
+	DIR *dir;
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	bool removed = false;
+
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			(void)close(fd);
+		rb_warn("cannot list the directory of %s%s: older hash files stay", prefix, base);
+		return;
+	}
+	while ((d = readdir(dir))) {
+		bool tmp = publish_is_stale_temp(base, manifest, d->d_name);
+
+		if (!tmp && (keep_all || !publish_is_hash_name(base, d->d_name) ||
+			     (keep1 && !strcmp(d->d_name, keep1)) ||
+			     (keep2 && !strcmp(d->d_name, keep2))))
+			continue;
+		if (unlinkat(dirfd, d->d_name, 0) < 0) {
+			rb_warn("%s%s: cannot remove: %s", prefix, d->d_name, strerror(errno));
+			continue;
+		}
+		removed = true;
+		if (!tmp)
+			printf("removed %s%s\n", prefix, d->d_name);
+	}
+	(void)closedir(dir);
+	if (removed && fsync(dirfd) < 0)
+		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--chunk-size=SIZE]\n"
+	      "                       [--memlimit=SIZE] IMAGE\n"
+	      "\n"
+	      "Write IMAGE.manifest (version 2, chunk hashes), and with --verity the\n"
+	      "dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
+	      "hash) that it names; each aside, synced and renamed, the manifest last.\n"
+	      "A client reading IMAGE.manifest at any moment gets the old one or the new\n"
+	      "one, complete, with its hash file. Hash files older than the previous\n"
+	      "manifest's are removed. Run it after each 'ltsp image'.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --sign=KEY        sign the manifest with the Ed25519 private key KEY\n"
+	      "      --verity          also write the hash tree (IMAGE must be raw, a\n"
+	      "                        whole number of 4096-byte blocks)\n"
+	      "      --chunk-size=SIZE bytes per chunk, a power of two from 64K to 1G\n"
+	      "                        (default 4M)\n"
+	      "      --memlimit=SIZE   decoder memory clients may use for this image\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
+	      "unreadable, compressed or not whole blocks with --verity, changed while\n"
+	      "read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
+	      "write of the summary to stdout after the manifest is named is a warning.\n", out);
+}
+
+int cmd_publish(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "sign", required_argument, NULL, 'S' },
+		{ "verity", no_argument, NULL, 'V' },
+		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "memlimit", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
+	struct publish_made mk;
+	struct manifest prev;
+	struct outfile mof;
+	char mname[NAME_MAX + 1], mpath[PATH_MAX], prefix[PATH_MAX], err[PATH_MAX + 128];
+	struct stat inputs[2];
+	size_t ninputs = 0;
+	const char *base;
+	bool have_prev = false, keep_all = false;
+	int c, rc, dirfd;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S': req.key = optarg; break;
+		case 'V': req.verity = true; break;
+		case 'c':
+			if (parse_size(optarg, &req.chunk_size) < 0 ||
+			    req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
+			    (req.chunk_size & (req.chunk_size - 1)))
+				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
+						   "from 64K to 1G", optarg);
+			break;
+		case 'm':
+			if (parse_size(optarg, &req.memlimit) < 0)
+				return rb_usage("publish", "--memlimit: bad size '%s'", optarg);
+			break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("publish", "unknown or incomplete option '%s'",
+					argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("publish", "need one IMAGE");
+	req.image = argv[optind];
+	{
+		struct stat st;
+
+		if (stat(req.image, &st) < 0) {
+			rb_err("%s: %s", req.image, strerror(errno));
+			return RB_EXIT_FAIL;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			rb_err("%s: not a regular file (publish writes beside an image file)",
+			       req.image);
+			return RB_EXIT_FAIL;
+		}
+	}
+	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath))
+		return rb_usage("publish", "IMAGE: path too long");
+	dirfd = publish_dir_open(req.image, &base);
+	if (dirfd < 0) {
+		rb_err("%s: cannot open its directory: %s", req.image, strerror(-dirfd));
+		return RB_EXIT_FAIL;
+	}
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(base - req.image), req.image);
+	if (snprintf(mname, sizeof(mname), "%s.manifest", base) >= (int)sizeof(mname)) {
+		(void)close(dirfd);
+		rb_err("%s: name too long", req.image);
+		return RB_EXIT_FAIL;
+	}
+	/* One publish of a directory at a time: the sweep of one must not
+	 * remove the hash file another is about to name. */
+	while (flock(dirfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	/* The manifest's new file is made first: a link or a directory at
+	 * its name is refused before anything is read or written. */
+	/* Never over what is read: the image, the signing key. */
+	if (stat(req.image, &inputs[ninputs]) == 0)
+		ninputs++;
+	if (req.key && stat(req.key, &inputs[ninputs]) == 0)
+		ninputs++;
+	rc = outfile_openat_protect(&mof, dirfd, mname, 0644, OUTFILE_REPLACE | OUTFILE_SYNC,
+				    inputs, ninputs, err, sizeof(err));
+	if (rc < 0) {
+		(void)close(dirfd);
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	memset(&prev, 0, sizeof(prev));
+	rc = manifest_load(mpath, &prev, err, sizeof(err));
+	if (rc == 0) {
+		have_prev = true;
+	} else if (rc != -ENOENT) {
+		keep_all = true;
+		rb_warn("%s: %s: no hash file is removed", mpath, err);
+	}
+
+	rc = publish_make(&req, &mk, err, sizeof(err));
+	if (rc < 0)
+		goto fail;
+	if (req.verity) {
+		/* A name of its own: no manifest names it yet. Should it be
+		 * there (the same image and salt again), it is replaced by
+		 * the same bytes. */
+		rc = publish_write_at(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, false,
+				      &mk.st, err, sizeof(err));
+		if (rc == -EEXIST)
+			rc = publish_write_at(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, true,
+					      &mk.st, err, sizeof(err));
+		if (rc < 0)
+			goto fail;
+	}
+	rc = write_all(mof.fd, mk.text, mk.len);
+	if (rc == 0)
+		rc = outfile_commit(&mof);
+	if (rc < 0) {
+		rb_errfmt(err, sizeof(err), rc, "%s: write error: %s", mpath, strerror(-rc));
+		goto fail;
+	}
+	if (req.verity)
+		printf("%s%s: hash tree, %" PRIu64 " blocks, root %s\n", prefix, mk.m.verity_hash,
+		       mk.m.size / VERITY_BLOCK, mk.m.verity_root);
+	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s\n", mpath, mk.m.size,
+	       mk.m.sha256, mk.m.nchunks, req.verity ? ", verity" : "",
+	       req.key ? ", signed by key " : "", req.key ? mk.keyid : "");
+	sweep(dirfd, prefix, base, mname, req.verity ? mk.m.verity_hash : NULL,
+	      have_prev && prev.verity_root[0] ? prev.verity_hash : NULL, keep_all);
+	publish_made_free(&mk);
+	(void)close(dirfd);
+	/* The manifest is named: published, whatever became of the line
+	 * that says so (exit 1 promises that nothing new is named). */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_warn("stdout: write error (%s is published)", mpath);
+		clearerr(stdout);
+	}
+	return RB_EXIT_OK;
+fail:
+	outfile_abort(&mof);
+	(void)close(dirfd);
+	rb_err("%s", err);
+	c = mk.exit != RB_EXIT_OK ? mk.exit : RB_EXIT_FAIL;
+	if (mk.signo)
+		guard_reraise(mk.signo);
+	publish_made_free(&mk);
+	return c;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Publishing an image on the server: its manifest (manifest.h), signed
+ * (sign.h), and its dm-verity hash tree (verity.h) beside it.
+ *
+ * publish_make() reads the image and builds everything in memory;
+ * nothing is written. `ramboot manifest` writes what it made to stdout or
+ * -o, the tree to IMAGE.verity; `ramboot publish` writes the tree under a
+ * name of its own (IMAGE.verity-ROOT16, PUBLISH_HASH_SUFFIX) and the
+ * manifest last, each aside, synced and renamed, so that the manifest
+ * always names a complete hash file of its own image.
+ */
+#ifndef RAMBOOT_PUBLISH_H
+#define RAMBOOT_PUBLISH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "format/manifest.h"
+#include "trust/sign.h"
+
+#define PUBLISH_HASH_SUFFIX ".verity-"   /* + 16 hex digits of the root hash */
+#define PUBLISH_HASH_HEX    16
+
+struct publish_req {
+	const char *image;
+	const char *decompress;  /* "auto", "none", "zstd", ... */
+	int threads;             /* 0: online CPUs */
+	uint64_t memlimit;       /* the manifest's memlimit, 0: none */
+	uint64_t chunk_size;     /* 0: version 1 */
+	const char *key;         /* --sign, or NULL */
+	bool verity;             /* build the hash tree */
+	/* The hash file's name beside the image, recorded in verity-hash;
+	 * NULL: IMAGE's name + PUBLISH_HASH_SUFFIX + the root's first 16
+	 * hex digits. */
+	const char *hash_name;
+};
+
+struct publish_made {
+	char *text;              /* the manifest, signed with req->key */
+	size_t len;
+	uint8_t *tree;           /* with verity: the hash file */
+	size_t tree_len;
+	struct stat st;          /* the image, as read */
+	struct manifest m;       /* what the text says (m.chunk is NULL) */
+	char keyid[SIGN_KEYID_LEN + 1]; /* with key: its id */
+	int exit;                /* the exit code a failure asks for */
+	int signo;               /* a signal that interrupted the read, or 0 */
+};
+
+/*
+ * Read req->image once for its size, SHA-256 and chunks (the decompressed
+ * image), and with verity a second time for its tree, and make the
+ * manifest. Fails (-errno, a message in err, mk->exit set) when verity is
+ * asked and the image is compressed or not a whole number of 4096-byte
+ * blocks (checked before anything is read), and when the image changed
+ * (size, mtime, or another file at its name) while it was read.
+ * publish_made_free() in any case.
+ */
+int publish_make(const struct publish_req *req, struct publish_made *mk, char *err,
+		 size_t errlen);
+void publish_made_free(struct publish_made *mk);
+
+/*
+ * The hash file's name from --verity=HASHFILE: a plain name, or a path
+ * whose directory is the image's (the same directory, by device and
+ * inode). 0 and the name in out, or -EINVAL with the reason in err.
+ */
+int publish_hash_name(const char *image, const char *arg, char *out, size_t outlen,
+		      char *err, size_t errlen);
+
+/*
+ * Is name one of the hash files publish names for image_name
+ * (IMAGE.verity- and 16 lower-case hex digits)? Pure, for the cleanup.
+ */
+bool publish_is_hash_name(const char *image_name, const char *name);
+
+/*
+ * Is name a temporary outfile.c made (".NAME.XXXXXXXX", 8 hex digits) for
+ * the manifest `manifest` or for one of publish's hash files of
+ * image_name? Left behind only by a kill between the link and the rename
+ * of a commit; publish removes them. Pure.
+ */
+bool publish_is_stale_temp(const char *image_name, const char *manifest, const char *name);
+
+/* The image's directory (O_DIRECTORY) and its name in it. fd or -errno. */
+int publish_dir_open(const char *image, const char **base);
+
+/*
+ * Write buf to name in dirfd the careful way (outfile.h): aside, fsync,
+ * rename (replace: over a regular file), fsync of the directory. protect:
+ * never this file (the image). 0 or -errno with a message in err.
+ */
+int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
+		     const struct stat *protect, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,759 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot swap: compressed swap on a zram device of its own.
+ *
+ * The kernel's order (Documentation/admin-guide/blockdev/zram.rst):
+ * comp_algorithm, backing_dev and mem_limit are taken only while the
+ * device has no disksize; writing disksize allocates the device, after
+ * which it is a block device we give a swap header and swapon(2).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "format/sizeexpr.h"
+#include "swap/swap.h"
+#include "format/swaphdr.h"
+#include "lib/sysutil.h"
+#include "dev/zram.h"
+
+#ifndef SWAP_FLAG_PREFER
+#define SWAP_FLAG_PREFER 0x8000
+#define SWAP_FLAG_PRIO_MASK 0x7fff
+#define SWAP_FLAG_PRIO_SHIFT 0
+#endif
+
+#define DEFAULT_SIZE "min(ram, 8G)"
+#define DEFAULT_ALGORITHMS "zstd,lzo-rle,lzo,lz4"
+#define DEFAULT_PRIORITY 100
+/* Local disk swap goes this far below zram: it is used only when the
+ * compressed pool is full. */
+#define LOCAL_PRIO_GAP 50
+/* swappiness above 100 means "swap is cheaper than dropping page cache"
+ * (kernel >= 5.8 accepts up to 200); zram swap is. */
+#define ZRAM_SWAPPINESS "180"
+
+void swap_opts_init(struct swap_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->size = DEFAULT_SIZE;
+	o->algorithm = DEFAULT_ALGORITHMS;
+	o->priority = DEFAULT_PRIORITY;
+	o->tune = true;
+	o->swappiness = -1;
+	o->page_cluster = 0;
+}
+
+/* The first error of a set-up is the one reported. */
+#define FAIL(r, ...) errbuf_set((r)->error, sizeof((r)->error), __VA_ARGS__)
+
+int swap_flags(int prio)
+{
+	if (prio < 0)
+		return 0;
+	return SWAP_FLAG_PREFER | ((prio << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);
+}
+
+/* ---- the seam: syscalls a fixture root cannot take ----
+ * Against a fixture root, swapon appends the line the kernel would show
+ * in /proc/swaps, swapoff removes it, and a device's size is its file
+ * size (zram: its disksize attribute). Everything else runs as is. */
+
+static int sys_swapon(const char *dev, int prio, uint64_t size, size_t pagesize)
+{
+	char p[PATH_MAX], line[PATH_MAX + 96], cur[16384];
+	ssize_t n;
+	int fd, rc;
+
+	if (rb_root_is_real())
+		return swapon(dev, swap_flags(prio)) < 0 ? -errno : 0;
+	rc = rb_path(p, sizeof(p), "/proc/swaps");
+	if (rc < 0)
+		return rc;
+	/* Without SWAP_FLAG_PREFER the kernel counts down from -2: one
+	 * below the areas that already have a priority of its choosing. */
+	if (prio < 0) {
+		n = rb_read_str("/proc/swaps", cur, sizeof(cur));
+		prio = -2 - (n < 0 ? 0 : swaps_text_count_negative(cur));
+	}
+	/* The kernel shows the usable size: the header page is not swap. */
+	snprintf(line, sizeof(line), "%s\tpartition\t%" PRIu64 "\t0\t%d\n", dev,
+		 (size / pagesize - 1) * (pagesize / 1024), prio);
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		rc = write_all(fd, line, strlen(line));
+		if (close_checked(fd) < 0 && rc == 0)
+			rc = -EIO;
+	}
+	rb_sysfs_log("swapon", dev, rc);
+	return rc;
+}
+
+static int sys_swapoff(const char *dev)
+{
+	char buf[16384], out[16384], p[PATH_MAX], path[PATH_MAX], *line, *save = NULL;
+	size_t o = 0;
+	ssize_t n;
+	int rc, prio;
+
+	if (rb_root_is_real())
+		return swapoff(dev) < 0 ? -errno : 0;
+	n = rb_read_str("/proc/swaps", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	out[0] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (swaps_parse_line(line, path, sizeof(path), &prio) == 0 && !strcmp(path, dev))
+			continue;
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s\n", line);
+		if (o >= sizeof(out))
+			return -E2BIG;
+	}
+	rc = rb_path(p, sizeof(p), "/proc/swaps");
+	if (rc == 0) {
+		int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		rc = write_all(fd, out, o);
+		if (close_checked(fd) < 0 && rc == 0)
+			rc = -EIO;
+	}
+	rb_sysfs_log("swapoff", dev, rc);
+	return rc;
+}
+
+static int dev_size(int fd, int zram_id, uint64_t *size)
+{
+	struct stat st;
+
+	if (rb_root_is_real())
+		return blk_size(fd, size);
+	if (zram_id >= 0)
+		return zram_disksize(zram_id, size);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* ---- algorithm ---- */
+
+int swap_choose_algorithm(const struct swap_algo_dev *d, const char *list, char *out,
+			  size_t len)
+{
+	char avail[512] = "", name[64];
+	const char *t = list;
+	int rc = d->read(d->ctx, avail, sizeof(avail));
+
+	if (rc < 0) {
+		rb_warn("%s: comp_algorithm: %s; keeping the kernel default", d->name,
+			strerror(-rc));
+		snprintf(out, len, "unknown");
+		return 0;
+	}
+	while (*t) {
+		const char *item = t;
+		size_t n = strcspn(t, ",");
+
+		t += n;
+		if (*t == ',')
+			t++;
+		if (n == 0 || n >= sizeof(name) || n >= len)
+			continue;
+		memcpy(name, item, n);
+		name[n] = '\0';
+		/* A compressor built as a module (zstd on some kernels) is
+		 * listed only once its crypto module is loaded. */
+		if (!zram_algo_offered(avail, name)) {
+			if (!d->load || d->load(d->ctx, name) < 0)
+				continue;
+			rc = d->read(d->ctx, avail, sizeof(avail));
+			if (rc < 0)
+				avail[0] = '\0';
+			if (rc < 0 || !zram_algo_offered(avail, name))
+				continue;
+		}
+		snprintf(out, len, "%s", name);
+		rc = d->write(d->ctx, name);
+		if (rc == 0)
+			return 1;
+		/* Listed but refused: the kernel could not load the crypto
+		 * module (an initrd without zstd.ko). Try the next one. */
+		if (rc != -EINVAL && rc != -ENOENT)
+			return rc;
+		rb_warn("%s: comp_algorithm %s refused (%s), trying the next", d->name, name,
+			strerror(-rc));
+	}
+	if (!zram_algo_current(avail, out, len))
+		snprintf(out, len, "unknown");
+	rb_warn("%s: none of %s offered (%s); keeping the kernel default %s", d->name, list,
+		avail, out);
+	return 0;
+}
+
+/* The device side of swap_choose_algorithm(): ctx points to the zram id. */
+static int zram_algo_read(void *ctx, char *buf, size_t len)
+{
+	return zram_get(*(const int *)ctx, "comp_algorithm", buf, len);
+}
+
+static int zram_algo_write(void *ctx, const char *name)
+{
+	return zram_set(*(const int *)ctx, "comp_algorithm", name);
+}
+
+static int zram_algo_load(void *ctx, const char *name)
+{
+	const char *const args[] = { "-q", name, NULL };
+
+	(void)ctx;
+	return run_modprobe(args);
+}
+
+/* ---- sizes ---- */
+
+static int eval_size(const char *opt, const char *expr, uint64_t *out, struct swap_result *r)
+{
+	struct sizeexpr_error e;
+	uint64_t ram;
+	int rc = rb_meminfo("MemTotal", &ram);
+
+	if (rc < 0) {
+		FAIL(r, "MemTotal from /proc/meminfo: %s", strerror(-rc));
+		return RB_EXIT_FAIL;
+	}
+	rc = sizeexpr_eval(expr, ram, out, &e);
+	if (rc == 0)
+		return RB_EXIT_OK;
+	if (e.name[0])
+		FAIL(r, "%s: '%s': %s '%s' at column %d", opt, expr, e.what, e.name, e.column);
+	else
+		FAIL(r, "%s: '%s': %s at column %d", opt, expr, e.what, e.column);
+	return RB_EXIT_USAGE;
+}
+
+/* ---- tuning ---- */
+
+static void tune_write(const char *path, const char *name, const char *val)
+{
+	int rc = rb_sysfs_write(path, val);
+
+	if (rc < 0)
+		rb_warn("%s = %s: %s", name, val, strerror(-rc));
+	else
+		rb_info("%s = %s", name, val);
+}
+
+static void swap_tune(const struct swap_opts *o)
+{
+	char buf[16];
+	int rc;
+
+	if (o->swappiness >= 0) {
+		snprintf(buf, sizeof(buf), "%d", o->swappiness);
+		tune_write("/proc/sys/vm/swappiness", "vm.swappiness", buf);
+	} else {
+		/* Kernels before 5.8 cap swappiness at 100 and say EINVAL. */
+		rc = rb_sysfs_write("/proc/sys/vm/swappiness", ZRAM_SWAPPINESS);
+		if (rc == -EINVAL)
+			tune_write("/proc/sys/vm/swappiness", "vm.swappiness", "100");
+		else if (rc < 0)
+			rb_warn("vm.swappiness = %s: %s", ZRAM_SWAPPINESS, strerror(-rc));
+		else
+			rb_info("vm.swappiness = %s", ZRAM_SWAPPINESS);
+	}
+	if (o->page_cluster >= 0) {
+		/* Read-ahead of 2^page-cluster pages pays on disks, not on
+		 * zram, where every page is decompressed on its own. */
+		snprintf(buf, sizeof(buf), "%d", o->page_cluster);
+		tune_write("/proc/sys/vm/page-cluster", "vm.page-cluster", buf);
+	}
+	if (!o->keep_zswap) {
+		char p[PATH_MAX];
+		struct stat st;
+
+		/* zswap in front of zram compresses every page twice. */
+		if (rb_path(p, sizeof(p), "/sys/module/zswap/parameters/enabled") == 0 &&
+		    stat(p, &st) == 0)
+			tune_write("/sys/module/zswap/parameters/enabled", "zswap.enabled", "N");
+	}
+}
+
+/* ---- local swap partitions ---- */
+
+static bool local_candidate(const char *name)
+{
+	static const char *const skip[] = { "zram", "loop", "ram", "sr", "fd", "nbd" };
+	size_t i;
+
+	if (name[0] == '.')
+		return false;
+	for (i = 0; i < ARRAY_SIZE(skip); i++)
+		if (!strncmp(name, skip[i], strlen(skip[i])))
+			return false;
+	return true;
+}
+
+static int enable_local_swap(int prio, size_t pagesize)
+{
+	char p[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int rc = rb_path(p, sizeof(p), "/sys/class/block"), found = 0;
+
+	if (rc < 0)
+		return rc;
+	d = opendir(p);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		char dev[PATH_MAX], node[PATH_MAX], type[32];
+		uint64_t size = 0;
+		bool swap;
+		int fd;
+
+		if (!local_candidate(de->d_name))
+			continue;
+		snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
+		if (rb_path(node, sizeof(node), "%s", dev) < 0)
+			continue;
+		fd = open(node, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* TYPE=swap only: a hibernation image is TYPE=swsuspend, and
+		 * activating it as swap would destroy it. */
+		swap = blkid_fstype_fd(fd, type, sizeof(type)) == 0 && !strcmp(type, "swap");
+		if (swap && dev_size(fd, -1, &size) < 0)
+			size = 0;
+		(void)close_checked(fd);
+		if (!swap)
+			continue;
+		found++;
+		if (swaps_find(dev, NULL) == 1) {
+			rb_info("%s: local swap already active", dev);
+			continue;
+		}
+		rc = sys_swapon(dev, prio, size, pagesize);
+		if (rc < 0)
+			rb_warn("%s: swapon: %s", dev, strerror(-rc));
+		else if (prio >= 0)
+			rb_info("%s: local swap, priority %d", dev, prio);
+		else
+			rb_info("%s: local swap, kernel-assigned priority", dev);
+	}
+	closedir(d);
+	if (!found)
+		rb_info("no local swap partitions");
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static int open_node(const char *dev, int flags)
+{
+	char p[PATH_MAX];
+	int fd = -1, tries, rc = rb_path(p, sizeof(p), "%s", dev);
+
+	if (rc < 0)
+		return rc;
+	/* devtmpfs creates the node as the device is added; a /dev kept by
+	 * udev alone may lag behind hot_add a little. */
+	for (tries = 0; tries < 50; tries++) {
+		fd = open(p, flags | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		nap_ms(20);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int swap_setup(const struct swap_opts *o, struct swap_result *r)
+{
+	char buf[32], zdir[64];
+	uint64_t size, mem_limit = 0, devsize = 0;
+	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t uuid[16];
+	bool swapped_on = false;
+	struct swap_algo_dev algo_dev;
+	int id = -1, rc, fd, prio = -1, ex;
+
+	memset(r, 0, sizeof(*r));
+	r->priority = o->priority;
+	if (o->priority < SWAP_PRIO_KERNEL || o->priority > SWAP_FLAG_PRIO_MASK) {
+		FAIL(r, "--priority: %d: not in %d..%d", o->priority, SWAP_PRIO_KERNEL,
+		     SWAP_FLAG_PRIO_MASK);
+		return RB_EXIT_USAGE;
+	}
+	ex = eval_size("--size", o->size, &size, r);
+	if (ex != RB_EXIT_OK)
+		return ex;
+	size -= size % pagesize;
+	if (size / pagesize < SWAPHDR_MIN_PAGES) {
+		FAIL(r, "--size: '%s' is %" PRIu64 " bytes, below the %zu KiB a swap area needs",
+		     o->size, size, SWAPHDR_MIN_PAGES * pagesize / 1024);
+		return RB_EXIT_USAGE;
+	}
+	if (o->mem_limit) {
+		ex = eval_size("--mem-limit", o->mem_limit, &mem_limit, r);
+		if (ex != RB_EXIT_OK)
+			return ex;
+	}
+
+	rc = zram_ensure_module();
+	if (rc < 0) {
+		FAIL(r, "zram: module not available: %s", strerror(-rc));
+		return RB_EXIT_FAIL;
+	}
+	rc = zram_hot_add(&id);
+	if (rc < 0) {
+		FAIL(r, "zram: hot_add: %s", strerror(-rc));
+		return RB_EXIT_FAIL;
+	}
+	snprintf(r->device, sizeof(r->device), "/dev/zram%d", id);
+	snprintf(zdir, sizeof(zdir), "zram%d", id);
+
+	/* hot_add hands out a fresh device; still, one that has a disksize
+	 * or is an active swap area belongs to someone else: leave it. */
+	rc = zram_is_initialised(id);
+	if (rc != 0 || swaps_find(r->device, NULL) == 1) {
+		if (rc < 0)
+			FAIL(r, "%s: disksize: %s", zdir, strerror(-rc));
+		else
+			FAIL(r, "%s: already initialised or in use: not touching it", zdir);
+		return RB_EXIT_FAIL;
+	}
+
+	algo_dev = (struct swap_algo_dev){
+		.read = zram_algo_read,
+		.write = zram_algo_write,
+		/* modprobe only where the modules are the running kernel's */
+		.load = rb_root_is_real() ? zram_algo_load : NULL,
+		.ctx = &id,
+		.name = zdir,
+	};
+	rc = swap_choose_algorithm(&algo_dev, o->algorithm, r->algorithm, sizeof(r->algorithm));
+	if (rc < 0) {
+		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
+		goto fail;
+	}
+
+	if (o->writeback) {
+		/* backing_dev exists only with CONFIG_ZRAM_WRITEBACK. */
+		if (zram_get(id, "backing_dev", buf, sizeof(buf)) == -ENOENT) {
+			rb_warn("%s: no backing_dev (kernel without zram writeback): "
+				"--writeback ignored", zdir);
+		} else {
+			rc = zram_set(id, "backing_dev", o->writeback);
+			if (rc < 0) {
+				FAIL(r, "%s: backing_dev %s: %s", zdir, o->writeback, strerror(-rc));
+				goto fail;
+			}
+		}
+	}
+	if (o->mem_limit) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, mem_limit);
+		rc = zram_set(id, "mem_limit", buf);
+		if (rc < 0) {
+			FAIL(r, "%s: mem_limit %s: %s", zdir, buf, strerror(-rc));
+			goto fail;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%" PRIu64, size);
+	rc = zram_set(id, "disksize", buf);
+	if (rc < 0) {
+		FAIL(r, "%s: disksize %s: %s", zdir, buf, strerror(-rc));
+		goto fail;
+	}
+
+	/* O_EXCL on a block device claims it: fails with EBUSY if it is
+	 * mounted or already swap. */
+	fd = open_node(r->device, O_RDWR | (rb_root_is_real() ? O_EXCL : 0));
+	if (fd < 0) {
+		FAIL(r, "%s: open: %s", r->device, strerror(-fd));
+		goto fail;
+	}
+	rc = dev_size(fd, id, &devsize);
+	if (rc == 0 && devsize < size)
+		rc = -ENOSPC;
+	if (rc == 0)
+		rc = swaphdr_uuid_random(uuid);
+	if (rc == 0)
+		rc = swaphdr_write(fd, pagesize, size, uuid, SWAPHDR_LABEL);
+	if (close_checked(fd) < 0 && rc == 0)
+		rc = -EIO;
+	if (rc < 0) {
+		FAIL(r, "%s: swap header: %s", r->device, strerror(-rc));
+		goto fail;
+	}
+
+	rc = sys_swapon(r->device, o->priority, size, pagesize);
+	if (rc < 0) {
+		FAIL(r, "%s: swapon: %s", r->device, strerror(-rc));
+		goto fail;
+	}
+	swapped_on = true;
+	/* Without a priority of ours the kernel picks a negative one. */
+	rc = swaps_find(r->device, &prio);
+	if (rc != 1 || (o->priority >= 0 ? prio != o->priority : prio >= 0)) {
+		if (rc < 0)
+			FAIL(r, "%s: /proc/swaps: %s", r->device, strerror(-rc));
+		else if (rc == 0)
+			FAIL(r, "%s: swapon succeeded but /proc/swaps does not list it", r->device);
+		else if (o->priority >= 0)
+			FAIL(r, "%s: /proc/swaps shows priority %d, not %d", r->device, prio,
+			     o->priority);
+		else
+			FAIL(r, "%s: /proc/swaps shows priority %d, not one the kernel assigns",
+			     r->device, prio);
+		goto fail;
+	}
+	r->priority = prio;
+	r->size = size;
+
+	if (o->tune)
+		swap_tune(o);
+	if (o->local_swap) {
+		int lp = o->priority >= LOCAL_PRIO_GAP ? o->priority - LOCAL_PRIO_GAP :
+			 SWAP_PRIO_KERNEL;
+
+		rc = enable_local_swap(lp, pagesize);
+		if (rc < 0)
+			rb_warn("local swap: /sys/class/block: %s", strerror(-rc));
+	}
+	return RB_EXIT_OK;
+
+fail:
+	if (swapped_on)
+		(void)sys_swapoff(r->device);
+	rc = zram_hot_remove(id);
+	if (rc < 0)
+		rb_warn("%s: hot_remove: %s", zdir, strerror(-rc));
+	return RB_EXIT_FAIL;
+}
+
+int swap_release(const char *device, bool force, char *error, size_t len)
+{
+	char label[SWAPHDR_LABEL_MAX + 1] = "", dev[64];
+	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t uuid[16];
+	int id = zram_id_from_path(device), fd, rc, active;
+
+	error[0] = '\0';
+	if (id < 0) {
+		errbuf_set(error, len, "--off: '%s': not a zram device", device);
+		return RB_EXIT_USAGE;
+	}
+	snprintf(dev, sizeof(dev), "/dev/zram%d", id);
+	fd = open_node(dev, O_RDONLY);
+	if (fd < 0) {
+		errbuf_set(error, len, "%s: %s", dev, strerror(-fd));
+		return RB_EXIT_FAIL;
+	}
+	rc = swaphdr_read(fd, pagesize, label, uuid);
+	(void)close_checked(fd);
+	if (!force && (rc < 0 || strcmp(label, SWAPHDR_LABEL))) {
+		if (rc < 0)
+			errbuf_set(error, len, "%s: no swap signature: not set up by ramboot "
+				   "swap (--force to release it anyway)", dev);
+		else
+			errbuf_set(error, len, "%s: swap label is '%s', not '%s': not set up "
+				   "by ramboot swap (--force to release it anyway)", dev, label,
+				   SWAPHDR_LABEL);
+		return RB_EXIT_FAIL;
+	}
+	active = swaps_find(dev, NULL);
+	if (active == 1) {
+		rc = sys_swapoff(dev);
+		if (rc < 0) {
+			errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
+			return RB_EXIT_FAIL;
+		}
+	}
+	rc = zram_reset(id);
+	if (rc < 0) {
+		errbuf_set(error, len, "zram%d: reset: %s", id, strerror(-rc));
+		return RB_EXIT_FAIL;
+	}
+	rc = zram_hot_remove(id);
+	if (rc < 0) {
+		errbuf_set(error, len, "zram%d: hot_remove: %s", id, strerror(-rc));
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
+}
+
+/* ---- command line ---- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
+"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
+"       ramboot swap --status [--json]   the same as ramboot status\n"
+"\n"
+"Options:\n"
+"  --size=EXPR          swap size (default %s); EXPR uses ram (MemTotal),\n"
+"                       numbers in MiB or with K/M/G/T, N%% of ram, + - * /,\n"
+"                       parentheses, min(), max()\n"
+"  --algorithm=LIST     compressors in order of preference (default %s)\n"
+"  --priority=N         swap priority 0..32767 (default %d); -1: the kernel\n"
+"                       assigns one (negative, below every other swap)\n"
+"  --writeback=DEV      backing device for idle/incompressible pages\n"
+"  --mem-limit=EXPR     cap on the RAM the device may use\n"
+"  --local-swap         also enable swap partitions on local disks,\n"
+"                       %d below --priority\n"
+"  --swappiness=N       vm.swappiness (default 180, or 100 on kernels < 5.8)\n"
+"  --page-cluster=N     vm.page-cluster (default 0)\n"
+"  --keep-zswap         do not disable zswap\n"
+"  --no-tune            change no vm.* or zswap setting\n"
+"  --off DEVICE         release DEVICE: swapoff, reset, hot_remove\n"
+"  --force              with --off: release a device not labelled %s\n"
+"  -v, --verbose        more messages\n"
+"  -h, --help           this help\n"
+"\n"
+"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
+		DEFAULT_SIZE, DEFAULT_ALGORITHMS, DEFAULT_PRIORITY, LOCAL_PRIO_GAP,
+		SWAPHDR_LABEL);
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		rb_err("%s: '%s': expected an integer in %d..%d", opt, s, lo, hi);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+enum {
+	OPT_SIZE = 256, OPT_ALGO, OPT_PRIO, OPT_WB, OPT_MEMLIMIT, OPT_LOCAL,
+	OPT_SWAPPINESS, OPT_PAGECLUSTER, OPT_KEEPZSWAP, OPT_NOTUNE, OPT_OFF,
+	OPT_FORCE, OPT_STATUS, OPT_JSON,
+};
+
+int cmd_swap(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "size",         required_argument, NULL, OPT_SIZE },
+		{ "algorithm",    required_argument, NULL, OPT_ALGO },
+		{ "priority",     required_argument, NULL, OPT_PRIO },
+		{ "writeback",    required_argument, NULL, OPT_WB },
+		{ "mem-limit",    required_argument, NULL, OPT_MEMLIMIT },
+		{ "local-swap",   no_argument,       NULL, OPT_LOCAL },
+		{ "swappiness",   required_argument, NULL, OPT_SWAPPINESS },
+		{ "page-cluster", required_argument, NULL, OPT_PAGECLUSTER },
+		{ "keep-zswap",   no_argument,       NULL, OPT_KEEPZSWAP },
+		{ "no-tune",      no_argument,       NULL, OPT_NOTUNE },
+		{ "off",          required_argument, NULL, OPT_OFF },
+		{ "force",        no_argument,       NULL, OPT_FORCE },
+		{ "status",       no_argument,       NULL, OPT_STATUS },
+		{ "json",         no_argument,       NULL, OPT_JSON },
+		{ "verbose",      no_argument,       NULL, 'v' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct swap_opts o;
+	struct swap_result r;
+	const char *off = NULL;
+	bool force = false, status = false, json = false;
+	int c, ex;
+
+	swap_opts_init(&o);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SIZE: o.size = optarg; break;
+		case OPT_ALGO: o.algorithm = optarg; break;
+		case OPT_PRIO:
+			if (parse_int("--priority", optarg, SWAP_PRIO_KERNEL, SWAP_FLAG_PRIO_MASK,
+				      &o.priority) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_WB: o.writeback = optarg; break;
+		case OPT_MEMLIMIT: o.mem_limit = optarg; break;
+		case OPT_LOCAL: o.local_swap = true; break;
+		case OPT_SWAPPINESS:
+			if (parse_int("--swappiness", optarg, 0, 200, &o.swappiness) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_PAGECLUSTER:
+			if (parse_int("--page-cluster", optarg, 0, 31, &o.page_cluster) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_KEEPZSWAP: o.keep_zswap = true; break;
+		case OPT_NOTUNE: o.tune = false; break;
+		case OPT_OFF: off = optarg; break;
+		case OPT_FORCE: force = true; break;
+		case OPT_STATUS: status = true; break;
+		case OPT_JSON: json = true; break;
+		case 'v': rb_verbose++; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			if (optopt && optopt < 256)
+				rb_err("unknown option '-%c'", optopt);
+			else
+				rb_err("unknown or incomplete option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return RB_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		rb_err("unexpected argument '%s'", argv[optind]);
+		return RB_EXIT_USAGE;
+	}
+	if (status) {
+		char *sargv[] = { (char *)"status", (char *)"--json", NULL };
+
+		rb_set_cmd("status");
+		return cmd_status(json ? 2 : 1, sargv);
+	}
+	if (json || (force && !off)) {
+		rb_err("%s only goes with %s", json ? "--json" : "--force",
+		       json ? "--status" : "--off");
+		return RB_EXIT_USAGE;
+	}
+	if (off) {
+		char error[256];
+
+		ex = swap_release(off, force, error, sizeof(error));
+		if (ex != RB_EXIT_OK)
+			rb_err("%s", error);
+		else
+			rb_info("%s released", off);
+		return ex;
+	}
+	ex = swap_setup(&o, &r);
+	if (ex != RB_EXIT_OK) {
+		rb_err("%s", r.error);
+		return ex;
+	}
+	{
+		char h[32];
+
+		rb_info("%s: %s swap, %s, %spriority %d", r.device,
+			fmt_size(r.size, h, sizeof(h)), r.algorithm,
+			o.priority == SWAP_PRIO_KERNEL ? "kernel-assigned " : "", r.priority);
+	}
+	printf("%s\n", r.device);
+	return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;
+}

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * udpcast: a whole lab fed by one multicast stream. udp-receiver on each
+ * client writes the image to its stdout, which the loader reads like any
+ * pipe (decompression, manifest and hashes as for every source);
+ * `ramboot serve` runs udp-sender one session after the other.
+ *
+ * udp-receiver exits non-zero when no sender shows up within its start
+ * timeout or the stream goes silent: the loader sees EOF, and the
+ * receiver's exit status decides before DEST gets its name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "udpcast/udpcast.h"
+
+extern char **environ;
+
+/* A whole number from lo to hi, nothing else (no sign, no spaces). */
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	unsigned long v = 0;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9)
+		return -EINVAL;
+	v = strtoul(s, NULL, 10);
+	if (v < lo || v > hi)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+bool udpcast_ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > 15 || s[0] == '-' || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-") == n;
+}
+
+/* portbase: udpcast uses it and the next port; it must be even. */
+static int parse_portbase(const char *s, unsigned *out)
+{
+	if (parse_uint(s, 1024, 65534, out) < 0 || (*out & 1))
+		return -EINVAL;
+	return 0;
+}
+
+int udpcast_parse(const char *spec, struct udpcast_opts *o, char *err, size_t errlen)
+{
+	char buf[256], *p, *next;
+	unsigned seen = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->start_timeout = UDPCAST_START_TIMEOUT;
+	o->receive_timeout = UDPCAST_RECEIVE_TIMEOUT;
+	if (!spec || !*spec)
+		return 0;
+	if (strlen(spec) >= sizeof(buf))
+		return rb_errfmt(err, errlen, -EINVAL, "udpcast options too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (p = buf; p; p = next) {
+		char *val;
+		unsigned bit;
+		int rc = 0;
+
+		next = strchr(p, ',');
+		if (next)
+			*next++ = '\0';
+		val = strchr(p, '=');
+		if (!val || val == p || !val[1])
+			return rb_errfmt(err, errlen, -EINVAL, "udpcast: '%s' is not KEY=VALUE", p);
+		*val++ = '\0';
+		if (!strcmp(p, "portbase")) {
+			bit = 1;
+			if (parse_portbase(val, &o->portbase) < 0)
+				return rb_errfmt(err, errlen, -EINVAL, "udpcast: portbase '%s' is not an "
+						 "even number from 1024 to 65534", val);
+		} else if (!strcmp(p, "interface")) {
+			bit = 2;
+			if (!udpcast_ifname_ok(val))
+				return rb_errfmt(err, errlen, -EINVAL, "udpcast: interface '%s' is not "
+						 "a network interface name", val);
+			snprintf(o->interface, sizeof(o->interface), "%s", val);
+		} else if (!strcmp(p, "start-timeout")) {
+			bit = 4;
+			rc = parse_uint(val, 1, 3600, &o->start_timeout);
+		} else if (!strcmp(p, "receive-timeout")) {
+			bit = 8;
+			rc = parse_uint(val, 1, 3600, &o->receive_timeout);
+		} else {
+			return rb_errfmt(err, errlen, -EINVAL, "udpcast: unknown option '%s' (portbase, "
+					 "interface, start-timeout, receive-timeout)", p);
+		}
+		if (rc < 0)
+			return rb_errfmt(err, errlen, -EINVAL, "udpcast: %s '%s' is not a number of "
+					 "seconds from 1 to 3600", p, val);
+		if (seen & bit)
+			return rb_errfmt(err, errlen, -EINVAL, "udpcast: %s given twice", p);
+		seen |= bit;
+	}
+	return 0;
+}
+
+int udpcast_receiver_argv(const struct udpcast_opts *o, const char **argv, size_t room,
+			  char *num, size_t numlen)
+{
+	size_t n = 0;
+	int len;
+
+	/* 10 entries at most and three numbers of up to 6 digits. */
+	if (room < 14 || numlen < 24)
+		return -ENOSPC;
+	argv[n++] = "udp-receiver";
+	argv[n++] = "--nokbd";          /* stdin is no keyboard */
+	argv[n++] = "--stat-period";    /* progress on stderr every 5 s (ms) */
+	argv[n++] = "5000";
+	len = snprintf(num, numlen, "%u", o->start_timeout);
+	argv[n++] = "--start-timeout";
+	argv[n++] = num;
+	num += len + 1;
+	numlen -= (size_t)len + 1;
+	len = snprintf(num, numlen, "%u", o->receive_timeout);
+	argv[n++] = "--receive-timeout";
+	argv[n++] = num;
+	num += len + 1;
+	numlen -= (size_t)len + 1;
+	if (o->portbase) {
+		snprintf(num, numlen, "%u", o->portbase);
+		argv[n++] = "--portbase";
+		argv[n++] = num;
+	}
+	if (o->interface[0]) {
+		argv[n++] = "--interface";
+		argv[n++] = o->interface;
+	}
+	argv[n] = NULL;
+	return (int)n;
+}
+
+/* Start argv[0] (searched in $PATH) with stdin from /dev/null and stdout
+ * to out_fd (-1: ours), every signal at its default and unblocked (the
+ * loader blocks them in its threads). */
+static int spawn(const char *const *argv, int out_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	int rc;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return -rc;
+	rc = posix_spawnattr_init(&at);
+	if (rc) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -rc;
+	}
+	rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	if (!rc && out_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &all);
+	if (!rc)
+		rc = posix_spawnattr_setpgroup(&at, 0);
+	/* A process group of its own: udp-receiver signals its whole
+	 * group when it gives up, which must not reach us or our caller. */
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+					      POSIX_SPAWN_SETPGROUP);
+	/* posix_spawnp reports a failed exec as its result (glibc >= 2.24). */
+	if (!rc)
+		rc = posix_spawnp(pid, argv[0], &fa, &at, (char *const *)argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return -rc;
+}
+
+/* "exit 3", "killed by signal 9" */
+static void describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "status %#x", status);
+}
+
+/* Wait up to ms for pid; 1 with *status when it exited, 0 if it still
+ * runs, -errno. */
+static int wait_ms(pid_t pid, long ms, int *status)
+{
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return 1;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (ms <= 0)
+			return 0;
+		nap_ms(ms < 50 ? ms : 50);
+		ms -= 50;
+	}
+}
+
+/* ---- the source of a load ---- */
+
+static struct {
+	bool armed;
+	struct udpcast_opts o;
+	pid_t pid;               /* 0: none running */
+} rx;
+
+void udpcast_source_arm(const struct udpcast_opts *o)
+{
+	rx.armed = true;
+	rx.o = *o;
+	rx.pid = 0;
+}
+
+bool udpcast_source_armed(void)
+{
+	return rx.armed;
+}
+
+void udpcast_source_disarm(void)
+{
+	udpcast_source_close();
+	rx.armed = false;
+}
+
+int udpcast_source_open(int *fd, char *err, size_t errlen)
+{
+	const char *argv[16];
+	char num[32];
+	int p[2], rc;
+
+	if (udpcast_receiver_argv(&rx.o, argv, ARRAY_SIZE(argv), num, sizeof(num)) < 0)
+		return rb_errfmt(err, errlen, -EINVAL, "udpcast: too many options");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return rb_errfmt(err, errlen, -errno, "udpcast: pipe: %s", strerror(errno));
+	rc = spawn(argv, p[1], &rx.pid);
+	(void)close(p[1]);
+	if (rc < 0) {
+		(void)close(p[0]);
+		rx.pid = 0;
+		return rb_errfmt(err, errlen, rc, "udpcast: cannot run udp-receiver: %s",
+				 strerror(-rc));
+	}
+	rb_debug("udp-receiver started, pid %d", (int)rx.pid);
+	*fd = p[0];
+	return 0;
+}
+
+int udpcast_source_end(char *err, size_t errlen)
+{
+	char what[48];
+	int status, rc;
+
+	if (!rx.pid)
+		return 0;
+	/* Its stdout is closed: it exits at once, after its final ack. */
+	rc = wait_ms(rx.pid, 10000, &status);
+	if (rc <= 0)
+		return rb_errfmt(err, errlen, -EIO, "udpcast: udp-receiver did not exit at the "
+				 "end of the stream");
+	rx.pid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	describe_status(status, what, sizeof(what));
+	return rb_errfmt(err, errlen, -EIO, "udpcast: udp-receiver failed (%s): no sender "
+			 "within %u s, or the stream stopped for %u s", what, rx.o.start_timeout,
+			 rx.o.receive_timeout);
+}
+
+void udpcast_source_close(void)
+{
+	int status;
+
+	if (!rx.pid)
+		return;
+	if (wait_ms(rx.pid, 0, &status) == 0) {
+		(void)kill(rx.pid, SIGTERM);
+		if (wait_ms(rx.pid, 2000, &status) == 0) {
+			(void)kill(rx.pid, SIGKILL);
+			(void)wait_ms(rx.pid, 5000, &status);
+		}
+	}
+	rx.pid = 0;
+}
+
+/* ---- ramboot serve ---- */
+
+static void serve_usage(FILE *out)
+{
+	fputs("Usage: ramboot serve [OPTIONS] IMAGE\n"
+	      "\n"
+	      "Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
+	      "multicast stream: udp-sender sessions, one after the other.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --rate=RATE       at most RATE bits per second on the wire (5m, 500k;\n"
+	      "                        udp-sender --max-bitrate); default: no cap\n"
+	      "      --min-receivers=N start a session once N clients have joined\n"
+	      "                        (default 1)\n"
+	      "      --max-wait=S      start anyway S seconds after the first client\n"
+	      "                        joined, with fewer than N\n"
+	      "      --portbase=P      the even UDP port base, P and P+1 (default 9000)\n"
+	      "      --interface=IF    the network interface (default eth0)\n"
+	      "      --fec=SPEC        forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
+	      "                        (8x8/128)\n"
+	      "      --once            one session, then exit with its outcome\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "SIGTERM or SIGINT ends the running session and the command (exit 0).\n"
+	      "Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
+	      out);
+}
+
+/* --rate: bits per second, digits with an optional k, m or g. */
+static bool rate_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0 || n > 9 || strspn(s, "0") == n)
+		return false;
+	return !s[n] || (strchr("kKmMgG", s[n]) && !s[n + 1]);
+}
+
+/* --fec: INTERLEAVExREDUNDANCY[/STRIPESIZE], small whole numbers. */
+static bool fec_ok(const char *s)
+{
+	unsigned a, b, c = 1;
+	int end = -1;
+
+	if (strspn(s, "0123456789x/") != strlen(s) || strlen(s) > 20)
+		return false;
+	/* AxB or AxB/C and nothing after it: %n marks where each form ends. */
+	if (sscanf(s, "%ux%u%n/%u%n", &a, &b, &end, &c, &end) < 2 || end < 0 || s[end])
+		return false;
+	return a >= 1 && a <= 128 && b >= 1 && b <= 128 && c >= 1 && c <= 1024;
+}
+
+struct serve_opts {
+	const char *image, *rate, *fec, *interface;
+	unsigned min_receivers, max_wait, portbase;
+	bool once, have_max_wait;
+};
+
+static int sender_argv(const struct serve_opts *s, const char **argv, char num[3][12])
+{
+	int n = 0;
+
+	argv[n++] = "udp-sender";
+	argv[n++] = "--file";
+	argv[n++] = s->image;
+	argv[n++] = "--nokbd";
+	snprintf(num[0], 12, "%u", s->min_receivers);
+	argv[n++] = "--min-receivers";
+	argv[n++] = num[0];
+	if (s->have_max_wait) {
+		snprintf(num[1], 12, "%u", s->max_wait);
+		argv[n++] = "--max-wait";
+		argv[n++] = num[1];
+	}
+	if (s->portbase) {
+		snprintf(num[2], 12, "%u", s->portbase);
+		argv[n++] = "--portbase";
+		argv[n++] = num[2];
+	}
+	if (s->interface) {
+		argv[n++] = "--interface";
+		argv[n++] = s->interface;
+	}
+	if (s->rate) {
+		argv[n++] = "--max-bitrate";
+		argv[n++] = s->rate;
+	}
+	if (s->fec) {
+		argv[n++] = "--fec";
+		argv[n++] = s->fec;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* One session: 0 when udp-sender exited 0, -EIO when it failed, -EINTR
+ * (with *signo) when a signal ended it. */
+static int serve_session(const struct serve_opts *s, const sigset_t *set, int *signo)
+{
+	const char *argv[24];
+	char num[3][12], what[48];
+	struct timespec tick = { 0, 200 * 1000 * 1000 };
+	pid_t pid;
+	int status, rc;
+
+	sender_argv(s, argv, num);
+	rc = spawn(argv, -1, &pid);
+	if (rc < 0) {
+		rb_err("cannot run udp-sender: %s", strerror(-rc));
+		return rc;
+	}
+	for (;;) {
+		int sig = sigtimedwait(set, NULL, &tick);
+
+		if (sig > 0 && sig != SIGCHLD) {
+			*signo = sig;
+			(void)kill(pid, SIGTERM);
+			if (wait_ms(pid, 3000, &status) == 0) {
+				(void)kill(pid, SIGKILL);
+				(void)wait_ms(pid, 5000, &status);
+			}
+			return -EINTR;
+		}
+		rc = wait_ms(pid, 0, &status);
+		if (rc < 0)
+			return rc;
+		if (rc == 1)
+			break;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	describe_status(status, what, sizeof(what));
+	rb_warn("udp-sender failed (%s)", what);
+	return -EIO;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
+	static const struct option lo[] = {
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "min-receivers", required_argument, NULL, O_MINRX },
+		{ "max-wait", required_argument, NULL, O_MAXWAIT },
+		{ "portbase", required_argument, NULL, O_PORT },
+		{ "interface", required_argument, NULL, O_IF },
+		{ "fec", required_argument, NULL, O_FEC },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct serve_opts s = { .min_receivers = 1 };
+	sigset_t set, old;
+	struct stat st;
+	unsigned long session = 0;
+	int c, rc = 0, signo = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (c) {
+		case O_RATE:
+			if (!rate_ok(optarg))
+				return rb_usage("serve", "--rate: '%s' is not a bit rate (5m, 500k, "
+						   "1000000)", optarg);
+			s.rate = optarg;
+			break;
+		case O_MINRX:
+			if (parse_uint(optarg, 1, 10000, &s.min_receivers) < 0)
+				return rb_usage("serve", "--min-receivers: '%s' is not a number from 1 "
+						   "to 10000", optarg);
+			break;
+		case O_MAXWAIT:
+			if (parse_uint(optarg, 1, 86400, &s.max_wait) < 0)
+				return rb_usage("serve", "--max-wait: '%s' is not a number of seconds "
+						   "from 1 to 86400", optarg);
+			s.have_max_wait = true;
+			break;
+		case O_PORT:
+			if (parse_portbase(optarg, &s.portbase) < 0)
+				return rb_usage("serve", "--portbase: '%s' is not an even number from "
+						   "1024 to 65534", optarg);
+			break;
+		case O_IF:
+			if (!udpcast_ifname_ok(optarg))
+				return rb_usage("serve", "--interface: '%s' is not a network interface "
+						   "name", optarg);
+			s.interface = optarg;
+			break;
+		case O_FEC:
+			if (!fec_ok(optarg))
+				return rb_usage("serve", "--fec: '%s' is not INTERLEAVExREDUNDANCY"
+						   "[/STRIPESIZE] (8x8/128)", optarg);
+			s.fec = optarg;
+			break;
+		case O_ONCE:
+			s.once = true;
+			break;
+		case 'v':
+			rb_verbose = 1;
+			break;
+		case 'h':
+			serve_usage(stdout);
+			return RB_EXIT_OK;
+		default:
+			return rb_usage("serve", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("serve", "need one IMAGE");
+	s.image = argv[optind];
+	if (stat(s.image, &st) < 0 || access(s.image, R_OK) < 0) {
+		rb_err("%s: %s", s.image, strerror(errno));
+		return RB_EXIT_FAIL;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		rb_err("%s: not a file or block device", s.image);
+		return RB_EXIT_FAIL;
+	}
+	/* The signals are taken in the loop, never in a handler. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	for (;;) {
+		double t0 = now_sec();
+
+		session++;
+		rb_info("session %lu: sending %s (min-receivers %u)", session, s.image,
+			s.min_receivers);
+		rc = serve_session(&s, &set, &signo);
+		if (rc == -EINTR)
+			break;
+		if (rc == 0)
+			rb_info("session %lu done in %.1f s", session, now_sec() - t0);
+		if (s.once)
+			break;
+		/* A session that fails at once (a wrong interface) is not
+		 * retried in a busy loop. */
+		if (rc < 0 && now_sec() - t0 < 2.0) {
+			struct timespec pause = { 2, 0 };
+			int sig;
+
+			while ((sig = sigtimedwait(&set, NULL, &pause)) == SIGCHLD)
+				;
+			if (sig > 0) {
+				signo = sig;
+				rc = -EINTR;
+				break;
+			}
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc == -EINTR) {
+		rb_info("stopped by signal %d (%s)", signo, strsignal(signo));
+		return RB_EXIT_OK;
+	}
+	return rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+}
