@@ -1071,7 +1071,6 @@ static int cmd_drop(const char *path, const char *reason)
 	char *text = NULL;
 	const char *rp;
 	struct outfile of;
-	size_t i;
 	int rc;
 
 	if (rb_path(rundir, sizeof(rundir), REPORT_DIR) < 0)
@@ -1109,9 +1108,7 @@ static int cmd_drop(const char *path, const char *reason)
 	} else {
 		rb_warn("%s: not the RAM copy of this boot; left alone", path);
 	}
-	for (i = 0; reason[i] && i + 1 < sizeof(clean); i++)
-		clean[i] = (unsigned char)reason[i] < 0x20 ? ' ' : reason[i];
-	clean[i] = '\0';
+	text_scrub(clean, sizeof(clean), reason, SIZE_MAX, ' ');
 	rb_warn("%s; booting from the network image", clean);
 	if (report_value_is(text, "verity", "on") &&
 	    (report_text_set(text, 65536, "verity", "failed") < 0 ||

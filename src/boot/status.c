@@ -271,7 +271,7 @@ static void lazy_parse(char *text, struct lazy_status *ls)
 static void put_text(const char *s)
 {
 	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+		putchar(text_is_ctl((unsigned char)*s) ? '?' : *s);
 }
 
 /* The report for a person: keys with a value only, byte counts also in

@@ -35,17 +35,13 @@ int kv_get(const char *text, const char *key, char *buf, size_t len)
 
 		if (llen > klen && !strncmp(p, key, klen) && p[klen] == '=') {
 			const char *v = p + klen + 1;
-			size_t vlen = llen - klen - 1, i;
+			size_t vlen = llen - klen - 1;
 
 			if (found)
 				return -EBADMSG;
 			found = 1;
 			if (len) {
-				if (vlen >= len)
-					vlen = len - 1;
-				for (i = 0; i < vlen; i++)
-					buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
-				buf[vlen] = '\0';
+				text_scrub(buf, len, v, vlen, '?');
 			}
 		}
 		p = nl ? nl + 1 : NULL;

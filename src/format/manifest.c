@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "format/manifest.h"
 
 int sha256_hex_parse(const char *s, char out[65])
@@ -153,7 +154,6 @@ static const char *key_chunk(struct mstate *st, char *val)
 	struct manifest *m = st->m;
 	char hex[65], *sp = val + strcspn(val, " \t"), *h;
 	uint64_t idx;
-	size_t i;
 
 	if ((st->seen & (K_SIZE | K_CHUNK_SIZE)) != (K_SIZE | K_CHUNK_SIZE))
 		return "chunk before size and chunk-size";
@@ -186,8 +186,7 @@ static const char *key_chunk(struct mstate *st, char *val)
 	if (strlen(h) != 64 || sha256_hex_parse(h, hex) < 0)
 		return "bad chunk sha256";
 	if (m->chunk)
-		for (i = 0; i < 32; i++)
-			m->chunk[idx][i] = (uint8_t)(hex_digit(hex[2 * i]) << 4 | hex_digit(hex[2 * i + 1]));
+		hex_decode(hex, 32, m->chunk[idx]);
 	st->next_chunk++;
 	return NULL;
 }
@@ -434,7 +433,6 @@ size_t manifest_format_max(const struct manifest *m)
 
 int manifest_format(const struct manifest *m, char *buf, size_t len)
 {
-	static const char x[] = "0123456789abcdef";
 	size_t pos;
 	uint32_t i;
 	int n;
@@ -455,13 +453,8 @@ int manifest_format(const struct manifest *m, char *buf, size_t len)
 	pos = (size_t)n;
 	for (i = 0; m->chunk_size && i < m->nchunks; i++) {
 		char hex[65];
-		int k;
 
-		for (k = 0; k < 32; k++) {
-			hex[2 * k] = x[m->chunk[i][k] >> 4];
-			hex[2 * k + 1] = x[m->chunk[i][k] & 15];
-		}
-		hex[64] = '\0';
+		hex_encode(m->chunk[i], 32, hex);
 		n = snprintf(buf + pos, len - pos, "chunk %" PRIu32 " %s\n", i, hex);
 		if (n < 0 || (size_t)n >= len - pos)
 			return -ENOSPC;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "format/swaphdr.h"
 
 #define BOOTBITS 1024

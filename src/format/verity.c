@@ -17,6 +17,7 @@
 #include "lib/sha256.h"
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "lib/outfile.h"
 #include "format/verity.h"
 
@@ -312,35 +313,22 @@ int verity_check_root(int hashfd, int datafd, const struct verity_params *p,
 
 void verity_hex(const uint8_t *bytes, size_t len, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	if (!len) {
+	if (!len)
 		strcpy(out, "-");
-		return;
-	}
-	for (i = 0; i < len; i++) {
-		out[2 * i] = hex[bytes[i] >> 4];
-		out[2 * i + 1] = hex[bytes[i] & 15];
-	}
-	out[2 * len] = '\0';
+	else
+		hex_encode(bytes, len, out);
 }
 
 int verity_hex_parse(const char *s, uint8_t *out, size_t max, size_t *len)
 {
-	size_t n = strlen(s), i;
+	size_t n = strlen(s);
 
 	if (!strcmp(s, "-")) {
 		*len = 0;
 		return 0;
 	}
-	if (n == 0 || n % 2 || n / 2 > max)
+	if (n == 0 || n % 2 || n / 2 > max || hex_decode(s, n / 2, out) < 0)
 		return -EINVAL;
-	for (i = 0; i < n; i++)
-		if (hex_digit(s[i]) < 0)
-			return -EINVAL;
-	for (i = 0; i < n / 2; i++)
-		out[i] = (uint8_t)(hex_digit(s[2 * i]) << 4 | hex_digit(s[2 * i + 1]));
 	*len = n / 2;
 	return 0;
 }

@@ -44,6 +44,7 @@
 #include "lib/sha256.h"
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "codec/codec.h"
 #include "lib/guard.h"
 #include "lazy/lazy.h"
@@ -1714,18 +1715,6 @@ static int run_copy(struct lazy *L)
 
 /* ---- verification ---- */
 
-static void hex(const uint8_t *d, size_t n, char *out)
-{
-	static const char x[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = x[d[i] >> 4];
-		out[2 * i + 1] = x[d[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* The image did not change while it was copied (as far as its size and
  * modification time tell). */
 static int source_unchanged(struct lazy *L)
@@ -1778,7 +1767,7 @@ static int verify(struct lazy *L)
 	}
 	free(buf);
 	SHA256_Final(d, &sha);
-	hex(d, sizeof(d), L->r->sha256);
+	hex_encode(d, sizeof(d), L->r->sha256);
 	if (!L->want_sha[0])
 		return 0;
 	L->hash_done = true;
@@ -1809,16 +1798,13 @@ static void stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fm
 {
 	struct lazy_result *r = L->r;
 	va_list ap;
-	size_t i;
 
 	r->fallback = f;
 	va_start(ap, fmt);
 	vsnprintf(r->fallback_msg, sizeof(r->fallback_msg), fmt, ap);
 	va_end(ap);
 	/* One line in the status file. */
-	for (i = 0; r->fallback_msg[i]; i++)
-		if ((unsigned char)r->fallback_msg[i] < 0x20)
-			r->fallback_msg[i] = ' ';
+	text_scrub(r->fallback_msg, sizeof(r->fallback_msg), r->fallback_msg, SIZE_MAX, ' ');
 	rb_warn("%s; copying from %s", r->fallback_msg, L->o->image);
 }
 
@@ -2425,11 +2411,8 @@ static void report_amend(struct lazy *L, bool switched)
 		ok |= report_text_set(text, 65536, "fallback", fb);
 		{
 			char e[sizeof(r->error)];
-			size_t i;
 
-			for (i = 0; r->error[i] && i + 1 < sizeof(e); i++)
-				e[i] = (unsigned char)r->error[i] < 0x20 ? ' ' : r->error[i];
-			e[i] = '\0';
+			text_scrub(e, sizeof(e), r->error, SIZE_MAX, ' ');
 			ok |= report_text_set(text, 65536, "error", e);
 		}
 	}

@@ -16,16 +16,15 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "lib/outfile.h"
 
 
 /* ".NAME.XXXXXXXX" with 8 random hex digits, in the target's directory. */
 static int temp_name(struct outfile *of, char *out, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char rnd[4];
 	char suffix[9];
-	size_t i;
 
 	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
 		/* No entropy yet (early boot): the address of the stack and
@@ -36,11 +35,7 @@ static int temp_name(struct outfile *of, char *out, size_t len)
 
 		memcpy(rnd, &v, sizeof(rnd));
 	}
-	for (i = 0; i < sizeof(rnd); i++) {
-		suffix[2 * i] = hex[rnd[i] >> 4];
-		suffix[2 * i + 1] = hex[rnd[i] & 15];
-	}
-	suffix[8] = '\0';
+	hex_encode(rnd, sizeof(rnd), suffix);
 	if (snprintf(out, len, ".%.200s.%s", of->name, suffix) >= (int)len)
 		return -ENAMETOOLONG;
 	return 0;

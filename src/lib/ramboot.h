@@ -74,6 +74,20 @@ int rb_meminfo(const char *field, uint64_t *bytes);
  * 0, -ENOENT or -EINVAL. */
 int meminfo_parse(const char *text, const char *field, uint64_t *bytes);
 
+/* ---- text shown on one line (util.c) ----
+ * A control character (below 0x20, or DEL) in a value that goes on a
+ * console line, into a key=value file or onto a terminal: a newline
+ * would start a second key, an escape sequence would drive the
+ * terminal. */
+static inline bool text_is_ctl(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+/* The first n bytes of src (fewer where it ends) into dst, which holds
+ * cap > 0 bytes, each control character replaced by `with`, and a NUL.
+ * dst may be src. Returns the length written. */
+size_t text_scrub(char *dst, size_t cap, const char *src, size_t n, char with);
+
 /* ---- sizes (util.c) ----
  * "123", "4K", "256M", "2G", "1T" (binary units, optional trailing 'B' or
  * "iB"). Returns 0 or -EINVAL / -ERANGE. */
@@ -106,8 +120,6 @@ void nap_ms(long ms);
  * returns the old one for io_prio_restore (-1: unknown). */
 int io_prio_idle(void);
 void io_prio_restore(int old);
-/* The value of a hex digit (either case), -1 for anything else. */
-int hex_digit(char c);
 int cpu_nice_bg(void);
 void cpu_nice_restore(int old);
 /* Does tmpfs take "noswap" (Linux 6.4+)? */

@@ -35,9 +35,7 @@ void report_add_error(struct boot_report *r, const char *msg)
 	if (!msg || !*msg)
 		return;
 	snprintf(r->error + n, sizeof(r->error) - n, "%s%s", n ? "; " : "", msg);
-	for (; r->error[n]; n++)
-		if ((unsigned char)r->error[n] < 0x20)
-			r->error[n] = ' ';
+	text_scrub(r->error + n, sizeof(r->error) - n, r->error + n, SIZE_MAX, ' ');
 }
 
 struct out {
@@ -72,7 +70,7 @@ static void kv(struct out *o, const char *key, const char *val)
 
 	put(o, "%s=", key);
 	for (p = (const unsigned char *)val; *p; p++)
-		put(o, "%c", *p < 0x20 || *p == 0x7f ? ' ' : *p);
+		put(o, "%c", text_is_ctl(*p) ? ' ' : *p);
 	put(o, "\n");
 }
 
@@ -289,7 +287,7 @@ static int text_set(char *text, size_t cap, const char *key, size_t klen, const 
 
 int report_text_set(char *text, size_t cap, const char *key, const char *raw)
 {
-	size_t klen = strlen(key), vlen = strlen(raw), tlen = strlen(text), i;
+	size_t klen = strlen(key), vlen = strlen(raw), tlen = strlen(text);
 	char *line = text, *val = malloc(vlen + 1);
 	int rc;
 
@@ -297,9 +295,7 @@ int report_text_set(char *text, size_t cap, const char *key, const char *raw)
 		return -ENOMEM;
 	/* The value on one line, as kv() writes it: a path with a newline
 	 * must not become a second key. */
-	for (i = 0; i < vlen; i++)
-		val[i] = (unsigned char)raw[i] < 0x20 || raw[i] == 0x7f ? ' ' : raw[i];
-	val[vlen] = '\0';
+	text_scrub(val, vlen + 1, raw, vlen, ' ');
 	rc = text_set(text, cap, key, klen, val, vlen, tlen, line);
 	free(val);
 	return rc;

@@ -514,6 +514,16 @@ void nap_ms(long ms)
 		;
 }
 
+size_t text_scrub(char *dst, size_t cap, const char *src, size_t n, char with)
+{
+	size_t i;
+
+	for (i = 0; i < n && src[i] && i + 1 < cap; i++)
+		dst[i] = text_is_ctl((unsigned char)src[i]) ? with : src[i];
+	dst[i] = '\0';
+	return i;
+}
+
 int online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -521,13 +531,3 @@ int online_cpus(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
-int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}

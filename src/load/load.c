@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "load/loadint.h"
 #include "codec/pipe.h"
 #include "load/progress.h"
@@ -145,18 +146,6 @@ static int check_memory(struct run *u)
 				 "reserve %s", need ? fmt_size(need, a, sizeof(a)) : "of unknown size",
 				 fmt_size(avail, b, sizeof(b)), fmt_size(u->o->min_free, c, sizeof(c)));
 	return 0;
-}
-
-static void hex(const uint8_t *d, size_t n, char *out)
-{
-	static const char x[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = x[d[i] >> 4];
-		out[2 * i + 1] = x[d[i] & 15];
-	}
-	out[2 * n] = '\0';
 }
 
 /* A raw copy between regular files, hashing nothing: the kernel copies
@@ -324,7 +313,7 @@ out:
 		uint8_t d[32];
 
 		pipe_digest(p, d);
-		hex(d, 32, u->r->sha256);
+		hex_encode(d, 32, u->r->sha256);
 	}
 	/* An abandoned reader may still touch the pipe: leaked, not freed. */
 	if (!p->reader_abandoned) {

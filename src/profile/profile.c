@@ -22,6 +22,7 @@
 #include "lib/sha256.h"
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"
 #include "profile/profile.h"
@@ -529,18 +530,6 @@ int profile_write(const struct profile *p, const char *path, char *err, size_t e
 
 /* ---- identity ---- */
 
-static void hex(const unsigned char *md, char out[65])
-{
-	static const char digits[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = digits[md[i] >> 4];
-		out[2 * i + 1] = digits[md[i] & 15];
-	}
-	out[64] = '\0';
-}
-
 int profile_image_id(int fd, uint64_t size, struct profile_id *id)
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
@@ -578,7 +567,7 @@ int profile_image_id(int fd, uint64_t size, struct profile_id *id)
 		SHA256_Final(md, &c);
 	}
 	free(buf);
-	hex(md, id->ends_sha256);
+	hex_encode(md, 32, id->ends_sha256);
 	return 0;
 }
 

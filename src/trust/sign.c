@@ -21,6 +21,7 @@
 #include "lib/sha256.h"
 
 #include "lib/ramboot.h"
+#include "lib/hex.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"
 #include "trust/sign.h"
@@ -353,11 +354,9 @@ static int key_from_pem(const char *pem, size_t len, bool want_private, struct e
 static void keyid_of(const struct edkey *k, char keyid[SIGN_KEYID_LEN + 1])
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
-	int i;
 
 	SHA256(k->pub, sizeof(k->pub), md);
-	for (i = 0; i < SIGN_KEYID_LEN / 2; i++)
-		snprintf(keyid + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, SIGN_KEYID_LEN / 2, keyid);
 }
 
 static size_t pem_write(char *buf, size_t cap, const char *label, const unsigned char *der,
