@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 
 #ifndef RAMBOOT_VERSION

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "boot/cmdline.h"
 #include "codec/codec.h"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "lib/sysutil.h"
 #include "boot/verdict.h"

@@ -25,6 +25,7 @@
 
 #include "lib/outfile.h"
 #include "trust/sign.h"
+#include "cmd.h"
 #include "lib/ramboot.h"
 
 #ifndef HAVE_LIBARCHIVE

@@ -43,6 +43,7 @@
 
 #include "lib/sha256.h"
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "lib/hex.h"
 #include "codec/codec.h"

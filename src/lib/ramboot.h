@@ -92,6 +92,9 @@ size_t text_scrub(char *dst, size_t cap, const char *src, size_t n, char with);
  * "123", "4K", "256M", "2G", "1T" (binary units, optional trailing 'B' or
  * "iB"). Returns 0 or -EINVAL / -ERANGE. */
 int parse_size(const char *s, uint64_t *out);
+/* -j, --threads of CMD: a whole number from 1 to 64; else a usage
+ * error (RB_EXIT_USAGE). */
+int parse_threads(const char *cmd, const char *s, int *out);
 /* Seconds: "30", "2.5", "0" (non-negative, at most a day). 0 or -EINVAL. */
 int parse_seconds(const char *s, double *out);
 /* Human-readable size into buf: "1.5 GiB". */
@@ -125,20 +128,5 @@ void cpu_nice_restore(int old);
 /* Does tmpfs take "noswap" (Linux 6.4+)? */
 bool tmpfs_has_noswap(void);                                  /* sleep, EINTR resumed */
 int online_cpus(void);
-
-/* ---- sub-commands ---- */
-int cmd_load(int argc, char **argv);
-int cmd_manifest(int argc, char **argv);
-int cmd_publish(int argc, char **argv);
-int cmd_swap(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_boot(int argc, char **argv);
-int cmd_initrd(int argc, char **argv);
-int cmd_profile(int argc, char **argv);
-int cmd_keygen(int argc, char **argv);
-int cmd_sign(int argc, char **argv);
-int cmd_verity(int argc, char **argv);
-int cmd_lazy(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
 
 #endif

@@ -514,6 +514,19 @@ void nap_ms(long ms)
 		;
 }
 
+int parse_threads(const char *cmd, const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 64)
+		return rb_usage(cmd, "--threads: '%s' is not a number from 1 to 64", s);
+	*out = (int)v;
+	return 0;
+}
+
 size_t text_scrub(char *dst, size_t cap, const char *src, size_t n, char with)
 {
 	size_t i;

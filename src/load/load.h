@@ -117,4 +117,11 @@ struct load_result {
  * reset, our tmpfs unmounted, an old DEST untouched). */
 int load_run(const struct load_opts *o, struct load_result *r);
 
+/* Read and hash the whole image, write nothing (ramboot
+ * manifest). r->sha256 and r->bytes_out on success; with chunk_size, the
+ * hash of each chunk in chunk[] (room entries; more is an error) and
+ * their number in r->chunks. */
+int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t chunk_size,
+		   uint8_t (*chunk)[32], uint32_t room);
+
 #endif

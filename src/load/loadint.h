@@ -56,13 +56,6 @@ struct run {
 int load_fail(struct run *u, enum load_err e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* load.c: read and hash the whole image, write nothing (ramboot
- * manifest). r->sha256 and r->bytes_out on success; with chunk_size, the
- * hash of each chunk in chunk[] (room entries; more is an error) and
- * their number in r->chunks. */
-int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t chunk_size,
-		   uint8_t (*chunk)[32], uint32_t room);
-
 /* source.c */
 int source_open(struct run *u);
 int source_probe(struct run *u);

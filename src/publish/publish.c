@@ -34,10 +34,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "codec/codec.h"
 #include "lib/guard.h"
-#include "load/loadint.h"
+#include "load/load.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"
 #include "publish/publish.h"

@@ -20,6 +20,7 @@
 #include <sys/swap.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "format/sizeexpr.h"
 #include "swap/swap.h"

@@ -20,6 +20,7 @@
 
 #include "lib/sha256.h"
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "lib/hex.h"
 #include "format/manifest.h"

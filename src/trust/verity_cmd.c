@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "dev/dm.h"
 #include "format/verity.h"

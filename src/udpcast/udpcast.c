@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "udpcast/udpcast.h"
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "cmd.h"
 #include "lib/ramboot.h"
 #include "udpcast/udpcast.h"
 

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `ramboot manifest`: the manifest of an image (and its hash tree), on
+ * stdout or into a file, through the same code as `ramboot publish`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "lib/ramboot.h"
+#include "lib/guard.h"
+#include "lib/outfile.h"
+#include "codec/codec.h"
+#include "format/manifest.h"
+#include "publish/publish.h"
+
+static void manifest_usage(FILE *out)
+{
+	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
+	      "                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
+	      "                        IMAGE\n"
+	      "\n"
+	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
+	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
+	      "on the client.\n"
+	      "  -o, --output=FILE   write to FILE (replaced only once the new one is\n"
+	      "                      complete) instead of stdout\n"
+	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
+	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
+	      "                      (default 256M; for large zstd windows/xz dictionaries)\n"
+	      "      --sign=KEY      sign it with the Ed25519 private key KEY\n"
+	      "                      (ramboot keygen; see ramboot sign)\n"
+	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
+	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
+	      "                      manifest, without chunks, for older clients\n"
+	      "      --verity[=HASHFILE]  also write the dm-verity hash tree of IMAGE beside\n"
+	      "                      it (default IMAGE.verity; written first) and record\n"
+	      "                      verity-root, verity-salt, verity-hash; IMAGE must be\n"
+	      "                      raw (not compressed), whole 4096-byte blocks\n"
+	      "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
+	      out);
+}
+
+int cmd_manifest(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "decompress", required_argument, NULL, 'd' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "memlimit", required_argument, NULL, 'm' },
+		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "sign", required_argument, NULL, 'S' },
+		{ "verity", optional_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
+	struct publish_made mk;
+	struct outfile of;
+	struct stat inputs[2];
+	size_t ninputs = 0;
+	const char *outpath = NULL, *hasharg = NULL;
+	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': outpath = optarg; break;
+		case 'd': req.decompress = optarg; break;
+		case 'j':
+			if (parse_threads("manifest", optarg, &req.threads))
+				return RB_EXIT_USAGE;
+			break;
+		case 'm':
+			if (parse_size(optarg, &req.memlimit) < 0)
+				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
+			break;
+		case 'c':
+			if (parse_size(optarg, &req.chunk_size) < 0 || (req.chunk_size &&
+			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
+			     (req.chunk_size & (req.chunk_size - 1)))))
+				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
+						   "from 64K to 1G (or 0)", optarg);
+			break;
+		case 'S': req.key = optarg; break;
+		case 'V':
+			req.verity = true;
+			hasharg = optarg;
+			break;
+		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("manifest", "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("manifest", "need one IMAGE");
+	if (strcmp(req.decompress, "auto") && !codec_by_name(req.decompress))
+		return rb_usage("manifest", "--decompress: unknown format '%s'", req.decompress);
+	if (req.verity && !req.chunk_size)
+		return rb_usage("manifest", "--verity needs a version 2 manifest (--chunk-size "
+				   "other than 0)");
+	req.image = argv[optind];
+	if (req.verity) {
+		const char *slash = strrchr(req.image, '/');
+
+		if (!hasharg) {
+			rc = snprintf(hname, sizeof(hname), "%s.verity", slash ? slash + 1 : req.image);
+			if (rc < 0 || (size_t)rc >= sizeof(hname)) {
+				rb_err("%s: name too long for a hash file beside it", req.image);
+				return RB_EXIT_FAIL;
+			}
+		} else if (publish_hash_name(req.image, hasharg, hname, sizeof(hname), err,
+					     sizeof(err)) < 0) {
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
+		req.hash_name = hname;
+	}
+	rc = publish_make(&req, &mk, err, sizeof(err));
+	if (rc < 0) {
+		rb_err("%s", err);
+		c = mk.exit;
+		if (mk.signo)
+			guard_reraise(mk.signo);
+		publish_made_free(&mk);
+		return c;
+	}
+	/* The old manifest stays until the new one is complete and on disk:
+	 * a failed write never leaves clients without one. Its new file is
+	 * made first: a link at OUT is refused before the tree is written. */
+	/* Never over what was read: the image, the signing key. */
+	inputs[ninputs++] = mk.st;
+	if (req.key && stat(req.key, &inputs[ninputs]) == 0)
+		ninputs++;
+	if (outpath && outfile_open_protect(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC,
+					    inputs, ninputs, err, sizeof(err)) < 0) {
+		publish_made_free(&mk);
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	if (req.verity) {
+		/* The tree first, the manifest that names it last. */
+		const char *base;
+		int dirfd = publish_dir_open(req.image, &base);
+
+		rc = dirfd < 0 ? rb_errfmt(err, sizeof(err), dirfd, "%s: cannot open its directory",
+					  req.image)
+			       : publish_write_at(dirfd, hname, mk.tree, mk.tree_len, true, &mk.st,
+						  err, sizeof(err));
+		if (dirfd >= 0)
+			(void)close(dirfd);
+		if (rc < 0) {
+			if (outpath)
+				outfile_abort(&of);
+			publish_made_free(&mk);
+			rb_err("%s", err);
+			return RB_EXIT_FAIL;
+		}
+	}
+	if (outpath) {
+		rc = write_all(of.fd, mk.text, mk.len);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+		if (rc < 0) {
+			publish_made_free(&mk);
+			rb_err("%s: write error: %s", outpath, strerror(-rc));
+			return RB_EXIT_FAIL;
+		}
+	} else if (write_all(STDOUT_FILENO, mk.text, mk.len) < 0) {
+		publish_made_free(&mk);
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	publish_made_free(&mk);
+	return RB_EXIT_OK;
+}
