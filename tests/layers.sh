@@ -1,0 +1,104 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/layers.sh [TOP] - check src/ against the layer rule of
+# docs/ARCHITECTURE.md, whose table of folders and ranks is the rule:
+#   - a file includes headers of its own folder and of lower ranks only;
+#   - every folder of src/ is in the table, and every folder of the table
+#     is in src/;
+#   - src/cmd.h is included by main.c and by the files that define a
+#     sub-command, and no sub-command is called outside main.c (one
+#     subsystem reaches another through structs and functions, not argv).
+# Prints one line per breach and exits 1; exits 0 when the tree keeps the
+# rule. With EDGES=1 it also prints the include edges between folders
+# ("boot -> lib 8": eight #include lines).
+set -u
+top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+doc=$top/docs/ARCHITECTURE.md
+src=$top/src
+bad=0
+
+[ -r "$doc" ] || { echo "layers: $doc: missing"; exit 1; }
+
+# "| `lib/` | 0 | ..." -> "lib 0"
+# shellcheck disable=SC2016 # the backquotes are the table's
+ranks=$(sed -n 's/^| `\([a-z0-9_]*\)\/` | \([0-9][0-9]*\) |.*/\1 \2/p' "$doc")
+[ -n "$ranks" ] || { echo "layers: no rank table in $doc"; exit 1; }
+
+rank_of() {
+	printf '%s\n' "$ranks" | awk -v d="$1" '$1 == d { print $2; exit }'
+}
+
+for d in "$src"/*/; do
+	d=${d%/}; d=${d##*/}
+	if [ -z "$(rank_of "$d")" ]; then
+		echo "src/$d/: not in the table of docs/ARCHITECTURE.md"
+		bad=1
+	fi
+done
+for d in $(printf '%s\n' "$ranks" | awk '{ print $1 }'); do
+	if [ ! -d "$src/$d" ]; then
+		echo "docs/ARCHITECTURE.md: $d/ is in the table but not in src/"
+		bad=1
+	fi
+done
+
+# Files directly in src/ (main.c, cmd.h) are above every folder.
+top_rank=$(printf '%s\n' "$ranks" | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m + 1 }')
+
+edges=$(mktemp)
+trap 'rm -f "$edges"' EXIT
+for f in "$src"/*.[ch] "$src"/*/*.[ch]; do
+	[ -e "$f" ] || continue
+	rel=${f#"$src"/}
+	case $rel in
+	*/*) from=${rel%%/*}; fr=$(rank_of "$from") ;;
+	*) from=main; fr=$top_rank ;;
+	esac
+	[ -n "$fr" ] || continue
+	# shellcheck disable=SC2013 # names without spaces
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		case $inc in
+		cmd.h)
+			if [ "$rel" != main.c ] && [ "$rel" != cmd.h ] &&
+			   ! grep -q '^int cmd_[a-z_]*(int argc, char \*\*argv)' "$f"; then
+				echo "src/$rel: includes cmd.h but defines no sub-command"
+				bad=1
+			fi
+			continue ;;
+		*/*) to=${inc%%/*} ;;
+		*)
+			echo "src/$rel: includes \"$inc\": name the folder (\"lib/$inc\", ...)"
+			bad=1
+			continue ;;
+		esac
+		tr=$(rank_of "$to")
+		if [ -z "$tr" ]; then
+			echo "src/$rel: includes \"$inc\" from a folder not in the table"
+			bad=1
+			continue
+		fi
+		[ "$to" = "$from" ] && continue
+		echo "$from $to" >>"$edges"
+		if [ "$tr" -ge "$fr" ]; then
+			echo "src/$rel: includes \"$inc\": $to/ (rank $tr) is not below $from/ (rank $fr)"
+			bad=1
+		fi
+	done
+done
+
+# The sub-commands of cmd.h are called by main.c only.
+# shellcheck disable=SC2013 # names without spaces
+for c in $(sed -n 's/^int \(cmd_[a-z_]*\)(int argc, char \*\*argv);.*/\1/p' "$src/cmd.h"); do
+	for f in "$src"/*/*.c; do
+		[ -e "$f" ] || continue
+		grep -n "\\b$c(" "$f" | grep -v "^[0-9]*:int $c(int argc, char \*\*argv)" |
+		while IFS=: read -r n _; do
+			echo "src/${f#"$src"/}:$n: calls $c(): only main.c runs sub-commands"
+		done | grep . && bad=1
+	done
+done
+
+if [ "${EDGES:-0}" = 1 ]; then
+	sort "$edges" | uniq -c | awk '{ print $2 " -> " $3 " " $1 }'
+fi
+exit $bad
