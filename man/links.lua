@@ -1,14 +1,46 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- Markdown of docs/ as a man page.
 
--- A '|' in a code span of a table cell is written '\\|' in docs/.
+-- A '|' in a code span of a table cell is written '\\|' in docs/
+-- (Code, below).
+
+-- A document of docs/ by name: the man page that holds it whole, or
+-- where the package installs it. "docs/cmdline.md", "cmdline.md" ->
+-- "ramboot-cmdline(7)"; "lazy.md" -> "/usr/share/doc/ramboot/lazy.md".
+local DOCDIR = "/usr/share/doc/ramboot/"
+local pages = { cmdline = "ramboot-cmdline(7)", ramboot = "ramboot(8)" }
+
+local function doc_ref(path)
+  local name = path:match("([%w_-]+)%.md$")
+  if not name then return nil end
+  return pages[name] or (DOCDIR .. name .. ".md")
+end
+
+local function rename(s)
+  return (s:gsub("[%w_./-]*[%w_-]+%.md", function(p) return doc_ref(p) or p end))
+end
+
+function Str(el)
+  local t = rename(el.text)
+  if t ~= el.text then return pandoc.Str(t) end
+end
+
 function Code(el)
   el.text = el.text:gsub("\\|", "|")
   return el
 end
 
--- A man page has no links: keep the text.
+-- A man page has no links: keep the text. A link into another
+-- document whose text does not name it says where that document is.
 function Link(el)
+  local target = el.target:gsub("#.*", "")
+  local ref = target ~= "" and not target:match("^%a+:") and doc_ref(target)
+  local text = pandoc.utils.stringify(el.content)
+  if ref and not text:match("%.md") and not text:match("%(%d%)") then
+    local out = el.content
+    table.insert(out, pandoc.Str(" (" .. ref .. ")"))
+    return out
+  end
   return el.content
 end
 

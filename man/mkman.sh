@@ -8,8 +8,16 @@
 # EXAMPLES, FILES, SEE ALSO) and pulls everything else out of docs/ with
 # two directives, each alone on a line:
 #
-#   @include FILE            FILE without its title (its first line, a
-#                            level-1 heading); its headings one level up
+#   @include FILE [except HEADING]
+#                            FILE without its title (its first line, a
+#                            level-1 heading), its sections nested under
+#                            the heading of SOURCE the directive follows
+#                            (under "# DESCRIPTION" FILE's "## X" stays
+#                            "## X", under "## ramboot lazy" it becomes
+#                            "### X"; with no heading before it, "# X");
+#                            "except HEADING" leaves out the section
+#                            HEADING (as written in FILE) to the next
+#                            heading of the same or a higher level
 #   @section FILE HEADING    from the line HEADING (a markdown heading,
 #                            exactly as written in FILE) to the next
 #                            heading of the same or a higher level
@@ -26,15 +34,31 @@ top=$(cd "$here/.." && pwd)
 
 # expand SOURCE: the markdown of the page, on stdout
 expand() {
+	lv=0    # the level of SOURCE's last heading
 	while IFS= read -r line || [ -n "$line" ]; do
 		case $line in
 		"@include "*)
 			f=${line#@include }
+			ex=
+			case $f in *" except "*) ex=${f#* except }; f=${f%% except *} ;; esac
 			[ -f "$top/$f" ] || { echo "mkman: $src: no $f" >&2; return 1; }
-			awk 'NR == 1 && /^# / { next }
-			     /^```/ { fence = !fence }
-			     !fence && /^##+ / { sub(/^#/, "") }
-			     { print }' "$top/$f"
+			if [ -n "$ex" ] && ! grep -qxF -- "$ex" "$top/$f"; then
+				echo "mkman: $src: $f has no heading '$ex'" >&2
+				return 1
+			fi
+			awk -v lv="$lv" -v ex="$ex" '
+				function level(s) { match(s, /^#+/); return RLENGTH }
+				NR == 1 && /^# / { next }
+				/^```/ { fence = !fence }
+				!fence && ex != "" && $0 == ex { skip = level($0); next }
+				!fence && skip && /^#+ / && level($0) <= skip { skip = 0 }
+				skip { next }
+				!fence && /^##+ / {
+					# "## X" becomes a heading one level below lv
+					if (lv == 0) sub(/^#/, "")
+					else for (i = 2; i < lv + 1; i++) $0 = "#" $0
+				}
+				{ print }' "$top/$f"
 			echo
 			;;
 		"@section "*)
@@ -51,6 +75,12 @@ expand() {
 				!fence && on && /^#+ / && level($0) <= lv { on = 0 }
 				on { print }' "$top/$f"
 			echo
+			;;
+		"#"*)
+			case $line in
+			"# "*) lv=1 ;; "## "*) lv=2 ;; "### "*) lv=3 ;;
+			esac
+			printf '%s\n' "$line"
 			;;
 		*) printf '%s\n' "$line" ;;
 		esac
