@@ -5,7 +5,7 @@
 # wrong both ways: the fallback reasons the code writes (cmdline.md's
 # report table, the admin guide's Fallbacks table); the keys of the boot
 # report and of the lazy status file, taken from their writers in src/;
-# the modes; the settings of src/cmdline.c (conf/ramboot.conf, cmdline.md);
+# the modes; the settings of src/boot/cmdline.c (conf/ramboot.conf, cmdline.md);
 # every option of each --help in its document's tables and in the
 # synopses; the status verdicts; the messages the documents quote; the
 # man pages (no bare document names, sections that nest); links only to
@@ -24,7 +24,7 @@ TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 code_fallbacks() {
 	{
 		grep -ho 'fallback(rep, "[^"]*"' "$TOP"/src/*.c "$TOP"/src/*/*.c | sed 's/.*"\(.*\)"/\1/'
-		sed -n '/^static const char \*fallback_reason/,/^}/p' "$TOP/src/boot/boot.c" |
+		sed -n '/^static const char \*fallback_reason/,/^}/p' "$TOP"/src/*/*.c |
 			grep -o 'return "[^"]*"' | sed 's/return "\(.*\)"/\1/'
 		grep -ho 'ramboot_drop "[^"]*" "[^"]*"' "$TOP"/initrd-hooks/*.sh "$TOP"/initrd-hooks/*/* \
 			"$TOP"/dracut/*/* 2>/dev/null | sed 's/.*" "\(.*\)"/\1/'
@@ -174,12 +174,12 @@ table_keys() { # FILE HEAD
 }
 
 # The keys `ramboot boot` writes into /run/ramboot/report: the writers
-# of src/report.c (text and JSON) and the keys the lazy copier
-# (src/lazy.c) and the hooks' --drop (src/boot.c) set in it afterwards.
+# of src/lib/report.c (text and JSON) and the keys the lazy copier
+# (src/lazy/) and the hooks' --drop (src/boot/) set in it afterwards.
 code_report_keys() {
 	{
-		grep -ho '[a-z_]*(&o, "[a-z0-9_]*"' "$TOP/src/report.c" | sed 's/.*"\(.*\)"/\1/'
-		grep -ho 'report_text_set([^"]*"[a-z0-9_]*"' "$TOP"/src/*.c | sed 's/.*"\(.*\)"/\1/'
+		grep -ho '[a-z_]*(&o, "[a-z0-9_]*"' "$TOP/src/lib/report.c" | sed 's/.*"\(.*\)"/\1/'
+		grep -ho 'report_text_set([^"]*"[a-z0-9_]*"' "$TOP"/src/*/*.c | sed 's/.*"\(.*\)"/\1/'
 	} | LC_ALL=C sort -u
 }
 
@@ -194,9 +194,9 @@ code_report_keys() {
 }
 
 # The keys of the lazy copier's status file: the table its writer
-# (src/lazy.c) passes to report_kv().
+# (src/lazy/) passes to report_kv().
 code_lazy_keys() {
-	sed -n '/const char \*const kv\[\]\[2\] = {/,/};/p' "$TOP/src/lazy.c" |
+	sed -n '/const char \*const kv\[\]\[2\] = {/,/};/p' "$TOP"/src/*/*.c |
 		grep -o '{ "[a-z0-9_]*",' | sed 's/{ "\(.*\)",/\1/' | LC_ALL=C sort -u
 }
 
@@ -212,7 +212,7 @@ code_lazy_keys() {
 
 @test "docs: the report table's mode_asked and mode_done name every mode" {
 	local m row
-	for m in $(sed -n 's/^static const char \*const mode_names\[\] = { \(.*\) };/\1/p' "$TOP/src/cmdline.c" | tr -d '",'); do
+	for m in $(sed -n 's/^static const char \*const mode_names\[\] = { \(.*\) };/\1/p' "$TOP"/src/*/*.c | tr -d '",'); do
 		for row in mode_asked mode_done; do
 			grep "^| \`$row\` |" "$TOP/docs/cmdline.md" | grep -q "\`$m\`" ||
 				fail "docs/cmdline.md: $row does not name the mode $m"
@@ -220,10 +220,10 @@ code_lazy_keys() {
 	done
 }
 
-# The settings of `ramboot boot` (src/cmdline.c settings_keys[]), as
+# The settings of `ramboot boot` (src/boot/cmdline.c settings_keys[]), as
 # their environment names: "" is RAMBOOT, "swap.size" RAMBOOT_SWAP_SIZE.
 code_settings() {
-	sed -n '/^const char \*const settings_keys\[SET_NKEYS\] = {/,/};/p' "$TOP/src/cmdline.c" |
+	sed -n '/^const char \*const settings_keys\[SET_NKEYS\] = {/,/};/p' "$TOP"/src/*/*.c |
 		grep -o '"[a-z0-9.]*"' | tr -d '"' | while read -r k; do
 			if [ -z "$k" ]; then echo RAMBOOT; else echo "RAMBOOT_$k" | tr 'a-z.' 'A-Z_'; fi
 		done | LC_ALL=C sort -u

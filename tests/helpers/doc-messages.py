@@ -61,7 +61,7 @@ def fmt_regex(fmt):
 
 def formats(srcdir):
     info, every = [], []
-    for path in sorted(glob.glob(os.path.join(srcdir, '*.c'))):
+    for path in sorted(glob.glob(os.path.join(srcdir, '**', '*.c'), recursive=True)):
         text = open(path, encoding='utf-8').read()
         for m in JOINED.finditer(text):
             fmt = unquote(m.group(1))
