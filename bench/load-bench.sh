@@ -17,6 +17,9 @@
 #   BENCH_DOC=FILE      write the section into FILE instead
 #   RAMBOOT_BIN=static/ramboot  the binary under test (the static build:
 #                       what runs in the initramfs)
+#   BENCH_AB=PATH       A/B: also run every ramboot job with the binary PATH
+#                       (an older build), interleaved with RAMBOOT_BIN's in
+#                       each round, and print a table of the two (B/A speed)
 #
 # The image is real files from /usr as a squashfs (uncompressed by default,
 # see above), cached in build/bench/ and reused while the settings are
@@ -34,6 +37,7 @@ RUNS=${BENCH_RUNS:-5}
 FRAME_MB=${BENCH_FRAME_MB:-8}
 SQCOMP=${BENCH_SQFS_COMP:-none}
 RAMBOOT_BIN=${RAMBOOT_BIN:-$top/static/ramboot}
+AB=${BENCH_AB:-}
 case $RAMBOOT_BIN in /*) ;; *) RAMBOOT_BIN=$top/$RAMBOOT_BIN ;; esac
 dir=$top/build/bench
 doc=${BENCH_DOC:-$top/docs/benchmarks.md}
@@ -42,6 +46,7 @@ die() { echo "load-bench: $*" >&2; exit 1; }
 log() { echo "load-bench: $*" >&2; }
 
 [ -x "$RAMBOOT_BIN" ] || die "no $RAMBOOT_BIN (run make)"
+[ -z "$AB" ] || [ -x "$AB" ] || die "BENCH_AB: no $AB"
 "$RAMBOOT_BIN" load --help >/dev/null 2>&1 || die "$RAMBOOT_BIN has no working 'load'"
 for t in mksquashfs zstd xz lzop gzip; do
 	command -v "$t" >/dev/null || die "$t not installed (tests/deps.sh install)"
@@ -147,7 +152,15 @@ cat "$dir"/image.* >/dev/null
 # the same machine (a busy neighbour, memory state) as far as possible.
 declare -A cmds times
 jobs=()
-job() { jobs+=("$1"); cmds[$1]=$2; times[$1]=""; }
+abjobs=()
+# With BENCH_AB, a ramboot job KEY has a twin KEY@B run right after it.
+job() {
+	jobs+=("$1"); cmds[$1]=$2; times[$1]=""
+	if [ -n "$AB" ] && [[ $2 == *'$RAMBOOT_BIN'* ]]; then
+		jobs+=("$1@B"); cmds[$1@B]=${2//\$RAMBOOT_BIN/\$RAMBOOT_BIN_B}; times[$1@B]=""
+		abjobs+=("$1")
+	fi
+}
 
 run_once() { # KEY: one timed run, the output checked on the first one
 	local k=$1 t0 t1
@@ -155,7 +168,7 @@ run_once() { # KEY: one timed run, the output checked on the first one
 	rm -f "$DEST"
 	sync
 	t0=$(date +%s.%N)
-	if ! RAMBOOT_BIN=$RAMBOOT_BIN DEST=$DEST sh -c "${cmds[$k]}" </dev/null >/dev/null 2>"$dir/last.err"; then
+	if ! RAMBOOT_BIN=$RAMBOOT_BIN RAMBOOT_BIN_B=$AB DEST=$DEST sh -c "${cmds[$k]}" </dev/null >/dev/null 2>"$dir/last.err"; then
 		log "FAILED: ${cmds[$k]}"
 		sed 's/^/  /' "$dir/last.err" >&2
 		times[$k]=fail
@@ -319,6 +332,19 @@ section=$(mktemp)
 } >"$section"
 
 cat "$section"
+if [ -n "$AB" ]; then
+	echo
+	echo "A/B, same run, interleaved: A = $RAMBOOT_BIN, B = $AB (median of $RUNS)"
+	echo
+	echo "| job | A MB/s | B MB/s | A / B speed |"
+	echo "|---|---:|---:|---:|"
+	for k in "${abjobs[@]}"; do
+		ta=$(median "$k"); tb=$(median "$k@B")
+		if [ "$ta" = fail ] || [ "$tb" = fail ]; then r=fail
+		else r=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b / a }'); fi
+		echo "| $k | $(mbps "$ta") | $(mbps "$tb") | $r |"
+	done
+fi
 if [ "${BENCH_NO_DOC:-0}" != 1 ] && [ -f "$doc" ] && grep -q '<!-- load-bench:begin -->' "$doc"; then
 	awk -v f="$section" '
 		/<!-- load-bench:begin -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next }
