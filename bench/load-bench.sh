@@ -156,6 +156,7 @@ abjobs=()
 # With BENCH_AB, a ramboot job KEY has a twin KEY@B run right after it.
 job() {
 	jobs+=("$1"); cmds[$1]=$2; times[$1]=""
+	# shellcheck disable=SC2016 # the command's text, expanded by its own sh
 	if [ -n "$AB" ] && [[ $2 == *'$RAMBOOT_BIN'* ]]; then
 		jobs+=("$1@B"); cmds[$1@B]=${2//\$RAMBOOT_BIN/\$RAMBOOT_BIN_B}; times[$1@B]=""
 		abjobs+=("$1")
