@@ -87,6 +87,7 @@ belongs() {
 # Copy $1 to $2 through a temporary file beside it: $2 is either the old
 # file or the whole new one.
 copy_into_place() {
+	[ ! -d "$2" ] || return 1
 	c_tmp=$(mktemp "${2%/*}/.${2##*/}.XXXXXX") || return 1
 	if cp "$1" "$c_tmp" && chmod 0644 "$c_tmp" && mv -f "$c_tmp" "$2"; then
 		return 0
@@ -103,6 +104,7 @@ swap_manifests() { # img
 	s_m=$1.manifest
 	s_om=$1.old.manifest
 	s_keep=
+	[ ! -d "$s_m" ] || return 1
 	if belongs "$1.old" "$s_m"; then
 		s_keep=$(mktemp "${1%/*}/.${1##*/}.old.manifest.XXXXXX") || return 1
 		if ! cp "$s_m" "$s_keep"; then
