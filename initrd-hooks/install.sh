@@ -6,6 +6,8 @@
 #
 #   $DATADIR/hooks/...                 the scripts `ramboot initrd -o` packs
 #   $DATADIR/ltsp.conf                 the ltsp.conf snippet, for reference
+#   $DATADIR/ltsp-server.sh            what its [ramboot_server] section runs
+#                                      after `ltsp image` and `ltsp ipxe`
 #   $SYSCONFDIR/ltsp/ramboot/ramboot   the static binary and the LTSP hook:
 #   $SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh  `ltsp initrd` copies /etc/ltsp
 #   $SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh into ltsp.img (and the client
@@ -39,7 +41,12 @@ inst 0644 "$here/ltsp-hook.sh" "$DATADIR/hooks/ltsp-hook.sh"
 inst 0644 "$here/ramboot-lib.sh" "$DATADIR/hooks/ramboot-lib.sh"
 inst 0755 "$here/initramfs-tools/script" "$DATADIR/hooks/initramfs-tools/script"
 inst 0644 "$here/initramfs-tools/order.conf" "$DATADIR/hooks/initramfs-tools/order.conf"
-inst 0644 "$here/../conf/ltsp.conf" "$DATADIR/ltsp.conf"
+inst 0644 "$here/ltsp-server.sh" "$DATADIR/ltsp-server.sh"
+# The snippet names the package's path; `make install` has its own.
+conf=$(mktemp)
+trap 'rm -f "$conf"' EXIT
+sed "s|/usr/share/ramboot/ltsp-server\.sh|$DATADIR/ltsp-server.sh|g" "$here/../conf/ltsp.conf" >"$conf"
+inst 0644 "$conf" "$DATADIR/ltsp.conf"
 
 if [ "${NO_LTSP:-0}" != 1 ]; then
 	static="$DESTDIR$DATADIR/ramboot.static"
@@ -54,7 +61,7 @@ fi
 
 if [ "${NO_INITRAMFS_TOOLS:-0}" != 1 ]; then
 	tmp=$(mktemp)
-	trap 'rm -f "$tmp"' EXIT
+	trap 'rm -f "$tmp" "$conf"' EXIT
 	sed -e "s|@DATADIR@|$DATADIR|g" -e "s|@SYSCONFDIR@|$SYSCONFDIR|g" \
 		"$here/initramfs-tools/hook" >"$tmp"
 	inst 0755 "$tmp" "$ITDIR/hooks/ramboot"

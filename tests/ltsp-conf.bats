@@ -236,3 +236,26 @@ ltsp_pre_initrd() {
 	refute_output --partial packed
 	[[ $stderr == *"$T/keys/lab.key"* ]] || fail "stderr: $stderr"
 }
+
+@test "ltsp.conf: [ramboot_server]'s POST_IMAGE and POST_IPXE hooks are the server's only, with their settings unset" {
+	need_ltsp
+	{
+		echo '[server]'
+		echo 'INCLUDE=ramboot_server'
+		echo
+		echo '[clients]'
+		echo 'INCLUDE=ramboot'
+		echo
+		cat "$CONF"
+	} >"$T/ltsp.conf"
+	ltsp_eval "$T/ltsp.conf" server POST_IMAGE_RAMBOOT POST_IPXE_RAMBOOT RAMBOOT_PUBLISH_KEY RAMBOOT_IPXE_INITRDS
+	assert_success
+	assert_line 'POST_IMAGE_RAMBOOT=[ ! -r /usr/share/ramboot/ltsp-server.sh ] || sh /usr/share/ramboot/ltsp-server.sh image "$BASE_DIR/images" --sign="$RAMBOOT_PUBLISH_KEY" $RAMBOOT_PUBLISH_OPTIONS'
+	assert_line 'POST_IPXE_RAMBOOT=[ -z "$RAMBOOT_IPXE_INITRDS" ] || [ ! -r /usr/share/ramboot/ltsp-server.sh ] || sh /usr/share/ramboot/ltsp-server.sh ipxe "$TFTP_DIR/ltsp/ltsp.ipxe" $RAMBOOT_IPXE_INITRDS'
+	assert_line 'RAMBOOT_PUBLISH_KEY=<unset>'
+	assert_line 'RAMBOOT_IPXE_INITRDS=<unset>'
+	ltsp_eval "$T/ltsp.conf" client POST_IMAGE_RAMBOOT POST_IPXE_RAMBOOT
+	assert_success
+	assert_line 'POST_IMAGE_RAMBOOT=<unset>'
+	assert_line 'POST_IPXE_RAMBOOT=<unset>'
+}

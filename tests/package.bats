@@ -58,6 +58,7 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/share/ramboot/hooks/initramfs-tools/script
 /usr/share/ramboot/hooks/ltsp-hook.sh
 /usr/share/ramboot/hooks/ramboot-lib.sh
+/usr/share/ramboot/ltsp-server.sh
 /usr/share/ramboot/ramboot.static"
 
 CONFFILES="/etc/default/ramboot-serve

@@ -214,6 +214,44 @@ assert_verity_ok() {
 	[ -z "$(hash_files)" ]
 }
 
+@test "publish: the hash file IMAGE.old.manifest names stays (LTSP's backup, for ltsp image --revert)" {
+	local h1 h2 h3 h4
+	rb publish --verity "$IMG"
+	expect_status 0
+	h1=$(field verity-hash "$IMG.manifest")
+	# what ltsp.conf's POST_IMAGE_RAMBOOT does: the previous image's
+	# manifest beside LTSP's backup, then the new image published
+	cp "$IMG" "$IMG.old"
+	cp "$IMG.manifest" "$IMG.old.manifest"
+	head -c 4096 /dev/urandom >>"$IMG"
+	rb publish --verity "$IMG"
+	expect_status 0
+	h2=$(field verity-hash "$IMG.manifest")
+	rb publish --verity "$IMG"
+	expect_status 0
+	h3=$(field verity-hash "$IMG.manifest")
+	rb publish --verity "$IMG"
+	expect_status 0
+	h4=$(field verity-hash "$IMG.manifest")
+	grep -qx "removed $OUT/$h2" <<<"$output"
+	[ "$(hash_files)" = "$(printf '%s\n' "$h1" "$h3" "$h4" | LC_ALL=C sort)" ]
+	# the backup brought back: its manifest and hash file still agree
+	mv "$IMG.old" "$IMG"
+	mv "$IMG.old.manifest" "$IMG.manifest"
+	assert_verity_ok "$IMG.manifest"
+	# a backup manifest that cannot be read: no hash file is removed
+	echo garbage >"$IMG.old.manifest"
+	rb publish --verity "$IMG"
+	expect_status 0
+	[[ $stderr == *"$IMG.old.manifest"*"no hash file is removed"* ]] || fail "stderr: $stderr"
+	[ "$(hash_files | wc -l)" -eq 4 ]
+	# no backup manifest: the older hash files go
+	rm "$IMG.old.manifest"
+	rb publish --verity "$IMG"
+	expect_status 0
+	[ "$(hash_files | wc -l)" -eq 2 ]
+}
+
 # A publish stalled at its Nth fsync and killed there.
 # kill_at_fsync N
 kill_at_fsync() {

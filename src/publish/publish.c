@@ -14,9 +14,10 @@
  *   4. write the manifest naming it (aside, fsync, rename, directory
  *      fsync): the commit point;
  *   5. remove the hash files neither the new manifest nor the previous
- *      one names. A client that read the previous manifest a moment ago
- *      may still be opening its hash file: it stays until the next
- *      publish.
+ *      one names, nor IMAGE.old.manifest: the manifest of LTSP's backup
+ *      IMAGE.old, which `ltsp image --revert` brings back as IMAGE. A
+ *      client that read the previous manifest a moment ago may still be
+ *      opening its hash file: it stays until the next publish.
  * A kill before 4 leaves the old manifest and its hash file; after it,
  * the new ones.
  */
@@ -374,12 +375,12 @@ bool publish_is_stale_temp(const char *base, const char *manifest, const char *n
 }
 
 /* Remove what publish_run no longer needs: the hash files neither keep1
- * (the new manifest's) nor keep2 (the previous one's) name, and
- * temporaries of an earlier publish that was killed. keep2 NULL with
- * keep_all: the previous manifest could not be read, no hash file is
- * removed. */
+ * (the new manifest's), keep2 (the previous one's) nor keep3 (the backup
+ * image's, IMAGE.old.manifest) name, and temporaries of an earlier
+ * publish that was killed. keep_all: the previous or the backup's
+ * manifest could not be read, no hash file is removed. */
 static void sweep(int dirfd, const char *prefix, const char *base, const char *manifest,
-		  const char *keep1, const char *keep2, bool keep_all)
+		  const char *keep1, const char *keep2, const char *keep3, bool keep_all)
 {
 	struct dirent *d;
 	DIR *dir;
@@ -397,7 +398,8 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 
 		if (!tmp && (keep_all || !publish_is_hash_name(base, d->d_name) ||
 			     (keep1 && !strcmp(d->d_name, keep1)) ||
-			     (keep2 && !strcmp(d->d_name, keep2))))
+			     (keep2 && !strcmp(d->d_name, keep2)) ||
+			     (keep3 && !strcmp(d->d_name, keep3))))
 			continue;
 		if (unlinkat(dirfd, d->d_name, 0) < 0) {
 			rb_warn("%s%s: cannot remove: %s", prefix, d->d_name, strerror(errno));
@@ -422,7 +424,9 @@ static void usage(FILE *out)
 	      "hash) that it names; each aside, synced and renamed, the manifest last.\n"
 	      "A client reading IMAGE.manifest at any moment gets the old one or the new\n"
 	      "one, complete, with its hash file. Hash files older than the previous\n"
-	      "manifest's are removed. Run it after each 'ltsp image'.\n"
+	      "manifest's are removed, except the one IMAGE.old.manifest names (the\n"
+	      "backup 'ltsp image --revert' brings back). Run it after each 'ltsp image'\n"
+	      "(ltsp.conf's [ramboot_server] does).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --sign=KEY        sign the manifest with the Ed25519 private key KEY\n"
@@ -451,13 +455,14 @@ int cmd_publish(int argc, char **argv)
 	};
 	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
 	struct publish_made mk;
-	struct manifest prev;
+	struct manifest prev, backup;
 	struct outfile mof;
-	char mname[NAME_MAX + 1], mpath[PATH_MAX], prefix[PATH_MAX], err[PATH_MAX + 128];
+	char mname[NAME_MAX + 1], mpath[PATH_MAX], bpath[PATH_MAX], prefix[PATH_MAX];
+	char err[PATH_MAX + 128];
 	struct stat inputs[2];
 	size_t ninputs = 0;
 	const char *base;
-	bool have_prev = false, keep_all = false;
+	bool have_prev = false, have_backup = false, keep_all = false;
 	int c, rc, dirfd;
 
 	optind = 1;
@@ -499,7 +504,8 @@ int cmd_publish(int argc, char **argv)
 			return RB_EXIT_FAIL;
 		}
 	}
-	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath))
+	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath) ||
+	    snprintf(bpath, sizeof(bpath), "%s.old.manifest", req.image) >= (int)sizeof(bpath))
 		return rb_usage("publish", "IMAGE: path too long");
 	dirfd = publish_dir_open(req.image, &base);
 	if (dirfd < 0) {
@@ -538,6 +544,18 @@ int cmd_publish(int argc, char **argv)
 		keep_all = true;
 		rb_warn("%s: %s: no hash file is removed", mpath, err);
 	}
+	/* LTSP's backup of the image (`ltsp image` renames IMAGE to
+	 * IMAGE.old) keeps its manifest beside it, naming a hash file of
+	 * IMAGE's name: it must be there when `ltsp image --revert` swaps
+	 * them back. */
+	memset(&backup, 0, sizeof(backup));
+	rc = manifest_load(bpath, &backup, err, sizeof(err));
+	if (rc == 0) {
+		have_backup = true;
+	} else if (rc != -ENOENT) {
+		keep_all = true;
+		rb_warn("%s: %s: no hash file is removed", bpath, err);
+	}
 
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0)
@@ -568,7 +586,8 @@ int cmd_publish(int argc, char **argv)
 	       mk.m.sha256, mk.m.nchunks, req.verity ? ", verity" : "",
 	       req.key ? ", signed by key " : "", req.key ? mk.keyid : "");
 	sweep(dirfd, prefix, base, mname, req.verity ? mk.m.verity_hash : NULL,
-	      have_prev && prev.verity_root[0] ? prev.verity_hash : NULL, keep_all);
+	      have_prev && prev.verity_root[0] ? prev.verity_hash : NULL,
+	      have_backup && backup.verity_root[0] ? backup.verity_hash : NULL, keep_all);
 	publish_made_free(&mk);
 	(void)close(dirfd);
 	/* The manifest is named: published, whatever became of the line

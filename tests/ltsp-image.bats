@@ -1,0 +1,377 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The image lifecycle under LTSP's own code: conf/ltsp.conf's
+# [ramboot_server] hooks (initrd-hooks/ltsp-server.sh) driven by the real
+# `ltsp image`, `ltsp image --revert` and `ltsp ipxe` of the installed
+# ltsp package. Each run is in a mount namespace of its own, with a
+# temporary ltsp.conf bound over /etc/ltsp, a tmpfs on /run, and BASE_DIR
+# and TFTP_DIR in the test's directory: the server's /srv/ltsp, /srv/tftp
+# and /etc/ltsp are never touched. LTSP makes the squashfs (mksquashfs)
+# of a small chroot and runs `ltsp kernel` on it, as on a server.
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+CONF=$TOP/conf/ltsp.conf
+SERVER_SH=$TOP/initrd-hooks/ltsp-server.sh
+LTSP=/usr/share/ltsp/ltsp
+LTSP_CONFIG=/usr/share/ltsp/common/ltsp/55-config.sh
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	IMAGES=$T/srv/images
+	IMG=$IMAGES/x86_64.img
+}
+
+# The real `ltsp` needs root, mount namespaces, overlayfs and squashfs
+# (LTSP mounts its sources that way) and mksquashfs.
+need_ltsp_run() {
+	[ -x "$LTSP" ] || skip "no $LTSP (the ltsp package; tests/deps.sh installs it)"
+	[ "$(id -u)" -eq 0 ] || skip "needs root (mounts)"
+	[ -d /etc/ltsp ] || skip "no /etc/ltsp to bind a test ltsp.conf over"
+	command -v mksquashfs >/dev/null || skip "no mksquashfs (squashfs-tools)"
+	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
+	unshare -m sh -c 'mount -t tmpfs none /mnt' 2>/dev/null ||
+		skip "cannot mount in a mount namespace"
+	grep -qw overlay /proc/filesystems || skip "no overlayfs"
+}
+
+# A chroot LTSP can make an image of; $1 goes into etc/motd (the same
+# length each time: the images then have the same size).
+make_chroot() {
+	local r=$T/srv/x86_64
+	mkdir -p "$r/proc" "$r/etc" "$r/boot" "$r/sbin"
+	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
+	printf '%s\n' "$1" >"$r/etc/motd"
+	[ -f "$r/boot/vmlinuz-6.1.0-t" ] || head -c 200000 /dev/urandom >"$r/boot/vmlinuz-6.1.0-t"
+	echo initrd >"$r/boot/initrd.img-6.1.0-t"
+	echo init >"$r/sbin/init"
+}
+
+# ltsp.conf: a [server] section with the lines $2..., then the example
+# with the hook script taken from the tree ($1: its path there).
+write_conf() {
+	local script=$1
+	shift
+	mkdir -p "$T/etc-ltsp"
+	{
+		echo '[server]'
+		echo 'INCLUDE=ramboot_server'
+		printf '%s\n' "$@"
+		echo
+		sed "s|/usr/share/ramboot/ltsp-server.sh|$script|g" "$CONF"
+	} >"$T/etc-ltsp/ltsp.conf"
+}
+
+# ltsp ARGS: LTSP's own `ltsp ARGS` in a mount namespace, ramboot from
+# the tree in PATH (RAMBOOT_BIN, when set, is passed on).
+ltsp() {
+	mkdir -p "$T/srv" "$T/tftp"
+	cat >"$T/ns.sh" <<EOF
+set -e
+mount -t tmpfs tmpfs /run
+mount --bind '$T/etc-ltsp' /etc/ltsp
+export BASE_DIR='$T/srv' TFTP_DIR='$T/tftp' PATH='$TOP':\$PATH
+${RAMBOOT_BIN:+export RAMBOOT_BIN='$RAMBOOT_BIN'}
+exec '$LTSP' "\$@"
+EOF
+	run --separate-stderr unshare -m sh "$T/ns.sh" "$@"
+}
+
+# The SHA-256 a manifest records, and the one of the file it goes with.
+man_sha() {
+	sed -n 's/^sha256 //p' "$1"
+}
+img_sha() {
+	"$TOP/ramboot" manifest "$1" | sed -n 's/^sha256 //p'
+}
+
+# Each of NAME.img and NAME.img.old has its own manifest.
+assert_own_manifests() {
+	[ -f "$IMG.manifest" ] || fail "no $IMG.manifest"
+	[ -f "$IMG.old.manifest" ] || fail "no $IMG.old.manifest"
+	[ "$(man_sha "$IMG.manifest")" = "$(img_sha "$IMG")" ] || fail "$IMG.manifest is not x86_64.img's"
+	[ "$(man_sha "$IMG.old.manifest")" = "$(img_sha "$IMG.old")" ] ||
+		fail "$IMG.old.manifest is not x86_64.img.old's"
+}
+
+@test "LTSP: its code runs the POST_ hooks after the applet's function, under run-or-die" {
+	[ -r /usr/share/ltsp/common/ltsp/55-ltsp.sh ] || skip "no ltsp package"
+	run grep -A1 -x '    re "$_APPLET_FUNCTION" "$@"' /usr/share/ltsp/common/ltsp/55-ltsp.sh
+	assert_success
+	assert_line --index 1 '    re run_parameters "POST"'
+	# image_cmdline handles --revert too: the same POST_IMAGE_* after it
+	run grep -c 're revert "$img_src"' /usr/share/ltsp/server/image/35-image.sh
+	assert_output 1
+}
+
+@test "ltsp image: POST_IMAGE_* runs once the image is in place, never after a failed ltsp image" {
+	need_ltsp_run
+	make_chroot one
+	write_conf "$SERVER_SH" \
+		"POST_IMAGE_PROBE=\"ls \\\"\\\$BASE_DIR/images\\\" >'$T/probe'\""
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	run cat "$T/probe"
+	assert_line x86_64.img
+	rm "$T/probe"
+	ltsp image --cleanup=0 nosuchimage
+	assert_failure
+	[ ! -e "$T/probe" ]
+}
+
+@test "ltsp image: the new image gets a fresh manifest, the previous one keeps its own as .old (same size)" {
+	need_ltsp_run
+	make_chroot aaaa
+	write_conf "$SERVER_SH"
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	[[ $output == *"ramboot: publishing $IMG"* ]] || fail "output: $output"
+	[ "$(man_sha "$IMG.manifest")" = "$(img_sha "$IMG")" ]
+	[ ! -e "$IMG.old.manifest" ]
+	first=$(img_sha "$IMG")
+
+	make_chroot bbbb
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	# LTSP's backup, of the same size: the chunks tell them apart
+	[ "$(stat -c %s "$IMG")" -eq "$(stat -c %s "$IMG.old")" ]
+	[ "$(img_sha "$IMG.old")" = "$first" ]
+	[ "$(img_sha "$IMG")" != "$first" ]
+	assert_own_manifests
+
+	# nothing new: another run leaves both alone
+	cp "$IMG.manifest" "$T/m"
+	cp "$IMG.old.manifest" "$T/om"
+	RAMBOOT_BIN=$TOP/ramboot run sh "$SERVER_SH" image "$IMAGES"
+	assert_success
+	assert_output ''
+	cmp "$IMG.manifest" "$T/m"
+	cmp "$IMG.old.manifest" "$T/om"
+}
+
+@test "ltsp image --revert: each image has its own signed manifest and hash file again, both ways" {
+	need_ltsp_run
+	command -v veritysetup >/dev/null || skip "no veritysetup"
+	install -d -m 0700 "$T/root"
+	"$TOP/ramboot" keygen "$T/root/lab.key" >/dev/null
+	mkdir -p "$T/keys"
+	cp "$T/root/lab.key.pub" "$T/keys/"
+	make_chroot aaaa
+	write_conf "$SERVER_SH" "RAMBOOT_PUBLISH_KEY=$T/root/lab.key" "RAMBOOT_PUBLISH_OPTIONS=--verity"
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	make_chroot bbbb
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	assert_own_manifests
+	new=$(img_sha "$IMG")
+	old=$(img_sha "$IMG.old")
+
+	for round in 1 2; do
+		ltsp image --revert x86_64
+		assert_success
+		assert_line "Swapped $IMG with $IMG.old"
+		assert_line "ramboot: x86_64.img: reverted image, its manifest restored (the other one kept as x86_64.img.old.manifest)"
+		assert_own_manifests
+		if [ "$round" = 1 ]; then
+			[ "$(img_sha "$IMG")" = "$old" ]
+		else
+			[ "$(img_sha "$IMG")" = "$new" ]
+		fi
+		for m in "$IMG.manifest" "$IMG.old.manifest"; do
+			run "$TOP/ramboot" sign --check --keys="$T/keys" "$m"
+			assert_success
+		done
+		# the hash file the manifest names is there and verifies
+		run veritysetup verify "$IMG" "$IMAGES/$(sed -n 's/^verity-hash //p' "$IMG.manifest")" \
+			"$(sed -n 's/^verity-root //p' "$IMG.manifest")"
+		assert_success
+	done
+}
+
+@test "ltsp image: with the hook script or the ramboot program gone, ltsp image still succeeds" {
+	need_ltsp_run
+	make_chroot aaaa
+	write_conf "$T/gone/ltsp-server.sh"
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	[ -f "$IMG" ]
+	[ ! -e "$IMG.manifest" ]
+
+	write_conf "$SERVER_SH"
+	RAMBOOT_BIN=$T/gone/ramboot ltsp image --cleanup=0 x86_64
+	assert_success
+	[[ $stderr == *"no $T/gone/ramboot program: images not published"* ]] || fail "stderr: $stderr"
+	[ ! -e "$IMG.manifest" ]
+}
+
+@test "ltsp image: a publish that fails warns loudly and ltsp image exits 1, the image in place" {
+	need_ltsp_run
+	make_chroot aaaa
+	write_conf "$SERVER_SH" "RAMBOOT_PUBLISH_KEY=$T/no-such.key"
+	ltsp image --cleanup=0 x86_64
+	assert_failure
+	[ -f "$IMG" ]
+	[ ! -e "$IMG.manifest" ]
+	[[ $stderr == *"WARNING: $IMG is NOT published"* ]] || fail "stderr: $stderr"
+	[[ $stderr == *"ramboot publish --sign=$T/no-such.key $IMG' succeeds"* ]] || fail "stderr: $stderr"
+}
+
+# LTSP's run_parameters POST for `ltsp image`, over the example's server
+# section (its script at $1), with ramboot from the tree: the check that
+# needs no mounts, for machines where the tests above skip.
+ltsp_post_image() {
+	write_conf "$1"
+	mkdir -p "$IMAGES"
+	{
+		echo 're() { "$@" || { echo "LTSP command failed: $*"; exit 1; }; }'
+		echo 'die() { echo "die: $*"; exit 1; }'
+		echo ". $LTSP_CONFIG"
+		echo "eval \"\$(ini2sh '$T/etc-ltsp/ltsp.conf')\" || die ini2sh"
+		echo 're section_call unnamed common server'
+		echo "BASE_DIR='$T/srv'"
+		echo '_APPLET=image'
+		echo 're run_parameters POST'
+		echo 'echo done'
+	} >"$T/post.sh"
+	PATH=$TOP:$PATH run --separate-stderr busybox sh "$T/post.sh"
+}
+
+@test "ltsp.conf: POST_IMAGE_RAMBOOT under LTSP's run_parameters: publishes; returns 0 with the script gone" {
+	[ -r "$LTSP_CONFIG" ] || skip "no $LTSP_CONFIG (the ltsp package)"
+	command -v busybox >/dev/null || skip "no busybox"
+	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
+	ltsp_post_image "$T/gone/ltsp-server.sh"
+	assert_success
+	assert_output done
+	head -c 1048576 /dev/urandom >"$IMG"
+	ltsp_post_image "$T/gone/ltsp-server.sh"
+	assert_success
+	[ ! -e "$IMG.manifest" ]
+	ltsp_post_image "$SERVER_SH"
+	assert_success
+	assert_line done
+	[ "$(man_sha "$IMG.manifest")" = "$(img_sha "$IMG")" ]
+}
+
+@test "ltsp-server.sh image: a manifest of another image, a version 1 one, a link: never taken as the image's" {
+	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
+	mkdir -p "$IMAGES"
+	head -c 8392704 /dev/urandom >"$IMG"
+	cp "$IMG" "$IMG.old"
+	# the same size, the same first chunk: only the last one differs
+	printf 'x' | dd of="$IMG" bs=1 seek=8392000 conv=notrunc 2>/dev/null
+	"$TOP/ramboot" manifest "$IMG.old" >"$IMG.manifest"
+	RAMBOOT_BIN=$TOP/ramboot run sh "$SERVER_SH" image "$IMAGES"
+	assert_success
+	assert_own_manifests
+	# a version 1 manifest (no chunks) cannot be told apart cheaply
+	"$TOP/ramboot" manifest --chunk-size=0 "$IMG" >"$IMG.manifest"
+	RAMBOOT_BIN=$TOP/ramboot run sh "$SERVER_SH" image "$IMAGES"
+	assert_success
+	assert_line "ramboot: publishing $IMG"
+	grep -q '^chunk 0 ' "$IMG.manifest"
+	# a link at the backup's manifest's name is nobody's, even one to
+	# the right manifest: it is never moved to the manifest's name
+	mv "$IMG" "$T/img"
+	mv "$IMG.old" "$IMG"
+	mv "$T/img" "$IMG.old"
+	"$TOP/ramboot" manifest "$IMG" >"$T/elsewhere.manifest"
+	rm "$IMG.old.manifest"
+	ln -s "$T/elsewhere.manifest" "$IMG.old.manifest"
+	RAMBOOT_BIN=$TOP/ramboot run sh "$SERVER_SH" image "$IMAGES"
+	assert_success
+	assert_line "ramboot: publishing $IMG"
+	[ ! -L "$IMG.manifest" ]
+	assert_own_manifests
+	[ ! -L "$IMG.old.manifest" ]
+}
+
+# ltsp ipxe finds its binaries in TFTP_DIR/ltsp already (it only copies
+# missing ones).
+ipxe_binaries() {
+	mkdir -p "$T/tftp/ltsp"
+	for b in memtest.0 memtest.efi snponly.efi undionly.kpxe; do
+		: >"$T/tftp/ltsp/$b"
+	done
+}
+
+@test "ltsp ipxe: RAMBOOT_IPXE_INITRDS survives every ltsp ipxe, and only adds ramboot's lines" {
+	need_ltsp_run
+	ipxe_binaries
+	IPXE=$T/tftp/ltsp/ltsp.ipxe
+	write_conf "$SERVER_SH"
+	ltsp ipxe
+	assert_success
+	cp "$IPXE" "$T/plain.ipxe"
+	# without the setting, the hook leaves LTSP's file as it is
+	grep -q '^kernel /ltsp/${img}/vmlinuz initrd=ltsp.img initrd=initrd.img ${cmdline}$' "$IPXE"
+
+	write_conf "$SERVER_SH" "RAMBOOT_IPXE_INITRDS=\"ramboot-udpcast.img extra.img\""
+	for run_no in 1 2; do
+		ltsp ipxe
+		assert_success
+		assert_line "ramboot: $IPXE: loads ramboot-udpcast.img extra.img"
+		run diff --unchanged-line-format= --old-line-format='< %L' --new-line-format='> %L' \
+			"$T/plain.ipxe" "$IPXE"
+		assert_output - <<'EOF'
+< kernel /ltsp/${img}/vmlinuz initrd=ltsp.img initrd=initrd.img ${cmdline}
+> # ramboot: extra initrds (ltsp.conf RAMBOOT_IPXE_INITRDS), each named
+> # on the kernel line only when it could be fetched
+> clear ramboot_initrds ||
+> initrd /ltsp/ramboot-udpcast.img && set ramboot_initrds ${ramboot_initrds} initrd=ramboot-udpcast.img ||
+> initrd /ltsp/extra.img && set ramboot_initrds ${ramboot_initrds} initrd=extra.img ||
+> kernel /ltsp/${img}/vmlinuz initrd=ltsp.img ${ramboot_initrds} initrd=initrd.img ${cmdline}
+EOF
+	done
+	cp "$IPXE" "$T/ours.ipxe"
+	# kept by `ltsp --overwrite=0 ipxe`: the hook adds nothing twice
+	ltsp --overwrite=0 ipxe
+	assert_success
+	cmp "$IPXE" "$T/ours.ipxe"
+	# one more: added to the block that is there
+	write_conf "$SERVER_SH" "RAMBOOT_IPXE_INITRDS=\"ramboot-udpcast.img extra.img third.img\""
+	ltsp --overwrite=0 ipxe
+	assert_success
+	run grep -c '^clear ramboot_initrds ||$' "$IPXE"
+	assert_output 1
+	run grep -c '^initrd /ltsp/third.img && set ramboot_initrds ${ramboot_initrds} initrd=third.img ||$' "$IPXE"
+	assert_output 1
+	run grep -c '^kernel .*${ramboot_initrds}' "$IPXE"
+	assert_output 1
+}
+
+@test "ltsp-server.sh ipxe: a name that is not a plain file name, or a file without LTSP's kernel line: exit 1, unchanged" {
+	mkdir -p "$T/tftp/ltsp"
+	IPXE=$T/tftp/ltsp/ltsp.ipxe
+	printf '#!ipxe\nkernel /boot/vmlinuz\nboot\n' >"$IPXE"
+	cp "$IPXE" "$T/before"
+	run sh "$SERVER_SH" ipxe "$IPXE" ramboot.img
+	assert_failure 1
+	assert_output --partial "not one 'kernel /ltsp/\${img}/vmlinuz initrd=ltsp.img ... initrd=initrd.img' line"
+	cmp "$IPXE" "$T/before"
+	sed 's|^kernel .*|kernel /ltsp/${img}/vmlinuz initrd=ltsp.img initrd=initrd.img ${cmdline}|' "$T/before" >"$IPXE"
+	cp "$IPXE" "$T/before"
+	for bad in ../x.img 'a b' 'x;reboot' ''; do
+		run sh "$SERVER_SH" ipxe "$IPXE" "$bad"
+		assert_failure 1
+		cmp "$IPXE" "$T/before"
+	done
+	run sh "$SERVER_SH" ipxe "$T/none.ipxe" ramboot.img
+	assert_failure 1
+	run sh "$SERVER_SH" ipxe "$IPXE"
+	assert_failure 2
+	[ -z "$(find "$T/tftp/ltsp" -name '.*')" ]
+}
+
+@test "ltsp-server.sh: shellcheck-clean POSIX sh" {
+	command -v shellcheck >/dev/null || skip "no shellcheck"
+	run shellcheck "$SERVER_SH"
+	assert_success
+}
