@@ -266,6 +266,78 @@ make_sqfs() { # path
 	[ "$(report fallback)" = "" ]
 }
 
+# A RAM copy of a 12 MiB zstd image whose reads of the image the fault
+# shim slows (700 ms each, 2 MiB a read): more than the 3 s before a
+# progress line may be printed. $1: the kernel command line's extra words.
+slow_ram_boot() {
+	load helpers/fault
+	faultinj_build
+	mkdir -p "$BATS_TEST_TMPDIR/big/sbin" "$R/dev"
+	head -c 12M /dev/urandom >"$BATS_TEST_TMPDIR/big/sbin/init"
+	mksquashfs "$BATS_TEST_TMPDIR/big" "$BATS_TEST_TMPDIR/x.img" -quiet -noappend -no-progress >/dev/null
+	zstd -q -1 "$BATS_TEST_TMPDIR/x.img" -o "$R/root/images/x.img.zst"
+	: >"$R/dev/kmsg"
+	echo "$1 ramboot=ram ltsp.image=images/x.img.zst" >"$R/proc/cmdline"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" \
+		FAULTINJ='read:path=*/x.img.zst:delay_ms=700' FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" \
+		LD_PRELOAD="$FAULTINJ_SO" "$BIN" boot
+}
+
+@test "boot: a RAM copy (root) says on stderr that it began, each tenth copied and that it ended; stdout is the one line" {
+	need_root
+	slow_ram_boot "console=ttyS0"
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/x.img"
+	[ "$(report mode_done)" = ram ]
+	grep -q 'action=delay_ms' "$BATS_TEST_TMPDIR/fi.log"
+	[[ $stderr == *"ramboot: boot: copying $R/root/images/x.img.zst (12.0 MiB, zstd, 12.0 MiB in RAM) into RAM (tmpfs)"* ]]
+	[[ $stderr =~ ramboot:\ boot:\ [1-9]0\ %\ copied\ \([0-9.]+\ MiB\ of\ 12.0\ MiB\) ]]
+	[[ $stderr == *"ramboot: boot: copied into RAM (tmpfs): $R/run/ramboot/ram/x.img, 12.0 MiB in "*" s, not verified"* ]]
+	# plain lines: no carriage return, nothing of them on stdout
+	[[ $stderr != *$'\r'* ]]
+	[[ $output != *copying* ]]
+	# the start and the end in the kernel log at info level; the steps not
+	run cat "$R/dev/kmsg"
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line --index 0 "<6>ramboot: boot: copying $R/root/images/x.img.zst (12.0 MiB, zstd, 12.0 MiB in RAM) into RAM (tmpfs)"
+	assert_line --index 1 --regexp "^<6>ramboot: boot: copied into RAM \(tmpfs\): $R/run/ramboot/ram/x.img, 12.0 MiB in [0-9.]+ s, not verified\$"
+}
+
+@test "boot: a RAM copy with the kernel's quiet (root): the start and end lines only" {
+	need_root
+	slow_ram_boot "quiet splash"
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$R/run/ramboot/ram/x.img"
+	grep -q 'action=delay_ms' "$BATS_TEST_TMPDIR/fi.log"
+	[[ $stderr == *"ramboot: boot: copying $R/root/images/x.img.zst (12.0 MiB, zstd, 12.0 MiB in RAM) into RAM (tmpfs)"* ]]
+	[[ $stderr == *"ramboot: boot: copied into RAM (tmpfs): "* ]]
+	[[ $stderr != *"% copied"* ]]
+	run cat "$R/dev/kmsg"
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "boot: a verified RAM copy (root) says so at its end; a failed one ends in its warning" {
+	need_root
+	make_sqfs "$R/root/images/x.img"
+	"$BIN" manifest "$R/root/images/x.img" >"$R/root/images/x.img.manifest"
+	echo "quiet ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	rb
+	assert_success
+	[[ $stderr == *"ramboot: boot: copying $R/root/images/x.img ("*", uncompressed) into RAM (tmpfs)"* ]]
+	# the last line of stderr
+	[[ $stderr == *"ramboot: boot: copied into RAM (tmpfs): $R/run/ramboot/ram/x.img, "*" KiB in "*" s, verified" ]]
+	umount "$R/run/ramboot/ram"
+	rm -rf "$R/run"
+	echo "quiet ramboot=ram ltsp.image=images/x.img ramboot.sha256=$(printf '0%.0s' $(seq 64))" \
+		>"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[[ $stderr == *"ramboot: boot: copying $R/root/images/x.img ("* ]]
+	[[ $stderr == *"warning: hash mismatch: "*"; booting from the network image"* ]]
+	[[ $stderr != *"copied into RAM"* ]]
+}
+
 @test "boot: hash mismatch (root): fallback, tmpfs gone" {
 	need_root
 	make_sqfs "$R/root/images/x.img"

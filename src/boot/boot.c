@@ -499,7 +499,10 @@ static void fill_opts(struct load_opts *o, const struct boot_settings *s,
 		o->min_free = s->minfree;
 	if (s->timeout_set)
 		o->stall_timeout = s->timeout;
-	o->progress = s->debug ? PROGRESS_PLAIN : PROGRESS_NONE;
+	/* The console of a RAM copy (docs/cmdline.md): a line each tenth of
+	 * the copy; with the kernel's `quiet` (a splash screen over it) only
+	 * the lines that say it began and ended, unless ramboot.debug. */
+	o->progress = s->quiet && !s->debug ? PROGRESS_NONE : PROGRESS_CONSOLE;
 }
 
 /* What a load in a child process shares with the boot. */
@@ -880,6 +883,25 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	return 1;
 }
 
+/* A RAM copy that boots, on the console and in the kernel log (the
+ * loader says when it began; a fallback is a warning). */
+static void note_copy(const struct boot_report *rep)
+{
+	char sz[32];
+	const char *dev = rep->verity[0] ? ", through dm-verity" : "";
+
+	fmt_size(rep->bytes, sz, sizeof(sz));
+	if (strcmp(rep->hash, "ok"))
+		rb_note("copied into RAM (%s): %s, %s in %.1f s, not verified%s", rep->target,
+			rep->ram_path, sz, rep->seconds, dev);
+	else if (rep->signed_by[0])
+		rb_note("copied into RAM (%s): %s, %s in %.1f s, verified, signed by %s%s",
+			rep->target, rep->ram_path, sz, rep->seconds, rep->signed_by, dev);
+	else
+		rb_note("copied into RAM (%s): %s, %s in %.1f s, verified%s", rep->target,
+			rep->ram_path, sz, rep->seconds, dev);
+}
+
 static void do_ram(const struct boot_settings *s, const char *image, const char *manifest,
 		   const struct vplan *vp, const char *rundir, struct boot_report *rep)
 {
@@ -898,6 +920,7 @@ static void do_ram(const struct boot_settings *s, const char *image, const char 
 	}
 	fill_opts(&o, s, image, vp);
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
+	o.announce = rep->target;
 
 	if (s->target == TARGET_ZRAM) {
 		rc = zram_ensure_module();
@@ -963,6 +986,7 @@ static void do_ram(const struct boot_settings *s, const char *image, const char 
 		goto out;
 	}
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "ram");
+	note_copy(rep);
 	print_image(s->verity ? rep->verity_device : rep->ram_path);
 out:
 	free(r);

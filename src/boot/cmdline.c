@@ -408,6 +408,10 @@ void settings_parse_cmdline(struct boot_settings *s, const char *cmdline)
 	while (cmdline_next(&p, name, sizeof(name), val, SET_PATH_MAX + 64, &has_val)) {
 		if (!strcmp(name, "--"))
 			break;  /* the rest belongs to init */
+		if (!strcmp(name, "quiet") && !has_val) {
+			s->quiet = true;
+			continue;
+		}
 		if (!strcmp(name, "ltsp.image")) {
 			if (has_val && set_str(s->ltsp_image, sizeof(s->ltsp_image), val) < 0)
 				add_warn(s, "ltsp.image=: value too long, ignored");

@@ -60,6 +60,7 @@ struct boot_settings {
 	int swap_priority;             /* with swap_priority_set */
 	bool swap_priority_set;
 	bool debug;
+	bool quiet;                    /* the kernel's `quiet` (command line only) */
 	double timeout;                /* ramboot.timeout=: stall timeout, s */
 	bool profile_record;           /* ramboot.profile=record */
 	char profile[SET_PATH_MAX];    /* ramboot.profile=PATH or "none"; "":

@@ -31,6 +31,9 @@ void rb_set_cmd(const char *cmd);
 void rb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rb_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rb_info, and the kernel log at info level once rb_kmsg_open() found it:
+ * for what the journal keeps of a boot (a copy started, a copy made). */
+void rb_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rb_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error of `ramboot CMD`: one line naming its --help; returns
  * RB_EXIT_USAGE. */
@@ -45,8 +48,8 @@ int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
  * from $RAMBOOT_ROOT (empty: the real system), so tests run against fixture
  * trees. rb_path() returns 0 or -ENAMETOOLONG. */
 void rb_root_init(void);
-/* Also send warnings and errors to the kernel log (/dev/kmsg below the
- * root prefix), from now on; nothing when it cannot be opened. */
+/* Also send warnings and errors (and rb_note) to the kernel log (/dev/kmsg
+ * below the root prefix), from now on; nothing when it cannot be opened. */
 void rb_kmsg_open(void);
 bool rb_root_is_real(void);
 int rb_path(char *buf, size_t len, const char *fmt, ...)

@@ -35,7 +35,8 @@ void rb_set_cmd(const char *cmd)
 	rb_cmd = cmd;
 }
 
-static void vmsg(const char *kind, const char *fmt, va_list ap)
+/* kmsg: the kernel log level of the record ('3', '4', '6'), 0: none. */
+static void vmsg(const char *kind, char kmsg, const char *fmt, va_list ap)
 {
 	char line[1024];
 	int n;
@@ -49,9 +50,9 @@ static void vmsg(const char *kind, const char *fmt, va_list ap)
 	n = (int)strlen(line);
 	line[n++] = '\n';
 	(void)write_all(STDERR_FILENO, line, (size_t)n);
-	if (rb_kmsg_fd >= 0 && (!strcmp(kind, "error: ") || !strcmp(kind, "warning: "))) {
+	if (rb_kmsg_fd >= 0 && kmsg) {
 		char rec[sizeof(line) + 4];
-		int m = snprintf(rec, sizeof(rec), "<%c>%.*s", kind[0] == 'e' ? '3' : '4', n, line);
+		int m = snprintf(rec, sizeof(rec), "<%c>%.*s", kmsg, n, line);
 
 		/* One record per write(2); a full ring or a slow console is
 		 * never a reason to block the boot (O_NONBLOCK). */
@@ -87,7 +88,7 @@ void rb_err(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("error: ", fmt, ap);
+	vmsg("error: ", '3', fmt, ap);
 	va_end(ap);
 }
 
@@ -96,7 +97,7 @@ void rb_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("warning: ", fmt, ap);
+	vmsg("warning: ", '4', fmt, ap);
 	va_end(ap);
 }
 
@@ -105,7 +106,16 @@ void rb_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("", fmt, ap);
+	vmsg("", 0, fmt, ap);
+	va_end(ap);
+}
+
+void rb_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", '6', fmt, ap);
 	va_end(ap);
 }
 
@@ -140,7 +150,7 @@ void rb_debug(const char *fmt, ...)
 	if (!rb_verbose)
 		return;
 	va_start(ap, fmt);
-	vmsg("debug: ", fmt, ap);
+	vmsg("debug: ", 0, fmt, ap);
 	va_end(ap);
 }
 

@@ -29,6 +29,7 @@
 #include "load/progress.h"
 #include "format/squashfs.h"
 #include "trust/sign.h"
+#include "udpcast/udpcast.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
 
@@ -274,7 +275,7 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 			p->ck.retries = 0;
 	}
 	guard_target(u->guard, pipe_progress, guard_cancel_pipe, p);
-	progress_start(&pg, p, o->progress, u->src.estimate);
+	progress_start(&pg, p, o->progress, u->src.estimate, u->src.size);
 	if (u->src.codec == &codec_none && !hash && !ck && S_ISREG(u->src.st.st_mode) &&
 	    !u->snk.blk && !cap_out) {
 		rc = copy_range(u, p);
@@ -464,6 +465,25 @@ static int setup_guarded(struct run *u)
 	return rc;
 }
 
+/* o->announce (`ramboot boot`): the line that says a copy begins, for the
+ * console and the kernel log; the copy's end is the caller's to tell. */
+static void announce(const struct run *u)
+{
+	const struct source *s = &u->src;
+	char a[32], b[32], ram[48] = "";
+
+	if (!u->o->announce)
+		return;
+	if (s->codec && s->codec != &codec_none && s->estimate)
+		snprintf(ram, sizeof(ram), ", %s%s in RAM", s->estimate_exact ? "" : "about ",
+			 fmt_size(s->estimate, b, sizeof(b)));
+	rb_note("copying %s (%s, %s%s) into RAM (%s)",
+		udpcast_source_armed() ? "the udpcast stream" : u->o->source,
+		s->size ? fmt_size(s->size, a, sizeof(a)) : "size unknown",
+		!s->codec ? "format not yet known" : s->codec == &codec_none ? "uncompressed" :
+		s->codec->name, ram, u->o->announce);
+}
+
 /* The stages in order; the first failure ends it. */
 static int run_stages(struct run *u)
 {
@@ -480,6 +500,7 @@ static int run_stages(struct run *u)
 		return prefetch_run(u);
 	if ((rc = check_memory(u)) != 0 || (rc = guard_outcome(u)) != 0)
 		return rc;
+	announce(u);
 	if (o->tmpfs && (rc = sink_mount_tmpfs(u)) != 0)
 		return rc;
 	if ((rc = sink_open(u)) != 0 || (rc = guard_outcome(u)) != 0)

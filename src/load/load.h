@@ -19,7 +19,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE };
+/* PROGRESS_CONSOLE: a plain line each time another tenth of the source
+ * is read, at most one every few seconds (progress.c), for a console
+ * that keeps every line: `ramboot boot`. */
+enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE,
+		     PROGRESS_CONSOLE };
 
 #define LOAD_STALL_TIMEOUT 30.0  /* seconds without progress (default) */
 #define LOAD_RETRIES 3           /* reads again of a failed chunk (default) */
@@ -37,6 +41,10 @@ struct load_opts {
 	uint64_t min_free;       /* bytes that must stay free (default 256M) */
 	const char *tmpfs;       /* mount a tmpfs here and write DEST inside */
 	enum progress_mode progress;
+	/* `ramboot boot`: once the memory check passed, one line on stderr
+	 * and in the kernel log says what is copied: "IMAGE (SIZE, CODEC)
+	 * into RAM (announce)"; NULL: none. */
+	const char *announce;
 	const char *expect_fs;   /* "squashfs", ... or NULL */
 	double stall_timeout;    /* seconds without progress, 0: never */
 	/* If set, the monotonic time (ms) of the last progress is published

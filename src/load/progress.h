@@ -16,6 +16,9 @@ struct progress {
 	enum progress_mode mode;
 	double start;
 	uint64_t total;          /* expected output, 0: unknown */
+	uint64_t total_in;       /* the source's size, 0: unknown */
+	double last;             /* PROGRESS_CONSOLE: when the last line went */
+	unsigned tenths;         /* and the tenths of the source it told */
 	pthread_t tid;
 	bool started;
 	pthread_mutex_t lock;
@@ -24,7 +27,7 @@ struct progress {
 };
 
 void progress_start(struct progress *pg, struct pipe *p, enum progress_mode mode,
-		    uint64_t total);
+		    uint64_t total, uint64_t total_in);
 void progress_stop(struct progress *pg);
 
 #endif

@@ -266,6 +266,27 @@ expect_ram_copy() { # the bytes in RAM are the image
 	v=$(sed -n 's/^RBTEST ram-sha256=//p' "$log.txt" | head -n 1)
 	[ "$v" = "$img_sha" ] || fail "RAM copy sha256 '$v' differs from the image's $img_sha"
 }
+# expect_kmsg LEVEL PREFIX [SUFFIX]: the kernel log holds a record of
+# ramboot's at LEVEL (4 warning, 6 info) that starts with PREFIX and ends
+# with SUFFIX (literal text; the client prints them as RBTEST ramboot-kmsg)
+expect_kmsg() {
+	found=
+	while read -r _ _ pri msg; do
+		case $pri in '' | *[!0-9]*) continue ;; esac
+		case $msg in "$2"*"${3:-}") [ $((pri & 7)) = "$1" ] && found=1 ;; esac
+	done <<EOF
+$(grep '^RBTEST ramboot-kmsg ' "$log.txt")
+EOF
+	[ -n "$found" ] || fail "kernel log: no record of level $1 '$2...${3:-}'; ramboot's records: $(sed -n 's/^RBTEST ramboot-kmsg //p' "$log.txt" | head -n 5)"
+}
+# expect_start_line IMAGE CODEC: the console shows that the copy of IMAGE
+# began, and so does the kernel log, at info level
+expect_start_line() {
+	grep -q "^ramboot: boot: copying $1 ([0-9.]* [KMG]iB, $2\\(, [0-9.]* [KMG]iB in RAM\\)\\{0,1\\}) into RAM (tmpfs)\$" "$log.txt" ||
+		fail "the console does not show the start of the copy of $1 ($2)"
+	expect_kmsg 6 "ramboot: boot: copying $1 (" ") into RAM (tmpfs)"
+}
+
 expect_fallback() { # the boot went on from the network, saying why
 	expect_root network
 	expect mode_asked ram
@@ -274,6 +295,9 @@ expect_fallback() { # the boot went on from the network, saying why
 	expect_set fallback
 	expect_not fallback 0 no none
 	expect ram_path ""
+	# The reason, in the kernel log at warning level: what `dmesg` and
+	# `journalctl -b` keep of a boot with `quiet splash`.
+	expect_kmsg 4 "ramboot: boot: warning: $(report fallback)" "; booting from the network image"
 	# Nothing half-done left behind: no tmpfs of ours, no loaded zram.
 	v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
 	[ -z "$v" ] || fail "left behind after the fallback: $v"
@@ -381,6 +405,13 @@ run_case() {
 			expect codec zstd
 			expect fstype squashfs
 			expect_ram_copy
+			# the copy's start and end, on the console and in the
+			# kernel log
+			expect_start_line /mnt/net/x86_64.img.zst zstd
+			ram=$(report ram_path)
+			grep -q "^ramboot: boot: copied into RAM (tmpfs): $ram, [0-9.]* [KMG]iB in [0-9.]* s, not verified\$" "$log.txt" ||
+				fail "the console does not show the end of the copy"
+			expect_kmsg 6 "ramboot: boot: copied into RAM (tmpfs): $ram, " ", not verified"
 		} ;;
 	ram-9p-xz-sha256)
 		boot "$c" 9p "rbtest.src=/mnt/net/x86_64.img.xz ramboot=ram ramboot.sha256=$img_sha"
@@ -560,6 +591,10 @@ run_case() {
 		expect_done && {
 			expect_fallback
 			expect hash mismatch
+			# the copy began, and ended in the warning alone
+			expect_start_line /mnt/net/x86_64.img.zst zstd
+			! grep -q '^RBTEST ramboot-kmsg [0-9]* ramboot: boot: copied into RAM' "$log.txt" ||
+				fail "the kernel log says a copy was made"
 		} ;;
 	fallback-minfree)
 		boot "$c" 9p "ramboot=ram ramboot.minfree=4G"
