@@ -69,7 +69,7 @@ def formats(srcdir):
             if own >= 8:
                 every.append(rx)
             before = text[max(0, m.start() - 20):m.start()]
-            if re.search(r'\brb_info\(\s*$', before):
+            if re.search(r'\brb_(?:info|note)\(\s*$', before):
                 info.append(rx)
     return info, every
 
