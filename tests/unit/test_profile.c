@@ -725,10 +725,8 @@ static void test_rangeq_sequential(void)
 	size_t n;
 
 	CHECK_EQ_INT(rangeq_init(&q, 10 * PG + 100, PG, NULL), 0);
-	CHECK_EQ_INT(rangeq_left(&q), 10 * PG + 100);
 	n = drain(&q, 4 * PG + 100, got, 32);   /* max rounded down to pages */
 	CHECK(pairs_are(got, n, want, 3));
-	CHECK_EQ_INT(rangeq_left(&q), 0);
 	rangeq_free(&q);
 
 	/* max below a page: one page at a time */
@@ -739,27 +737,25 @@ static void test_rangeq_sequential(void)
 	/* an empty image: nothing */
 	CHECK_EQ_INT(rangeq_init(&q, 0, PG, NULL), 0);
 	CHECK_EQ_INT(drain(&q, M, got, 32), 0);
-	CHECK_EQ_INT(rangeq_left(&q), 0);
 	rangeq_free(&q);
 
 	CHECK_EQ_INT(rangeq_init(&q, PG, 1000, NULL), -EINVAL);
 	CHECK_EQ_INT(rangeq_init(&q, PG, 256, NULL), -EINVAL);
 }
 
-static void test_rangeq_profile_and_done(void)
+static void test_rangeq_profile(void)
 {
 	/* 20 pages and 100 bytes; profile: 5..8, 1, 19..20(partial), 12..16 */
 	static const uint64_t pr[] = { 5 * PG, 4 * PG, 1 * PG, PG, 19 * PG, PG + 100, 12 * PG, 5 * PG };
-	/* done: page 0, page 6, pages 13..14; [2.5 pages, 3.5 pages): no
-	 * whole page, nothing */
 	static const uint64_t want[] = {
-		5 * PG, PG,            /* 5; 6 is done */
-		7 * PG, 2 * PG,        /* 7..8 */
+		5 * PG, 3 * PG,        /* 5..7 (max 3 pages) */
+		8 * PG, PG,            /* 8 */
 		1 * PG, PG,            /* 1 */
 		19 * PG, PG + 100,     /* the last, partial */
-		12 * PG, PG,           /* 12; 13, 14 done */
+		12 * PG, 3 * PG,       /* 12..14 */
 		15 * PG, 2 * PG,       /* 15..16 */
-		2 * PG, 3 * PG,        /* the rest in order: 2..4 (max 3 pages) */
+		0, PG,                 /* the rest in order: 0 (1 is taken) */
+		2 * PG, 3 * PG,        /* 2..4 */
 		9 * PG, 3 * PG,        /* 9..11 */
 		17 * PG, 2 * PG,       /* 17..18 */
 	};
@@ -771,29 +767,8 @@ static void test_rangeq_profile_and_done(void)
 	mk(&p, 20 * PG + 100, 4096, pr, 4);
 	CHECK_EQ_INT(rangeq_init(&q, 20 * PG + 100, PG, &p), 0);
 	profile_free(&p);   /* the queue has its own copy */
-	rangeq_mark_done(&q, 0, PG);
-	rangeq_mark_done(&q, 6 * PG, PG);
-	rangeq_mark_done(&q, 13 * PG, 2 * PG);
-	rangeq_mark_done(&q, 2 * PG + PG / 2, PG);
-	rangeq_mark_done(&q, 40 * PG, PG);           /* beyond: ignored */
-	rangeq_mark_done(&q, 6 * PG, 0);
-	CHECK_EQ_INT(rangeq_left(&q), 16 * PG + 100);
 	n = drain(&q, 3 * PG, got, 32);
 	CHECK(pairs_are(got, n, want, ARRAY_SIZE(want) / 2));
-	CHECK_EQ_INT(rangeq_left(&q), 0);
-	rangeq_free(&q);
-
-	/* marking the tail: the last partial page counts only when the
-	 * range reaches the end */
-	CHECK_EQ_INT(rangeq_init(&q, 2 * PG + 100, PG, NULL), 0);
-	rangeq_mark_done(&q, 2 * PG, 99);
-	CHECK_EQ_INT(rangeq_left(&q), 2 * PG + 100);
-	rangeq_mark_done(&q, 2 * PG, 100);
-	CHECK_EQ_INT(rangeq_left(&q), 2 * PG);
-	rangeq_mark_done(&q, PG, UINT64_MAX);        /* to the end, no overflow */
-	CHECK_EQ_INT(rangeq_left(&q), PG);
-	n = drain(&q, M, got, 32);
-	CHECK(n == 1 && got[0] == 0 && got[1] == PG);
 	rangeq_free(&q);
 
 	/* a profile of another image */
@@ -802,7 +777,7 @@ static void test_rangeq_profile_and_done(void)
 	profile_free(&p);
 }
 
-/* Each page exactly once, whatever the profile, done ranges and max. */
+/* Each page exactly once, whatever the profile and max. */
 static void test_rangeq_each_page_once(void)
 {
 	const uint64_t pages = 777, size = pages * PG - 1;
@@ -833,10 +808,6 @@ static void test_rangeq_each_page_once(void)
 		}
 		CHECK_EQ_INT(rangeq_init(&q, size, PG, &p), 0);
 		profile_free(&p);
-		for (i = 0; i < 10; i++) {
-			seed = seed * 1103515245 + 12345;
-			rangeq_mark_done(&q, (seed >> 4) % size, (seed >> 16) % (64 * PG));
-		}
 		memset(seen, 0, pages);
 		total = 0;
 		while (rangeq_next(&q, (uint64_t)(round + 1) * PG + 1, &off, &len) == 1) {
@@ -851,8 +822,7 @@ static void test_rangeq_each_page_once(void)
 			}
 			total += len;
 		}
-		CHECK_EQ_INT(rangeq_left(&q), 0);
-		CHECK(total <= size);
+		CHECK(total == size);
 		rangeq_free(&q);
 	}
 	free(seen);
@@ -1027,7 +997,7 @@ int main(void)
 	RUN(test_merge_overlap_union_pages);
 	RUN(test_merge_identity);
 	RUN(test_rangeq_sequential);
-	RUN(test_rangeq_profile_and_done);
+	RUN(test_rangeq_profile);
 	RUN(test_rangeq_each_page_once);
 	RUN(test_sampler);
 	{
