@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Boot profiles: merging the profiles of several clients, recording one
- * by sampling the page cache, the copy order a profile gives. The text
- * format and the identity of an image are format/profile.h's;
- * docs/profiles.md has the admin's view.
+ * by sampling the page cache. The text format and the identity of an
+ * image are format/profile.h's; the copy order a profile gives is the
+ * background reader's (bgread/sched.h); docs/profiles.md has the
+ * admin's view.
  */
 #ifndef RAMBOOT_PROFILE_H
 #define RAMBOOT_PROFILE_H
@@ -11,7 +12,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
 
 #include "format/profile.h"
 
@@ -60,7 +60,8 @@ int profile_merge(const struct profile *const *in, size_t n, struct profile *out
  * (dio=1) bypasses the page cache: nothing is seen. And the kernel shows
  * the page cache of a file only to a process that owns the file, may
  * write it, or has CAP_FOWNER; to anyone else it says every page is
- * resident (profile_record_run() checks this before it records).
+ * resident (profile_record_run() asks bgread_mincore_shows() before it
+ * records).
  */
 struct profile_sampler {
 	int fd;
@@ -82,41 +83,6 @@ int profile_sampler_init(struct profile_sampler *s, int fd, uint64_t size);
  * 0 or -errno (mmap, mincore). */
 int profile_sample(struct profile_sampler *s, struct profile *p, uint64_t *added);
 void profile_sampler_free(struct profile_sampler *s);
-
-/*
- * The copy order of an image: the profile's ranges in order, then the
- * rest from the start to the end. One bit per page (a 3 GiB image in
- * 4 KiB pages: 96 KiB) records what rangeq_next() handed out: no page
- * is handed out twice.
- */
-struct rangeq {
-	uint64_t size;
-	uint32_t page;
-	uint64_t npages;
-	uint64_t *taken;          /* one bit per page */
-	struct profile_range *pr; /* the profile's ranges, in pages */
-	size_t npr, ri;           /* how many, the next one */
-	uint64_t cur;             /* the next page to look at: in pr[ri], then
-				   * of the sequential pass */
-};
-
-/* size: the image's size; page: the granularity (a power of two, at least
- * 512: normally the system's page size); p: a profile of this image (its
- * image-size must be size) or NULL (sequential only). The profile may be
- * freed afterwards. 0, -EINVAL or -ENOMEM. */
-int rangeq_init(struct rangeq *q, uint64_t size, uint32_t page, const struct profile *p);
-/* The next range to copy: consecutive pages not yet taken, inside one
- * profile range while there are any, at most max bytes (rounded down to
- * pages, at least one page; the image's last range may end on its
- * partial page). The range is taken. 1 with *off, *len set, or 0 when
- * every page is taken. */
-int rangeq_next(struct rangeq *q, uint64_t max, uint64_t *off, uint64_t *len);
-void rangeq_free(struct rangeq *q);
-
-/* Does mincore() tell the truth about this file to this process? The
- * kernel shows the page cache of a file only to a process that owns it,
- * may write it, or has CAP_FOWNER; to others every page is resident. */
-bool profile_mincore_shows(const struct stat *st, const char *path);
 
 /*
  * The recorder (`ramboot profile record`; boot starts it in a child for

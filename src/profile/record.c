@@ -19,6 +19,7 @@
 #include "lib/ramboot.h"
 #include "lib/outfile.h"
 #include "format/manifest.h"
+#include "bgread/resident.h"
 #include "profile/profile.h"
 
 #define STOP_WAIT_S 30
@@ -189,7 +190,7 @@ static int open_image(struct recorder *r)
 		       strerror(-rc));
 		return rc;
 	}
-	if (!profile_mincore_shows(&r->st, o->image)) {
+	if (!bgread_mincore_shows(&r->st, o->image)) {
 		rb_err("%s: the kernel shows the page cache of a file only to its owner, a "
 		       "process that may write it, or root", o->image);
 		return -EPERM;

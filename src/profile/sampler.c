@@ -5,11 +5,9 @@
  * what it can and cannot tell).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile/profile.h"
@@ -102,14 +100,4 @@ out:
 	if (added)
 		*added = got;
 	return rc;
-}
-
-/* The kernel shows the page cache of a file only to a process that
- * owns it, may write it, or has CAP_FOWNER (mm/mincore.c,
- * can_do_mincore()); to others it says every page is resident. */
-bool profile_mincore_shows(const struct stat *st, const char *path)
-{
-	if (geteuid() == 0 || st->st_uid == geteuid())
-		return true;
-	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
 }
