@@ -50,6 +50,22 @@ static void widen(uint64_t off, uint64_t len, uint64_t pg, uint64_t size, uint64
 	*e = end;
 }
 
+/* Hash h (key name) of input i against the one the inputs before it
+ * had (*seen): the same or none. *all stays true while every input has
+ * one. 0 or -EINVAL. */
+static int agree(const char *h, const char *name, size_t i, const char **seen, bool *all,
+		 char *err, size_t errlen)
+{
+	if (!h[0]) {
+		*all = false;
+		return 0;
+	}
+	if (*seen && strcmp(*seen, h))
+		return rb_errfmt(err, errlen, -EINVAL, "profile %zu has another %s", i + 1, name);
+	*seen = h;
+	return 0;
+}
+
 /* The identity the inputs share (see profile.h). */
 static int merge_id(const struct profile *const *in, size_t n, struct profile_id *id,
 		    char *err, size_t errlen)
@@ -57,6 +73,7 @@ static int merge_id(const struct profile *const *in, size_t n, struct profile_id
 	const char *sha = NULL, *ends = NULL;
 	bool all_sha = true, all_ends = true;
 	size_t i;
+	int rc;
 
 	memset(id, 0, sizeof(*id));
 	id->size = in[0]->id.size;
@@ -66,22 +83,11 @@ static int merge_id(const struct profile *const *in, size_t n, struct profile_id
 		if (x->size != id->size)
 			return rb_errfmt(err, errlen, -EINVAL, "profile %zu is of an image of %" PRIu64
 				      " bytes, profile 1 of %" PRIu64, i + 1, x->size, id->size);
-		if (x->sha256[0]) {
-			if (sha && strcmp(sha, x->sha256))
-				return rb_errfmt(err, errlen, -EINVAL, "profile %zu has another "
-					      "image-sha256", i + 1);
-			sha = x->sha256;
-		} else {
-			all_sha = false;
-		}
-		if (x->ends_sha256[0]) {
-			if (ends && strcmp(ends, x->ends_sha256))
-				return rb_errfmt(err, errlen, -EINVAL, "profile %zu has another "
-					      "image-ends-sha256", i + 1);
-			ends = x->ends_sha256;
-		} else {
-			all_ends = false;
-		}
+		rc = agree(x->sha256, "image-sha256", i, &sha, &all_sha, err, errlen);
+		if (rc == 0)
+			rc = agree(x->ends_sha256, "image-ends-sha256", i, &ends, &all_ends, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	if (all_sha)
 		memcpy(id->sha256, sha, sizeof(id->sha256));
