@@ -6,8 +6,9 @@
  * profile is what profile.h promises: canonical hashes, ranges inside
  * the image that never overlap, the same text after profile_format()
  * and a second parse, a match with its own identity, a merge with
- * itself that covers the same bytes, and a copy order (rangeq) that
- * hands out every page of the image exactly once, the profile's first.
+ * itself that covers the same bytes, and a copy order (the background
+ * reader's scheduler, the profile as its profile list) that hands out
+ * every page of the image exactly once, the profile's first.
  * See docs/fuzzing.md.
  */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bgread/sched.h"
 #include "profile/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,19 +45,26 @@ static int same(const struct profile *a, const struct profile *b)
 }
 
 /* The copy order: every page once, the profile's first range first. */
-static void check_rangeq(const struct profile *p, uint64_t max)
+static void check_order(const struct profile *p, uint64_t max)
 {
 	uint64_t npages = p->id.size / 4096 + (p->id.size % 4096 != 0);
 	uint64_t off, len, total = 0, first = 1;
+	struct bgread_ranges r = { 0 };
+	struct bgread_sched q;
 	unsigned char *seen;
-	struct rangeq q;
+	size_t i;
 
 	if (npages > (1u << 16))
 		return;
 	seen = calloc(npages + 1, 1);
-	if (!seen || rangeq_init(&q, p->id.size, 4096, p))
+	if (!seen || bgread_sched_init(&q, p->id.size, 4096, 0))
 		abort();
-	while (rangeq_next(&q, max, &off, &len) == 1) {
+	for (i = 0; i < p->n; i++)
+		if (bgread_ranges_add(&r, p->r[i].off, p->r[i].len))
+			abort();
+	if (bgread_sched_set(&q, BGREAD_LIST_PROFILE, &r))
+		abort();
+	while (bgread_sched_next(&q, max, &off, &len, NULL)) {
 		uint64_t pg;
 
 		if (off % 4096 || !len || off + len > p->id.size || len > (max < 4096 ? 4096 : max))
@@ -71,9 +80,9 @@ static void check_rangeq(const struct profile *p, uint64_t max)
 		}
 		total += len;
 	}
-	if (total != p->id.size || rangeq_left(&q) != 0)
+	if (total != p->id.size || !bgread_sched_done(&q))
 		abort();
-	rangeq_free(&q);
+	bgread_sched_free(&q);
 	free(seen);
 }
 
@@ -135,7 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	profile_free(&merged);
 	profile_free(&twice);
 
-	check_rangeq(&p, size > 0 ? (uint64_t)data[0] * 1024 : 4096);
+	check_order(&p, size > 0 ? (uint64_t)data[0] * 1024 : 4096);
 	profile_free(&p);
 	return 0;
 }

@@ -34,7 +34,7 @@ srcs() {
 	lzop) echo "src/format/lzop.c src/lib/util.c" ;;
 	sizeexpr) echo "src/format/sizeexpr.c src/lib/util.c" ;;
 	cmdline) echo "src/boot/cmdline.c src/codec/codec_names.c src/format/manifest.c src/udpcast/udpcast.c src/lib/util.c" ;;
-	profile) echo "src/profile/profile.c src/format/manifest.c src/lib/outfile.c src/lib/sha256.c src/lib/util.c" ;;
+	profile) echo "src/format/profile.c src/profile/merge.c src/bgread/sched.c src/bgread/resident.c src/format/manifest.c src/lib/hex.c src/lib/outfile.c src/lib/sha256.c src/lib/util.c" ;;
 	sign) echo "src/trust/sign.c src/format/manifest.c src/lib/outfile.c src/lib/sha256.c src/lib/util.c" ;;
 	esac
 }

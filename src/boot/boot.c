@@ -39,6 +39,7 @@
 #include "udpcast/udpcast.h"
 #include "trust/vboot.h"
 #include "dev/zram.h"
+#include "profile/profile.h"
 
 extern char **environ;
 
@@ -1294,12 +1295,12 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 static void start_recorder(const struct boot_settings *s, const struct boot_args *a,
 			   struct boot_report *rep)
 {
-	char image[PATH_MAX], mbuf[PATH_MAX], iarg[PATH_MAX + 16], marg[PATH_MAX + 16];
-	char *argv[6];
+	char image[PATH_MAX], mbuf[PATH_MAX];
+	struct profile_record_opts o;
 	const char *manifest;
 	struct stat st;
 	pid_t pid;
-	int fd, n = 0;
+	int fd;
 
 	if (s->mode != BOOT_OFF) {
 		char msg[64];
@@ -1318,16 +1319,11 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 		return;
 	}
 	manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
-	snprintf(iarg, sizeof(iarg), "--image=%s", image);
-	argv[n++] = (char *)"profile";
-	argv[n++] = (char *)"record";
-	argv[n++] = iarg;
-	argv[n++] = (char *)"--until=600";
-	if (manifest && stat(manifest, &st) == 0 && S_ISREG(st.st_mode)) {
-		snprintf(marg, sizeof(marg), "--manifest=%s", manifest);
-		argv[n++] = marg;
-	}
-	argv[n] = NULL;
+	profile_record_opts_init(&o);
+	o.image = image;
+	o.until = 600;
+	if (manifest && stat(manifest, &st) == 0 && S_ISREG(st.st_mode))
+		o.manifest = manifest;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -1348,7 +1344,7 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 		dup2(fd, STDOUT_FILENO);
 	}
 	rb_set_cmd("profile");
-	_exit(cmd_profile(n, argv));
+	_exit(profile_record_run(&o) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK);
 }
 
 /*

@@ -43,6 +43,10 @@
 
 #include "lib/sha256.h"
 
+#include "bgread/pool.h"
+#include "bgread/yield.h"
+#include "lib/fdio.h"
+
 #include "cmd.h"
 #include "lib/ramboot.h"
 #include "lib/hex.h"
@@ -61,304 +65,8 @@
 #define DEFAULT_MIN_FREE (256 * MiB)
 #define DEFAULT_STALL 30.0
 #define STATUS_EVERY_S 2.0     /* status file and page cache rescan */
-#define RESIDENT_WINDOW GiB    /* mincore() over the image in such windows */
-#define GRACE_S 2.0            /* after a cancellation, for reads to return */
 #define STREAM_POLL_MS 200     /* --udpcast: the stream's pipe looked at */
 #define STREAM_GRACE_S 5.0     /* past udp-receiver's own timeouts */
-
-/* ---- ranges ---- */
-
-int lazy_ranges_add(struct lazy_ranges *r, uint64_t off, uint64_t len)
-{
-	if (len == 0)
-		return 0;
-	if (r->n > 0 && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
-		r->v[r->n - 1].len += len;
-		return 0;
-	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct lazy_range *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
-	r->v[r->n].off = off;
-	r->v[r->n].len = len;
-	r->n++;
-	return 0;
-}
-
-void lazy_ranges_free(struct lazy_ranges *r)
-{
-	free(r->v);
-	memset(r, 0, sizeof(*r));
-}
-
-int lazy_ranges_from_mincore(struct lazy_ranges *r, const unsigned char *vec, size_t npages,
-			     uint64_t base, uint64_t page, uint64_t limit)
-{
-	size_t i = 0;
-
-	while (i < npages) {
-		size_t j;
-		uint64_t off, end;
-
-		if (!(vec[i] & 1)) {
-			i++;
-			continue;
-		}
-		for (j = i; j < npages && (vec[j] & 1); j++)
-			;
-		off = base + i * page;
-		end = base + j * page;
-		if (end > limit)
-			end = limit;
-		if (end > off && lazy_ranges_add(r, off, end - off) < 0)
-			return -ENOMEM;
-		i = j;
-	}
-	return 0;
-}
-
-uint64_t lazy_resident_bytes(const unsigned char *vec, uint64_t off, uint64_t len, uint64_t page)
-{
-	uint64_t sum = 0, p, end = off + len;
-	size_t i;
-
-	for (i = 0, p = off; p < end; i++, p += page)
-		if (vec[i] & 1)
-			sum += (end - p < page ? end - p : page);
-	return sum;
-}
-
-/* ---- the scheduler ---- */
-
-static bool page_taken(const struct lazy_sched *s, uint64_t p)
-{
-	return s->taken[p / 64] & (1ULL << (p % 64));
-}
-
-/* The first page from p on, before end, not yet handed out. */
-static uint64_t first_free(const struct lazy_sched *s, uint64_t p, uint64_t end)
-{
-	while (p < end) {
-		if (s->taken[p / 64] == ~0ULL) {
-			p = (p / 64 + 1) * 64;
-			continue;
-		}
-		if (!page_taken(s, p))
-			return p;
-		p++;
-	}
-	return end;
-}
-
-int lazy_sched_init(struct lazy_sched *s, uint64_t size, uint64_t page)
-{
-	memset(s, 0, sizeof(*s));
-	s->size = size;
-	s->page = page;
-	s->npages = (size + page - 1) / page;
-	s->taken = calloc(s->npages / 64 + 1, sizeof(uint64_t));
-	if (!s->taken)
-		return -ENOMEM;
-	if (lazy_ranges_add(&s->list[LAZY_LIST_SEQ], 0, size) < 0) {
-		lazy_sched_free(s);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void lazy_sched_free(struct lazy_sched *s)
-{
-	int l;
-
-	free(s->taken);
-	s->taken = NULL;
-	for (l = 0; l < LAZY_NLISTS; l++)
-		lazy_ranges_free(&s->list[l]);
-}
-
-int lazy_sched_set(struct lazy_sched *s, int list, struct lazy_ranges *r)
-{
-	struct lazy_ranges n = { 0 };
-	size_t i;
-
-	if (list != LAZY_LIST_RESIDENT && list != LAZY_LIST_ORDER)
-		return -EINVAL;
-	for (i = 0; i < r->n; i++) {
-		uint64_t off = r->v[i].off, end = off + r->v[i].len;
-
-		if (end < off || end > s->size)     /* overflow, or past the end */
-			end = s->size;
-		off &= ~(s->page - 1);
-		if (end > off && lazy_ranges_add(&n, off, end - off) < 0) {
-			lazy_ranges_free(&n);
-			return -ENOMEM;
-		}
-	}
-	lazy_ranges_free(r);
-	lazy_ranges_free(&s->list[list]);
-	s->list[list] = n;
-	s->idx[list] = 0;
-	s->pos[list] = 0;
-	return 0;
-}
-
-bool lazy_sched_next(struct lazy_sched *s, uint64_t max, uint64_t *off, uint64_t *len, int *list)
-{
-	uint64_t maxpages = max / s->page ? max / s->page : 1;
-	int l;
-
-	for (l = 0; l < LAZY_NLISTS; l++) {
-		struct lazy_ranges *r = &s->list[l];
-
-		while (s->idx[l] < r->n) {
-			const struct lazy_range *g = &r->v[s->idx[l]];
-			uint64_t first = g->off / s->page;
-			uint64_t end = (g->off + g->len + s->page - 1) / s->page, p, q;
-
-			if (end > s->npages)
-				end = s->npages;
-			p = first_free(s, s->pos[l] > first ? s->pos[l] : first, end);
-			if (p >= end) {
-				s->idx[l]++;
-				s->pos[l] = 0;
-				continue;
-			}
-			for (q = p; q < end && q - p < maxpages && !page_taken(s, q); q++)
-				s->taken[q / 64] |= 1ULL << (q % 64);
-			s->ntaken += q - p;
-			s->pos[l] = q;
-			*off = p * s->page;
-			*len = (q * s->page < s->size ? q * s->page : s->size) - *off;
-			if (list)
-				*list = l;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool lazy_sched_done(const struct lazy_sched *s)
-{
-	return s->ntaken == s->npages;
-}
-
-/* ---- yielding, pacing, memory ---- */
-
-long lazy_backoff_step(struct lazy_backoff *b, bool busy)
-{
-	if (!busy) {
-		b->ms = 0;
-		return 0;
-	}
-	if (b->ms <= 0)
-		b->ms = LAZY_BACKOFF_MIN_MS;
-	else if (b->ms < LAZY_BACKOFF_MAX_MS)
-		b->ms = b->ms * 2 > LAZY_BACKOFF_MAX_MS ? LAZY_BACKOFF_MAX_MS : b->ms * 2;
-	return b->ms;
-}
-
-int lazy_parse_inflight(const char *s, uint64_t *reads)
-{
-	unsigned long long r, w;
-
-	if (sscanf(s, " %llu %llu", &r, &w) != 2)
-		return -EINVAL;
-	*reads = r;
-	return 0;
-}
-
-int lazy_parse_stat(const char *s, uint64_t *reads_done)
-{
-	unsigned long long r;
-	char *end;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	r = strtoull(s, &end, 10);
-	if (errno || (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\0'))
-		return -EINVAL;
-	*reads_done = r;
-	return 0;
-}
-
-long lazy_yield_step(struct lazy_yield *y, double now, const uint64_t *done,
-		     uint64_t inflight, bool predicted)
-{
-	double quiet = LAZY_QUIET_MS / 1000.0;
-
-	/* Idle: the count has not moved for the quiet time, as far as our
-	 * looks can tell (a count first seen now may have moved just now). */
-	if (done && (!y->seen || *done != y->last_done)) {
-		y->quiet_until = now + quiet;
-		y->last_done = *done;
-		y->seen = true;
-	}
-	if (inflight > 0) {
-		y->quiet_until = now + quiet;
-		y->why = LAZY_BOOT_WAITS;
-		return lazy_backoff_step(&y->bo, true);
-	}
-	(void)lazy_backoff_step(&y->bo, false);
-	if (!predicted && now < y->quiet_until) {
-		long ms = (long)((y->quiet_until - now) * 1000.0) + 1;
-
-		y->why = LAZY_BOOT_READ;
-		return ms > LAZY_QUIET_MS ? LAZY_QUIET_MS : ms;
-	}
-	y->why = LAZY_GO;
-	return 0;
-}
-
-void lazy_yield_took(struct lazy_yield *y, uint64_t bytes, double secs)
-{
-	double r;
-
-	if (bytes < LAZY_READ_MIN / 2 || !(secs > 0))
-		return;     /* too small to tell, or a clock that did not move */
-	r = (double)bytes / secs;
-	y->rate = y->rate > 0 ? 0.7 * y->rate + 0.3 * r : r;
-}
-
-uint64_t lazy_yield_size(const struct lazy_yield *y, uint64_t page)
-{
-	double want = y->rate > 0 ? y->rate * LAZY_READ_MS / 1000.0 : LAZY_READ_FIRST;
-	uint64_t sz = LAZY_READ_MIN;
-
-	while (sz < LAZY_CHUNK && (double)(sz * 2) <= want)
-		sz *= 2;
-	if (page > sz)
-		sz = page;
-	return sz;
-}
-
-long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed)
-{
-	double due, ms;
-
-	if (!rate)
-		return 0;
-	due = (double)bytes / (double)rate;
-	if (due <= elapsed)
-		return 0;
-	ms = (due - elapsed) * 1000.0;
-	if (ms > 1000)
-		return 1000;
-	return ms < 1 ? 1 : (long)ms;
-}
-
-bool lazy_mem_ok(uint64_t avail, uint64_t remaining, uint64_t min_free)
-{
-	return avail >= min_free && avail - min_free >= remaining;
-}
 
 /* ---- the run: state ---- */
 
@@ -432,34 +140,15 @@ void lazy_opts_init(struct lazy_opts *o)
 	o->stall_timeout = DEFAULT_STALL;
 }
 
-/* Shared by the copy threads, the guard and the main thread. */
+/* The copy from the image: the reader pool and where it writes. */
 struct copy {
-	pthread_mutex_t lock;
+	struct lazy *L;
+	struct bgread_pool *pool;
 	/* Writers to the copy hold it shared; undo takes it exclusive
 	 * before it closes the copy, so no write lands after that. */
 	pthread_rwlock_t wlock;
-	struct lazy_sched sched;             /* under lock */
-	int img_fd, copy_fd, inflight_fd, stat_fd, meminfo_fd;
-	uint64_t size, page, min_free, rate;
-	double t0;                           /* monotonic start */
-	uint64_t dispatched, next_mem;       /* under lock */
-	uint64_t done, cached, network;      /* under lock */
-	enum lazy_err why;                   /* first failure, under lock */
-	char msg[256];
-	atomic_bool stop;
-	atomic_uint_fast64_t paced;          /* network bytes let through */
-	atomic_uint_fast64_t yields;         /* back-offs for the boot */
-	atomic_uint_fast64_t completed;      /* reads done (the guard's clock) */
-	atomic_uint_fast64_t idle_ticks;
-	atomic_int reading;                  /* preads of the image in progress */
-	int nthreads;
-	pthread_t tid[LAZY_THREADS];
-	bool exited[LAZY_THREADS];           /* under lock */
-	struct worker {
-		struct copy *c;
-		int i;
-		void *buf;
-	} w[LAZY_THREADS];
+	int copy_fd;                         /* under wlock; -1: closed */
+	struct bgread_ranges order;          /* the profile's, for the pool */
 };
 
 struct lazy {
@@ -471,13 +160,15 @@ struct lazy {
 	int img_fd;
 	struct stat img_st;
 	uint64_t size;
+	bool mincore_ok;                     /* bgread_mincore_shows() */
 	char want_sha[65];
 	struct manifest man;
 	bool have_man;
 	/* the loop device */
 	int loop_fd;
 	char loop_name[32];
-	int inflight_fd, stat_fd, meminfo_fd;
+	struct bgread_loop lp;               /* its counters */
+	int meminfo_fd;
 	/* --wait-loop: where to look for it, opened at the start */
 	int sysblock_fd, dev_fd;
 	char *img_real;                      /* the image's canonical path */
@@ -534,36 +225,9 @@ static int lazy_fail(struct lazy *L, enum lazy_err e, const char *fmt, ...)
 	return lazy_exit_code(L->r->err);
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		(void)close(*fd);
-	*fd = -1;
-}
-
-/* A small procfs or sysfs file, read again from its start. */
-static ssize_t pread_text(int fd, char *buf, size_t len)
-{
-	ssize_t n;
-
-	if (fd < 0)
-		return -EBADF;
-	n = pread_full(fd, buf, len - 1, 0);
-	if (n < 0)
-		return n;
-	buf[n] = '\0';
-	return n;
-}
-
-static int mem_available(int fd, uint64_t *avail)
-{
-	char buf[8192];
-	ssize_t n = pread_text(fd, buf, sizeof(buf));
-
-	return n < 0 ? (int)n : meminfo_parse(buf, "MemAvailable", avail);
-}
-
 /* ---- the status file ---- */
+
+static uint64_t copy_yields(struct lazy *L);
 
 static void status_write(struct lazy *L)
 {
@@ -597,7 +261,7 @@ static void status_write(struct lazy *L)
 	snprintf(num[5], sizeof(num[5]), "%" PRIu64, r->bytes_network);
 	snprintf(num[6], sizeof(num[6]), "%" PRIu64, o->rate);
 	snprintf(num[7], sizeof(num[7]), "%" PRIu64,
-		 L->cp ? (uint64_t)atomic_load(&L->cp->yields) : 0);
+		 copy_yields(L));
 	{
 		/* Every value through report_kv(): one line each, whatever
 		 * an image path or an error message holds. */
@@ -746,6 +410,9 @@ static int open_image(struct lazy *L)
 	if (L->have_man && L->man.size != L->size)
 		return lazy_fail(L, LAZY_SIZE, "%s: image is %" PRIu64 " bytes, the manifest says %"
 				 PRIu64, o->image, L->size, L->man.size);
+	/* What the page cache holds is copied first and without waiting:
+	 * only when the kernel tells this process the truth about it. */
+	L->mincore_ok = bgread_mincore_shows(&L->img_st, o->image);
 	/* Reads of exactly what is asked: no read-ahead of this descriptor
 	 * on top of the copy's own reads (the loop's has its own). */
 	(void)posix_fadvise(L->img_fd, 0, 0, POSIX_FADV_RANDOM);
@@ -769,7 +436,7 @@ static void load_profile(struct lazy *L)
 	int rc;
 
 	L->profile_state = "none";
-	if (o->order || (o->profile && !strcmp(o->profile, LAZY_PROFILE_NONE)))
+	if (o->profile && !strcmp(o->profile, LAZY_PROFILE_NONE))
 		return;
 	if (o->profile) {
 		if (snprintf(L->profile_path, sizeof(L->profile_path), "%s", o->profile) >=
@@ -815,18 +482,14 @@ static void load_profile(struct lazy *L)
 		 profile_bytes(&L->prof));
 }
 
-/* The copy order of a matching profile (lazy_order_fn). */
-static int profile_order(void *arg, uint64_t image_size, struct lazy_ranges *out)
+/* The loop device's counters: the copy yields to the boot's reads. */
+static void open_counters(struct lazy *L, int sysblock_fd)
 {
-	const struct profile *p = arg;
-	size_t i;
+	int rc = bgread_loop_open(&L->lp, sysblock_fd, L->loop_name);
 
-	if (p->id.size != image_size)
-		return -EINVAL;
-	for (i = 0; i < p->n; i++)
-		if (lazy_ranges_add(out, p->r[i].off, p->r[i].len) < 0)
-			return -ENOMEM;
-	return 0;
+	if (rc < 0)
+		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
+			"reading", L->loop_name, strerror(-rc));
 }
 
 static int open_loop(struct lazy *L)
@@ -882,14 +545,7 @@ static int open_loop(struct lazy *L)
 				 o->image);
 	if (!ro)
 		return lazy_fail(L, LAZY_LOOP, "%s: not read-only", node);
-	if (rb_path(node, sizeof(node), "/sys/block/%s/inflight", L->loop_name) == 0)
-		L->inflight_fd = open(node, O_RDONLY | O_CLOEXEC);
-	if (L->inflight_fd < 0)
-		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
-			"reading", L->loop_name, strerror(errno));
-	/* Optional: without it, only reads in flight tell the boot reads. */
-	if (rb_path(node, sizeof(node), "/sys/block/%s/stat", L->loop_name) == 0)
-		L->stat_fd = open(node, O_RDONLY | O_CLOEXEC);
+	open_counters(L, -1);
 	return 0;
 }
 
@@ -1091,15 +747,7 @@ static int wait_loop(struct lazy *L)
 	if (rb_path(p, sizeof(p), "/dev/%s", L->loop_name) < 0)
 		snprintf(p, sizeof(p), "/dev/%s", L->loop_name);
 	snprintf(L->r->loop, sizeof(L->r->loop), "%s", p);
-	snprintf(p, sizeof(p), "%s/inflight", L->loop_name);
-	L->inflight_fd = openat(L->sysblock_fd, p, O_RDONLY | O_CLOEXEC);
-	if (L->inflight_fd < 0)
-		rb_warn("/sys/block/%s/inflight: %s; the copy cannot tell when the boot is "
-			"reading", L->loop_name, strerror(errno));
-	L->cp->inflight_fd = L->inflight_fd;
-	snprintf(p, sizeof(p), "%s/stat", L->loop_name);
-	L->stat_fd = openat(L->sysblock_fd, p, O_RDONLY | O_CLOEXEC);
-	L->cp->stat_fd = L->stat_fd;
+	open_counters(L, L->sysblock_fd);
 	rb_debug("%s is backed by %s", L->r->loop, L->o->image);
 	return 0;
 }
@@ -1115,10 +763,10 @@ static int check_memory(struct lazy *L)
 	/* Fail closed: a reserve that cannot be checked is not kept. */
 	if (L->meminfo_fd < 0)
 		return lazy_fail(L, LAZY_NOMEM, "cannot read /proc/meminfo: %s", strerror(errno));
-	rc = mem_available(L->meminfo_fd, &avail);
+	rc = bgread_mem_available(L->meminfo_fd, &avail);
 	if (rc < 0)
 		return lazy_fail(L, LAZY_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
-	if (!lazy_mem_ok(avail, L->size, L->o->min_free))
+	if (!bgread_mem_ok(avail, L->size, L->o->min_free))
 		return lazy_fail(L, LAZY_NOMEM, "not enough memory: image %s, MemAvailable %s, "
 				 "reserve %s", fmt_size(L->size, a, sizeof(a)),
 				 fmt_size(avail, b, sizeof(b)), fmt_size(L->o->min_free, c, sizeof(c)));
@@ -1247,37 +895,20 @@ static int make_zram(struct lazy *L)
 static int make_copy_state(struct lazy *L)
 {
 	struct copy *c = calloc(1, sizeof(*c));
-	struct lazy_ranges order = { 0 };
-	int rc;
+	size_t i;
 
 	if (!c)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
 	L->cp = c;
-	pthread_mutex_init(&c->lock, NULL);
+	c->L = L;
 	pthread_rwlock_init(&c->wlock, NULL);
-	c->img_fd = L->img_fd;
 	c->copy_fd = L->copy_fd;
-	c->inflight_fd = L->inflight_fd;
-	c->stat_fd = L->stat_fd;
-	c->meminfo_fd = L->meminfo_fd;
-	c->size = L->size;
-	c->page = L->page;
-	c->min_free = L->o->min_free;
-	c->rate = L->o->rate;
-	if (lazy_sched_init(&c->sched, L->size, L->page) < 0)
-		return lazy_fail(L, LAZY_NOMEM, "out of memory");
-	if (L->o->order || !strcmp(L->profile_state, "used")) {
-		lazy_order_fn fn = L->o->order ? L->o->order : profile_order;
-		void *arg = L->o->order ? L->o->order_arg : &L->prof;
-
-		rc = fn(arg, L->size, &order);
-		if (rc == 0)
-			rc = lazy_sched_set(&c->sched, LAZY_LIST_ORDER, &order);
-		if (rc < 0)
-			rb_warn("copy order: %s; copying in offset order", strerror(-rc));
-		lazy_ranges_free(&order);
+	/* The profile's ranges, copied after what the page cache holds. */
+	if (!strcmp(L->profile_state, "used")) {
+		for (i = 0; i < L->prof.n; i++)
+			if (bgread_ranges_add(&c->order, L->prof.r[i].off, L->prof.r[i].len) < 0)
+				return lazy_fail(L, LAZY_NOMEM, "out of memory");
 	}
-	/* The scheduler holds its ranges now. */
 	profile_free(&L->prof);
 	return 0;
 }
@@ -1325,312 +956,89 @@ static int prepare(struct lazy *L)
 
 /* ---- the copy ---- */
 
-static void copy_fail_locked(struct copy *c, enum lazy_err e, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void copy_fail_locked(struct copy *c, enum lazy_err e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->why == LAZY_OK) {
-		c->why = e;
-		va_start(ap, fmt);
-		vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
-		va_end(ap);
-	}
-	atomic_store(&c->stop, true);
-}
-
-/* The next piece to read, or false when there is none or the copy
- * stops. MemAvailable is checked every LAZY_MEM_STEP handed out. */
-static bool copy_take(struct copy *c, uint64_t max, uint64_t *off, uint64_t *len,
-		      bool *predicted)
-{
-	static const char *const from[LAZY_NLISTS] = {
-		[LAZY_LIST_RESIDENT] = "page cache",
-		[LAZY_LIST_ORDER] = "profile",
-		[LAZY_LIST_SEQ] = "offset order",
-	};
-	bool ok = false;
-	int list = LAZY_LIST_SEQ;
-
-	pthread_mutex_lock(&c->lock);
-	if (atomic_load(&c->stop))
-		goto out;
-	if (c->dispatched >= c->next_mem) {
-		char a[32], b[32], m[32];
-		uint64_t avail = 0;
-		int rc = mem_available(c->meminfo_fd, &avail);
-
-		if (rc < 0) {
-			copy_fail_locked(c, LAZY_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
-			goto out;
-		}
-		if (!lazy_mem_ok(avail, c->size - c->dispatched, c->min_free)) {
-			copy_fail_locked(c, LAZY_NOMEM, "memory ran short: %s still to copy, "
-					 "MemAvailable %s, reserve %s",
-					 fmt_size(c->size - c->dispatched, a, sizeof(a)),
-					 fmt_size(avail, b, sizeof(b)), fmt_size(c->min_free, m, sizeof(m)));
-			goto out;
-		}
-		c->next_mem = c->dispatched + LAZY_MEM_STEP;
-	}
-	ok = lazy_sched_next(&c->sched, max, off, len, &list);
-	if (ok) {
-		*predicted = list != LAZY_LIST_SEQ;
-		c->dispatched += *len;
-		/* Under the lock: the log shows the order handed out. */
-		rb_debug("copy %" PRIu64 " %" PRIu64 " (%s)", *off, *len, from[list]);
-	}
-out:
-	pthread_mutex_unlock(&c->lock);
-	return ok;
-}
-
-/* Bytes of [off, off + len) the page cache holds now: what the read
- * will take without the network. */
-static uint64_t chunk_resident(const struct copy *c, uint64_t off, uint64_t len)
-{
-	unsigned char vec[LAZY_CHUNK / 4096 + 1];
-	uint64_t res = 0;
-	void *m;
-
-	if ((len + c->page - 1) / c->page > sizeof(vec))
-		return 0;
-	m = mmap(NULL, len, PROT_READ, MAP_SHARED, c->img_fd, (off_t)off);
-	if (m == MAP_FAILED)
-		return 0;
-	if (mincore(m, len, vec) == 0)
-		res = lazy_resident_bytes(vec, off, len, c->page);
-	(void)munmap(m, len);
-	return res;
-}
-
-/* A look at the boot's reads through the loop device (lazy.h). */
-static long boot_look(const struct copy *c, struct lazy_yield *y, bool predicted)
-{
-	char buf[256];
-	uint64_t reads = 0, done;
-	bool have_done;
-
-	if (pread_text(c->inflight_fd, buf, sizeof(buf)) < 0 ||
-	    lazy_parse_inflight(buf, &reads) < 0)
-		reads = 0;
-	have_done = pread_text(c->stat_fd, buf, sizeof(buf)) > 0 &&
-		    lazy_parse_stat(buf, &done) == 0;
-	return lazy_yield_step(y, now_sec(), have_done ? &done : NULL, reads, predicted);
-}
-
-/* Before a read that goes to the network: let the boot's reads go
- * first, and keep to the rate. false when the copy stops meanwhile. */
-static bool copy_wait_turn(struct copy *c, struct lazy_yield *y, uint64_t net, bool predicted)
-{
-	for (;;) {
-		long ms;
-
-		if (atomic_load(&c->stop))
-			return false;
-		ms = boot_look(c, y, predicted);
-		if (ms) {
-			atomic_fetch_add(&c->yields, 1);
-		} else {
-			ms = lazy_pace_ms(atomic_load(&c->paced), c->rate, now_sec() - c->t0);
-			if (!ms)
-				break;
-		}
-		nap_ms(ms);
-	}
-	atomic_fetch_add(&c->paced, net);
-	return true;
-}
-
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void worker_exit(void *arg)
-{
-	struct worker *w = arg;
-	struct copy *c = w->c;
-
-	free(w->buf);
-	w->buf = NULL;
-	pthread_mutex_lock(&c->lock);
-	c->exited[w->i] = true;
-	pthread_mutex_unlock(&c->lock);
-}
-
-/*
- * One copy thread. Cancellation (a stall or a signal) is enabled only
- * around the read of the image: a thread is never cancelled while it
- * holds a lock or writes the copy.
- */
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct copy *c = w->c;
-	struct lazy_yield y = { 0 };
-	int old;
-
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	pthread_cleanup_push(worker_exit, w);
-	/* Page aligned: zram is written with O_DIRECT. */
-	if (posix_memalign(&w->buf, 4096, LAZY_CHUNK) != 0) {
-		w->buf = NULL;
-		pthread_mutex_lock(&c->lock);
-		copy_fail_locked(c, LAZY_NOMEM, "cannot allocate a buffer");
-		pthread_mutex_unlock(&c->lock);
-	}
-	while (w->buf) {
-		uint64_t off, len, res;
-		bool predicted = false;
-		double t;
-		ssize_t n;
-		int rc;
-
-		if (!copy_take(c, lazy_yield_size(&y, c->page), &off, &len, &predicted))
-			break;
-		res = chunk_resident(c, off, len);
-		if (res < len && !copy_wait_turn(c, &y, len - res, predicted))
-			break;
-		atomic_fetch_add(&c->reading, 1);
-		t = now_sec();
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
-		n = pread_full(c->img_fd, w->buf, len, (off_t)off);
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-		atomic_fetch_sub(&c->reading, 1);
-		if (res == 0 && n > 0)
-			lazy_yield_took(&y, (uint64_t)n, now_sec() - t);
-		if (n < 0 || (uint64_t)n != len) {
-			pthread_mutex_lock(&c->lock);
-			if (n < 0)
-				copy_fail_locked(c, LAZY_SOURCE, "read error at %" PRIu64 ": %s", off,
-						 strerror((int)-n));
-			else
-				copy_fail_locked(c, LAZY_CHANGED, "the image ends at %" PRIu64
-						 ", before its size %" PRIu64, off + (uint64_t)n, c->size);
-			pthread_mutex_unlock(&c->lock);
-			break;
-		}
-		pthread_rwlock_rdlock(&c->wlock);
-		rc = atomic_load(&c->stop) ? -ECANCELED :
-			pwrite_all(c->copy_fd, w->buf, len, (off_t)off);
-		pthread_rwlock_unlock(&c->wlock);
-		if (rc == -ECANCELED)
-			break;
-		pthread_mutex_lock(&c->lock);
-		if (rc < 0) {
-			copy_fail_locked(c, rc == -ENOSPC ? LAZY_NOMEM : LAZY_DEST,
-					 "write error at %" PRIu64 ": %s", off, strerror(-rc));
-		} else {
-			c->done += len;
-			c->cached += res;
-			c->network += len - res;
-		}
-		pthread_mutex_unlock(&c->lock);
-		atomic_fetch_add(&c->completed, 1);
-		if (rc < 0)
-			break;
-	}
-	pthread_cleanup_pop(1);
-	return NULL;
-}
-
-/* The guard's clock: reads that complete, and time in which none of
- * ours is waiting (yielding to the boot or keeping to the rate is no
- * stall; a read that does not return is). */
-static uint64_t copy_progress(void *arg)
+/* The pool's put: the piece into the copy (bgread/pool.h). */
+static int copy_put(void *arg, const void *buf, uint64_t off, uint64_t len)
 {
 	struct copy *c = arg;
+	int rc;
 
-	if (atomic_load(&c->reading) == 0)
-		atomic_fetch_add(&c->idle_ticks, 1);
-	return atomic_load(&c->completed) + atomic_load(&c->idle_ticks);
-}
-
-static void copy_cancel(void *arg, enum guard_why why)
-{
-	struct copy *c = arg;
-	int i;
-
-	pthread_mutex_lock(&c->lock);
-	copy_fail_locked(c, why == GUARD_STALL ? LAZY_STALL : LAZY_SIGNAL, "%s",
-			 why == GUARD_STALL ? "stalled" : "interrupted");
-	/* pread is a cancellation point: a read the source never answers
-	 * ends here (one the kernel holds uninterruptibly does not). */
-	for (i = 0; i < c->nthreads; i++)
-		if (!c->exited[i])
-			pthread_cancel(c->tid[i]);
-	pthread_mutex_unlock(&c->lock);
-}
-
-/* What the page cache holds of the whole image, in windows. */
-static int scan_resident(const struct copy *c, struct lazy_ranges *out)
-{
-	const uint64_t win = RESIDENT_WINDOW;
-	unsigned char *vec = malloc(win / c->page);
-	uint64_t base;
-	int rc = 0;
-
-	if (!vec)
-		return -ENOMEM;
-	for (base = 0; base < c->size && rc == 0; base += win) {
-		uint64_t len = c->size - base < win ? c->size - base : win;
-		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, c->img_fd, (off_t)base);
-
-		if (m == MAP_FAILED) {
-			rc = -errno;
-			break;
-		}
-		if (mincore(m, len, vec) < 0)
-			rc = -errno;
-		else
-			rc = lazy_ranges_from_mincore(out, vec, (len + c->page - 1) / c->page, base,
-						      c->page, c->size);
-		(void)munmap(m, len);
-	}
-	free(vec);
+	pthread_rwlock_rdlock(&c->wlock);
+	rc = c->copy_fd < 0 || bgread_pool_stopped(c->pool) ? -ECANCELED :
+		pwrite_all(c->copy_fd, buf, len, (off_t)off);
+	pthread_rwlock_unlock(&c->wlock);
 	return rc;
 }
 
-static void refresh_resident(struct lazy *L)
+static uint64_t copy_yields(struct lazy *L)
 {
-	struct copy *c = L->cp;
-	struct lazy_ranges res = { 0 };
+	struct bgread_stats st;
 
-	if (scan_resident(c, &res) == 0) {
-		pthread_mutex_lock(&c->lock);
-		(void)lazy_sched_set(&c->sched, LAZY_LIST_RESIDENT, &res);
-		pthread_mutex_unlock(&c->lock);
-	}
-	lazy_ranges_free(&res);
+	if (!L->cp || !L->cp->pool)
+		return 0;
+	bgread_pool_stats(L->cp->pool, &st);
+	return st.yields;
 }
 
 static void copy_counters(struct lazy *L)
 {
-	struct copy *c = L->cp;
+	struct bgread_stats st;
 
-	pthread_mutex_lock(&c->lock);
-	L->r->bytes_cached = c->cached;
-	L->r->bytes_network = c->network;
-	pthread_mutex_unlock(&c->lock);
+	if (!L->cp || !L->cp->pool)
+		return;
+	bgread_pool_stats(L->cp->pool, &st);
+	L->r->bytes_cached = st.cached;
+	L->r->bytes_network = st.network;
+}
+
+/* The pool's tick: the status file and the page cache rescan. */
+static void copy_tick(void *arg)
+{
+	struct lazy *L = ((struct copy *)arg)->L;
+
+	if (now_sec() - L->last_status >= STATUS_EVERY_S) {
+		bgread_pool_refresh_resident(L->cp->pool);
+		copy_counters(L);
+		status_write(L);
+	}
+}
+
+/* The pool's reason to stop, as the run's. */
+static enum lazy_err copy_err(const struct bgread_stats *st)
+{
+	switch (st->why) {
+	case BGREAD_DONE: return LAZY_OK;
+	case BGREAD_ENOMEM:
+	case BGREAD_EMEMORY: return LAZY_NOMEM;
+	case BGREAD_EREAD: return LAZY_SOURCE;
+	case BGREAD_ESHORT: return LAZY_CHANGED;
+	case BGREAD_EPUT: return st->err == -ENOSPC ? LAZY_NOMEM : LAZY_DEST;
+	case BGREAD_ESTALL: return LAZY_STALL;
+	case BGREAD_ESIGNAL:
+	case BGREAD_ESTOPPED:
+	default: return LAZY_SIGNAL;
+	}
+}
+
+static struct bgread_pool *copy_pool(struct lazy *L)
+{
+	struct bgread_cfg cfg = { 0 };
+
+	cfg.fd = L->img_fd;
+	cfg.size = L->size;
+	cfg.page = L->page;
+	cfg.rate = L->o->rate;
+	cfg.mincore_ok = L->mincore_ok;
+	cfg.meminfo_fd = L->meminfo_fd;
+	cfg.min_free = L->o->min_free;
+	cfg.loop = &L->lp;
+	cfg.verb = "copy";
+	cfg.list_name[BGREAD_LIST_RESIDENT] = "page cache";
+	cfg.list_name[BGREAD_LIST_PROFILE] = "profile";
+	cfg.list_name[BGREAD_LIST_SEQ] = "offset order";
+	cfg.put = copy_put;
+	cfg.tick = copy_tick;
+	cfg.arg = L->cp;
+	return bgread_pool_new(&cfg);
 }
 
 static int guard_outcome(struct lazy *L)
@@ -1655,62 +1063,28 @@ static int guard_outcome(struct lazy *L)
 static int run_copy(struct lazy *L)
 {
 	struct copy *c = L->cp;
-	double stop_at = 0;
-	int i, rc;
+	struct bgread_stats st;
+	enum lazy_err e;
+	int rc;
 
-	c->t0 = now_sec();
-	refresh_resident(L);
-	pthread_mutex_lock(&c->lock);
-	for (i = 0; i < LAZY_THREADS; i++) {
-		c->w[c->nthreads].c = c;
-		c->w[c->nthreads].i = c->nthreads;
-		if (pthread_create(&c->tid[c->nthreads], NULL, worker_main, &c->w[c->nthreads]) == 0)
-			c->nthreads++;
-	}
-	pthread_mutex_unlock(&c->lock);
-	if (!c->nthreads)
+	c->pool = copy_pool(L);
+	if (!c->pool || bgread_pool_set_list(c->pool, BGREAD_LIST_PROFILE, &c->order) < 0)
+		return lazy_fail(L, LAZY_NOMEM, "out of memory");
+	bgread_pool_refresh_resident(c->pool);
+	if (bgread_pool_run(c->pool, L->guard) < 0)
 		return lazy_fail(L, LAZY_NOMEM, "cannot start a copy thread");
-	guard_target(L->guard, copy_progress, copy_cancel, c);
-	for (i = 0; i < c->nthreads; i++) {
-		for (;;) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 500 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			if (pthread_timedjoin_np(c->tid[i], NULL, &ts) == 0)
-				break;
-			if (atomic_load(&c->stop)) {
-				/* A read the kernel will not give up: leave it. */
-				if (!stop_at) {
-					stop_at = now_sec();
-				} else if (now_sec() - stop_at > GRACE_S) {
-					pthread_detach(c->tid[i]);
-					L->cp_abandoned = true;
-					break;
-				}
-				continue;
-			}
-			if (now_sec() - L->last_status >= STATUS_EVERY_S) {
-				refresh_resident(L);
-				copy_counters(L);
-				status_write(L);
-			}
-		}
-	}
-	guard_target(L->guard, NULL, NULL, NULL);
+	bgread_pool_stats(c->pool, &st);
+	L->cp_abandoned = st.abandoned;
 	copy_counters(L);
 	if ((rc = guard_outcome(L)) != 0)
 		return rc;
-	if (c->why != LAZY_OK)
-		return lazy_fail(L, c->why, "%s: %s", c->why == LAZY_DEST || c->why == LAZY_NOMEM ?
-				 L->r->copy : L->o->image, c->msg);
-	if (!lazy_sched_done(&c->sched) || c->done != c->size)
+	e = copy_err(&st);
+	if (e != LAZY_OK)
+		return lazy_fail(L, e, "%s: %s", e == LAZY_DEST || e == LAZY_NOMEM ?
+				 L->r->copy : L->o->image, st.msg);
+	if (!st.all_taken || st.done != L->size)
 		return lazy_fail(L, LAZY_DEST, "%s: %" PRIu64 " of %" PRIu64 " bytes copied",
-				 L->r->copy, c->done, c->size);
+				 L->r->copy, st.done, L->size);
 	return 0;
 }
 
@@ -1748,11 +1122,11 @@ static int verify(struct lazy *L)
 	if ((rc = source_unchanged(L)) != 0)
 		return rc;
 	set_state(L, "verifying");
-	if (posix_memalign(&buf, 4096, LAZY_CHUNK) != 0)
+	if (posix_memalign(&buf, 4096, BGREAD_CHUNK) != 0)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
 	SHA256_Init(&sha);
-	for (off = 0; off < L->size; off += LAZY_CHUNK) {
-		uint64_t len = L->size - off < LAZY_CHUNK ? L->size - off : LAZY_CHUNK;
+	for (off = 0; off < L->size; off += BGREAD_CHUNK) {
+		uint64_t len = L->size - off < BGREAD_CHUNK ? L->size - off : BGREAD_CHUNK;
 		ssize_t n = pread_full(L->copy_fd, buf, len, (off_t)off);
 
 		if (n < 0 || (uint64_t)n != len) {
@@ -1887,7 +1261,7 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallb
 	if (L->have_man && L->man.chunk && L->man.nchunks && L->man.chunk_size)
 		k.m = &L->man;
 	/* Page aligned: zram is written with O_DIRECT. */
-	if (posix_memalign(&buf, 4096, LAZY_CHUNK) != 0)
+	if (posix_memalign(&buf, 4096, BGREAD_CHUNK) != 0)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -1918,7 +1292,7 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallb
 		}
 		/* At the image's end, one byte more tells a longer stream. */
 		if (off + fill < size) {
-			uint64_t want = LAZY_CHUNK - fill;
+			uint64_t want = BGREAD_CHUNK - fill;
 
 			if (want > size - off - fill)
 				want = size - off - fill;
@@ -1950,7 +1324,7 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallb
 			break;
 		}
 		fill += (uint64_t)n;
-		if (fill < LAZY_CHUNK && off + fill < size)
+		if (fill < BGREAD_CHUNK && off + fill < size)
 			continue;
 		if (off == 0) {
 			/* The first piece: the format from its magic bytes. */
@@ -1964,23 +1338,14 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallb
 			}
 		}
 		if (off >= next_mem) {
-			char a[32], b[32], m[32];
-			uint64_t avail = 0;
+			char m[256];
 
-			if ((rc = mem_available(L->meminfo_fd, &avail)) < 0) {
-				rc = lazy_fail(L, LAZY_NOMEM, "cannot read MemAvailable: %s",
-					       strerror(-rc));
+			if (bgread_mem_check(L->meminfo_fd, size - off, L->o->min_free, m,
+					     sizeof(m)) < 0) {
+				rc = lazy_fail(L, LAZY_NOMEM, "%s", m);
 				break;
 			}
-			if (!lazy_mem_ok(avail, size - off, L->o->min_free)) {
-				rc = lazy_fail(L, LAZY_NOMEM, "memory ran short: %s still to copy, "
-					       "MemAvailable %s, reserve %s",
-					       fmt_size(size - off, a, sizeof(a)),
-					       fmt_size(avail, b, sizeof(b)),
-					       fmt_size(L->o->min_free, m, sizeof(m)));
-				break;
-			}
-			next_mem = off + LAZY_MEM_STEP;
+			next_mem = off + BGREAD_MEM_STEP;
 		}
 		rc = pwrite_all(L->copy_fd, buf, fill, (off_t)off);
 		if (rc < 0) {
@@ -2076,17 +1441,18 @@ static int stream_copy(struct lazy *L, bool *used)
  */
 static int stream_matches_image(struct lazy *L, bool *same, char *msg, size_t msglen)
 {
-	struct lazy_ranges res = { 0 };
+	struct bgread_ranges res = { 0 };
 	void *a = NULL, *b = NULL;
 	size_t i;
 	int rc = 0;
 
 	*same = true;
 	/* A scan that fails part way leaves less to compare, no error. */
-	(void)scan_resident(L->cp, &res);
+	if (L->mincore_ok)
+		(void)bgread_scan_resident(L->img_fd, L->size, L->page, &res);
 	if (((res.n == 0 || res.v[0].off > 0) &&
-	     lazy_ranges_add(&res, 0, L->page < L->size ? L->page : L->size) < 0) ||
-	    posix_memalign(&a, 4096, LAZY_CHUNK) != 0 || posix_memalign(&b, 4096, LAZY_CHUNK) != 0) {
+	     bgread_ranges_add(&res, 0, L->page < L->size ? L->page : L->size) < 0) ||
+	    posix_memalign(&a, 4096, BGREAD_CHUNK) != 0 || posix_memalign(&b, 4096, BGREAD_CHUNK) != 0) {
 		rc = lazy_fail(L, LAZY_NOMEM, "out of memory");
 		goto out;
 	}
@@ -2094,7 +1460,7 @@ static int stream_matches_image(struct lazy *L, bool *same, char *msg, size_t ms
 		uint64_t off = res.v[i].off, end = off + res.v[i].len;
 
 		while (off < end && *same) {
-			uint64_t len = end - off < LAZY_CHUNK ? end - off : LAZY_CHUNK;
+			uint64_t len = end - off < BGREAD_CHUNK ? end - off : BGREAD_CHUNK;
 			ssize_t n = pread_full(L->img_fd, a, len, (off_t)off);
 			ssize_t m = n == (ssize_t)len ? pread_full(L->copy_fd, b, len, (off_t)off) : 0;
 
@@ -2120,7 +1486,7 @@ static int stream_matches_image(struct lazy *L, bool *same, char *msg, size_t ms
 out:
 	free(a);
 	free(b);
-	lazy_ranges_free(&res);
+	bgread_ranges_free(&res);
 	return rc;
 }
 
@@ -2222,7 +1588,8 @@ static void undo(struct lazy *L)
 	struct copy *c = L->cp;
 
 	if (c) {
-		atomic_store(&c->stop, true);
+		if (c->pool)
+			bgread_pool_stop(c->pool);
 		/* Wait for a write in progress; later ones see stop. */
 		pthread_rwlock_wrlock(&c->wlock);
 		c->copy_fd = -1;
@@ -2278,8 +1645,7 @@ static void close_all(struct lazy *L)
 	close_fd(&L->zram_remove_fd);
 	close_fd(&L->img_fd);
 	close_fd(&L->loop_fd);
-	close_fd(&L->inflight_fd);
-	close_fd(&L->stat_fd);
+	bgread_loop_close(&L->lp);
 	close_fd(&L->sysblock_fd);
 	close_fd(&L->dev_fd);
 	free(L->img_real);
@@ -2294,9 +1660,9 @@ static void close_all(struct lazy *L)
 	close_fd(&L->log_fd);
 	close_fd(&L->null_fd);
 	if (L->cp && !L->cp_abandoned) {
-		lazy_sched_free(&L->cp->sched);
+		bgread_pool_free(L->cp->pool);
+		bgread_ranges_free(&L->cp->order);
 		pthread_rwlock_destroy(&L->cp->wlock);
-		pthread_mutex_destroy(&L->cp->lock);
 		free(L->cp);
 	}
 	L->cp = NULL;
@@ -2435,8 +1801,7 @@ static void report_amend(struct lazy *L, bool switched)
 static int give_up(struct lazy *L, int rc)
 {
 	undo(L);
-	if (L->cp)
-		copy_counters(L);
+	copy_counters(L);
 	L->r->ended = boottime();
 	L->state = "gave-up";
 	status_write(L);
@@ -2459,7 +1824,8 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	L.r = r;
 	L.state = "preparing";
 	L.page = ps >= 4096 && !(ps & (ps - 1)) ? (uint64_t)ps : 4096;
-	L.img_fd = L.loop_fd = L.inflight_fd = L.stat_fd = L.meminfo_fd = -1;
+	L.img_fd = L.loop_fd = L.meminfo_fd = -1;
+	bgread_loop_init(&L.lp);
 	L.sysblock_fd = L.dev_fd = -1;
 	L.profile_state = "none";
 	profile_init(&L.prof);

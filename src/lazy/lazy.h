@@ -8,10 +8,10 @@
  * copy is freed and the client stays on the network image.
  *
  * Copy order: first what the page cache already holds of the image (the
- * boot read it: no network read), then the ranges of an order function
- * (a boot profile), then the rest in offset order. Reads are paced and
- * yield to the boot's own reads through the loop device. docs/lazy.md
- * describes the whole run and the status file.
+ * boot read it: no network read), then the ranges of a boot profile,
+ * then the rest in offset order. Reads are paced and yield to the boot's
+ * own reads through the loop device: the reader pool of bgread/ does the
+ * reading. docs/lazy.md describes the whole run and the status file.
  *
  * With a udpcast session (--udpcast) the copy is taken from the
  * multicast stream instead, which arrives in image order and reads
@@ -28,135 +28,7 @@
 
 #define LAZY_TMPFS_DIR "/run/ramboot/ram"     /* below the root prefix */
 #define LAZY_STATUS "/run/ramboot/lazy"       /* below the root prefix */
-#define LAZY_CHUNK (1024 * 1024)              /* bytes per read, at most */
-#define LAZY_THREADS 2                        /* reads in flight, at most */
-#define LAZY_MEM_STEP (64ULL * 1024 * 1024)   /* MemAvailable checked this often */
-#define LAZY_BACKOFF_MIN_MS 5
-#define LAZY_BACKOFF_MAX_MS 200
 #define LAZY_WAIT_POLL_MS 50                  /* --wait-loop: sysfs looked at this often */
-
-/* ---- ranges of the image ---- */
-
-struct lazy_range {
-	uint64_t off, len;
-};
-
-struct lazy_ranges {
-	struct lazy_range *v;
-	size_t n, cap;
-};
-
-/* Append [off, off + len); a range that starts where the last one ends
- * extends it. 0 or -ENOMEM. An empty range is ignored. */
-int lazy_ranges_add(struct lazy_ranges *r, uint64_t off, uint64_t len);
-void lazy_ranges_free(struct lazy_ranges *r);
-
-/* The resident runs of a mincore() vector: page i (bit 0 of vec[i])
- * covers base + i * page; each run of resident pages is appended as one
- * range, cut at limit (the file size). 0 or -ENOMEM. */
-int lazy_ranges_from_mincore(struct lazy_ranges *r, const unsigned char *vec, size_t npages,
-			     uint64_t base, uint64_t page, uint64_t limit);
-
-/* Bytes of [off, off + len) that a mincore() vector of the pages from
- * off (page aligned) on shows resident; the last page may be partial. */
-uint64_t lazy_resident_bytes(const unsigned char *vec, uint64_t off, uint64_t len,
-			     uint64_t page);
-
-/* The copy order. Returns ranges to copy after the resident ones, in the
- * order given (they may overlap and need not cover the image: whatever
- * they leave is copied in offset order after them). The boot profile
- * plugs in here; NULL means none. 0 or -errno (the copy then goes on in
- * offset order). */
-typedef int (*lazy_order_fn)(void *arg, uint64_t image_size, struct lazy_ranges *out);
-
-/* ---- the scheduler: which bytes to read next ----
- * Three lists in priority order: what the page cache holds (refreshed
- * while the copy runs), the order function's ranges, the whole image.
- * A page is handed out once; pieces are page aligned (the last one ends
- * at the image size) and never cross a range of their list. */
-enum { LAZY_LIST_RESIDENT, LAZY_LIST_ORDER, LAZY_LIST_SEQ, LAZY_NLISTS };
-
-struct lazy_sched {
-	uint64_t size, page, npages;
-	uint64_t *taken;          /* bitmap: page handed out */
-	uint64_t ntaken;          /* pages handed out */
-	struct lazy_ranges list[LAZY_NLISTS];
-	size_t idx[LAZY_NLISTS];  /* current range of each list */
-	uint64_t pos[LAZY_NLISTS]; /* where to look next in it */
-};
-
-/* page: a power of two. 0 or -ENOMEM. */
-int lazy_sched_init(struct lazy_sched *s, uint64_t size, uint64_t page);
-void lazy_sched_free(struct lazy_sched *s);
-/* Replace one list (LAZY_LIST_RESIDENT or LAZY_LIST_ORDER) by r, which
- * the scheduler takes over (r is left empty). Ranges are widened to
- * whole pages and cut at the image size. 0 or -ENOMEM. */
-int lazy_sched_set(struct lazy_sched *s, int list, struct lazy_ranges *r);
-/* The next piece of at most max bytes (a multiple of the page size);
- * false when every page was handed out. *list tells where it came from. */
-bool lazy_sched_next(struct lazy_sched *s, uint64_t max, uint64_t *off, uint64_t *len, int *list);
-/* Every page handed out? */
-bool lazy_sched_done(const struct lazy_sched *s);
-
-/* ---- yielding and pacing ---- */
-
-/* Back-off while the boot's reads are in flight: busy gives the next
- * sleep (LAZY_BACKOFF_MIN_MS, doubling up to LAZY_BACKOFF_MAX_MS); not
- * busy resets it and gives 0. */
-struct lazy_backoff {
-	long ms;
-};
-long lazy_backoff_step(struct lazy_backoff *b, bool busy);
-
-/* /sys/block/loopN/inflight: "reads writes". 0 with the reads, -EINVAL. */
-int lazy_parse_inflight(const char *s, uint64_t *reads);
-
-/* /sys/block/loopN/stat: the reads completed (first field). 0 or -EINVAL. */
-int lazy_parse_stat(const char *s, uint64_t *reads_done);
-
-/*
- * Reading in the boot's idle time. Each look at the loop device the boot
- * reads the image through gives its reads in flight and the reads it
- * completed so far. A read of ours to the network waits
- *  - while the boot has reads in flight (the back-off above), and
- *  - if it is a guess (offset order), until the boot has read nothing for
- *    LAZY_QUIET_MS: guesses go in the boot's idle time only, so a boot
- *    that reads nothing the guess brings loses (almost) nothing to it.
- * Reads a boot profile predicts go as soon as no read of the boot waits:
- * the boot needs those bytes next anyway.
- * A read's size follows the link: about LAZY_READ_MS at the rate our own
- * reads got so far (LAZY_READ_MIN .. LAZY_CHUNK), so a boot read that
- * comes meanwhile waits about that long behind each read of ours.
- */
-#define LAZY_QUIET_MS 100
-#define LAZY_READ_MS 50
-#define LAZY_READ_MIN (64 * 1024)
-#define LAZY_READ_FIRST (128 * 1024)          /* before the rate is known */
-struct lazy_yield {
-	struct lazy_backoff bo;
-	double quiet_until;       /* guesses wait until then (monotonic s) */
-	uint64_t last_done;       /* the boot's reads completed, last look */
-	bool seen;
-	double rate;              /* bytes/s our network reads got; 0: not yet */
-	enum { LAZY_GO, LAZY_BOOT_WAITS, LAZY_BOOT_READ } why;  /* the last step's */
-};
-/* Milliseconds to wait before the read (0: go). done: the boot's reads
- * completed (NULL: not known), inflight: its reads in flight. */
-long lazy_yield_step(struct lazy_yield *y, double now, const uint64_t *done,
-		     uint64_t inflight, bool predicted);
-/* A read of ours that went to the network took secs for bytes. */
-void lazy_yield_took(struct lazy_yield *y, uint64_t bytes, double secs);
-/* The size of the next read: a multiple of page (a power of two). */
-uint64_t lazy_yield_size(const struct lazy_yield *y, uint64_t page);
-
-/* Milliseconds to wait so that bytes read in elapsed seconds stay at or
- * under rate bytes per second (0: no cap); at most 1000 per call. */
-long lazy_pace_ms(uint64_t bytes, uint64_t rate, double elapsed);
-
-/* The memory rule: after the remaining bytes are copied, MemAvailable
- * still holds min_free. */
-bool lazy_mem_ok(uint64_t avail, uint64_t remaining, uint64_t min_free);
-
 
 /* ---- the run ---- */
 
@@ -186,10 +58,8 @@ struct lazy_opts {
 	double wait_loop;
 	/* The boot profile (profile.h): a file, LAZY_PROFILE_NONE, or NULL
 	 * for IMAGE.profile beside the image when that is a regular file.
-	 * Used only when it matches the image and no order is given. */
+	 * Used only when it matches the image. */
 	const char *profile;
-	lazy_order_fn order;       /* NULL: the profile's, or none */
-	void *order_arg;
 	/* udpcast receiver options (udpcast.h; "" for the defaults): the
 	 * copy comes from that multicast stream, the image only when it
 	 * fails (lazy_fallback). NULL: from the image. */

@@ -1,46 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Boot profiles: which ranges of an image file a boot read, in the order
- * it first touched them, so that a later boot (prefetch, lazy copy) can
- * read them first. docs/profiles.md has the admin's view.
- *
- *   ramboot-profile 1
- *   image-size 104857600
- *   image-sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
- *   image-ends-sha256 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
- *   page-size 4096
- *   range 0 131072
- *   range 104726528 131072
- *   range 8388608 65536
- *
- * The text is strict; anything else is refused with "line N: why":
- * - the first line that is not blank or a '#' comment is
- *   "ramboot-profile 1";
- * - then the header keys, each at most once, in any order, all before the
- *   first range: image-size (bytes), page-size (a power of two from 512 to
- *   1 MiB), image-sha256 and image-ends-sha256 (64 hex digits, upper case
- *   accepted and written back in lower case); image-size and page-size are
- *   required, and at least one of the two hashes;
- * - then "range OFFSET LENGTH" lines (bytes) in first-touch order, so not
- *   sorted by offset. OFFSET is a multiple of page-size, LENGTH is not 0
- *   and is a multiple of page-size unless the range ends at image-size (the
- *   file's last, partial page); a range never reaches past image-size and
- *   no two ranges overlap (a page is touched first only once). None at all
- *   is allowed (a boot that read nothing new);
- * - numbers are decimal digits only: no sign, no leading zero (but "0"),
- *   no overflow; fields are separated by spaces or tabs; a line is at most
- *   255 bytes (a trailing CR is dropped); no NUL byte anywhere; unknown
- *   keys are refused (a later format gets a new version number).
- *
- * Identity: a profile is applied only to the image it was recorded on.
- * image-sha256 is the SHA-256 of the whole image file (as its manifest or
- * ramboot.sha256= gives it); image-ends-sha256 is a SHA-256 any client can
- * compute cheaply without a manifest: over the first MiB of the file
- * followed by its last MiB (the two parts never overlap: a file of at most
- * 2 MiB is hashed whole, once). profile_matches() wants the same size,
- * equality of every hash both sides know, and at least one hash both
- * sides know. The recorder always writes image-ends-sha256, and
- * image-sha256 when it was told the manifest's.
+ * Boot profiles: merging the profiles of several clients, recording one
+ * by sampling the page cache. The text format and the identity of an
+ * image are format/profile.h's; the copy order a profile gives is the
+ * background reader's (bgread/sched.h); docs/profiles.md has the
+ * admin's view.
  */
 #ifndef RAMBOOT_PROFILE_H
 #define RAMBOOT_PROFILE_H
@@ -48,72 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
 
-#define PROFILE_MAX (64u << 20)          /* larger profile files are refused */
-#define PROFILE_ENDS (1u << 20)          /* image-ends-sha256: first and last MiB */
-#define PROFILE_PAGE_MIN 512u
-#define PROFILE_PAGE_MAX (1u << 20)
-
-/* What an image is: size and the hashes known of it ("" when unknown). */
-struct profile_id {
-	uint64_t size;
-	char sha256[65];          /* of the whole image, lower-case hex */
-	char ends_sha256[65];     /* of the first and last MiB */
-};
-
-struct profile_range {
-	uint64_t off, len;        /* bytes */
-};
-
-struct profile {
-	struct profile_id id;
-	uint32_t page_size;
-	struct profile_range *r;  /* first-touch order, never overlapping */
-	size_t n, cap;
-};
-
-/* An empty profile (no ranges, no identity); profile_free() releases what
- * it grew to. Both leave *p empty and ready for reuse. */
-void profile_init(struct profile *p);
-void profile_free(struct profile *p);
-
-/* Append [off, off+len) as the next range in first-touch order; a range
- * that starts where the last one ends extends it. No other check:
- * profile_format() validates the whole profile. 0 or -ENOMEM. */
-int profile_add(struct profile *p, uint64_t off, uint64_t len);
-
-/* Bytes covered by the ranges. */
-uint64_t profile_bytes(const struct profile *p);
-
-/* Parse buf[0..len) (see above) into *p, which need not be initialised
- * and is left empty on failure. 0, -EINVAL with "line N: why" in err, or
- * -ENOMEM. Never reads past len; buf need not be NUL-terminated. */
-int profile_parse(const char *buf, size_t len, struct profile *p, char *err, size_t errlen);
-
-/* Read and parse a profile file (path not prefixed). A regular file only
- * (a FIFO never blocks: opened O_NONBLOCK), at most PROFILE_MAX bytes.
- * 0 or -errno with a message in err. */
-int profile_load(const char *path, struct profile *p, char *err, size_t errlen);
-
-/* The text of *p in a malloc'd buffer (*text, *len; not NUL-terminated
- * beyond len). Refuses (-EINVAL, with why in err) a profile that
- * profile_parse() would refuse, so what is written always reads back. */
-int profile_format(const struct profile *p, char **text, size_t *len, char *err, size_t errlen);
-
-/* Format and write to path (not prefixed) through outfile: the old file
- * stays until the new one is complete and synced; a symbolic link or a
- * non-regular file at path is refused. 0 or -errno with err set. */
-int profile_write(const struct profile *p, const char *path, char *err, size_t errlen);
-
-/* The identity of the image open at fd, of size bytes: id->size and
- * id->ends_sha256 (reads at most 2 MiB with pread); id->sha256 is left
- * "" for the caller to fill from a manifest. 0 or -errno (-EIO when the
- * file is shorter than size). */
-int profile_image_id(int fd, uint64_t size, struct profile_id *id);
-
-/* Is p a profile of the image id describes? (The rule is above.) */
-bool profile_matches(const struct profile *p, const struct profile_id *id);
+#include "format/profile.h"
 
 /*
  * Merge the profiles of one image recorded on several clients into *out
@@ -160,7 +60,8 @@ int profile_merge(const struct profile *const *in, size_t n, struct profile *out
  * (dio=1) bypasses the page cache: nothing is seen. And the kernel shows
  * the page cache of a file only to a process that owns the file, may
  * write it, or has CAP_FOWNER; to anyone else it says every page is
- * resident (cmd_profile checks this before it records).
+ * resident (profile_record_run() asks bgread_mincore_shows() before it
+ * records).
  */
 struct profile_sampler {
 	int fd;
@@ -184,48 +85,39 @@ int profile_sample(struct profile_sampler *s, struct profile *p, uint64_t *added
 void profile_sampler_free(struct profile_sampler *s);
 
 /*
- * The copy order of an image: the profile's ranges in order, then the
- * rest from the start to the end. One bit per page (a 3 GiB image in
- * 4 KiB pages: 96 KiB) records what is taken: done by other means
- * (rangeq_mark_done: copied already, resident in the page cache and
- * copied first) or handed out by rangeq_next(). No page is handed out
- * twice.
+ * The recorder (`ramboot profile record`; boot starts it in a child for
+ * ramboot.profile=record): samples the page cache of the image every
+ * interval until a stop point (until, the stop file, SIGTERM or SIGINT,
+ * which it catches), then writes the profile through outfile. Its pid
+ * and start time are in /run/ramboot/profile.pid (below the root prefix)
+ * while it records, for `ramboot profile --stop`; every path is resolved
+ * at the start, so it lives on after a switch of root.
  */
-struct rangeq {
-	uint64_t size;
-	uint32_t page;
-	uint64_t npages;
-	uint64_t left;            /* pages not taken */
-	uint64_t *taken;          /* one bit per page */
-	struct profile_range *pr; /* the profile's ranges, in pages */
-	size_t npr, ri;           /* how many, the next one */
-	uint64_t cur;             /* the next page to look at: in pr[ri], then
-				   * of the sequential pass */
+#define PROFILE_DIR "/run/ramboot"
+#define PROFILE_OUT PROFILE_DIR "/profile"
+#define PROFILE_PID PROFILE_DIR "/profile.pid"
+
+struct profile_record_opts {
+	const char *image;        /* the image file or block device: required */
+	const char *out;          /* NULL: /run/ramboot/profile below the root prefix */
+	const char *stop_file;    /* NULL: none */
+	const char *manifest;     /* tag with the SHA-256 its manifest gives; NULL: none */
+	char sha256[65];          /* or this one, lower-case hex; "": none */
+	double interval;          /* seconds between samples, above 0 */
+	double until;             /* stop this many seconds after the start; < 0: no limit */
 };
 
-/* size: the image's size; page: the granularity (a power of two, at least
- * 512: normally the system's page size); p: a profile of this image (its
- * image-size must be size) or NULL (sequential only). The profile may be
- * freed afterwards. 0, -EINVAL or -ENOMEM. */
-int rangeq_init(struct rangeq *q, uint64_t size, uint32_t page, const struct profile *p);
-/* Take the pages that lie wholly in [off, off+len) (the last, partial
- * page of the image counts when the range reaches the end): a range that
- * does not cover a page never takes it, so nothing partly copied is ever
- * skipped. Parts beyond the image are ignored. */
-void rangeq_mark_done(struct rangeq *q, uint64_t off, uint64_t len);
-/* The next range to copy: consecutive pages not yet taken, inside one
- * profile range while there are any, at most max bytes (rounded down to
- * pages, at least one page; the image's last range may end on its
- * partial page). The range is taken. 1 with *off, *len set, or 0 when
- * every page is taken. */
-int rangeq_next(struct rangeq *q, uint64_t max, uint64_t *off, uint64_t *len);
-/* Bytes not taken yet. */
-uint64_t rangeq_left(const struct rangeq *q);
-void rangeq_free(struct rangeq *q);
+/* The defaults: every path NULL, no hash, interval 0.2 s, no limit. */
+void profile_record_opts_init(struct profile_record_opts *o);
 
-/* Does mincore() tell the truth about this file to this process? The
- * kernel shows the page cache of a file only to a process that owns it,
- * may write it, or has CAP_FOWNER; to others every page is resident. */
-bool profile_mincore_shows(const struct stat *st, const char *path);
+/* Record. Every error is said with rb_err(); 0 or -errno. A recorder
+ * that fails once its pid file is out leaves it: `--stop` then reports
+ * that no profile was written. */
+int profile_record_run(const struct profile_record_opts *o);
+
+/* Stop the running recorder (SIGTERM) and wait, at most 30 s, until it
+ * has written its profile and removed its pid file. Every error is said
+ * with rb_err(); 0 or -errno. */
+int profile_record_stop(void);
 
 #endif

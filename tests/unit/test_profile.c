@@ -2,7 +2,8 @@
 /*
  * Boot profiles: profile_parse() (every refusal), format/parse round trip,
  * profile_load(), profile_write(), the image identity and matching,
- * profile_merge(), the copy order (rangeq) and the page cache sampler on
+ * profile_merge(), the copy order a profile gives (bgread/sched.h) and the
+ * page cache sampler on
  * a real file. Every input is parsed from a heap block of exactly its
  * length (no terminating NUL), so ASan reports any read past len.
  */
@@ -20,6 +21,7 @@
 
 #include "tap.h"
 #include "lib/ramboot.h"
+#include "bgread/sched.h"
 #include "profile/profile.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -684,134 +686,20 @@ static void test_merge_identity(void)
 	profile_free(&pb);
 }
 
-/* rangeq_next into a flat list of (off, len) pairs */
-static size_t drain(struct rangeq *q, uint64_t max, uint64_t *pairs, size_t cap)
-{
-	uint64_t off, len;
-	size_t n = 0;
-
-	while (rangeq_next(q, max, &off, &len) == 1) {
-		if (n < cap) {
-			pairs[2 * n] = off;
-			pairs[2 * n + 1] = len;
-		}
-		n++;
-	}
-	return n;
-}
-
-static bool pairs_are(const uint64_t *got, size_t n, const uint64_t *want, size_t wn)
-{
-	size_t i;
-	bool ok = n == wn;
-
-	for (i = 0; ok && i < n; i++)
-		ok = got[2 * i] == want[2 * i] && got[2 * i + 1] == want[2 * i + 1];
-	if (!ok) {
-		printf("#   got %zu ranges:", n);
-		for (i = 0; i < n && i < 32; i++)
-			printf(" %llu+%llu", (unsigned long long)got[2 * i],
-			       (unsigned long long)got[2 * i + 1]);
-		printf("\n");
-	}
-	return ok;
-}
-
-static void test_rangeq_sequential(void)
-{
-	static const uint64_t want[] = { 0, 4 * PG, 4 * PG, 4 * PG, 8 * PG, 2 * PG + 100 };
-	struct rangeq q;
-	uint64_t got[64];
-	size_t n;
-
-	CHECK_EQ_INT(rangeq_init(&q, 10 * PG + 100, PG, NULL), 0);
-	CHECK_EQ_INT(rangeq_left(&q), 10 * PG + 100);
-	n = drain(&q, 4 * PG + 100, got, 32);   /* max rounded down to pages */
-	CHECK(pairs_are(got, n, want, 3));
-	CHECK_EQ_INT(rangeq_left(&q), 0);
-	rangeq_free(&q);
-
-	/* max below a page: one page at a time */
-	CHECK_EQ_INT(rangeq_init(&q, 3 * PG, PG, NULL), 0);
-	CHECK_EQ_INT(drain(&q, 1, got, 32), 3);
-	rangeq_free(&q);
-
-	/* an empty image: nothing */
-	CHECK_EQ_INT(rangeq_init(&q, 0, PG, NULL), 0);
-	CHECK_EQ_INT(drain(&q, M, got, 32), 0);
-	CHECK_EQ_INT(rangeq_left(&q), 0);
-	rangeq_free(&q);
-
-	CHECK_EQ_INT(rangeq_init(&q, PG, 1000, NULL), -EINVAL);
-	CHECK_EQ_INT(rangeq_init(&q, PG, 256, NULL), -EINVAL);
-}
-
-static void test_rangeq_profile_and_done(void)
-{
-	/* 20 pages and 100 bytes; profile: 5..8, 1, 19..20(partial), 12..16 */
-	static const uint64_t pr[] = { 5 * PG, 4 * PG, 1 * PG, PG, 19 * PG, PG + 100, 12 * PG, 5 * PG };
-	/* done: page 0, page 6, pages 13..14; [2.5 pages, 3.5 pages): no
-	 * whole page, nothing */
-	static const uint64_t want[] = {
-		5 * PG, PG,            /* 5; 6 is done */
-		7 * PG, 2 * PG,        /* 7..8 */
-		1 * PG, PG,            /* 1 */
-		19 * PG, PG + 100,     /* the last, partial */
-		12 * PG, PG,           /* 12; 13, 14 done */
-		15 * PG, 2 * PG,       /* 15..16 */
-		2 * PG, 3 * PG,        /* the rest in order: 2..4 (max 3 pages) */
-		9 * PG, 3 * PG,        /* 9..11 */
-		17 * PG, 2 * PG,       /* 17..18 */
-	};
-	struct profile p;
-	struct rangeq q;
-	uint64_t got[64];
-	size_t n;
-
-	mk(&p, 20 * PG + 100, 4096, pr, 4);
-	CHECK_EQ_INT(rangeq_init(&q, 20 * PG + 100, PG, &p), 0);
-	profile_free(&p);   /* the queue has its own copy */
-	rangeq_mark_done(&q, 0, PG);
-	rangeq_mark_done(&q, 6 * PG, PG);
-	rangeq_mark_done(&q, 13 * PG, 2 * PG);
-	rangeq_mark_done(&q, 2 * PG + PG / 2, PG);
-	rangeq_mark_done(&q, 40 * PG, PG);           /* beyond: ignored */
-	rangeq_mark_done(&q, 6 * PG, 0);
-	CHECK_EQ_INT(rangeq_left(&q), 16 * PG + 100);
-	n = drain(&q, 3 * PG, got, 32);
-	CHECK(pairs_are(got, n, want, ARRAY_SIZE(want) / 2));
-	CHECK_EQ_INT(rangeq_left(&q), 0);
-	rangeq_free(&q);
-
-	/* marking the tail: the last partial page counts only when the
-	 * range reaches the end */
-	CHECK_EQ_INT(rangeq_init(&q, 2 * PG + 100, PG, NULL), 0);
-	rangeq_mark_done(&q, 2 * PG, 99);
-	CHECK_EQ_INT(rangeq_left(&q), 2 * PG + 100);
-	rangeq_mark_done(&q, 2 * PG, 100);
-	CHECK_EQ_INT(rangeq_left(&q), 2 * PG);
-	rangeq_mark_done(&q, PG, UINT64_MAX);        /* to the end, no overflow */
-	CHECK_EQ_INT(rangeq_left(&q), PG);
-	n = drain(&q, M, got, 32);
-	CHECK(n == 1 && got[0] == 0 && got[1] == PG);
-	rangeq_free(&q);
-
-	/* a profile of another image */
-	mk(&p, 20 * PG, 4096, NULL, 0);
-	CHECK_EQ_INT(rangeq_init(&q, 21 * PG, PG, &p), -EINVAL);
-	profile_free(&p);
-}
-
-/* Each page exactly once, whatever the profile, done ranges and max. */
-static void test_rangeq_each_page_once(void)
+/* The copy order a profile gives (the background reader's scheduler,
+ * its ranges as the profile list): each page exactly once, whatever the
+ * profile (overlaps included) and max, the profile's first range first. */
+static void test_copy_order_each_page_once(void)
 {
 	const uint64_t pages = 777, size = pages * PG - 1;
 	uint32_t seed = 12345;
 	unsigned char *seen = calloc(pages, 1);
+	struct bgread_ranges r;
+	struct bgread_sched q;
 	struct profile p;
-	struct rangeq q;
-	uint64_t off, len, total = 0;
-	int round, i;
+	uint64_t off, len, total, first;
+	int round, i, list;
+	size_t j;
 
 	if (!seen)
 		abort();
@@ -827,21 +715,26 @@ static void test_rangeq_each_page_once(void)
 			l = 1 + (seed >> 3) % 20;
 			if (a + l > pages)
 				l = pages - a;
-			/* overlapping ranges are fine for the queue */
+			/* overlapping ranges are fine for the scheduler */
 			if (profile_add(&p, a * PG, a + l == pages ? size - a * PG : l * PG) < 0)
 				abort();
 		}
-		CHECK_EQ_INT(rangeq_init(&q, size, PG, &p), 0);
+		memset(&r, 0, sizeof(r));
+		for (j = 0; j < p.n; j++)
+			CHECK_EQ_INT(bgread_ranges_add(&r, p.r[j].off, p.r[j].len), 0);
+		CHECK_EQ_INT(bgread_sched_init(&q, size, PG, 0), 0);
+		CHECK_EQ_INT(bgread_sched_set(&q, BGREAD_LIST_PROFILE, &r), 0);
+		first = p.r[0].off;
 		profile_free(&p);
-		for (i = 0; i < 10; i++) {
-			seed = seed * 1103515245 + 12345;
-			rangeq_mark_done(&q, (seed >> 4) % size, (seed >> 16) % (64 * PG));
-		}
 		memset(seen, 0, pages);
 		total = 0;
-		while (rangeq_next(&q, (uint64_t)(round + 1) * PG + 1, &off, &len) == 1) {
+		while (bgread_sched_next(&q, (uint64_t)(round + 1) * PG + 1, &off, &len, &list)) {
 			uint64_t pg;
 
+			if (total == 0) {
+				CHECK(off == first);
+				CHECK(list == BGREAD_LIST_PROFILE);
+			}
 			CHECK(off % PG == 0);
 			CHECK(len <= (uint64_t)(round + 1) * PG);
 			CHECK(off + len <= size);
@@ -851,9 +744,9 @@ static void test_rangeq_each_page_once(void)
 			}
 			total += len;
 		}
-		CHECK_EQ_INT(rangeq_left(&q), 0);
-		CHECK(total <= size);
-		rangeq_free(&q);
+		CHECK(bgread_sched_done(&q));
+		CHECK(total == size);
+		bgread_sched_free(&q);
 	}
 	free(seen);
 }
@@ -1026,9 +919,7 @@ int main(void)
 	RUN(test_merge_ranks_within_ranges);
 	RUN(test_merge_overlap_union_pages);
 	RUN(test_merge_identity);
-	RUN(test_rangeq_sequential);
-	RUN(test_rangeq_profile_and_done);
-	RUN(test_rangeq_each_page_once);
+	RUN(test_copy_order_each_page_once);
 	RUN(test_sampler);
 	{
 		char cmd[128];

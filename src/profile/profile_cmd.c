@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot profile: record (profile_record_run() after the options),
+ * --stop, merge and show. docs/profiles.md has the commands.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "lib/ramboot.h"
+#include "format/manifest.h"
+#include "profile/profile.h"
+
+static void usage(FILE *out)
+{
+	fputs("Usage: ramboot profile record --image=FILE [OPTIONS]\n"
+	      "       ramboot profile --stop\n"
+	      "       ramboot profile merge -o OUT PROFILE...\n"
+	      "       ramboot profile show PROFILE\n"
+	      "\n"
+	      "record: note which ranges of the image FILE get read (its page cache, sampled\n"
+	      "with mincore) in first-touch order until a stop point, then write the profile.\n"
+	      "      --image=FILE      the image file (or block device) the boot reads\n"
+	      "      --out=FILE        where to write it (default " PROFILE_OUT ")\n"
+	      "      --interval=S      seconds between samples (default 0.2)\n"
+	      "      --until=S         stop S seconds after the start (default: no limit)\n"
+	      "      --stop-file=PATH  stop once PATH exists\n"
+	      "      --manifest=FILE   tag the profile with the image's SHA-256 from its manifest\n"
+	      "      --sha256=HEX      the same, given directly\n"
+	      "    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
+	      "    recorder's pid is in " PROFILE_PID ").\n"
+	      "--stop: stop the running recorder and wait until it has written the profile.\n"
+	      "merge:  merge profiles of one image recorded on several clients into OUT.\n"
+	      "show:   print a profile: identity, ranges in order, bytes, coverage.\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 runtime error (I/O, bad profile, no recorder), 2 usage.\n",
+	      out);
+}
+
+enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
+
+/* The options of record into *o: -1 when they are good, else the exit
+ * code (usage error, or 0 after --help). */
+static int record_parse(int argc, char **argv, struct profile_record_opts *o)
+{
+	static const struct option lo[] = {
+		{ "image", required_argument, NULL, OPT_IMAGE },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "stop-file", required_argument, NULL, OPT_STOPFILE },
+		{ "manifest", required_argument, NULL, OPT_MANIFEST },
+		{ "sha256", required_argument, NULL, OPT_SHA },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	profile_record_opts_init(o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case OPT_IMAGE: o->image = optarg; break;
+		case OPT_OUT: o->out = optarg; break;
+		case OPT_STOPFILE: o->stop_file = optarg; break;
+		case OPT_MANIFEST: o->manifest = optarg; break;
+		case OPT_INTERVAL:
+			if (parse_seconds(optarg, &o->interval) < 0 || o->interval <= 0)
+				return rb_usage("profile", "--interval: '%s' is not a number of seconds above 0",
+						   optarg);
+			break;
+		case OPT_UNTIL:
+			if (parse_seconds(optarg, &o->until) < 0)
+				return rb_usage("profile", "--until: '%s' is not a number of seconds", optarg);
+			break;
+		case OPT_SHA:
+			if (strlen(optarg) != 64 || sha256_hex_parse(optarg, o->sha256) < 0)
+				return rb_usage("profile", "--sha256: '%s' is not 64 hex digits", optarg);
+			break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("profile", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return rb_usage("profile", "record takes no arguments, only options ('%s')", argv[optind]);
+	if (!o->image)
+		return rb_usage("profile", "record needs --image=FILE");
+	if (o->manifest && o->sha256[0])
+		return rb_usage("profile", "--manifest and --sha256 both give the image's hash: one only");
+	return -1;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	struct profile_record_opts o;
+	int rc = record_parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	return profile_record_run(&o) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	char err[PATH_MAX + 128];
+	const struct profile **pp = NULL;
+	struct profile *in = NULL, merged;
+	int c, i, n, rc = RB_EXIT_FAIL;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("profile", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!out)
+		return rb_usage("profile", "merge needs -o OUT");
+	n = argc - optind;
+	if (n < 1)
+		return rb_usage("profile", "merge needs at least one PROFILE");
+	in = calloc((size_t)n, sizeof(*in));
+	pp = calloc((size_t)n, sizeof(*pp));
+	if (!in || !pp) {
+		rb_err("%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (profile_load(argv[optind + i], &in[i], err, sizeof(err)) < 0) {
+			rb_err("%s: %s", argv[optind + i], err);
+			goto out;
+		}
+		pp[i] = &in[i];
+	}
+	if (profile_merge(pp, (size_t)n, &merged, err, sizeof(err)) < 0) {
+		rb_err("%s", err);
+		goto out;
+	}
+	if (profile_write(&merged, out, err, sizeof(err)) < 0)
+		rb_err("%s", err);
+	else
+		rc = RB_EXIT_OK;
+	profile_free(&merged);
+out:
+	for (i = 0; in && i < n; i++)
+		profile_free(&in[i]);
+	free(in);
+	free(pp);
+	return rc;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	char err[PATH_MAX + 128], a[32], b[32];
+	struct profile p;
+	uint64_t bytes;
+	size_t i;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	if (argc != 2)
+		return rb_usage("profile", "show needs one PROFILE");
+	if (profile_load(argv[1], &p, err, sizeof(err)) < 0) {
+		rb_err("%s: %s", argv[1], err);
+		return RB_EXIT_FAIL;
+	}
+	bytes = profile_bytes(&p);
+	printf("image:             %" PRIu64 " bytes (%s)\n", p.id.size,
+	       fmt_size(p.id.size, a, sizeof(a)));
+	if (p.id.sha256[0])
+		printf("image-sha256:      %s\n", p.id.sha256);
+	if (p.id.ends_sha256[0])
+		printf("image-ends-sha256: %s\n", p.id.ends_sha256);
+	printf("page size:         %" PRIu32 "\n", p.page_size);
+	printf("ranges:            %zu, %" PRIu64 " bytes (%s), %.2f %% of the image\n", p.n,
+	       bytes, fmt_size(bytes, b, sizeof(b)),
+	       p.id.size ? 100.0 * (double)bytes / (double)p.id.size : 0.0);
+	if (p.n)
+		printf("\n%8s %20s %14s\n", "order", "offset", "length");
+	for (i = 0; i < p.n; i++)
+		printf("%8zu %20" PRIu64 " %14" PRIu64 "\n", i + 1, p.r[i].off, p.r[i].len);
+	profile_free(&p);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		rb_err("stdout: write error");
+		return RB_EXIT_FAIL;
+	}
+	return RB_EXIT_OK;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+
+	if (!sub)
+		return rb_usage("profile", "need record, merge, show or --stop");
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	if (!strcmp(sub, "--stop")) {
+		if (argc != 2)
+			return rb_usage("profile", "--stop takes nothing more");
+		return profile_record_stop() < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+	}
+	if (!strcmp(sub, "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(sub, "merge"))
+		return cmd_merge(argc - 1, argv + 1);
+	if (!strcmp(sub, "show"))
+		return cmd_show(argc - 1, argv + 1);
+	return rb_usage("profile", "unknown command '%s'", sub);
+}
