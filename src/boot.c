@@ -288,8 +288,10 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 	if (s->swap != SWAP_ZRAM)
 		return;
 	swap_opts_init(&o);
-	if (s->swap_size[0])
+	if (s->swap_size[0]) {
 		o.size = s->swap_size;
+		o.size_name = "ramboot.swap.size";
+	}
 	if (s->swap_algorithm[0])
 		o.algorithm = s->swap_algorithm;
 	if (s->swap_priority_set)
@@ -1192,7 +1194,7 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 			argv[n++] = (char *)"--signed";
 	}
 	if (s->minfree_set) {
-		snprintf(marg, sizeof(marg), "--min-free=%llu", (unsigned long long)s->minfree);
+		snprintf(marg, sizeof(marg), "--min-free=%lluB", (unsigned long long)s->minfree);
 		argv[n++] = marg;
 	}
 	if (s->profile[0]) {

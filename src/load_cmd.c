@@ -59,7 +59,7 @@ static void load_usage(FILE *out)
 	      "      --wait-loop=S     with --prefetch: read nothing until the loop device\n"
 	      "                        backed by SOURCE appears (the boot mounted it), for\n"
 	      "                        at most S seconds\n"
-	      "      --rate=SIZE       with --prefetch: read at most SIZE bytes per second\n"
+	      "      --rate=RATE       with --prefetch: read at most RATE (12MiB/s, 100Mbit)\n"
 	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
 	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
 	      "      --udpcast[=OPTS]  the image comes from a udpcast session (ramboot serve):\n"
@@ -214,8 +214,8 @@ int cmd_load(int argc, char **argv)
 			o.keydir = optarg;
 			break;
 		case OPT_MINFREE:
-			if (parse_size(optarg, &o.min_free) < 0)
-				return rb_usage("load", "--min-free: bad size '%s'", optarg);
+			if (size_arg("load", "min-free", optarg, UNIT_BYTES, &o.min_free) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case OPT_TMPFS:
 			o.tmpfs = optarg;
@@ -273,9 +273,11 @@ int cmd_load(int argc, char **argv)
 						   optarg);
 			break;
 		case OPT_RATE:
-			if (parse_size(optarg, &o.rate) < 0 || o.rate == 0)
-				return rb_usage("load", "--rate: bad size '%s' (bytes per second)",
-						   optarg);
+			if (rate_arg("load", "rate", optarg, UNIT_BYTES, &o.rate) < 0)
+				return RB_EXIT_USAGE;
+			if (o.rate == 0)
+				return rb_usage("load", "--rate: '%s' is no rate (no cap: leave --rate "
+						   "out)", optarg);
 			break;
 		case OPT_RETRIES: {
 			char *end;
@@ -414,13 +416,15 @@ int cmd_manifest(int argc, char **argv)
 				return RB_EXIT_USAGE;
 			break;
 		case 'm':
-			if (parse_size(optarg, &req.memlimit) < 0)
-				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
+			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req.memlimit) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case 'c':
-			if (parse_size(optarg, &req.chunk_size) < 0 || (req.chunk_size &&
+			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
+				return RB_EXIT_USAGE;
+			if (req.chunk_size &&
 			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
-			     (req.chunk_size & (req.chunk_size - 1)))))
+			     (req.chunk_size & (req.chunk_size - 1))))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
