@@ -344,7 +344,7 @@ static void fill_from_result(struct boot_report *rep, const struct load_result *
 {
 	rep->bytes = r->bytes_out ? r->bytes_out : r->bytes_in;
 	rep->seconds = r->seconds;
-	rep->mbps = r->seconds > 0 ? (double)r->bytes_in / r->seconds / 1e6 : 0;
+	rep->bytes_per_second = r->seconds > 0 ? (uint64_t)((double)r->bytes_in / r->seconds) : 0;
 	snprintf(rep->codec, sizeof(rep->codec), "%s", r->codec ? r->codec : "");
 	snprintf(rep->fstype, sizeof(rep->fstype), "%s", r->fstype);
 	rep->chunks = r->chunks;

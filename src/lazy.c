@@ -609,7 +609,7 @@ static void status_write(struct lazy *L)
 			{ "source_fallback", lazy_fallback_name(r->fallback) },
 			{ "source_error", r->fallback_msg }, { "bytes_stream", num[2] },
 			{ "bytes_compared", num[3] }, { "bytes_cached", num[4] },
-			{ "bytes_network", num[5] }, { "rate", num[6] }, { "yields", num[7] },
+			{ "bytes_network", num[5] }, { "max_bytes_per_second", num[6] }, { "yields", num[7] },
 			{ "profile", L->profile_state ? L->profile_state : "none" },
 			{ "profile_file", L->profile_path }, { "hash", hash },
 			{ "sha256", r->sha256 }, { "signed_by", r->signed_by },

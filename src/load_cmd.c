@@ -80,12 +80,13 @@ static void load_usage(FILE *out)
 
 static void summary(const struct load_opts *o, const struct load_result *r)
 {
-	char a[32], b[32];
-	double mbs = r->seconds > 0 ? (double)r->bytes_out / 1e6 / r->seconds : 0;
+	char a[32], b[32], c[64];
 
+	/* the rate read from the source: what the network or disk gave */
+	fmt_rate(r->seconds > 0 ? (uint64_t)((double)r->bytes_in / r->seconds) : 0, c, sizeof(c));
 	if (o->prefetch) {
-		rb_info("prefetched %s in %.2f s (%.1f MB/s)", fmt_size(r->bytes_out, a, sizeof(a)),
-			r->seconds, mbs);
+		rb_info("prefetched %s in %.2f s (%s)", fmt_size(r->bytes_out, a, sizeof(a)),
+			r->seconds, c);
 		return;
 	}
 	char ck[64] = "";
@@ -93,9 +94,9 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 	if (r->verified && r->chunks)
 		snprintf(ck, sizeof(ck), ", chunks=%" PRIu32 " chunks_retried=%" PRIu32, r->chunks,
 			 r->chunks_retried);
-	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s%s%s%s",
+	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, reading %s%s%s%s%s%s%s",
 		o->source, r->dest_path, fmt_size(r->bytes_in, a, sizeof(a)),
-		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, mbs,
+		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, c,
 		!r->verified ? "" : r->sha256[0] ? ", sha256 ok" : ", chunks ok", ck,
 		r->signed_by[0] ? ", signed by " : "", r->signed_by,
 		r->fstype[0] ? ", " : "", r->fstype);

@@ -106,7 +106,7 @@ make_sqfs() { # path
 	assert_success
 	run cut -d= -f1 "$R/run/ramboot/report"
 	assert_output "$(printf '%s\n' mode_asked mode_done source ram_path target bytes \
-		seconds mbps codec hash fstype swap_device swap_size swap_algorithm swap_priority \
+		seconds bytes_per_second codec hash fstype swap_device swap_size swap_algorithm swap_priority \
 		fallback error)"
 }
 
@@ -263,6 +263,7 @@ make_sqfs() { # path
 	[ "$(report fstype)" = squashfs ]
 	[ "$(report hash)" = ok ]
 	[ "$(report bytes)" = "$(stat -c %s "$R/root/images/x86_64.img")" ]
+	[[ $(report bytes_per_second) =~ ^[1-9][0-9]*$ ]]
 	[ "$(report fallback)" = "" ]
 }
 
