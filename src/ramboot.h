@@ -83,14 +83,15 @@ int meminfo_parse(const char *text, const char *field, uint64_t *bytes);
  * unit (its meaning is the option's own, `bare`), lower-case k/m/g/t,
  * KB/MB/GB/TB (binary, as ramboot always read them), and for a rate the
  * old suffixes without "/s" (serve: bits with k/m/g, 10^3n; load and
- * lazy: a size, per second). Such a value returns 1 with the documented
+ * lazy: a size, per second). A rate is given in the option's own unit:
+ * bits per second with UNIT_BITS (serve: udp-sender takes bits), bytes
+ * per second otherwise. Such a value returns 1 with the documented
  * spelling of the same value in note ("30000B", "500Mbit"). A value that
  * is no size or rate, or an ambiguous one ("12MB/s", "100Mbps"),
  * returns -EINVAL (-ERANGE past 2^60) with the reason in note. */
 enum unit_bare { UNIT_BYTES, UNIT_MIB, UNIT_BITS };
 int size_parse(const char *s, enum unit_bare bare, uint64_t *out, char *note, size_t len);
-int rate_parse(const char *s, enum unit_bare bare, uint64_t *bytes_per_s, char *note,
-	       size_t len);
+int rate_parse(const char *s, enum unit_bare bare, uint64_t *out, char *note, size_t len);
 /* The binary unit at the start of s (B, K, KiB, ... T, TiB and the old
  * k, KB, Ki, ...): its length (0: none) and multiplier, *old for an old
  * spelling. For size expressions (sizeexpr.c). */
@@ -103,7 +104,7 @@ const char *size_unit_name(uint64_t mul);
 int size_arg(const char *cmd, const char *opt, const char *val, enum unit_bare bare,
 	     uint64_t *out);
 int rate_arg(const char *cmd, const char *opt, const char *val, enum unit_bare bare,
-	     uint64_t *bytes_per_s);
+	     uint64_t *out);
 /* Seconds: "30", "2.5", "0" (non-negative, at most a day). 0 or -EINVAL. */
 int parse_seconds(const char *s, double *out);
 /* Human-readable size into buf: "1.5 GiB". */

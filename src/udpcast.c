@@ -353,7 +353,7 @@ static bool fec_ok(const char *s)
 
 struct serve_opts {
 	const char *image, *fec, *interface;
-	uint64_t rate;                  /* bytes per second, 0: no cap */
+	uint64_t rate;                  /* bits per second, 0: no cap */
 	unsigned min_receivers, max_wait, portbase;
 	bool once, have_max_wait;
 };
@@ -384,8 +384,7 @@ static int sender_argv(const struct serve_opts *s, const char **argv, char num[4
 		argv[n++] = s->interface;
 	}
 	if (s->rate) {
-		/* udp-sender takes bits per second; rates stop at 2^60 bytes */
-		snprintf(num[3], 24, "%" PRIu64, s->rate * 8);
+		snprintf(num[3], 24, "%" PRIu64, s->rate);
 		argv[n++] = "--max-bitrate";
 		argv[n++] = num[3];
 	}

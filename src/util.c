@@ -476,10 +476,14 @@ int rate_parse(const char *s, enum unit_bare bare, uint64_t *out, char *note, si
 	}
 	if (unit_scale(whole, frac, mul, &v) < 0)
 		return rb_errfmt(note, len, -ERANGE, "'%s' is too large", s);
-	if (bits)
+	/* in the option's own unit: bits for serve, bytes for load and lazy */
+	if (bits && bare != UNIT_BITS)
 		v /= 8;
+	else if (!bits && bare == UNIT_BITS)
+		v *= 8;                          /* v <= 2^60 */
 	if (v == 0)
-		return rb_errfmt(note, len, -EINVAL, "'%s' is less than a byte per second", s);
+		return rb_errfmt(note, len, -EINVAL, "'%s' is less than a %s per second", s,
+				 bare == UNIT_BITS ? "bit" : "byte");
 	*out = v;
 	if (!old)
 		return 0;

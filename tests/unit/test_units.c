@@ -112,7 +112,8 @@ static void sizes_refused(void)
 static void rates_documented(void)
 {
 	/* bits: decimal, as links are sold; "/s" optional */
-	CHECK(rate_case("100Mbit", UNIT_BITS, 0, 12500000, NULL));
+	CHECK(rate_case("100Mbit", UNIT_BITS, 0, 100000000, NULL));   /* serve: bits */
+	CHECK(rate_case("100Mbit", UNIT_BYTES, 0, 12500000, NULL));
 	CHECK(rate_case("100Mbit/s", UNIT_BYTES, 0, 12500000, NULL));
 	CHECK(rate_case("100mbit", UNIT_BYTES, 0, 12500000, NULL));
 	CHECK(rate_case("1Gbit", UNIT_BYTES, 0, 125000000, NULL));
@@ -121,7 +122,10 @@ static void rates_documented(void)
 	CHECK(rate_case("500Kbit", UNIT_BYTES, 0, 62500, NULL));
 	CHECK(rate_case("8000bit", UNIT_BYTES, 0, 1000, NULL));
 	/* bytes: a size per second */
-	CHECK(rate_case("12MiB/s", UNIT_BITS, 0, 12 * M, NULL));
+	CHECK(rate_case("12MiB/s", UNIT_BITS, 0, 12 * M * 8, NULL));
+	CHECK(rate_case("12MiB/s", UNIT_BYTES, 0, 12 * M, NULL));
+	CHECK(rate_case("999999999bit", UNIT_BITS, 0, 999999999, NULL));
+	CHECK(rate_case("999999999bit", UNIT_BYTES, 0, 124999999, NULL));
 	CHECK(rate_case("12M/s", UNIT_BYTES, 0, 12 * M, NULL));
 	CHECK(rate_case("512K/s", UNIT_BYTES, 0, 512 * K, NULL));
 	CHECK(rate_case("1GiB/s", UNIT_BYTES, 0, G, NULL));
@@ -133,11 +137,12 @@ static void rates_documented(void)
 static void rates_old_spellings(void)
 {
 	/* serve: udp-sender's bits, k/m/g decimal */
-	CHECK(rate_case("500m", UNIT_BITS, 1, 62500000, "500Mbit"));
-	CHECK(rate_case("5M", UNIT_BITS, 1, 625000, "5Mbit"));
-	CHECK(rate_case("500k", UNIT_BITS, 1, 62500, "500kbit"));
-	CHECK(rate_case("1g", UNIT_BITS, 1, 125000000, "1Gbit"));
-	CHECK(rate_case("1000000", UNIT_BITS, 1, 125000, "1000000bit"));
+	CHECK(rate_case("500m", UNIT_BITS, 1, 500000000, "500Mbit"));
+	CHECK(rate_case("5M", UNIT_BITS, 1, 5000000, "5Mbit"));
+	CHECK(rate_case("500k", UNIT_BITS, 1, 500000, "500kbit"));
+	CHECK(rate_case("1g", UNIT_BITS, 1, 1000000000, "1Gbit"));
+	CHECK(rate_case("1000000", UNIT_BITS, 1, 1000000, "1000000bit"));
+	CHECK(rate_case("1", UNIT_BITS, 1, 1, "1bit"));
 	/* load and lazy: a size, per second (binary) */
 	CHECK(rate_case("500m", UNIT_BYTES, 1, 500 * M, "500MiB/s"));
 	CHECK(rate_case("64M", UNIT_BYTES, 1, 64 * M, "64MiB/s"));
@@ -168,8 +173,9 @@ static void rates_refused(void)
 	CHECK(rate_case("12MiBit", UNIT_BYTES, -EINVAL, 0, "not a rate"));
 	CHECK(rate_case("1.5M", UNIT_BYTES, -EINVAL, 0, "not a rate"));
 	CHECK(rate_case("1.5", UNIT_BITS, -EINVAL, 0, "not a rate"));
-	CHECK(rate_case("7bit", UNIT_BITS, -EINVAL, 0, "less than a byte"));
-	CHECK(rate_case("0Mbit", UNIT_BITS, -EINVAL, 0, "less than a byte"));
+	CHECK(rate_case("7bit", UNIT_BYTES, -EINVAL, 0, "less than a byte"));
+	CHECK(rate_case("0Mbit", UNIT_BITS, -EINVAL, 0, "less than a bit"));
+	CHECK(rate_case("0m", UNIT_BITS, -EINVAL, 0, "less than a bit"));
 	CHECK(rate_case("99999999999Gbit", UNIT_BITS, -ERANGE, 0, "too large"));
 }
 
