@@ -64,7 +64,7 @@ rate_bits=$(echo "$RATE" | awk '
 		m = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
 		printf "%.0f", v * m; exit }')
 [ -n "$rate_bits" ] || die "LABBENCH_RATE=$RATE: not a tc rate (100mbit, 500kbit, 1gbit)"
-SEND_RATE=${LABBENCH_SEND_RATE:-$((rate_bits * 95 / 100 / 1000000))m}
+SEND_RATE=${LABBENCH_SEND_RATE:-$((rate_bits * 95 / 100 / 1000000))Mbit}
 [ "$SEND_RATE" = none ] && SEND_RATE=
 [ "$SEND_RATE" = 0m ] && die "LABBENCH_RATE=$RATE is below 2 Mbit; set LABBENCH_SEND_RATE"
 

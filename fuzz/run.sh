@@ -78,7 +78,13 @@ seed() {
 	sizeexpr)
 		printf 'min(ram, 8G)' >"$d/default"
 		printf '50%%' >"$d/pct"
-		printf 'max(ram / 2 + 256M, (1G - 512K) * 2)' >"$d/nested" ;;
+		printf 'max(ram / 2 + 256M, (1G - 512K) * 2)' >"$d/nested"
+		printf 'min(ram / 2, 4096)' >"$d/old"
+		printf '30000' >"$d/bare"
+		printf '1.5GiB' >"$d/size"
+		printf '12MiB/s' >"$d/bytes"
+		printf '100Mbit/s' >"$d/bits"
+		printf '500m' >"$d/oldrate" ;;
 	cmdline)
 		printf 'console=ttyS0 ramboot=ram ramboot.image="/a b/x.img" ramboot.swap=zram ramboot.swap.size=min(ram,4G) ltsp.image=images/x.img,squashfs,,b.img -- init=/x' >"$d/line"
 		printf 'RAMBOOT=ram\nexport RAMBOOT_SWAP_SIZE="50%%"\n# c\nRAMBOOT_MINFREE='"'"'1G'"'"'\n' >"$d/conf" ;;

@@ -106,7 +106,7 @@ make_sqfs() { # path
 	assert_success
 	run cut -d= -f1 "$R/run/ramboot/report"
 	assert_output "$(printf '%s\n' mode_asked mode_done source ram_path target bytes \
-		seconds mbps codec hash fstype swap_device swap_size swap_algorithm swap_priority \
+		seconds bytes_per_second codec hash fstype swap_device swap_size swap_algorithm swap_priority \
 		fallback error)"
 }
 
@@ -129,7 +129,7 @@ make_sqfs() { # path
 	[[ $stderr == *"ramboot: boot: warning: ramboot=: invalid value 'turbo', ignored"* ]]
 	[[ $stderr == *"ramboot.colour=: unknown setting"* ]]
 	[[ $stderr == *"ramboot.target=: invalid value 'nvme'"* ]]
-	[[ $stderr == *"ramboot.minfree=: invalid value 'lots'"* ]]
+	[[ $stderr == *"ramboot.minfree=: 'lots' is not a size (a number and a unit: "* ]]
 	[ "$(report mode_asked)" = off ]
 }
 
@@ -208,14 +208,37 @@ make_sqfs() { # path
 	assert_output "report"
 }
 
+@test "boot: ramboot.minfree= without a unit is still bytes: a warning, the same fallback" {
+	head -c 2M /dev/urandom >"$R/root/images/x.img"
+	meminfo 300000
+	echo "ramboot=ram ltsp.image=images/x.img ramboot.minfree=1073741824" >"$R/proc/cmdline"
+	rb
+	assert_success
+	assert_output ""
+	[[ $stderr == *"ramboot: boot: warning: ramboot.minfree=1073741824: deprecated spelling, write 1073741824B"* ]]
+	[ "$(report fallback)" = "not enough memory" ]
+	[[ $(report error) == *"reserve 1.0 GiB"* ]]
+}
+
+@test "boot: ramboot.minfree=1GiB in ramboot.conf: no deprecation warning" {
+	head -c 2M /dev/urandom >"$R/root/images/x.img"
+	meminfo 300000
+	echo "ramboot=ram ltsp.image=images/x.img" >"$R/proc/cmdline"
+	echo "RAMBOOT_MINFREE=1GiB" >"$R/etc/ramboot.conf"
+	rb
+	assert_success
+	[[ $stderr != *deprecated* ]]
+	[ "$(report fallback)" = "not enough memory" ]
+}
+
 @test "boot: --json writes report.json too" {
 	command -v python3 >/dev/null || skip "no python3"
 	echo "ramboot=ram" >"$R/proc/cmdline"
 	rb --json
 	assert_success
-	run python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["mode_asked"], d["fallback"], d["bytes"])' \
+	run python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["mode_asked"], d["fallback"], d["bytes"], d["bytes_per_second"])' \
 		"$R/run/ramboot/report.json"
-	assert_output "ram no image 0"
+	assert_output "ram no image 0 0"
 }
 
 @test "boot: swap that cannot be set up is an error in the report, exit 0" {
@@ -263,6 +286,7 @@ make_sqfs() { # path
 	[ "$(report fstype)" = squashfs ]
 	[ "$(report hash)" = ok ]
 	[ "$(report bytes)" = "$(stat -c %s "$R/root/images/x86_64.img")" ]
+	[[ $(report bytes_per_second) =~ ^[1-9][0-9]*$ ]]
 	[ "$(report fallback)" = "" ]
 }
 

@@ -68,7 +68,7 @@ boot() {
 # the background.
 serve() {
 	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 \
-		--rate=20m "$1" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
+		--rate=20Mbit "$1" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
 }
 
 assert_copy() { # the RAM copy is the image, verified
@@ -280,7 +280,7 @@ zram_boot() {
 	mksquashfs "$BATS_TEST_TMPDIR/tree.one" "$IMG" -quiet -noappend -no-progress >/dev/null
 	"$RAMBOOT_BIN" manifest "$IMG" >"$IMG.manifest"
 	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 \
-		--rate=4m "$IMG" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
+		--rate=4Mbit "$IMG" >"$BATS_TEST_TMPDIR/serve.log" 2>&1 &
 	nsenter "--net=/run/netns/$NS-c" env -u RAMBOOT RAMBOOT_ROOT="$R" timeout 120 \
 		"$RAMBOOT_BIN" boot --cmdline="ramboot=ram ramboot.image=/root/images/x.img \
 		ramboot.source=udpcast ramboot.udpcast=interface=eth0,start-timeout=20,receive-timeout=3" \

@@ -174,7 +174,7 @@ lazy_fake() {
 # background, bounded.
 serve() {
 	ip netns exec "$NS-s" timeout 60 "$RAMBOOT_BIN" serve --once --interface=eth0 \
-		--rate=50m "$1" >"$T/serve.log" 2>&1 &
+		--rate=50Mbit "$1" >"$T/serve.log" 2>&1 &
 	SERVE=$!
 }
 

@@ -208,6 +208,46 @@ fixture_root() {
 	[ ! -e "$R/run/ramboot/ram" ]
 }
 
+@test "lazy: --rate and --min-free take the units; the status file says bytes per second" {
+	fixture_root
+	fake_loop 0 /srv/other.img 1 $((SIZE / 512))
+	rb lazy --image="$IMG" --status="$STATUS" --rate=100Mbit --min-free=256MiB
+	expect_status 1
+	[[ $stderr != *warning* ]]
+	[ "$(st max_bytes_per_second)" = 12500000 ]
+	rb lazy --image="$IMG" --status="$STATUS" --rate=12MiB/s --min-free=1G
+	expect_status 1
+	[ "$(st max_bytes_per_second)" = 12582912 ]
+}
+
+@test "lazy: the old --rate and --min-free spellings are bytes still, with a warning each" {
+	fixture_root
+	fake_loop 0 /srv/other.img 1 $((SIZE / 512))
+	rb lazy --image="$IMG" --status="$STATUS" --rate=64M --min-free=268435456
+	expect_status 1
+	[[ $stderr == *"ramboot: lazy: warning: --rate=64M: deprecated spelling, write --rate=64MiB/s"* ]]
+	[[ $stderr == *"ramboot: lazy: warning: --min-free=268435456: deprecated spelling, write --min-free=268435456B"* ]]
+	[ "$(st max_bytes_per_second)" = 67108864 ]
+	rb lazy --image="$IMG" --status="$STATUS" --rate=500m
+	expect_status 1
+	[[ $stderr == *"write --rate=500MiB/s"* ]]
+	[ "$(st max_bytes_per_second)" = 524288000 ]
+}
+
+@test "lazy: ambiguous --rate and sizes that are no sizes exit 2 and make nothing" {
+	rb lazy --image="$IMG" --status="$STATUS" --rate=12MB/s
+	expect_status 2
+	[[ $stderr == *"--rate: '12MB/s' is ambiguous"* ]]
+	rb lazy --image="$IMG" --status="$STATUS" --rate=100Mbps
+	expect_status 2
+	rb lazy --image="$IMG" --status="$STATUS" --min-free=12MB/s
+	expect_status 2
+	[[ $stderr == *"--min-free: '12MB/s' is not a size"* ]]
+	rb lazy --image="$IMG" --status="$STATUS" --min-free=1.5
+	expect_status 2
+	[ ! -e "$STATUS" ]
+}
+
 @test "lazy: several loop devices backed by the image are refused" {
 	fixture_root
 	fake_loop 0 "$IMG" 1 $((SIZE / 512))
@@ -499,7 +539,7 @@ write_profile() {
 	attach
 	"$RAMBOOT_BIN" manifest -o "$T/m" "$IMG"
 	rb lazy --image="$IMG" --loop="$LOOP" --target=zram --status="$STATUS" \
-		--manifest="$T/m" --rate=64M
+		--manifest="$T/m" --rate=64MiB/s
 	expect_status 0
 	local dev
 	dev=$(st copy)
@@ -786,7 +826,7 @@ fcntl.ioctl(dev, 0x4C06, new)' "$1" "$2"
 	FAULTINJ='pread,read,copy_file_range:path=image.sqfs:delay_ms=30' \
 		FAULTINJ_LOG=$(faultinj_log) LD_PRELOAD=$FAULTINJ_SO \
 		"$RAMBOOT_BIN" lazy --image="$IMG" --loop="$LOOP" --tmpfs="$RAM" \
-		--status="$STATUS" --rate=512K 2>"$T/err" &
+		--status="$STATUS" --rate=512K/s 2>"$T/err" &
 	local pid=$! rc=0 _
 	for _ in $(seq 100); do
 		[ "$(st state 2>/dev/null)" = copying ] && break

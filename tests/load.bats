@@ -122,6 +122,33 @@ setup() {
 	assert_load_fail 3 "$OUT/img"
 }
 
+@test "load --min-free: a plain number is still bytes, with a warning naming the unit" {
+	# 100000000 bytes stay free; as MiB it would be 95 TiB (exit 3)
+	rb load --min-free=100000000 "$FIX/one.raw" "$OUT/img"
+	expect_status 0
+	[ "${stderr%%$'\n'*}" = 'ramboot: load: warning: --min-free=100000000: deprecated spelling, write --min-free=100000000B' ]
+	cmp "$FIX/one.raw" "$OUT/img"
+	rb load --min-free=95MiB "$FIX/one.raw" "$OUT/img2"
+	expect_status 0
+	[[ $stderr != *warning* ]]
+}
+
+@test "load --min-free: a rate, a fraction of a byte or a unit of none are usage errors" {
+	local v
+	for v in 12MB/s 1.5 1.5B 256X 1P -1; do
+		rb load --min-free="$v" "$FIX/one.raw" "$OUT/img"
+		assert_load_fail 2 "$OUT/img"
+		[[ $stderr == *"--min-free: '$v'"* ]] || fail "$v: $stderr"
+	done
+}
+
+@test "load: the summary gives sizes in binary units and the read rate in MiB/s and Mbit/s" {
+	rb load --progress=none "$FIX/sqfs.raw" "$OUT/img"
+	expect_status 0
+	[[ $stderr =~ \ (KiB|MiB)\ in,\ .*\ in\ [0-9.]+\ s,\ reading\ [0-9.]+\ (B|KiB|MiB|GiB)/s\ =\ [0-9.]+\ Mbit/s ]]
+	[[ $stderr != *MB/s* ]]
+}
+
 # ---- round trips: codec x image x source kind -----------------------------
 
 @test "none, empty image, file: an empty source is refused (exit 1)" {

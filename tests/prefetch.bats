@@ -229,10 +229,31 @@ assert_all_resident() {
 
 @test "prefetch: --rate caps the reads and the result is complete" {
 	evict "$IMG"
-	rb load -v --progress=none --prefetch --rate=256M "$IMG"
+	rb load -v --progress=none --prefetch --rate=256MiB/s "$IMG"
 	expect_status 0
+	[[ $stderr != *warning* ]]
+	[[ $stderr =~ prefetched\ .*\ \([0-9.]+\ (B|KiB|MiB|GiB)/s\ =\ [0-9.]+\ Mbit/s\) ]]
 	assert_reads_cover
 	assert_all_resident
+}
+
+@test "prefetch --rate: bit rates too; the old spelling is bytes per second, with a warning" {
+	local a
+	evict "$IMG"
+	rb load --progress=none --prefetch --rate=2Gbit "$IMG"
+	expect_status 0
+	[[ $stderr != *warning* ]]
+	rb load --progress=none --prefetch --rate=256M "$IMG"
+	expect_status 0
+	[ "${stderr%%$'\n'*}" = 'ramboot: load: warning: --rate=256M: deprecated spelling, write --rate=256MiB/s' ]
+	rb load --progress=none --prefetch --rate=268435456 "$IMG"
+	expect_status 0
+	[[ $stderr == *"write --rate=268435456B/s"* ]]
+	for a in 12MB/s 100Mbps 12/s; do
+		rb load --prefetch --rate="$a" "$IMG"
+		expect_status 2
+		[[ $stderr == *"--rate: '$a' is "* ]] || fail "$a: $stderr"
+	done
 }
 
 @test "prefetch: bad --rate, --loop, --profile, and the options without --prefetch: exit 2" {
@@ -244,14 +265,14 @@ assert_all_resident() {
 		expect_status 2
 		[[ $stderr == "ramboot: load: error: "* ]] || fail "$a: $stderr"
 	done
-	for a in --rate=1M --loop=loop0 --profile=x --profile-only; do
+	for a in --rate=1MiB/s --loop=loop0 --profile=x --profile-only; do
 		rb load "$a" "$IMG" "$T/out"
 		expect_status 2
 		[[ $stderr == *"go with --prefetch"* ]] || fail "$a: $stderr"
 	done
 	rb load --help
 	expect_status 0
-	for a in --rate=SIZE --loop=DEV --profile=FILE --profile-only; do
+	for a in --rate=RATE --loop=DEV --profile=FILE --profile-only; do
 		assert_output --partial "$a"
 	done
 }
@@ -380,7 +401,7 @@ wait_for() {
 	mkdir -p "$R/sys/block"
 	evict "$IMG"
 	# Slow enough (1 MiB/s) that the loop device comes while reads remain.
-	RAMBOOT_ROOT=$R "$RAMBOOT_BIN" load -v --progress=none --prefetch --rate=1M "$IMG" \
+	RAMBOOT_ROOT=$R "$RAMBOOT_BIN" load -v --progress=none --prefetch --rate=1MiB/s "$IMG" \
 		2>"$T/err" &
 	PID=$!
 	wait_for "no loop device is backed by $IMG; looking again" "$T/err" ||

@@ -29,7 +29,8 @@ lazy() {
 	shift
 	set -- "state=$state" pid=412 image=/srv/ltsp/images/x86_64.img loop=/dev/loop0 \
 		target=tmpfs copy= size=1073741824 started=3.21 updated=10.50 \
-		bytes_cached=314572800 bytes_network=141557760 rate=0 yields=2 hash=pending \
+		bytes_cached=314572800 bytes_network=141557760 max_bytes_per_second=0 yields=2 \
+		hash=pending \
 		sha256= verified= switched= gave_up= error= "$@"
 	: >"$R/run/ramboot/lazy"
 	for kv in "$@"; do
@@ -87,7 +88,7 @@ no initialised zram devices'
     "updated": 10.50,
     "bytes_cached": 314572800,
     "bytes_network": 141557760,
-    "rate": 0,
+    "max_bytes_per_second": 0,
     "yields": 2,
     "hash": "pending",
     "sha256": null,
@@ -193,7 +194,7 @@ no initialised zram devices'
 		printf 'size= 1048576\n'
 		printf 'bytes_cached=0x10\n'
 		printf 'bytes_network=1234567890123456\n'
-		printf 'rate=007\n'
+		printf 'max_bytes_per_second=007\n'
 		printf 'yields=1e3\n'
 		printf 'started=1.\n'
 		printf 'updated=.5\n'
@@ -295,6 +296,42 @@ report() {
 	run --separate-stderr "$RAMBOOT_BIN" status --check
 	assert_success
 	assert_output 'ramboot: running from RAM (tmpfs, 40.6 MiB from zstd, verified, signed by lab)'
+}
+
+@test "status: the read rate says its units; an older report's mbps (MB/s) reads the same" {
+	report mode_asked=ram mode_done=ram target=tmpfs bytes=42577920 seconds=0.393 \
+		bytes_per_second=108200000 hash=ok
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line 'bytes_per_second=108200000 (103.2 MiB/s = 865.6 Mbit/s)'
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	J=$output
+	run py 'd["report"]["bytes_per_second"]'
+	assert_output '108200000'
+	# written by a ramboot from before the key said its unit
+	report mode_asked=ram mode_done=ram target=tmpfs bytes=42577920 seconds=0.393 \
+		mbps=108.2 hash=ok
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line --index 0 'ramboot: running from RAM (tmpfs, 40.6 MiB, verified)'
+	assert_line 'mbps=108.2 (103.2 MiB/s = 865.6 Mbit/s)'
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	json_ok "$output"
+	J=$output
+	run py 'd["report"]["bytes_per_second"], "mbps" in d["report"]'
+	assert_output '(108200000, False)'
+}
+
+@test "status: an older copier's rate= is its max_bytes_per_second" {
+	lazy copying max_bytes_per_second= rate=1048576
+	sed -i '/^max_bytes_per_second=/d' "$R/run/ramboot/lazy"
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	J=$output
+	run py 'd["lazy"]["max_bytes_per_second"], "rate" in d["lazy"]'
+	assert_output '(1048576, False)'
 }
 
 @test "status: a fallback is the first line, with the reason and the error; --check exits 1" {

@@ -167,6 +167,41 @@ swapon=/dev/zram2"
 	assert_output "$(printf '/dev/zram2\tpartition\t65532\t0\t-2')"
 }
 
+@test "swap --size: a plain number is still MiB, with a warning naming the unit" {
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64 --no-tune
+	assert_success
+	[ "$(cat "$R/sys/block/zram2/disksize")" = $((64 << 20)) ]
+	[ "${stderr%%$'\n'*}" = 'ramboot: swap: warning: --size=64: deprecated spelling, write --size=64MiB' ]
+}
+
+@test "swap --size: in an expression a plain size is noted with its column, a factor is not" {
+	run --separate-stderr "$RAMBOOT_BIN" swap --size='min(ram / 2, 96)' --no-tune
+	assert_success
+	[ "$(cat "$R/sys/block/zram2/disksize")" = $((96 << 20)) ]
+	[ "${stderr%%$'\n'*}" = "ramboot: swap: warning: --size='min(ram / 2, 96)': 96 at column 14 is a deprecated spelling, write 96MiB" ]
+}
+
+@test "swap --size: documented units and factors are quiet" {
+	run --separate-stderr "$RAMBOOT_BIN" swap --size='min(ram / 2, 96M)' --mem-limit='ram / 4' --no-tune
+	assert_success
+	[[ $stderr != *warning* ]]
+}
+
+@test "swap --size: lower-case units are still binary, with a warning" {
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64m --no-tune
+	assert_success
+	[[ $stderr == *"warning: --size=64m: deprecated spelling, write --size=64MiB"* ]]
+	[ "$(cat "$R/sys/block/zram2/disksize")" = $((64 << 20)) ]
+}
+
+@test "boot: ramboot.swap.size=64 is MiB, warned about under its own name" {
+	echo 'ramboot.swap=zram ramboot.swap.size=64' >"$R/proc/cmdline"
+	run --separate-stderr env -u RAMBOOT "$RAMBOOT_BIN" boot
+	assert_success
+	[ "$(sed -n 's/^swap_size=//p' "$R/run/ramboot/report")" = $((64 << 20)) ]
+	[[ $stderr == *"warning: ramboot.swap.size=64: deprecated spelling, write ramboot.swap.size=64MiB"* ]]
+}
+
 @test "swap: percentages of a MemTotal that is not whole MiB" {
 	printf 'MemTotal:         126976 kB\n' >"$R/proc/meminfo"   # 124 MiB
 	run "$RAMBOOT_BIN" swap --size=50% --no-tune

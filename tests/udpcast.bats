@@ -150,6 +150,65 @@ rc_of() {
 	[[ $output == *"--min-receivers"* ]]
 }
 
+# serve_rate RATE: ramboot serve --once --rate=RATE with a udp-sender
+# that records its arguments; RATE as udp-sender got it in BITRATE.
+serve_rate() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "$@" >"%s"\n' "$BATS_TEST_TMPDIR/args" >"$BATS_TEST_TMPDIR/bin/udp-sender"
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	rm -f "$BATS_TEST_TMPDIR/args"
+	rb_fake serve --once --rate="$1" "$IMG"
+	BITRATE=
+	if [ -e "$BATS_TEST_TMPDIR/args" ]; then
+		BITRATE=$(sed 's/.*--max-bitrate \([0-9]*\).*/\1/' "$BATS_TEST_TMPDIR/args")
+	fi
+}
+
+@test "serve --rate: bit rates and byte rates, udp-sender gets bits per second" {
+	serve_rate 100Mbit
+	assert_success
+	assert_equal "$BITRATE" 100000000
+	[[ $stderr != *warning* ]]
+	serve_rate 1Gbit/s
+	assert_success
+	assert_equal "$BITRATE" 1000000000
+	serve_rate 500kbit
+	assert_success
+	assert_equal "$BITRATE" 500000
+	serve_rate 12MiB/s
+	assert_success
+	assert_equal "$BITRATE" 100663296
+	[[ $stderr != *warning* ]]
+}
+
+@test "serve --rate: the old spellings are bits per second still, with a warning" {
+	serve_rate 500m
+	assert_success
+	assert_equal "$BITRATE" 500000000
+	[[ $stderr == *"warning: --rate=500m: deprecated spelling, write --rate=500Mbit"* ]]
+	serve_rate 64k
+	assert_success
+	assert_equal "$BITRATE" 64000
+	[[ $stderr == *"write --rate=64kbit"* ]]
+	serve_rate 1000000
+	assert_success
+	assert_equal "$BITRATE" 1000000
+	[[ $stderr == *"write --rate=1000000bit"* ]]
+}
+
+@test "serve --rate: ambiguous or unknown units are usage errors; udp-sender never runs" {
+	local r
+	for r in 12MB/s 100Mbps 100mbps 12m/s 12/s 5T 0 0Mbit 1.5; do
+		serve_rate "$r"
+		expect_status 2
+		[ -z "$BITRATE" ]
+	done
+	serve_rate 12MB/s
+	[[ $stderr == *"'12MB/s' is ambiguous"* ]]
+	serve_rate 100Mbps
+	[[ $stderr == *"write bits per second as 100Mbit, bytes as 12MiB/s"* ]]
+}
+
 # ---- a lab in network namespaces ----
 
 @test "udpcast lab: four receivers get byte-identical, verified copies" {
@@ -159,7 +218,7 @@ rc_of() {
 	for i in 1 2 3 4; do
 		receive "$i" "$OUT/r$i" --udpcast=start-timeout=20
 	done
-	serve --min-receivers=4 --max-wait=10 --rate=20m
+	serve --min-receivers=4 --max-wait=10 --rate=20Mbit
 	for i in 1 2 3 4; do
 		rc_of "$i"
 		assert_equal "$RC" 0
@@ -182,7 +241,7 @@ rc_of() {
 		receive "$i" "$OUT/r$i" --udpcast=start-timeout=20
 	done
 	before=$(tx_bytes s)
-	serve --min-receivers=4 --max-wait=10 --rate=20m
+	serve --min-receivers=4 --max-wait=10 --rate=20Mbit
 	for i in 1 2 3 4; do
 		rc_of "$i"
 		assert_equal "$RC" 0
@@ -197,7 +256,7 @@ rc_of() {
 	need_lab
 	lab 77 1
 	receive 1 "$OUT/first" --udpcast=start-timeout=20
-	serve --rate=20m
+	serve --rate=20Mbit
 	rc_of "1"
 	assert_equal "$RC" 0
 	wait "$SERVE"
@@ -217,7 +276,7 @@ rc_of() {
 	local n=0
 	receive 1 "$OUT/cut" --udpcast=start-timeout=20,receive-timeout=3
 	# 4 MiB at 4 Mbit/s: about 8 s on the wire.
-	serve --rate=4m
+	serve --rate=4Mbit
 	while [ "$(rx_bytes 1)" -lt 1048576 ]; do
 		n=$((n + 1))
 		[ "$n" -lt 300 ] || fail "the stream never started"
@@ -243,7 +302,7 @@ echo \$\$ >"$BATS_TEST_TMPDIR/pid"
 exec sleep 60
 EOF
 	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
-	env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" serve --rate=5m --min-receivers=4 \
+	env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" serve --rate=5Mbit --min-receivers=4 \
 		--max-wait=30 --portbase=9010 --interface=lab0 --fec=8x8/128 "$IMG" \
 		2>"$BATS_TEST_TMPDIR/serve.log" &
 	local pid=$! n=0 rc=0
@@ -257,7 +316,7 @@ EOF
 	cat "$BATS_TEST_TMPDIR/serve.log"
 	assert_equal "$rc" 0
 	run head -n 1 "$BATS_TEST_TMPDIR/args"
-	assert_output "--file $IMG --nokbd --min-receivers 4 --max-wait 30 --portbase 9010 --interface lab0 --max-bitrate 5m --fec 8x8/128"
+	assert_output "--file $IMG --nokbd --min-receivers 4 --max-wait 30 --portbase 9010 --interface lab0 --max-bitrate 5000000 --fec 8x8/128"
 	grep -q "session 3" "$BATS_TEST_TMPDIR/serve.log"
 	grep -q "stopped by signal 15" "$BATS_TEST_TMPDIR/serve.log"
 	run ! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"

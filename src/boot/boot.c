@@ -290,8 +290,10 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 	if (s->swap != SWAP_ZRAM)
 		return;
 	swap_opts_init(&o);
-	if (s->swap_size[0])
+	if (s->swap_size[0]) {
 		o.size = s->swap_size;
+		o.size_name = "ramboot.swap.size";
+	}
 	if (s->swap_algorithm[0])
 		o.algorithm = s->swap_algorithm;
 	if (s->swap_priority_set)
@@ -344,7 +346,7 @@ static void fill_from_result(struct boot_report *rep, const struct load_result *
 {
 	rep->bytes = r->bytes_out ? r->bytes_out : r->bytes_in;
 	rep->seconds = r->seconds;
-	rep->mbps = r->seconds > 0 ? (double)r->bytes_in / r->seconds / 1e6 : 0;
+	rep->bytes_per_second = r->seconds > 0 ? (uint64_t)((double)r->bytes_in / r->seconds) : 0;
 	snprintf(rep->codec, sizeof(rep->codec), "%s", r->codec ? r->codec : "");
 	snprintf(rep->fstype, sizeof(rep->fstype), "%s", r->fstype);
 	rep->chunks = r->chunks;
@@ -1215,7 +1217,7 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 			argv[n++] = (char *)"--signed";
 	}
 	if (s->minfree_set) {
-		snprintf(marg, sizeof(marg), "--min-free=%llu", (unsigned long long)s->minfree);
+		snprintf(marg, sizeof(marg), "--min-free=%lluB", (unsigned long long)s->minfree);
 		argv[n++] = marg;
 	}
 	if (s->profile[0]) {

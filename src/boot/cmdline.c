@@ -195,10 +195,17 @@ static int set_one(struct boot_settings *s, const char *key, const char *val,
 			goto bad;
 		s->target = (enum boot_target)i;
 	} else if (!strcmp(key, "minfree")) {
+		char note[160];
 		uint64_t n;
 
-		if (parse_size(v, &n) < 0)
-			goto bad;
+		rc = size_parse(v, UNIT_BYTES, &n, note, sizeof(note));
+		if (rc < 0) {
+			add_warn(s, "%s: %s, ignored", origin, note);
+			return -EINVAL;
+		}
+		if (rc > 0)
+			add_warn(s, "%s%s: deprecated spelling, write %s", origin, v, note);
+		rc = 0;
 		s->minfree = n;
 		s->minfree_set = true;
 	} else if (!strcmp(key, "sha256")) {

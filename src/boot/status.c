@@ -52,7 +52,7 @@ static const struct {
 	[L_UPDATED] = { "updated", LT_TIME },
 	[L_CACHED] = { "bytes_cached", LT_NUM },
 	[L_NETWORK] = { "bytes_network", LT_NUM },
-	[L_RATE] = { "rate", LT_NUM },
+	[L_RATE] = { "max_bytes_per_second", LT_NUM },
 	[L_YIELDS] = { "yields", LT_NUM },
 	[L_HASH] = { "hash", LT_STR },
 	[L_SHA256] = { "sha256", LT_STR },
@@ -151,10 +151,32 @@ static bool is_json_int(const char *s)
 
 /* The report is key=value lines; anything else (blank, '#') is skipped
  * in JSON and printed as is in text. */
+/* A report's rate, in bytes per second: bytes_per_second=, or the mbps=
+ * (10^6 bytes per second, one decimal) of a report that an older ramboot
+ * wrote. false for any other key or a value that does not parse. */
+static bool report_rate(const char *key, const char *val, uint64_t *bps)
+{
+	char *end;
+	double v;
+
+	if (!strcmp(key, "bytes_per_second") && val[0] != '-' && is_json_int(val)) {
+		*bps = strtoull(val, NULL, 10);
+		return true;
+	}
+	if (strcmp(key, "mbps") || !*val || strspn(val, "0123456789.") != strlen(val))
+		return false;
+	v = strtod(val, &end);
+	if (*end || !(v >= 0 && v < 1e9))
+		return false;
+	*bps = (uint64_t)(v * 1e6);
+	return true;
+}
+
 static void report_json(FILE *f, char *text)
 {
 	char *line, *save = NULL;
 	bool first = true;
+	uint64_t bps;
 
 	fputs("{", f);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -165,6 +187,11 @@ static void report_json(FILE *f, char *text)
 		*eq = '\0';
 		fprintf(f, "%s\n    ", first ? "" : ",");
 		first = false;
+		if (report_rate(line, eq + 1, &bps)) {
+			/* one key, whichever ramboot wrote the report */
+			fprintf(f, "\"bytes_per_second\": %" PRIu64, bps);
+			continue;
+		}
 		json_str(f, line);
 		fputs(": ", f);
 		if (is_json_int(eq + 1))
@@ -247,6 +274,9 @@ static void lazy_parse(char *text, struct lazy_status *ls)
 		for (k = 0; k < L_NKEYS; k++)
 			if (!strcmp(line, lazy_keys[k].name))
 				break;
+		/* the name of the --rate cap before the key said its unit */
+		if (k == L_NKEYS && !strcmp(line, "rate"))
+			k = L_RATE;
 		if (k == L_NKEYS)
 			continue;
 		if (!*v || (lazy_keys[k].type == LT_NUM && !lazy_num_ok(v)) ||
@@ -282,9 +312,10 @@ static void print_report(const char *text)
 	const char *p = text;
 
 	while (*p) {
-		const char *nl = strchr(p, '\n'), *eq;
+		const char *nl = strchr(p, '\n');
 		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
-		char line[1024], sz[32];
+		char line[1024], sz[64], *eq;
+		uint64_t bps;
 
 		if (llen >= sizeof(line))
 			llen = sizeof(line) - 1;
@@ -297,6 +328,12 @@ static void print_report(const char *text)
 		put_text(line);
 		if (eq && lazy_num_ok(eq + 1) && (eq - line >= 5 && !strncmp(eq - 5, "bytes", 5)))
 			printf(" (%s)", fmt_size(strtoull(eq + 1, NULL, 10), sz, sizeof(sz)));
+		if (eq) {
+			*eq = '\0';
+			if (report_rate(line, eq + 1, &bps))
+				printf(" (%s)", fmt_rate(bps, sz, sizeof(sz)));
+			*eq = '=';
+		}
 		putchar('\n');
 	}
 }

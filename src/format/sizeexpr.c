@@ -5,8 +5,14 @@
  *   expr    := term (('+' | '-') term)*
  *   term    := unary (('*' | '/') unary)*
  *   unary   := ('-' | '+') unary | primary
- *   primary := NUMBER [K|M|G|T [i][B] | '%'] | 'ram'
+ *   primary := NUMBER [UNIT | '%'] | 'ram'
  *            | ('min' | 'max') '(' expr (',' expr)* ')' | '(' expr ')'
+ *
+ * UNIT is size_unit()'s (util.c). Beside its value each parse step
+ * leaves in the parser whether it is a plain number (a factor) and where
+ * that number stands: a plain number added to a size or set beside one
+ * in min()/max(), or the whole result, is a size in MiB of the old
+ * spelling, noted for a warning.
  *
  * A double holds every byte count below 2^53 exactly, far beyond any RAM.
  */
@@ -16,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/ramboot.h"
 #include "format/sizeexpr.h"
 
 #define MAX_DEPTH 64
@@ -29,6 +36,8 @@ struct parser {
 	int depth;
 	struct sizeexpr_error *err;
 	int rc;
+	bool bare;               /* the last value is a plain number ... */
+	size_t bare_pos, bare_len; /* ... whose first one is here */
 };
 
 static void fail(struct parser *p, size_t pos, int rc, const char *what)
@@ -40,6 +49,27 @@ static void fail(struct parser *p, size_t pos, int rc, const char *what)
 		p->err->column = (int)pos + 1;
 		p->err->what = what;
 	}
+}
+
+/* A number in an old spelling: the earliest is kept for the warning,
+ * with its documented spelling (its digits and `unit`). */
+static void note_old(struct parser *p, size_t pos, size_t len, size_t digits, const char *unit)
+{
+	struct sizeexpr_error *e = p->err;
+
+	if (!e || (e->old_column && (size_t)e->old_column <= pos + 1))
+		return;
+	e->old_column = (int)pos + 1;
+	snprintf(e->old, sizeof(e->old), "%.*s", (int)(len < 31 ? len : 31), p->s + pos);
+	snprintf(e->canon, sizeof(e->canon), "%.*s%s", (int)(digits < 31 ? digits : 31),
+		 p->s + pos, unit);
+}
+
+static void note_bare(struct parser *p, size_t pos, size_t len)
+{
+	if (strspn(p->s + pos, "0.") >= len)
+		return;                  /* 0 needs no unit */
+	note_old(p, pos, len, len, "MiB");
 }
 
 static void skip_space(struct parser *p)
@@ -55,7 +85,9 @@ static double parse_number(struct parser *p)
 	const char *s = p->s;
 	size_t start = p->pos, i = p->pos;
 	double v = 0, frac = 0.1;
-	bool digits = false;
+	bool digits = false, old;
+	uint64_t mul;
+	size_t n;
 
 	while (isdigit((unsigned char)s[i])) {
 		v = v * 10 + (s[i++] - '0');
@@ -73,19 +105,19 @@ static double parse_number(struct parser *p)
 		fail(p, start, -EINVAL, "expected a number");
 		return 0;
 	}
-	switch (s[i]) {
-	case 'k': case 'K': v /= 1024; i++; goto unit;
-	case 'm': case 'M': i++; goto unit;
-	case 'g': case 'G': v *= 1024; i++; goto unit;
-	case 't': case 'T': v *= 1024.0 * 1024; i++; goto unit;
-	case '%': v = v / 100 * p->ram; i++; break;
-	default: break;
-	unit:
-		if (s[i] == 'i' && s[i + 1] == 'B')
-			i += 2;
-		else if (s[i] == 'B')
-			i++;
-		break;
+	p->bare = false;
+	if (s[i] == '%') {
+		v = v / 100 * p->ram;
+		i++;
+	} else if ((n = size_unit(s + i, &mul, &old)) > 0) {
+		v = v * (double)mul / (1024.0 * 1024.0);
+		if (old)
+			note_old(p, start, i + n - start, i - start, size_unit_name(mul));
+		i += n;
+	} else {
+		p->bare = true;
+		p->bare_pos = start;
+		p->bare_len = i - start;
 	}
 	if (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.') {
 		fail(p, i, -EINVAL, "bad number suffix");
@@ -113,21 +145,39 @@ static bool expect(struct parser *p, char c, const char *what)
 static double parse_call(struct parser *p, bool is_min)
 {
 	double v, w;
+	bool sized, bare;
+	size_t bpos, blen;
 
 	if (!expect(p, '(', is_min ? "expected '(' after min" : "expected '(' after max"))
 		return 0;
 	v = parse_expr(p);
+	sized = !p->bare;
+	bare = p->bare;
+	bpos = p->bare_pos;
+	blen = p->bare_len;
 	for (;;) {
 		if (p->rc)
 			return 0;
 		skip_space(p);
 		if (p->s[p->pos] == ')') {
 			p->pos++;
+			/* min(ram, 4096): the plain number is a size in MiB */
+			if (bare && sized)
+				note_bare(p, bpos, blen);
+			p->bare = bare && !sized;
+			p->bare_pos = bpos;
+			p->bare_len = blen;
 			return v;
 		}
 		if (!expect(p, ',', "expected ',' or ')'"))
 			return 0;
 		w = parse_expr(p);
+		if (p->bare && !bare) {
+			bare = true;
+			bpos = p->bare_pos;
+			blen = p->bare_len;
+		}
+		sized = sized || !p->bare;
 		if (is_min ? w < v : w > v)
 			v = w;
 	}
@@ -156,8 +206,10 @@ static double parse_primary(struct parser *p)
 		while (isalnum((unsigned char)s[start + n]) || s[start + n] == '_')
 			n++;
 		p->pos = start + n;
-		if (n == 3 && !strncmp(s + start, "ram", 3))
+		if (n == 3 && !strncmp(s + start, "ram", 3)) {
+			p->bare = false;
 			return p->ram;
+		}
 		if (n == 3 && !strncmp(s + start, "min", 3))
 			return parse_call(p, true);
 		if (n == 3 && !strncmp(s + start, "max", 3))
@@ -194,6 +246,8 @@ static double parse_unary(struct parser *p)
 static double parse_term(struct parser *p)
 {
 	double v = parse_unary(p);
+	bool bare = p->bare;
+	size_t bpos = p->bare_pos, blen = p->bare_len;
 
 	while (!p->rc) {
 		size_t op;
@@ -207,6 +261,8 @@ static double parse_term(struct parser *p)
 		w = parse_unary(p);
 		if (p->rc)
 			break;
+		/* size * factor, size / factor: a size; factors alone: a factor */
+		bare = bare && p->bare;
 		if (p->s[op] == '*') {
 			v *= w;
 		} else {
@@ -219,18 +275,26 @@ static double parse_term(struct parser *p)
 		if ((v > MAX_MIB || v < -MAX_MIB))
 			fail(p, op, -ERANGE, "result too large");
 	}
+	p->bare = bare;
+	p->bare_pos = bpos;
+	p->bare_len = blen;
 	return v;
 }
 
 static double parse_expr(struct parser *p)
 {
 	double v;
+	bool bare;
+	size_t bpos, blen;
 
 	if (++p->depth > MAX_DEPTH) {
 		fail(p, p->pos, -EINVAL, "expression nested too deeply");
 		return 0;
 	}
 	v = parse_term(p);
+	bare = p->bare;
+	bpos = p->bare_pos;
+	blen = p->bare_len;
 	while (!p->rc) {
 		size_t op;
 		double w;
@@ -241,10 +305,19 @@ static double parse_expr(struct parser *p)
 			break;
 		p->pos++;
 		w = parse_term(p);
+		/* ram - 512: the plain number is a size in MiB */
+		if (bare && !p->bare)
+			note_bare(p, bpos, blen);
+		else if (!bare && p->bare)
+			note_bare(p, p->bare_pos, p->bare_len);
+		bare = bare && p->bare;
 		v = p->s[op] == '+' ? v + w : v - w;
 		if ((v > MAX_MIB || v < -MAX_MIB))
 			fail(p, op, -ERANGE, "result too large");
 	}
+	p->bare = bare;
+	p->bare_pos = bpos;
+	p->bare_len = blen;
 	p->depth--;
 	return v;
 }
@@ -275,6 +348,8 @@ int sizeexpr_eval(const char *expr, uint64_t ram_bytes, uint64_t *out,
 		fail(&p, 0, -EDOM, "result is negative");
 	if (p.rc)
 		return p.rc;
+	if (p.bare)
+		note_bare(&p, p.bare_pos, p.bare_len);
 	*out = (uint64_t)(v * 1024.0 * 1024.0);
 	return 0;
 }

@@ -275,7 +275,7 @@ static void status_write(struct lazy *L)
 			{ "source_fallback", lazy_fallback_name(r->fallback) },
 			{ "source_error", r->fallback_msg }, { "bytes_stream", num[2] },
 			{ "bytes_compared", num[3] }, { "bytes_cached", num[4] },
-			{ "bytes_network", num[5] }, { "rate", num[6] }, { "yields", num[7] },
+			{ "bytes_network", num[5] }, { "max_bytes_per_second", num[6] }, { "yields", num[7] },
 			{ "profile", L->profile_state ? L->profile_state : "none" },
 			{ "profile_file", L->profile_path }, { "hash", hash },
 			{ "sha256", r->sha256 }, { "signed_by", r->signed_by },
@@ -1939,7 +1939,7 @@ static void usage(FILE *out)
 	      "      --min-free=SIZE     memory that must stay available (default 256M)\n"
 	      "      --stall-timeout=S   give up when a read of FILE takes S seconds\n"
 	      "                          (default 30, 0: never)\n"
-	      "      --rate=SIZE         read at most SIZE bytes per second from FILE\n"
+	      "      --rate=RATE         read at most RATE from FILE (12MiB/s, 100Mbit)\n"
 	      "                          (page cache hits not counted; default: no cap)\n"
 	      "      --status=FILE       the status file (default " LAZY_STATUS ")\n"
 	      "      --background        return once all is open and checked; the copy\n"
@@ -2018,8 +2018,8 @@ int cmd_lazy(int argc, char **argv)
 		case OPT_SIGNED: o.signed_only = true; break;
 		case OPT_KEYS: o.keydir = optarg; break;
 		case OPT_MINFREE:
-			if (parse_size(optarg, &o.min_free) < 0)
-				return rb_usage("lazy", "--min-free: bad size '%s'", optarg);
+			if (size_arg("lazy", "min-free", optarg, UNIT_BYTES, &o.min_free) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case OPT_STALL:
 			if (parse_seconds(optarg, &o.stall_timeout) < 0)
@@ -2027,8 +2027,8 @@ int cmd_lazy(int argc, char **argv)
 						   "(0: never)", optarg);
 			break;
 		case OPT_RATE:
-			if (parse_size(optarg, &o.rate) < 0)
-				return rb_usage("lazy", "--rate: bad size '%s'", optarg);
+			if (rate_arg("lazy", "rate", optarg, UNIT_BYTES, &o.rate) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case OPT_STATUS: o.status = optarg; break;
 		case OPT_BACKGROUND: o.background = true; break;

@@ -105,8 +105,8 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 	kv(&o, "bytes", num);
 	snprintf(num, sizeof(num), "%.3f", r->seconds);
 	kv(&o, "seconds", num);
-	snprintf(num, sizeof(num), "%.1f", r->mbps);
-	kv(&o, "mbps", num);
+	snprintf(num, sizeof(num), "%" PRIu64, r->bytes_per_second);
+	kv(&o, "bytes_per_second", num);
 	kv(&o, "codec", r->codec);
 	kv(&o, "hash", r->hash);
 	/* Only once a copy was about to be made (older readers know the
@@ -175,7 +175,7 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 	js(&o, "target", r->target, false);
 	put(&o, "  \"bytes\": %" PRIu64 ",\n", r->bytes);
 	put(&o, "  \"seconds\": %.3f,\n", r->seconds);
-	put(&o, "  \"mbps\": %.1f,\n", r->mbps);
+	put(&o, "  \"bytes_per_second\": %" PRIu64 ",\n", r->bytes_per_second);
 	js(&o, "codec", r->codec, false);
 	js(&o, "hash", r->hash, false);
 	if (r->verify[0]) {

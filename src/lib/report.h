@@ -21,7 +21,7 @@ struct boot_report {
 	char target[16];          /* tmpfs | zram | "" */
 	uint64_t bytes;           /* bytes written to RAM (read, for prefetch) */
 	double seconds;
-	double mbps;              /* MB/s (10^6 bytes) read from the source */
+	uint64_t bytes_per_second; /* read from the source (was mbps, MB/s) */
 	char codec[16];
 	char hash[16];            /* ok | mismatch | none */
 	char verify[16];          /* the ramboot.verify= policy applied, "" before */

@@ -59,7 +59,7 @@ static void load_usage(FILE *out)
 	      "      --wait-loop=S     with --prefetch: read nothing until the loop device\n"
 	      "                        backed by SOURCE appears (the boot mounted it), for\n"
 	      "                        at most S seconds\n"
-	      "      --rate=SIZE       with --prefetch: read at most SIZE bytes per second\n"
+	      "      --rate=RATE       with --prefetch: read at most RATE (12MiB/s, 100Mbit)\n"
 	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
 	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
 	      "      --udpcast[=OPTS]  the image comes from a udpcast session (ramboot serve):\n"
@@ -80,12 +80,13 @@ static void load_usage(FILE *out)
 
 static void summary(const struct load_opts *o, const struct load_result *r)
 {
-	char a[32], b[32];
-	double mbs = r->seconds > 0 ? (double)r->bytes_out / 1e6 / r->seconds : 0;
+	char a[32], b[32], c[64];
 
+	/* the rate read from the source: what the network or disk gave */
+	fmt_rate(r->seconds > 0 ? (uint64_t)((double)r->bytes_in / r->seconds) : 0, c, sizeof(c));
 	if (o->prefetch) {
-		rb_info("prefetched %s in %.2f s (%.1f MB/s)", fmt_size(r->bytes_out, a, sizeof(a)),
-			r->seconds, mbs);
+		rb_info("prefetched %s in %.2f s (%s)", fmt_size(r->bytes_out, a, sizeof(a)),
+			r->seconds, c);
 		return;
 	}
 	char ck[64] = "";
@@ -93,9 +94,9 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 	if (r->verified && r->chunks)
 		snprintf(ck, sizeof(ck), ", chunks=%" PRIu32 " chunks_retried=%" PRIu32, r->chunks,
 			 r->chunks_retried);
-	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, %.1f MB/s%s%s%s%s%s%s",
+	rb_info("%s -> %s: %s in, %s out (%s) in %.2f s, reading %s%s%s%s%s%s%s",
 		o->source, r->dest_path, fmt_size(r->bytes_in, a, sizeof(a)),
-		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, mbs,
+		fmt_size(r->bytes_out, b, sizeof(b)), r->codec, r->seconds, c,
 		!r->verified ? "" : r->sha256[0] ? ", sha256 ok" : ", chunks ok", ck,
 		r->signed_by[0] ? ", signed by " : "", r->signed_by,
 		r->fstype[0] ? ", " : "", r->fstype);
@@ -201,8 +202,8 @@ int cmd_load(int argc, char **argv)
 			o.keydir = optarg;
 			break;
 		case OPT_MINFREE:
-			if (parse_size(optarg, &o.min_free) < 0)
-				return rb_usage("load", "--min-free: bad size '%s'", optarg);
+			if (size_arg("load", "min-free", optarg, UNIT_BYTES, &o.min_free) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case OPT_TMPFS:
 			o.tmpfs = optarg;
@@ -260,9 +261,11 @@ int cmd_load(int argc, char **argv)
 						   optarg);
 			break;
 		case OPT_RATE:
-			if (parse_size(optarg, &o.rate) < 0 || o.rate == 0)
-				return rb_usage("load", "--rate: bad size '%s' (bytes per second)",
-						   optarg);
+			if (rate_arg("load", "rate", optarg, UNIT_BYTES, &o.rate) < 0)
+				return RB_EXIT_USAGE;
+			if (o.rate == 0)
+				return rb_usage("load", "--rate: '%s' is no rate (no cap: leave --rate "
+						   "out)", optarg);
 			break;
 		case OPT_RETRIES: {
 			char *end;

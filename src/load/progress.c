@@ -17,28 +17,28 @@
 static void progress_line(struct progress *pg, bool bar)
 {
 	struct pipe_stats st;
-	double t = now_sec() - pg->start, mbs;
+	double t = now_sec() - pg->start, mibs;
 	char line[160], a[32];
 
 	pipe_stats(pg->p, &st);
-	mbs = t > 0 ? (double)st.bytes_out / 1e6 / t : 0;
+	mibs = t > 0 ? (double)st.bytes_out / MiB / t : 0;
 	if (bar && pg->total) {
 		double f = (double)st.bytes_out / (double)pg->total;
 		int w = 30, i, fill = (int)(f * w);
 		char b[32];
-		double eta = mbs > 0 ? ((double)pg->total - (double)st.bytes_out) / 1e6 / mbs : 0;
+		double eta = mibs > 0 ? ((double)pg->total - (double)st.bytes_out) / MiB / mibs : 0;
 
 		if (fill > w)
 			fill = w;
 		for (i = 0; i < w; i++)
 			b[i] = i < fill ? '#' : '-';
 		b[w] = '\0';
-		snprintf(line, sizeof(line), "\rramboot: [%s] %3.0f%% %s %.0f MB/s ETA %.0fs ",
-			 b, f > 1 ? 100.0 : f * 100, fmt_size(st.bytes_out, a, sizeof(a)), mbs,
+		snprintf(line, sizeof(line), "\rramboot: [%s] %3.0f%% %s %.0f MiB/s ETA %.0fs ",
+			 b, f > 1 ? 100.0 : f * 100, fmt_size(st.bytes_out, a, sizeof(a)), mibs,
 			 eta < 0 ? 0 : eta);
 	} else {
-		snprintf(line, sizeof(line), "%sramboot: load: %s written, %.0f MB/s%s",
-			 bar ? "\r" : "", fmt_size(st.bytes_out, a, sizeof(a)), mbs, bar ? " " : "\n");
+		snprintf(line, sizeof(line), "%sramboot: load: %s written, %.0f MiB/s%s",
+			 bar ? "\r" : "", fmt_size(st.bytes_out, a, sizeof(a)), mibs, bar ? " " : "\n");
 	}
 	(void)write_all(STDERR_FILENO, line, strlen(line));
 }

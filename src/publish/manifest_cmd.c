@@ -81,13 +81,15 @@ int cmd_manifest(int argc, char **argv)
 				return RB_EXIT_USAGE;
 			break;
 		case 'm':
-			if (parse_size(optarg, &req.memlimit) < 0)
-				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
+			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req.memlimit) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case 'c':
-			if (parse_size(optarg, &req.chunk_size) < 0 || (req.chunk_size &&
+			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
+				return RB_EXIT_USAGE;
+			if (req.chunk_size &&
 			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
-			     (req.chunk_size & (req.chunk_size - 1)))))
+			     (req.chunk_size & (req.chunk_size - 1))))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;

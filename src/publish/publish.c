@@ -472,15 +472,16 @@ int cmd_publish(int argc, char **argv)
 		case 'S': req.key = optarg; break;
 		case 'V': req.verity = true; break;
 		case 'c':
-			if (parse_size(optarg, &req.chunk_size) < 0 ||
-			    req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
+			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
+				return RB_EXIT_USAGE;
+			if (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
 			    (req.chunk_size & (req.chunk_size - 1)))
 				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G", optarg);
 			break;
 		case 'm':
-			if (parse_size(optarg, &req.memlimit) < 0)
-				return rb_usage("publish", "--memlimit: bad size '%s'", optarg);
+			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req.memlimit) < 0)
+				return RB_EXIT_USAGE;
 			break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:

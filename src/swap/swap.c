@@ -48,6 +48,7 @@ void swap_opts_init(struct swap_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->size = DEFAULT_SIZE;
+	o->size_name = "--size";
 	o->algorithm = DEFAULT_ALGORITHMS;
 	o->priority = DEFAULT_PRIORITY;
 	o->tune = true;
@@ -237,6 +238,11 @@ static int eval_size(const char *opt, const char *expr, uint64_t *out, struct sw
 		return RB_EXIT_FAIL;
 	}
 	rc = sizeexpr_eval(expr, ram, out, &e);
+	if (rc == 0 && e.old_column && !strcmp(e.old, expr))
+		rb_warn("%s=%s: deprecated spelling, write %s=%s", opt, expr, opt, e.canon);
+	else if (rc == 0 && e.old_column)
+		rb_warn("%s='%s': %s at column %d is a deprecated spelling, write %s", opt, expr,
+			e.old, e.old_column, e.canon);
 	if (rc == 0)
 		return RB_EXIT_OK;
 	if (e.name[0])
@@ -398,7 +404,7 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 		     SWAP_FLAG_PRIO_MASK);
 		return RB_EXIT_USAGE;
 	}
-	ex = eval_size("--size", o->size, &size, r);
+	ex = eval_size(o->size_name, o->size, &size, r);
 	if (ex != RB_EXIT_OK)
 		return ex;
 	size -= size % pagesize;
@@ -607,7 +613,7 @@ static void usage(FILE *out)
 "\n"
 "Options:\n"
 "  --size=EXPR          swap size (default %s); EXPR uses ram (MemTotal),\n"
-"                       numbers in MiB or with K/M/G/T, N%% of ram, + - * /,\n"
+"                       sizes (512M, 2G, binary), N%% of ram, + - * /,\n"
 "                       parentheses, min(), max()\n"
 "  --algorithm=LIST     compressors in order of preference (default %s)\n"
 "  --priority=N         swap priority 0..32767 (default %d); -1: the kernel\n"

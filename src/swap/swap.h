@@ -16,6 +16,7 @@
 
 struct swap_opts {
 	const char *size;        /* expression over ram, default "min(ram, 8G)" */
+	const char *size_name;   /* its name in messages, default "--size" */
 	const char *algorithm;   /* preference list, default "zstd,lzo-rle,lzo,lz4" */
 	int priority;            /* 0..32767, default 100; SWAP_PRIO_KERNEL */
 	const char *writeback;   /* backing device or NULL */

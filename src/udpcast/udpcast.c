@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <spawn.h>
@@ -318,7 +319,7 @@ static void serve_usage(FILE *out)
 	      "multicast stream: udp-sender sessions, one after the other.\n"
 	      "\n"
 	      "Options:\n"
-	      "      --rate=RATE       at most RATE bits per second on the wire (5m, 500k;\n"
+	      "      --rate=RATE       at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
 	      "                        udp-sender --max-bitrate); default: no cap\n"
 	      "      --min-receivers=N start a session once N clients have joined\n"
 	      "                        (default 1)\n"
@@ -337,16 +338,6 @@ static void serve_usage(FILE *out)
 	      out);
 }
 
-/* --rate: bits per second, digits with an optional k, m or g. */
-static bool rate_ok(const char *s)
-{
-	size_t n = strspn(s, "0123456789");
-
-	if (n == 0 || n > 9 || strspn(s, "0") == n)
-		return false;
-	return !s[n] || (strchr("kKmMgG", s[n]) && !s[n + 1]);
-}
-
 /* --fec: INTERLEAVExREDUNDANCY[/STRIPESIZE], small whole numbers. */
 static bool fec_ok(const char *s)
 {
@@ -362,12 +353,13 @@ static bool fec_ok(const char *s)
 }
 
 struct serve_opts {
-	const char *image, *rate, *fec, *interface;
+	const char *image, *fec, *interface;
+	uint64_t rate;                  /* bits per second, 0: no cap */
 	unsigned min_receivers, max_wait, portbase;
 	bool once, have_max_wait;
 };
 
-static int sender_argv(const struct serve_opts *s, const char **argv, char num[3][12])
+static int sender_argv(const struct serve_opts *s, const char **argv, char num[4][24])
 {
 	int n = 0;
 
@@ -375,16 +367,16 @@ static int sender_argv(const struct serve_opts *s, const char **argv, char num[3
 	argv[n++] = "--file";
 	argv[n++] = s->image;
 	argv[n++] = "--nokbd";
-	snprintf(num[0], 12, "%u", s->min_receivers);
+	snprintf(num[0], 24, "%u", s->min_receivers);
 	argv[n++] = "--min-receivers";
 	argv[n++] = num[0];
 	if (s->have_max_wait) {
-		snprintf(num[1], 12, "%u", s->max_wait);
+		snprintf(num[1], 24, "%u", s->max_wait);
 		argv[n++] = "--max-wait";
 		argv[n++] = num[1];
 	}
 	if (s->portbase) {
-		snprintf(num[2], 12, "%u", s->portbase);
+		snprintf(num[2], 24, "%u", s->portbase);
 		argv[n++] = "--portbase";
 		argv[n++] = num[2];
 	}
@@ -393,8 +385,9 @@ static int sender_argv(const struct serve_opts *s, const char **argv, char num[3
 		argv[n++] = s->interface;
 	}
 	if (s->rate) {
+		snprintf(num[3], 24, "%" PRIu64, s->rate);
 		argv[n++] = "--max-bitrate";
-		argv[n++] = s->rate;
+		argv[n++] = num[3];
 	}
 	if (s->fec) {
 		argv[n++] = "--fec";
@@ -409,7 +402,7 @@ static int sender_argv(const struct serve_opts *s, const char **argv, char num[3
 static int serve_session(const struct serve_opts *s, const sigset_t *set, int *signo)
 {
 	const char *argv[24];
-	char num[3][12], what[48];
+	char num[4][24], what[48];
 	struct timespec tick = { 0, 200 * 1000 * 1000 };
 	pid_t pid;
 	int status, rc;
@@ -471,10 +464,11 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (c) {
 		case O_RATE:
-			if (!rate_ok(optarg))
-				return rb_usage("serve", "--rate: '%s' is not a bit rate (5m, 500k, "
-						   "1000000)", optarg);
-			s.rate = optarg;
+			if (rate_arg("serve", "rate", optarg, UNIT_BITS, &s.rate) < 0)
+				return RB_EXIT_USAGE;
+			if (s.rate == 0)
+				return rb_usage("serve", "--rate: '%s' is no rate (no cap: leave --rate "
+						   "out)", optarg);
 			break;
 		case O_MINRX:
 			if (parse_uint(optarg, 1, 10000, &s.min_receivers) < 0)

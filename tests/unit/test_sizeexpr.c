@@ -56,6 +56,53 @@ static void numbers_and_units(void)
 	CHECK(ok_case(".25G", RAM, 256 * M));
 	CHECK(ok_case("0", RAM, 0));
 	CHECK(ok_case("  64M  ", RAM, 64 * M));
+	CHECK(ok_case("4096B", RAM, 4096));
+	CHECK(ok_case("64Mi", RAM, 64 * M));
+}
+
+/* A number in an old spelling: where, and how to write it. */
+static int old_case(const char *expr, int want_col, const char *want_old, const char *want_canon)
+{
+	struct sizeexpr_error e;
+	uint64_t v;
+	int rc = sizeexpr_eval(expr, RAM, &v, &e);
+
+	if (rc != 0 || e.old_column != want_col ||
+	    (want_col && (strcmp(e.old, want_old) || strcmp(e.canon, want_canon)))) {
+		printf("#   '%s': rc %d, old '%s' at %d -> '%s'; expected '%s' at %d -> '%s'\n",
+		       expr, rc, e.old, e.old_column, e.canon, want_old ? want_old : "", want_col,
+		       want_canon ? want_canon : "");
+		return 0;
+	}
+	return 1;
+}
+
+static void old_spellings_are_noted(void)
+{
+	/* the documented units: nothing to note */
+	CHECK(old_case("min(ram, 8G)", 0, NULL, NULL));
+	CHECK(old_case("ram / 2 + 256MiB", 0, NULL, NULL));
+	CHECK(old_case("4096B", 0, NULL, NULL));
+	CHECK(old_case("50%", 0, NULL, NULL));
+	/* a plain number as a factor is no size */
+	CHECK(old_case("ram / 2", 0, NULL, NULL));
+	CHECK(old_case("ram * 0.5", 0, NULL, NULL));
+	CHECK(old_case("2 * 1G", 0, NULL, NULL));
+	CHECK(old_case("min(ram / 2, 4G) * 3 / 4", 0, NULL, NULL));
+	CHECK(old_case("0", 0, NULL, NULL));
+	/* a plain number as a size is MiB: still, noted */
+	CHECK(old_case("4096", 1, "4096", "4096MiB"));
+	CHECK(old_case("min(ram / 2, 4096)", 14, "4096", "4096MiB"));
+	CHECK(old_case("max(512, ram / 4)", 5, "512", "512MiB"));
+	CHECK(old_case("ram - 512", 7, "512", "512MiB"));
+	CHECK(old_case("1024 + ram", 1, "1024", "1024MiB"));
+	CHECK(old_case("2 * 1024", 1, "2", "2MiB"));
+	CHECK(old_case("(64)", 2, "64", "64MiB"));
+	/* the old units (lower case, MB): binary as before, noted */
+	CHECK(old_case("min(ram, 8g)", 10, "8g", "8GiB"));
+	CHECK(old_case("512MB", 1, "512MB", "512MiB"));
+	CHECK(old_case("1.5g + 4096", 1, "1.5g", "1.5GiB"));
+	CHECK(old_case("ram - 512 - 1m", 7, "512", "512MiB"));
 }
 
 static void ram_and_percent(void)
@@ -193,6 +240,7 @@ static void garbage_never_crashes(void)
 int main(void)
 {
 	RUN(numbers_and_units);
+	RUN(old_spellings_are_noted);
 	RUN(ram_and_percent);
 	RUN(precedence);
 	RUN(min_max);

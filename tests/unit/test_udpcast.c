@@ -393,10 +393,10 @@ static void serve_sender_argv(void)
 	CHECK_EQ_STR(recorded(), want);
 
 	(void)unlink(args);
-	CHECK_EQ_INT(serve("--once", "--rate=5m", "--min-receivers=4", "--max-wait=30",
+	CHECK_EQ_INT(serve("--once", "--rate=5Mbit", "--min-receivers=4", "--max-wait=30",
 			   "--portbase=9010", "--interface=lab0", "--fec=8x8/128", img, NULL), RB_EXIT_OK);
 	snprintf(want, sizeof(want), "--file|%s|--nokbd|--min-receivers|4|--max-wait|30|--portbase|"
-		 "9010|--interface|lab0|--max-bitrate|5m|--fec|8x8/128|", img);
+		 "9010|--interface|lab0|--max-bitrate|5000000|--fec|8x8/128|", img);
 	CHECK_EQ_STR(recorded(), want);
 
 	/* The largest numbers, in the order udp-sender gets them whatever
@@ -445,13 +445,17 @@ static void serve_accepted(const char *opt)
 static void serve_rates(void)
 {
 	static const char *const ok[] = {
+		"--rate=100Mbit", "--rate=1Gbit/s", "--rate=500kbit", "--rate=12MiB/s",
+		"--rate=1.5Gbit",
+		/* the old spellings, deprecated: bits, k/m/g decimal */
 		"--rate=1", "--rate=5m", "--rate=5M", "--rate=500k", "--rate=500K", "--rate=1g",
-		"--rate=2G", "--rate=999999999", "--rate=0100m",
+		"--rate=2G", "--rate=999999999", "--rate=0100m", "--rate=1000000000",
 	};
 	static const char *const bad[] = {
 		"--rate=0", "--rate=000", "--rate=0m", "--rate=", "--rate=m", "--rate=5x",
-		"--rate=5mm", "--rate=5 m", "--rate=-1", "--rate=+5", "--rate=1000000000",
-		"--rate=1.5m", "--rate=5mbit", "--rate",
+		"--rate=5mm", "--rate=5 m", "--rate=-1", "--rate=+5", "--rate=1.5m",
+		"--rate=12MB/s", "--rate=100Mbps", "--rate=12/s", "--rate=5T", "--rate=0Mbit",
+		"--rate",
 	};
 	size_t i;
 
