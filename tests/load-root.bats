@@ -90,6 +90,12 @@ new_zram() {
 	expect_status 0
 	mounted "$mnt" || fail "$mnt is not mounted after a successful load"
 	assert_equal "$(findmnt -n -o FSTYPE "$mnt")" tmpfs
+	# The lazy copier's flags (lib/tmpfs.h): nothing runs from the
+	# tmpfs itself, also after it was shrunk to the image (a remount).
+	run findmnt -n -o OPTIONS "$mnt"
+	[[ ",$output," == *,noexec,* ]]
+	[[ ",$output," == *,nosuid,* ]]
+	[[ ",$output," == *,nodev,* ]]
 	cmp "$FIX/sqfs.raw" "$mnt/image.squashfs"
 	track mount "$sq"
 	mount -o loop,ro "$mnt/image.squashfs" "$sq"

@@ -29,6 +29,7 @@
 #include "lib/ramboot.h"
 #include "boot/cmdline.h"
 #include "codec/codec.h"
+#include "lazy/lazy.h"
 #include "load/load.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"
@@ -1162,12 +1163,12 @@ static int cmd_drop(const char *path, const char *reason)
 	return RB_EXIT_OK;
 }
 
-#define LAZY_WAIT_LOOP "120"   /* seconds for the loop device to appear */
+#define LAZY_WAIT_LOOP 120.0   /* seconds for the loop device to appear */
 
 /*
  * ramboot=lazy: the boot goes on from the network image at once; a
  * copier started here copies it into RAM in the background, verifies it
- * and switches the image's loop device to the copy (lazy.c). Started
+ * and switches the image's loop device to the copy (lazy.h). Started
  * before the image is mounted (LTSP's PRE_INITRD_BOTTOM hook runs before
  * it sets up the loop device), so it opens what it needs now and waits
  * for the loop device. stdout stays empty: the hooks change nothing.
@@ -1175,8 +1176,7 @@ static int cmd_drop(const char *path, const char *reason)
 /* The copier's start, in a child of the boot (child_run). */
 struct child_lazy {
 	struct child_beat cb;
-	int argc;
-	char **argv;
+	const struct lazy_opts *o;
 	int rc;
 };
 
@@ -1185,65 +1185,53 @@ static void lazy_child(void *arg)
 	struct child_lazy *c = arg;
 
 	rb_set_cmd("lazy");
-	c->rc = cmd_lazy(c->argc, c->argv);
+	c->rc = lazy_start(c->o);
 }
 
 static void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
 		    const char *rundir, struct boot_report *rep)
 {
-	char iarg[PATH_MAX + 16], varg[PATH_MAX + 16], targ[PATH_MAX + 16], marg[64], sarg[64];
-	char parg[PATH_MAX + 16], uarg[sizeof(s->udpcast) + 16];
-	char *argv[16];
+	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
+	struct lazy_opts o;
 	struct child_lazy *c;
-	int n = 0, status, crc;
+	int status, crc;
 
 	if (!settings_usable(s, rep))
 		return;
-	snprintf(iarg, sizeof(iarg), "--image=%s", image);
-	snprintf(targ, sizeof(targ), "--tmpfs=%s/ram", rundir);
-	argv[n++] = (char *)"lazy";
-	argv[n++] = (char *)"--background";
-	argv[n++] = (char *)"--wait-loop=" LAZY_WAIT_LOOP;
-	argv[n++] = iarg;
-	argv[n++] = (char *)(s->target == TARGET_ZRAM ? "--target=zram" : "--target=tmpfs");
-	argv[n++] = targ;
+	lazy_opts_init(&o);
+	o.background = true;
+	o.wait_loop = LAZY_WAIT_LOOP;
+	o.image = image;
+	if (s->target == TARGET_ZRAM) {
+		o.target = LAZY_TARGET_ZRAM;
+	} else {
+		snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir);
+		o.tmpfs = tmpfs;
+	}
 	if (vp->sha256) {
-		snprintf(varg, sizeof(varg), "--sha256=%s", vp->sha256);
-		argv[n++] = varg;
+		o.sha256 = vp->sha256;
 	} else if (vp->manifest) {
-		snprintf(varg, sizeof(varg), "--manifest=%s", vp->manifest);
-		argv[n++] = varg;
-		if (vp->signed_only)
-			argv[n++] = (char *)"--signed";
+		o.manifest = vp->manifest;
+		o.signed_only = vp->signed_only;
 	}
-	if (s->minfree_set) {
-		snprintf(marg, sizeof(marg), "--min-free=%lluB", (unsigned long long)s->minfree);
-		argv[n++] = marg;
-	}
+	if (s->minfree_set)
+		o.min_free = s->minfree;
 	if (s->profile[0]) {
 		/* Like the manifest: under the root prefix, a relative path
 		 * under the root mount. */
-		char pbuf[PATH_MAX];
 		int rc = !strcmp(s->profile, "none") ? (snprintf(pbuf, sizeof(pbuf), "none"), 0) :
 			 s->profile[0] == '/' ? rb_path(pbuf, sizeof(pbuf), "%s", s->profile) :
 			 rb_path(pbuf, sizeof(pbuf), "%s/%s", root_mount(), s->profile);
 
-		if (rc == 0) {
-			snprintf(parg, sizeof(parg), "--profile=%s", pbuf);
-			argv[n++] = parg;
-		}
+		if (rc == 0)
+			o.profile = pbuf;
 	}
-	if (s->timeout_set) {
-		snprintf(sarg, sizeof(sarg), "--stall-timeout=%g", s->timeout);
-		argv[n++] = sarg;
-	}
-	if (s->source == SOURCE_UDPCAST) {
-		/* The copy from the lab's multicast stream, checked against
-		 * the hash above; from the image when that fails (lazy.md). */
-		snprintf(uarg, sizeof(uarg), "--udpcast=%s", s->udpcast);
-		argv[n++] = uarg;
-	}
-	argv[n] = NULL;
+	if (s->timeout_set)
+		o.stall_timeout = s->timeout;
+	/* The copy from the lab's multicast stream, checked against the
+	 * hash above; from the image when that fails (lazy.md). */
+	if (s->source == SOURCE_UDPCAST)
+		o.udpcast = s->udpcast;
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
 	/* In a child: the copier's own start (it forks again) must not touch
 	 * our stdout, which the hook reads to EOF. Its start reads the
@@ -1256,8 +1244,7 @@ static void do_lazy(const struct boot_settings *s, const char *image, const stru
 		return;
 	}
 	memset(c, 0, sizeof(*c));
-	c->argc = n;
-	c->argv = argv;
+	c->o = &o;
 	crc = child_run(lazy_child, c, &c->cb, read_limit(s), &status);
 	if (crc == CHILD_DONE)
 		status = (c->rc & 0xff) << 8;   /* as an exit status */

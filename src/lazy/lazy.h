@@ -86,6 +86,8 @@ enum lazy_err {
 	LAZY_CHANGED,     /* the image changed while it was copied */
 	LAZY_SWITCH,      /* LOOP_CHANGE_FD refused */
 	LAZY_SIGNAL,      /* interrupted by a signal */
+	LAZY_SIGNATURE,   /* --signed: the manifest is not signed by a trusted key
+			   * (the loader's LOAD_SIGNATURE) */
 };
 
 const char *lazy_err_name(enum lazy_err e);
@@ -153,5 +155,15 @@ struct lazy_result {
  * exits with the outcome, recorded in the status file).
  */
 int lazy_run(const struct lazy_opts *o, struct lazy_result *r);
+
+/*
+ * What `ramboot lazy` does once its command line is parsed: check the
+ * settings (a bad one is a usage error, said on stderr: RB_EXIT_USAGE),
+ * lazy_run(), and say the outcome in one line (with o->background: that
+ * the copy goes on in the background, with the child's pid). A run
+ * ended by a signal dies of it once cleaned up (guard_reraise). Returns
+ * the exit code; the boot calls it in a child of its own (boot.c).
+ */
+int lazy_start(const struct lazy_opts *o);
 
 #endif

@@ -20,6 +20,7 @@
 #include "lib/ramboot.h"
 #include "load/loadint.h"
 #include "dev/zram.h"
+#include "lib/tmpfs.h"
 
 int sink_mount_tmpfs(struct run *u)
 {
@@ -56,18 +57,9 @@ int sink_mount_tmpfs(struct run *u)
 		(void)rb_meminfo("MemAvailable", &avail);
 		size = avail > u->o->min_free ? avail - u->o->min_free : 16 * MiB;
 	}
-	size = (size + 4095) & ~4095ULL;
-	/* noswap (Linux 6.4+): the image must stay in RAM, never be swapped
-	 * out to the zram swap set up next. */
-	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755%s", size,
-		 tmpfs_has_noswap() ? ",noswap" : "");
-	rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts);
-	if (rc < 0 && errno == EINVAL && strstr(opts, "noswap")) {
-		snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", size);
-		rc = mount("ramboot", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts);
-	}
+	rc = tmpfs_mount(dir, size, opts, sizeof(opts));
 	if (rc < 0)
-		return load_fail(u, LOAD_DEST, "%s: cannot mount tmpfs: %s", dir, strerror(errno));
+		return load_fail(u, LOAD_DEST, "%s: cannot mount tmpfs: %s", dir, strerror(-rc));
 	u->snk.tmpfs_mounted = true;
 	u->r->mounted_tmpfs = true;
 	rb_debug("mounted tmpfs on %s (%s)", dir, opts);
@@ -191,7 +183,7 @@ int sink_commit(struct run *u)
 		uint64_t size = ((u->r->bytes_out + 4 * MiB) + 4095) & ~4095ULL;
 
 		snprintf(opts, sizeof(opts), "size=%" PRIu64, size);
-		(void)mount(NULL, u->o->tmpfs, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts);
+		(void)mount(NULL, u->o->tmpfs, NULL, MS_REMOUNT | TMPFS_FLAGS, opts);
 	}
 	return 0;
 }

@@ -68,6 +68,10 @@ static void err_names(void)
 	CHECK_EQ_STR(lazy_err_name(LAZY_STALL), "stall");
 	CHECK_EQ_STR(lazy_err_name(LAZY_NOMEM), "memory");
 	CHECK_EQ_STR(lazy_err_name(LAZY_NOLOOP), "no-loop-device");
+	/* A bad signature is its own category, as the loader's. */
+	CHECK_EQ_STR(lazy_err_name(LAZY_SIGNATURE), "signature");
+	CHECK_EQ_STR(lazy_err_name(LAZY_MANIFEST), "manifest");
+	CHECK_EQ_INT(lazy_exit_code(LAZY_SIGNATURE), RB_EXIT_FAIL);
 	CHECK_EQ_INT(lazy_exit_code(LAZY_NOLOOP), RB_EXIT_FAIL);
 	CHECK_EQ_STR(lazy_err_name((enum lazy_err)999), "unknown");
 	CHECK_EQ_INT(lazy_exit_code(LAZY_OK), RB_EXIT_OK);

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The run: the signals, the fork to the background, preparation, the
+ * copy (from a stream or the image), verification and the switch in
+ * order, and giving up; lazy_start() for the command and the boot.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <fcntl.h>
+
+#include "lazy/lazyint.h"
+#include "lib/fdio.h"
+
+void lazy_opts_init(struct lazy_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->target = LAZY_TARGET_TMPFS;
+	o->min_free = DEFAULT_MIN_FREE;
+	o->stall_timeout = DEFAULT_STALL;
+}
+
+double lazy_boottime(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Record the first failure; returns its exit code. */
+int lazy_fail(struct lazy *L, enum lazy_err e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (L->r->err == LAZY_OK) {
+		L->r->err = e;
+		va_start(ap, fmt);
+		vsnprintf(L->r->error, sizeof(L->r->error), fmt, ap);
+		va_end(ap);
+	}
+	return lazy_exit_code(L->r->err);
+}
+
+int lazy_guard_outcome(struct lazy *L)
+{
+	int signo = 0;
+
+	switch (guard_fired(L->guard, &signo)) {
+	case GUARD_SIGNAL:
+		L->r->err = LAZY_OK;
+		L->r->signo = signo;
+		return lazy_fail(L, LAZY_SIGNAL, "interrupted by signal %d (%s)", signo,
+				 strsignal(signo));
+	case GUARD_STALL:
+		L->r->err = LAZY_OK;
+		return lazy_fail(L, LAZY_STALL, "%s: no data for %.0f s (--stall-timeout); the "
+				 "source stalled", L->o->image, L->o->stall_timeout);
+	default:
+		return 0;
+	}
+}
+
+void lazy_close_all(struct lazy *L)
+{
+	if (L->have_of) {
+		/* Only the parent of a background copier gets here with it:
+		 * its descriptor, not the child's file. */
+		(void)close(L->of.fd);
+		(void)close(L->of.dirfd);
+		L->have_of = false;
+		L->copy_fd = -1;
+	}
+	close_fd(&L->copy_fd);
+	close_fd(&L->zram_ro_fd);
+	close_fd(&L->zram_reset_fd);
+	close_fd(&L->zram_remove_fd);
+	close_fd(&L->img_fd);
+	close_fd(&L->loop_fd);
+	bgread_loop_close(&L->lp);
+	close_fd(&L->sysblock_fd);
+	close_fd(&L->dev_fd);
+	free(L->img_real);
+	L->img_real = NULL;
+	profile_free(&L->prof);
+	manifest_free(&L->man);
+	close_fd(&L->meminfo_fd);
+	close_fd(&L->tmpfs_fd);
+	close_fd(&L->tmpfs_parent_fd);
+	close_fd(&L->status_dirfd);
+	close_fd(&L->cwd_fd);
+	close_fd(&L->log_fd);
+	close_fd(&L->null_fd);
+	if (L->cp && !L->cp_abandoned) {
+		bgread_pool_free(L->cp->pool);
+		bgread_ranges_free(&L->cp->order);
+		pthread_rwlock_destroy(&L->cp->wlock);
+		free(L->cp);
+	}
+	L->cp = NULL;
+}
+
+/* The child of --background: a session of its own, no terminal, stderr
+ * to the log, the root as its directory (it holds no mount busy). */
+static int daemonize(struct lazy *L)
+{
+	if (setsid() < 0)
+		return -errno;
+	if (dup2(L->null_fd, STDIN_FILENO) < 0 || dup2(L->null_fd, STDOUT_FILENO) < 0 ||
+	    dup2(L->log_fd, STDERR_FILENO) < 0)
+		return -errno;
+	if (chdir("/") < 0)
+		return -errno;
+	close_fd(&L->cwd_fd);
+	L->cwd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return 0;
+}
+
+/*
+ * The stream, when there is one, comes first: it needs no loop device,
+ * so with --wait-loop it is received while the boot sets that up. The
+ * copy from the image needs the loop device (its reads yield to the
+ * boot's), and so does the switch.
+ */
+static int copy_verify_switch(struct lazy *L)
+{
+	bool from_stream = false;
+	int rc;
+
+	if (L->o->udpcast && (rc = lazy_stream_copy(L, &from_stream)) != 0)
+		return rc;
+	if (L->o->wait_loop > 0 && (rc = lazy_wait_loop(L)) != 0)
+		return rc;
+	if (from_stream) {
+		char msg[256];
+		bool same;
+
+		if ((rc = lazy_stream_matches(L, &same, msg, sizeof(msg))) != 0)
+			return rc;
+		if (!same) {
+			lazy_stream_forget(L);
+			lazy_stream_fallback(L, LAZY_FB_DIFFERS, "%s", msg);
+			from_stream = false;
+		}
+	}
+	if (!from_stream) {
+		lazy_set_state(L, "copying");
+		if ((rc = lazy_run_copy(L)) != 0 || (rc = lazy_verify(L)) != 0)
+			return rc;
+	}
+	if ((rc = lazy_guard_outcome(L)) != 0)
+		return rc;
+	return lazy_switch(L);
+}
+
+/* After a failure: undo, record, close. */
+static int give_up(struct lazy *L, int rc)
+{
+	lazy_undo(L);
+	lazy_copy_counters(L);
+	L->r->ended = lazy_boottime();
+	L->state = "gave-up";
+	lazy_status_write(L);
+	lazy_report_amend(L, false);
+	return rc;
+}
+
+int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
+{
+	struct guard guard;
+	struct lazy L;
+	sigset_t sigs, saved;
+	bool child = false;
+	long ps = sysconf(_SC_PAGESIZE);
+	int rc, ioprio, nice_old;
+
+	memset(r, 0, sizeof(*r));
+	memset(&L, 0, sizeof(L));
+	L.o = o;
+	L.r = r;
+	L.state = "preparing";
+	L.page = ps >= 4096 && !(ps & (ps - 1)) ? (uint64_t)ps : 4096;
+	L.img_fd = L.loop_fd = L.meminfo_fd = -1;
+	bgread_loop_init(&L.lp);
+	L.sysblock_fd = L.dev_fd = -1;
+	L.profile_state = "none";
+	profile_init(&L.prof);
+	L.status_dirfd = L.cwd_fd = L.log_fd = L.null_fd = -1;
+	L.tmpfs_fd = L.tmpfs_parent_fd = -1;
+	L.zram_id = L.zram_reset_fd = L.zram_remove_fd = L.zram_ro_fd = -1;
+	L.copy_fd = -1;
+	L.of.fd = L.of.dirfd = -1;
+	r->started = lazy_boottime();
+
+	/* The guard's signals stay blocked from here to the end, also in
+	 * the moment between the parent's guard and the child's (a
+	 * signal then waits for the child's guard, or is the parent's). */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &sigs, &saved);
+	/* From here on a signal is a cancellation, undone below. */
+	if (guard_start(&guard, o->stall_timeout, NULL) == 0)
+		L.guard = &guard;
+	rc = lazy_prepare(&L);
+	if (rc == 0)
+		rc = lazy_guard_outcome(&L);
+	if (rc == 0)
+		lazy_set_state(&L, o->udpcast && L.want_sha[0] ? "receiving" :
+			  o->wait_loop > 0 ? "waiting-loop" : "copying");
+	if (rc == 0 && o->background) {
+		pid_t pid;
+
+		if (L.guard)
+			guard_stop(&guard);
+		L.guard = NULL;
+		pid = fork();
+		if (pid < 0) {
+			rc = give_up(&L, lazy_fail(&L, LAZY_DEST, "cannot fork: %s", strerror(errno)));
+		} else if (pid > 0) {
+			/* The child owns the copy now. */
+			r->child = pid;
+			lazy_close_all(&L);
+			pthread_sigmask(SIG_SETMASK, &saved, NULL);
+			return RB_EXIT_OK;
+		} else {
+			child = true;
+			if ((rc = daemonize(&L)) < 0)
+				rb_warn("cannot detach: %s", strerror(-rc));
+			rc = 0;
+			if (guard_start(&guard, o->stall_timeout, NULL) == 0)
+				L.guard = &guard;
+		}
+	} else if (rc != 0) {
+		give_up(&L, rc);
+	}
+	if (rc == 0) {
+		ioprio = io_prio_idle();
+		nice_old = cpu_nice_bg();
+		rc = copy_verify_switch(&L);
+		if (rc != 0) {
+			give_up(&L, rc);
+		} else {
+			lazy_copy_counters(&L);
+			r->ended = lazy_boottime();
+			L.state = "switched";
+			lazy_status_write(&L);
+			lazy_report_amend(&L, true);
+		}
+		io_prio_restore(ioprio);
+		cpu_nice_restore(nice_old);
+	}
+	/* The guard may be calling copy_cancel() still: stopped before the
+	 * copy state is freed. */
+	if (L.guard)
+		guard_stop(&guard);
+	lazy_close_all(&L);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (child) {
+		if (rc != 0)
+			rb_err("gave up, %s stays on %s: %s", r->loop, o->image, r->error);
+		else
+			rb_info("%s now reads %s", r->loop, r->copy);
+		/* Cleaned up: die of the signal, as one killed by it would. */
+		if (r->err == LAZY_SIGNAL)
+			guard_reraise(r->signo);
+		_exit(rc);
+	}
+	return rc;
+}
+
+/* Settings the command line checks as usage errors: the same from the
+ * boot. 0 or the exit code (RB_EXIT_USAGE, said). */
+static int check_opts(const struct lazy_opts *o)
+{
+	if (!o->image || !*o->image)
+		return rb_usage("lazy", "--image is required");
+	if (o->sha256 && strlen(o->sha256) != 64)
+		return rb_usage("lazy", "--sha256: '%s' is not 64 hex digits", o->sha256);
+	if (o->wait_loop > 0 && o->loop)
+		return rb_usage("lazy", "--wait-loop looks for the loop device: not with --loop");
+	if (o->signed_only && !o->manifest)
+		return rb_usage("lazy", "--signed needs --manifest");
+	if (o->keydir && !o->signed_only)
+		return rb_usage("lazy", "--keys goes with --signed");
+	if (o->tmpfs && o->target != LAZY_TARGET_TMPFS)
+		return rb_usage("lazy", "--tmpfs goes with --target=tmpfs");
+	if (o->tmpfs && o->tmpfs[0] != '/')
+		return rb_usage("lazy", "--tmpfs: '%s' is not an absolute path", o->tmpfs);
+	if (o->udpcast) {
+		struct udpcast_opts uo;
+		char err[200];
+
+		if (udpcast_parse(o->udpcast, &uo, err, sizeof(err)) < 0)
+			return rb_usage("lazy", "--%s", err);
+	}
+	return 0;
+}
+
+int lazy_start(const struct lazy_opts *o)
+{
+	struct lazy_result r;
+	char a[32], b[32], c[32];
+	int rc = check_opts(o);
+
+	if (rc != 0)
+		return rc;
+	rc = lazy_run(o, &r);
+	if (rc != RB_EXIT_OK) {
+		if (r.loop[0] && r.err != LAZY_USAGE)
+			rb_err("%s; %s stays on %s", r.error, r.loop, o->image);
+		else
+			rb_err("%s", r.error);
+		/* Cleaned up: now die of the signal, as the caller expects. */
+		if (r.err == LAZY_SIGNAL)
+			guard_reraise(r.signo);
+		return rc;
+	}
+	if (o->background) {
+		rb_info("copying %s to RAM in the background (pid %d)", o->image, (int)r.child);
+		return RB_EXIT_OK;
+	}
+	if (r.stream && r.fallback == LAZY_FB_NONE)
+		rb_info("%s now reads %s: %s from the udpcast stream%s in %.2f s", r.loop, r.copy,
+			fmt_size(r.bytes_stream, a, sizeof(a)), r.verified > 0 ? ", sha256 ok," : "",
+			r.ended - r.started);
+	else
+		rb_info("%s now reads %s: %s, %s from the page cache, %s from the source%s in "
+			"%.2f s", r.loop, r.copy, fmt_size(r.size, a, sizeof(a)),
+			fmt_size(r.bytes_cached, b, sizeof(b)), fmt_size(r.bytes_network, c, sizeof(c)),
+			r.verified > 0 ? ", sha256 ok," : "", r.ended - r.started);
+	return RB_EXIT_OK;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The status file and the boot report: what the run says of itself
+ * (docs/lazy.md, "The status file"); the stable names of its errors
+ * and fallbacks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lazy/lazyint.h"
+#include "lib/outfile.h"
+#include "lib/report.h"
+#include "lib/hex.h"
+
+static const char *const err_names[] = {
+	[LAZY_OK] = "",
+	[LAZY_USAGE] = "usage",
+	[LAZY_SOURCE] = "source",
+	[LAZY_LOOP] = "loop",
+	[LAZY_NOLOOP] = "no-loop-device",
+	[LAZY_MANIFEST] = "manifest",
+	[LAZY_DEST] = "dest",
+	[LAZY_NOMEM] = "memory",
+	[LAZY_STALL] = "stall",
+	[LAZY_SIZE] = "size-mismatch",
+	[LAZY_HASH] = "hash-mismatch",
+	[LAZY_CHANGED] = "source-changed",
+	[LAZY_SWITCH] = "switch",
+	[LAZY_SIGNAL] = "signal",
+	[LAZY_SIGNATURE] = "signature",
+};
+
+const char *lazy_err_name(enum lazy_err e)
+{
+	return (size_t)e < ARRAY_SIZE(err_names) && err_names[e] ? err_names[e] : "unknown";
+}
+
+int lazy_exit_code(enum lazy_err e)
+{
+	switch (e) {
+	case LAZY_OK: return RB_EXIT_OK;
+	case LAZY_USAGE: return RB_EXIT_USAGE;
+	case LAZY_NOMEM: return RB_EXIT_NOMEM;
+	default: return RB_EXIT_FAIL;
+	}
+}
+
+static const char *const fallback_names[] = {
+	[LAZY_FB_NONE] = "",
+	[LAZY_FB_UNVERIFIED] = "unverified",
+	[LAZY_FB_RECEIVER] = "receiver",
+	[LAZY_FB_NO_SESSION] = "no-session",
+	[LAZY_FB_LOST] = "stream-lost",
+	[LAZY_FB_STALL] = "stall",
+	[LAZY_FB_SIZE] = "size-mismatch",
+	[LAZY_FB_COMPRESSED] = "compressed",
+	[LAZY_FB_HASH] = "hash-mismatch",
+	[LAZY_FB_DIFFERS] = "image-differs",
+};
+
+const char *lazy_fallback_name(enum lazy_fallback f)
+{
+	return (size_t)f < ARRAY_SIZE(fallback_names) && fallback_names[f] ? fallback_names[f] :
+		"unknown";
+}
+
+void lazy_status_write(struct lazy *L)
+{
+	const struct lazy_result *r = L->r;
+	const struct lazy_opts *o = L->o;
+	char buf[16384], t[4][32], num[8][32], err[PATH_MAX + 64];
+	const double times[4] = { r->started, r->verified, r->switched, lazy_boottime() };
+	const char *hash;
+	struct outfile of;
+	int n, i, rc;
+
+	if (L->status_dirfd < 0)
+		return;
+	for (i = 0; i < 4; i++) {
+		if (times[i] > 0)
+			snprintf(t[i], sizeof(t[i]), "%.2f", times[i]);
+		else
+			t[i][0] = '\0';
+	}
+	if (!L->want_sha[0])
+		hash = "none";
+	else if (!L->hash_done)
+		hash = "pending";
+	else
+		hash = L->hash_ok ? "ok" : "mismatch";
+	snprintf(num[0], sizeof(num[0]), "%d", (int)getpid());
+	snprintf(num[1], sizeof(num[1]), "%" PRIu64, r->size);
+	snprintf(num[2], sizeof(num[2]), "%" PRIu64, r->bytes_stream);
+	snprintf(num[3], sizeof(num[3]), "%" PRIu64, r->bytes_compared);
+	snprintf(num[4], sizeof(num[4]), "%" PRIu64, r->bytes_cached);
+	snprintf(num[5], sizeof(num[5]), "%" PRIu64, r->bytes_network);
+	snprintf(num[6], sizeof(num[6]), "%" PRIu64, o->rate);
+	snprintf(num[7], sizeof(num[7]), "%" PRIu64,
+		 lazy_copy_yields(L));
+	{
+		/* Every value through report_kv(): one line each, whatever
+		 * an image path or an error message holds. */
+		const char *const kv[][2] = {
+			{ "state", L->state }, { "pid", num[0] }, { "image", o->image },
+			{ "loop", r->loop },
+			{ "target", o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs" },
+			{ "copy", r->copy }, { "size", num[1] }, { "started", t[0] },
+			{ "updated", t[3] },
+			{ "source", r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
+			{ "source_fallback", lazy_fallback_name(r->fallback) },
+			{ "source_error", r->fallback_msg }, { "bytes_stream", num[2] },
+			{ "bytes_compared", num[3] }, { "bytes_cached", num[4] },
+			{ "bytes_network", num[5] }, { "max_bytes_per_second", num[6] }, { "yields", num[7] },
+			{ "profile", L->profile_state ? L->profile_state : "none" },
+			{ "profile_file", L->profile_path }, { "hash", hash },
+			{ "sha256", r->sha256 }, { "signed_by", r->signed_by },
+			{ "verified", t[1] }, { "switched", t[2] },
+			{ "gave_up", r->err != LAZY_OK ? lazy_err_name(r->err) : "" },
+			{ "error", r->error },
+		};
+		size_t pos = 0, k;
+
+		for (k = 0; k < sizeof(kv) / sizeof(kv[0]); k++)
+			if (report_kv(buf, sizeof(buf), &pos, kv[k][0], kv[k][1]) < 0)
+				return;
+		n = (int)pos;
+	}
+	/* Through the status directory's descriptor: no path is looked up. */
+	rc = outfile_openat(&of, L->status_dirfd, L->status_name, 0644, OUTFILE_REPLACE, NULL,
+			    err, sizeof(err));
+	if (rc == 0) {
+		rc = write_all(of.fd, buf, (size_t)n);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+	}
+	if (rc < 0 && !L->status_warned) {
+		rb_warn("status file %s: %s", L->status_name, err);
+		L->status_warned = true;
+	}
+	L->last_status = now_sec();
+}
+
+void lazy_set_state(struct lazy *L, const char *state)
+{
+	L->state = state;
+	lazy_status_write(L);
+}
+
+/*
+ * The outcome in the boot report too (/run/ramboot/report, beside the
+ * status file), for whoever reads only that: the timeline as lazy_* keys;
+ * a copy that gave up is a fallback there (mode_done=off), one that
+ * switched is the RAM path. Only a report that exists is amended (a
+ * `ramboot lazy` run by hand has none), through the status directory's
+ * descriptor.
+ */
+void lazy_report_amend(struct lazy *L, bool switched)
+{
+	const struct lazy_result *r = L->r;
+	char *text, v[64], fb[600];
+	struct outfile of;
+	ssize_t n;
+	int fd, ok = 0;
+
+	if (L->status_dirfd < 0)
+		return;
+	fd = openat(L->status_dirfd, "report", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	text = calloc(1, 65536);
+	n = text ? read_full(fd, text, 65536 - 2048) : -ENOMEM;
+	(void)close(fd);
+	if (n < 0) {
+		free(text);
+		return;
+	}
+	text[n] = '\0';
+	snprintf(v, sizeof(v), "%.2f", r->started);
+	ok |= report_text_set(text, 65536, "lazy_started", v);
+	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_cached);
+	ok |= report_text_set(text, 65536, "lazy_bytes_cached", v);
+	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_network);
+	ok |= report_text_set(text, 65536, "lazy_bytes_network", v);
+	ok |= report_text_set(text, 65536, "lazy_source", r->stream && r->fallback == LAZY_FB_NONE ?
+			      "udpcast" : "network");
+	ok |= report_text_set(text, 65536, "lazy_source_fallback", lazy_fallback_name(r->fallback));
+	if (r->verified > 0)
+		snprintf(v, sizeof(v), "%.2f", r->verified);
+	else
+		v[0] = '\0';
+	ok |= report_text_set(text, 65536, "lazy_verified", v);
+	if (switched) {
+		snprintf(v, sizeof(v), "%.2f", r->switched);
+		ok |= report_text_set(text, 65536, "lazy_switched", v);
+		ok |= report_text_set(text, 65536, "ram_path", r->copy);
+	} else {
+		snprintf(fb, sizeof(fb), "lazy copy gave up: %s", lazy_err_name(r->err));
+		ok |= report_text_set(text, 65536, "lazy_gave_up", lazy_err_name(r->err));
+		ok |= report_text_set(text, 65536, "mode_done", "off");
+		ok |= report_text_set(text, 65536, "fallback", fb);
+		{
+			char e[sizeof(r->error)];
+
+			text_scrub(e, sizeof(e), r->error, SIZE_MAX, ' ');
+			ok |= report_text_set(text, 65536, "error", e);
+		}
+	}
+	if (ok == 0 && outfile_openat(&of, L->status_dirfd, "report", 0644, OUTFILE_REPLACE,
+				      NULL, NULL, 0) == 0) {
+		size_t len = strlen(text);
+
+		if (len && text[len - 1] != '\n')
+			text[len++] = '\n';
+		if (write_all(of.fd, text, len) == 0)
+			(void)outfile_commit(&of);
+		else
+			outfile_abort(&of);
+	}
+	free(text);
+}
