@@ -54,7 +54,7 @@ doc_fallbacks() {
 
 @test "docs: every verdict line of ramboot status is in docs/swap.md" {
 	# the fixed head of each verdict (up to the first format directive)
-	run bash -c "grep -ho 'snprintf(buf, len, \"[^\"%]*' '$TOP/src/boot/verdict.c' | sed 's/.*\"//'"
+	run bash -c "grep -ho 'snprintf(buf, len, \"[^\"%]*' '$TOP/src/status/verdict.c' | sed 's/.*\"//'"
 	assert_success
 	[ "${#lines[@]}" -ge 8 ]
 	for v in "${lines[@]}"; do

@@ -27,6 +27,7 @@
 #include "format/swaphdr.h"
 #include "lib/sysutil.h"
 #include "dev/zram.h"
+#include "status/status.h"
 
 #ifndef SWAP_FLAG_PREFER
 #define SWAP_FLAG_PREFER 0x8000
@@ -723,10 +724,10 @@ int cmd_swap(int argc, char **argv)
 		return RB_EXIT_USAGE;
 	}
 	if (status) {
-		char *sargv[] = { (char *)"status", (char *)"--json", NULL };
+		struct status_opts so = { .json = json, .check = false };
 
 		rb_set_cmd("status");
-		return cmd_status(json ? 2 : 1, sargv);
+		return status_show(&so);
 	}
 	if (json || (force && !off)) {
 		rb_err("%s only goes with %s", json ? "--json" : "--force",
