@@ -15,11 +15,11 @@ load '/usr/lib/bats/bats-assert/load'
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 
 # The fallback reasons the code writes: `ramboot boot`'s fallback() calls
-# and load-error names (src/boot/boot.c), and the hooks' --drop reasons.
+# and load-error names (src/boot/modes.c), and the hooks' --drop reasons.
 code_fallbacks() {
 	{
 		grep -ho 'fallback(rep, "[^"]*"' "$TOP"/src/*.c "$TOP"/src/*/*.c | sed 's/.*"\(.*\)"/\1/'
-		sed -n '/^static const char \*fallback_reason/,/^}/p' "$TOP/src/boot/boot.c" |
+		sed -n '/^static const char \*fallback_reason/,/^}/p' "$TOP/src/boot/modes.c" |
 			grep -o 'return "[^"]*"' | sed 's/return "\(.*\)"/\1/'
 		grep -ho 'ramboot_drop "[^"]*" "[^"]*"' "$TOP"/initrd-hooks/*.sh "$TOP"/initrd-hooks/*/* \
 			"$TOP"/dracut/*/* 2>/dev/null | sed 's/.*" "\(.*\)"/\1/'
