@@ -20,7 +20,7 @@ load '/usr/lib/bats/bats-assert/load'
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 
 # The fallback reasons the code writes: `ramboot boot`'s fallback() calls
-# and load-error names (src/boot/boot.c), and the hooks' --drop reasons.
+# and load-error names (src/boot/modes.c), and the hooks' --drop reasons.
 code_fallbacks() {
 	{
 		grep -ho 'fallback(rep, "[^"]*"' "$TOP"/src/*.c "$TOP"/src/*/*.c | sed 's/.*"\(.*\)"/\1/'
@@ -78,7 +78,7 @@ guide_fallbacks() {
 
 @test "docs: every verdict line of ramboot status is in docs/swap.md" {
 	# the fixed head of each verdict (up to the first format directive)
-	run bash -c "grep -ho 'snprintf(buf, len, \"[^\"%]*' '$TOP/src/boot/verdict.c' | sed 's/.*\"//'"
+	run bash -c "grep -ho 'snprintf(buf, len, \"[^\"%]*' '$TOP/src/status/verdict.c' | sed 's/.*\"//'"
 	assert_success
 	[ "${#lines[@]}" -ge 8 ]
 	for v in "${lines[@]}"; do

@@ -29,9 +29,9 @@ lazy() {
 	shift
 	set -- "state=$state" pid=412 image=/srv/ltsp/images/x86_64.img loop=/dev/loop0 \
 		target=tmpfs copy= size=1073741824 started=3.21 updated=10.50 \
-		bytes_cached=314572800 bytes_network=141557760 max_bytes_per_second=0 yields=2 \
-		hash=pending \
-		sha256= verified= switched= gave_up= error= "$@"
+		source=network source_fallback= source_error= bytes_stream=0 bytes_compared=0 \
+		bytes_cached=314572800 bytes_network=141557760 max_bytes_per_second=0 yields=2 profile=none \
+		profile_file= hash=pending sha256= signed_by= verified= switched= gave_up= error= "$@"
 	: >"$R/run/ramboot/lazy"
 	for kv in "$@"; do
 		k=${kv%%=*}
@@ -86,10 +86,17 @@ no initialised zram devices'
     "size": 1073741824,
     "started": 3.21,
     "updated": 10.50,
+    "source": "network",
+    "source_fallback": null,
+    "source_error": null,
+    "bytes_stream": 0,
+    "bytes_compared": 0,
     "bytes_cached": 314572800,
     "bytes_network": 141557760,
     "max_bytes_per_second": 0,
     "yields": 2,
+    "profile": "none",
+    "profile_file": null,
     "hash": "pending",
     "sha256": null,
     "signed_by": null,
@@ -420,4 +427,51 @@ report() {
 	lazy switched pid=999999 switched=20.00
 	run "$RAMBOOT_BIN" status
 	refute_output --partial 'is gone'
+}
+
+@test "status: the copier's stream and profile keys: source, fallback, stream bytes, profile" {
+	lazy copying source=udpcast bytes_stream=1073741824 bytes_compared=4096 profile=used \
+		profile_file=/srv/ltsp/images/x86_64.img.profile
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ -z "$stderr" ]
+	assert_line '  source    udpcast: 1.0 GiB from the stream, 4.0 KiB compared with the image'
+	assert_line '  profile   used (/srv/ltsp/images/x86_64.img.profile)'
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	J=$output
+	run py 'd["lazy"]["source"], d["lazy"]["bytes_stream"], d["lazy"]["bytes_compared"], d["lazy"]["profile"], d["lazy"]["profile_file"]'
+	assert_output "('udpcast', 1073741824, 4096, 'used', '/srv/ltsp/images/x86_64.img.profile')"
+	lazy copying source=network source_fallback=no-session 'source_error=udp-receiver: no sender within 20 s'
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_line '  source    network (the stream gave way: no-session: udp-receiver: no sender within 20 s)'
+	refute_output --partial '  profile'
+	run "$RAMBOOT_BIN" status --json
+	J=$output
+	run py 'd["lazy"]["source_fallback"], d["lazy"]["source_error"]'
+	assert_output "('no-session', 'udp-receiver: no sender within 20 s')"
+}
+
+# The keys of the lazy status file as its writer (status_write() in
+# src/lazy/) writes them: { "key", value } pairs.
+writer_lazy_keys() {
+	sed -n '/^static void status_write(/,/^}/p' "$TOP"/src/lazy/*.c |
+		grep -o '{ "[a-z_0-9]*",' | sed 's/{ "\(.*\)",/\1/' | LC_ALL=C sort -u
+}
+
+@test "status: every key the lazy copier writes is one status knows (shown in --json)" {
+	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	keys=$(writer_lazy_keys)
+	[ "$(printf '%s\n' "$keys" | wc -l)" -ge 20 ]
+	: >"$R/run/ramboot/lazy"
+	for k in $keys; do
+		printf '%s=1\n' "$k" >>"$R/run/ramboot/lazy"
+	done
+	run --separate-stderr "$RAMBOOT_BIN" status --json
+	assert_success
+	J=$output
+	run py '" ".join(sorted(k for k, v in d["lazy"].items() if v is not None and k not in ("copied", "percent", "copier_gone")))'
+	assert_success
+	assert_output "'$(printf '%s\n' "$keys" | tr '\n' ' ' | sed 's/ $//')'"
 }

@@ -168,8 +168,105 @@ int settings_set(struct boot_settings *s, const char *key, const char *val,
 	return 0;
 }
 
-static int set_one(struct boot_settings *s, const char *key, const char *val,
-		   const char *origin, enum set_source src)
+/* ramboot.sha256=, .manifest=, .verify=, .verity=: each fails closed (a
+ * value that does not parse marks the settings so that no copy boots).
+ * 0, -EINVAL (a bad value), -ENAMETOOLONG, -ENOENT (not one of these). */
+static int set_verify(struct boot_settings *s, const char *key, const char *val)
+{
+	const char *v = val ? val : "";
+	int i, rc = 0;
+
+	if (!strcmp(key, "sha256")) {
+		/* Verification fails closed: a hash that does not parse is
+		 * not "no hash"; it marks the settings so that a RAM copy is
+		 * refused. A later good value (higher precedence) clears it. */
+		if (!strcmp(v, "none")) {
+			s->sha256[0] = '\0';
+			s->verify_bad = false;
+			return 0;
+		}
+		if (sha256_hex_parse(v, s->sha256) < 0) {
+			s->verify_bad = true;
+			return -EINVAL;
+		}
+		s->verify_bad = false;
+	} else if (!strcmp(key, "manifest")) {
+		if (!*v) {
+			s->verify_bad = true;
+			return -EINVAL;
+		}
+		rc = set_str(s->manifest, sizeof(s->manifest), v);
+		s->verify_bad = rc < 0;
+	} else if (!strcmp(key, "verify")) {
+		size_t k;
+
+		/* Fails closed like the hash: a policy that does not parse
+		 * is not "no policy". */
+		s->verify_policy_bad = true;
+		for (k = 0; k < ARRAY_SIZE(verify_names); k++)
+			if (!strcmp(v, verify_names[k])) {
+				s->verify = (enum boot_verify)k;
+				s->verify_policy_bad = false;
+			}
+		if (s->verify_policy_bad)
+			return -EINVAL;
+	} else if (!strcmp(key, "verity")) {
+		/* Fails closed: a value that does not parse asks for it. */
+		i = parse_bool(val);
+		s->verity_bad = i < 0;
+		s->verity = i != 0;
+		if (i < 0)
+			return -EINVAL;
+	} else {
+		return -ENOENT;
+	}
+	return rc;
+}
+
+/* ramboot.swap=, .swap.size=, .swap.algorithm=, .swap.priority=: as
+ * set_verify(). */
+static int set_swap(struct boot_settings *s, const char *key, const char *val)
+{
+	const char *v = val ? val : "";
+	int rc = 0;
+
+	if (!strcmp(key, "swap")) {
+		if (!val || !strcmp(v, "zram"))
+			s->swap = SWAP_ZRAM;
+		else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "none"))
+			s->swap = SWAP_OFF;
+		else
+			return -EINVAL;
+	} else if (!strcmp(key, "swap.size")) {
+		if (!plain_token(v))
+			return -EINVAL;
+		rc = set_str(s->swap_size, sizeof(s->swap_size), v);
+	} else if (!strcmp(key, "swap.algorithm")) {
+		if (!plain_token(v))
+			return -EINVAL;
+		rc = set_str(s->swap_algorithm, sizeof(s->swap_algorithm), v);
+	} else if (!strcmp(key, "swap.priority")) {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(v, &end, 10);
+		/* swapon(2): SWAP_FLAG_PRIO_MASK is 0x7fff; -1 means "kernel". */
+		if (!*v || *end || errno || n < -1 || n > 32767)
+			return -EINVAL;
+		s->swap_priority = (int)n;
+		s->swap_priority_set = true;
+	} else {
+		return -ENOENT;
+	}
+	return rc;
+}
+
+/* The mode and what it reads and writes: ramboot=, .image=, .decompress=,
+ * .target=, .profile=, .source=, .timeout=, .debug=. As
+ * set_verify(). */
+static int set_mode(struct boot_settings *s, const char *key, const char *val,
+		    enum set_source src)
 {
 	const char *v = val ? val : "";
 	int i, rc = 0;
@@ -178,23 +275,68 @@ static int set_one(struct boot_settings *s, const char *key, const char *val,
 		/* A bare "ramboot" means "ramboot=ram": asking for it by name. */
 		i = val ? pick(v, mode_names, ARRAY_SIZE(mode_names)) : BOOT_RAM;
 		if (i < 0)
-			goto bad;
+			return -EINVAL;
 		s->mode = (enum boot_mode)i;
 		s->mode_source = src;
 	} else if (!strcmp(key, "image")) {
 		if (!*v)
-			goto bad;
+			return -EINVAL;
 		rc = set_str(s->image, sizeof(s->image), v);
 	} else if (!strcmp(key, "decompress")) {
 		if (!valid_codec(v))
-			goto bad;
+			return -EINVAL;
 		rc = set_str(s->decompress, sizeof(s->decompress), v);
 	} else if (!strcmp(key, "target")) {
 		i = pick(v, target_names, ARRAY_SIZE(target_names));
 		if (i < 0)
-			goto bad;
+			return -EINVAL;
 		s->target = (enum boot_target)i;
-	} else if (!strcmp(key, "minfree")) {
+	} else if (!strcmp(key, "profile")) {
+		/* record | none | off | PATH of the profile to use */
+		if (!strcmp(v, "record")) {
+			s->profile_record = true;
+		} else if (!strcmp(v, "off") || !strcmp(v, "none")) {
+			s->profile_record = false;
+			rc = set_str(s->profile, sizeof(s->profile), "none");
+		} else if (*v) {
+			rc = set_str(s->profile, sizeof(s->profile), v);
+		} else {
+			return -EINVAL;
+		}
+	} else if (!strcmp(key, "source")) {
+		i = pick(v, source_names, ARRAY_SIZE(source_names));
+		if (i < 0)
+			return -EINVAL;
+		s->source = (enum boot_source)i;
+	} else if (!strcmp(key, "timeout")) {
+		double t;
+
+		if (parse_seconds(v, &t) < 0)
+			return -EINVAL;
+		s->timeout = t;
+		s->timeout_set = true;
+	} else if (!strcmp(key, "debug")) {
+		i = parse_bool(val);
+		if (i < 0)
+			return -EINVAL;
+		s->debug = i;
+	} else {
+		return -ENOENT;
+	}
+	return rc;
+}
+
+static int set_one(struct boot_settings *s, const char *key, const char *val,
+		   const char *origin, enum set_source src)
+{
+	const char *v = val ? val : "";
+	int rc = set_verify(s, key, val);
+
+	if (rc == -ENOENT)
+		rc = set_swap(s, key, val);
+	if (rc == -ENOENT)
+		rc = set_mode(s, key, val, src);
+	if (rc == -ENOENT && !strcmp(key, "minfree")) {
 		char note[160];
 		uint64_t n;
 
@@ -208,65 +350,8 @@ static int set_one(struct boot_settings *s, const char *key, const char *val,
 		rc = 0;
 		s->minfree = n;
 		s->minfree_set = true;
-	} else if (!strcmp(key, "sha256")) {
-		/* Verification fails closed: a hash that does not parse is
-		 * not "no hash"; it marks the settings so that a RAM copy is
-		 * refused. A later good value (higher precedence) clears it. */
-		if (!strcmp(v, "none")) {
-			s->sha256[0] = '\0';
-			s->verify_bad = false;
-			return 0;
-		}
-		if (sha256_hex_parse(v, s->sha256) < 0) {
-			s->verify_bad = true;
-			goto bad;
-		}
-		s->verify_bad = false;
-	} else if (!strcmp(key, "manifest")) {
-		if (!*v) {
-			s->verify_bad = true;
-			goto bad;
-		}
-		rc = set_str(s->manifest, sizeof(s->manifest), v);
-		s->verify_bad = rc < 0;
-	} else if (!strcmp(key, "profile")) {
-		/* record | none | off | PATH of the profile to use */
-		if (!strcmp(v, "record")) {
-			s->profile_record = true;
-		} else if (!strcmp(v, "off") || !strcmp(v, "none")) {
-			s->profile_record = false;
-			rc = set_str(s->profile, sizeof(s->profile), "none");
-		} else if (*v) {
-			rc = set_str(s->profile, sizeof(s->profile), v);
-		} else {
-			goto bad;
-		}
-	} else if (!strcmp(key, "verify")) {
-		size_t k;
-
-		/* Fails closed like the hash: a policy that does not parse
-		 * is not "no policy". */
-		s->verify_policy_bad = true;
-		for (k = 0; k < ARRAY_SIZE(verify_names); k++)
-			if (!strcmp(v, verify_names[k])) {
-				s->verify = (enum boot_verify)k;
-				s->verify_policy_bad = false;
-			}
-		if (s->verify_policy_bad)
-			goto bad;
-	} else if (!strcmp(key, "verity")) {
-		/* Fails closed: a value that does not parse asks for it. */
-		i = parse_bool(val);
-		s->verity_bad = i < 0;
-		s->verity = i != 0;
-		if (i < 0)
-			goto bad;
-	} else if (!strcmp(key, "source")) {
-		i = pick(v, source_names, ARRAY_SIZE(source_names));
-		if (i < 0)
-			goto bad;
-		s->source = (enum boot_source)i;
-	} else if (!strcmp(key, "udpcast")) {
+	}
+	if (rc == -ENOENT && !strcmp(key, "udpcast")) {
 		struct udpcast_opts uo;
 		char err[128];
 
@@ -275,56 +360,20 @@ static int set_one(struct boot_settings *s, const char *key, const char *val,
 			return -EINVAL;
 		}
 		rc = set_str(s->udpcast, sizeof(s->udpcast), v);
-	} else if (!strcmp(key, "timeout")) {
-		double t;
-
-		if (parse_seconds(v, &t) < 0)
-			goto bad;
-		s->timeout = t;
-		s->timeout_set = true;
-	} else if (!strcmp(key, "swap")) {
-		if (!val || !strcmp(v, "zram"))
-			s->swap = SWAP_ZRAM;
-		else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "none"))
-			s->swap = SWAP_OFF;
-		else
-			goto bad;
-	} else if (!strcmp(key, "swap.size")) {
-		if (!plain_token(v))
-			goto bad;
-		rc = set_str(s->swap_size, sizeof(s->swap_size), v);
-	} else if (!strcmp(key, "swap.algorithm")) {
-		if (!plain_token(v))
-			goto bad;
-		rc = set_str(s->swap_algorithm, sizeof(s->swap_algorithm), v);
-	} else if (!strcmp(key, "swap.priority")) {
-		char *end;
-		long n;
-
-		errno = 0;
-		n = strtol(v, &end, 10);
-		/* swapon(2): SWAP_FLAG_PRIO_MASK is 0x7fff; -1 means "kernel". */
-		if (!*v || *end || errno || n < -1 || n > 32767)
-			goto bad;
-		s->swap_priority = (int)n;
-		s->swap_priority_set = true;
-	} else if (!strcmp(key, "debug")) {
-		i = parse_bool(val);
-		if (i < 0)
-			goto bad;
-		s->debug = i;
-	} else {
+	}
+	if (rc == -ENOENT) {
 		add_warn(s, "%s: unknown setting, ignored", origin);
 		return -ENOENT;
+	}
+	if (rc == -EINVAL) {
+		add_warn(s, "%s: invalid value '%.64s', ignored", origin, v);
+		return -EINVAL;
 	}
 	if (rc < 0) {
 		add_warn(s, "%s: value too long, ignored", origin);
 		return -EINVAL;
 	}
 	return 0;
-bad:
-	add_warn(s, "%s: invalid value '%.64s', ignored", origin, v);
-	return -EINVAL;
 }
 
 bool cmdline_next(const char **pp, char *name, size_t nlen, char *val,

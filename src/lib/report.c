@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/keys.h"
 #include "lib/outfile.h"
 #include "lib/ramboot.h"
 #include "lib/report.h"
@@ -64,7 +65,7 @@ static void put(struct out *o, const char *fmt, ...)
 }
 
 /* key=value with the value on one line. */
-static void kv(struct out *o, const char *key, const char *val)
+static void kv_line(struct out *o, const char *key, const char *val)
 {
 	const unsigned char *p;
 
@@ -74,11 +75,17 @@ static void kv(struct out *o, const char *key, const char *val)
 	put(o, "\n");
 }
 
+/* A key of the report, by its entry in the key table. */
+static void kv(struct out *o, enum key_id k, const char *val)
+{
+	kv_line(o, key_name(k), val);
+}
+
 int report_kv(char *buf, size_t cap, size_t *pos, const char *key, const char *val)
 {
 	struct out o = { buf, cap, *pos, *pos >= cap };
 
-	kv(&o, key, val ? val : "");
+	kv_line(&o, key, val ? val : "");
 	if (o.full) {
 		if (*pos < cap)
 			buf[*pos] = '\0';
@@ -96,60 +103,60 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 	if (len == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
-	kv(&o, "mode_asked", r->mode_asked);
-	kv(&o, "mode_done", r->mode_done);
-	kv(&o, "source", r->source);
-	kv(&o, "ram_path", r->ram_path);
-	kv(&o, "target", r->target);
+	kv(&o, RK_MODE_ASKED, r->mode_asked);
+	kv(&o, RK_MODE_DONE, r->mode_done);
+	kv(&o, RK_SOURCE, r->source);
+	kv(&o, RK_RAM_PATH, r->ram_path);
+	kv(&o, RK_TARGET, r->target);
 	snprintf(num, sizeof(num), "%" PRIu64, r->bytes);
-	kv(&o, "bytes", num);
+	kv(&o, RK_BYTES, num);
 	snprintf(num, sizeof(num), "%.3f", r->seconds);
-	kv(&o, "seconds", num);
+	kv(&o, RK_SECONDS, num);
 	snprintf(num, sizeof(num), "%" PRIu64, r->bytes_per_second);
-	kv(&o, "bytes_per_second", num);
-	kv(&o, "codec", r->codec);
-	kv(&o, "hash", r->hash);
+	kv(&o, RK_BYTES_PER_SECOND, num);
+	kv(&o, RK_CODEC, r->codec);
+	kv(&o, RK_HASH, r->hash);
 	/* Only once a copy was about to be made (older readers know the
 	 * keys above). */
 	if (r->verify[0]) {
-		kv(&o, "verify", r->verify);
-		kv(&o, "signed_by", r->signed_by);
+		kv(&o, RK_VERIFY, r->verify);
+		kv(&o, RK_SIGNED_BY, r->signed_by);
 	}
 	/* Only once a RAM copy was read from somewhere. */
 	if (r->source_used[0]) {
-		kv(&o, "source_used", r->source_used);
-		kv(&o, "source_fallback", r->source_fallback);
+		kv(&o, RK_SOURCE_USED, r->source_used);
+		kv(&o, RK_SOURCE_FALLBACK, r->source_fallback);
 	}
 	/* Only for a copy checked chunk by chunk (a version 2 manifest), as
 	 * the lazy_* keys only for a lazy copy. */
 	if (r->chunks || r->chunks_retried) {
 		snprintf(num, sizeof(num), "%" PRIu32, r->chunks);
-		kv(&o, "chunks", num);
+		kv(&o, RK_CHUNKS, num);
 		snprintf(num, sizeof(num), "%" PRIu32, r->chunks_retried);
-		kv(&o, "chunks_retried", num);
+		kv(&o, RK_CHUNKS_RETRIED, num);
 	}
 	if (r->verity[0]) {
-		kv(&o, "verity", r->verity);
-		kv(&o, "verity_device", r->verity_device);
-		kv(&o, "verity_root", r->verity_root);
+		kv(&o, RK_VERITY, r->verity);
+		kv(&o, RK_VERITY_DEVICE, r->verity_device);
+		kv(&o, RK_VERITY_ROOT, r->verity_root);
 	}
-	kv(&o, "fstype", r->fstype);
-	kv(&o, "swap_device", r->swap_device);
+	kv(&o, RK_FSTYPE, r->fstype);
+	kv(&o, RK_SWAP_DEVICE, r->swap_device);
 	snprintf(num, sizeof(num), "%" PRIu64, r->swap_size);
-	kv(&o, "swap_size", r->swap_device[0] ? num : "");
+	kv(&o, RK_SWAP_SIZE, r->swap_device[0] ? num : "");
 	snprintf(num, sizeof(num), "%d", r->swap_priority);
-	kv(&o, "swap_algorithm", r->swap_algorithm);
-	kv(&o, "swap_priority", r->swap_device[0] ? num : "");
-	kv(&o, "fallback", r->fallback);
-	kv(&o, "error", r->error);
+	kv(&o, RK_SWAP_ALGORITHM, r->swap_algorithm);
+	kv(&o, RK_SWAP_PRIORITY, r->swap_device[0] ? num : "");
+	kv(&o, RK_FALLBACK, r->fallback);
+	kv(&o, RK_ERROR, r->error);
 	return o.full ? -ENOSPC : (int)o.pos;
 }
 
-static void js(struct out *o, const char *key, const char *val, bool last)
+static void js(struct out *o, enum key_id k, const char *val, bool last)
 {
 	size_t n;
 
-	put(o, "  \"%s\": \"", key);
+	put(o, "  \"%s\": \"", key_name(k));
 	if (!o->full) {
 		n = json_escape(o->buf + o->pos, o->len - o->pos, val);
 		if (n >= o->len - o->pos)
@@ -168,46 +175,46 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 		return -ENOSPC;
 	buf[0] = '\0';
 	put(&o, "{\n");
-	js(&o, "mode_asked", r->mode_asked, false);
-	js(&o, "mode_done", r->mode_done, false);
-	js(&o, "source", r->source, false);
-	js(&o, "ram_path", r->ram_path, false);
-	js(&o, "target", r->target, false);
-	put(&o, "  \"bytes\": %" PRIu64 ",\n", r->bytes);
-	put(&o, "  \"seconds\": %.3f,\n", r->seconds);
-	put(&o, "  \"bytes_per_second\": %" PRIu64 ",\n", r->bytes_per_second);
-	js(&o, "codec", r->codec, false);
-	js(&o, "hash", r->hash, false);
+	js(&o, RK_MODE_ASKED, r->mode_asked, false);
+	js(&o, RK_MODE_DONE, r->mode_done, false);
+	js(&o, RK_SOURCE, r->source, false);
+	js(&o, RK_RAM_PATH, r->ram_path, false);
+	js(&o, RK_TARGET, r->target, false);
+	put(&o, "  \"%s\": %" PRIu64 ",\n", key_name(RK_BYTES), r->bytes);
+	put(&o, "  \"%s\": %.3f,\n", key_name(RK_SECONDS), r->seconds);
+	put(&o, "  \"%s\": %" PRIu64 ",\n", key_name(RK_BYTES_PER_SECOND), r->bytes_per_second);
+	js(&o, RK_CODEC, r->codec, false);
+	js(&o, RK_HASH, r->hash, false);
 	if (r->verify[0]) {
-		js(&o, "verify", r->verify, false);
-		js(&o, "signed_by", r->signed_by, false);
+		js(&o, RK_VERIFY, r->verify, false);
+		js(&o, RK_SIGNED_BY, r->signed_by, false);
 	}
 	if (r->source_used[0]) {
-		js(&o, "source_used", r->source_used, false);
-		js(&o, "source_fallback", r->source_fallback, false);
+		js(&o, RK_SOURCE_USED, r->source_used, false);
+		js(&o, RK_SOURCE_FALLBACK, r->source_fallback, false);
 	}
 	if (r->chunks || r->chunks_retried) {
-		put(&o, "  \"chunks\": %" PRIu32 ",\n", r->chunks);
-		put(&o, "  \"chunks_retried\": %" PRIu32 ",\n", r->chunks_retried);
+		put(&o, "  \"%s\": %" PRIu32 ",\n", key_name(RK_CHUNKS), r->chunks);
+		put(&o, "  \"%s\": %" PRIu32 ",\n", key_name(RK_CHUNKS_RETRIED), r->chunks_retried);
 	}
 	if (r->verity[0]) {
-		js(&o, "verity", r->verity, false);
-		js(&o, "verity_device", r->verity_device, false);
-		js(&o, "verity_root", r->verity_root, false);
+		js(&o, RK_VERITY, r->verity, false);
+		js(&o, RK_VERITY_DEVICE, r->verity_device, false);
+		js(&o, RK_VERITY_ROOT, r->verity_root, false);
 	}
-	js(&o, "fstype", r->fstype, false);
-	js(&o, "swap_device", r->swap_device, false);
+	js(&o, RK_FSTYPE, r->fstype, false);
+	js(&o, RK_SWAP_DEVICE, r->swap_device, false);
 	if (r->swap_device[0]) {
-		put(&o, "  \"swap_size\": %" PRIu64 ",\n", r->swap_size);
-		js(&o, "swap_algorithm", r->swap_algorithm, false);
-		put(&o, "  \"swap_priority\": %d,\n", r->swap_priority);
+		put(&o, "  \"%s\": %" PRIu64 ",\n", key_name(RK_SWAP_SIZE), r->swap_size);
+		js(&o, RK_SWAP_ALGORITHM, r->swap_algorithm, false);
+		put(&o, "  \"%s\": %d,\n", key_name(RK_SWAP_PRIORITY), r->swap_priority);
 	} else {
-		put(&o, "  \"swap_size\": null,\n");
-		js(&o, "swap_algorithm", r->swap_algorithm, false);
-		put(&o, "  \"swap_priority\": null,\n");
+		put(&o, "  \"%s\": null,\n", key_name(RK_SWAP_SIZE));
+		js(&o, RK_SWAP_ALGORITHM, r->swap_algorithm, false);
+		put(&o, "  \"%s\": null,\n", key_name(RK_SWAP_PRIORITY));
 	}
-	js(&o, "fallback", r->fallback, false);
-	js(&o, "error", r->error, true);
+	js(&o, RK_FALLBACK, r->fallback, false);
+	js(&o, RK_ERROR, r->error, true);
 	put(&o, "}\n");
 	return o.full ? -ENOSPC : (int)o.pos;
 }
@@ -325,4 +332,103 @@ static int text_set(char *text, size_t cap, const char *key, size_t klen, const 
 	snprintf(text + tlen, cap - tlen, "%s%s=%s\n", tlen && text[tlen - 1] != '\n' ? "\n" : "",
 		 key, val);
 	return 0;
+}
+
+int report_text_get(const char *text, const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+	int found = 0;
+
+	if (len)
+		buf[0] = '\0';
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (llen > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			if (found)
+				return -EBADMSG;
+			found = 1;
+			if (len)
+				text_scrub(buf, len, p + klen + 1, llen - klen - 1, '?');
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return found;
+}
+
+/* The report's text, at most REPORT_AMEND_MAX bytes, into a buffer with
+ * room for extra more; *text NULL and 0 when there is no report. */
+static int amend_read(int dirfd, size_t extra, char **text, size_t *cap)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	*text = NULL;
+	/* Not through a link, not waiting on a FIFO planted at the name. */
+	fd = openat(dirfd, "report", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	rc = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL :
+	     st.st_size > REPORT_AMEND_MAX ? -EFBIG : 0;
+	if (rc == 0) {
+		*cap = (size_t)st.st_size + extra + 2;
+		*text = malloc(*cap);
+		rc = *text ? 0 : -ENOMEM;
+	}
+	if (rc == 0) {
+		/* One byte more than the size: a report that grew since is
+		 * refused rather than cut. */
+		n = read_full(fd, *text, (size_t)st.st_size + 1);
+		rc = n < 0 ? (int)n : n > st.st_size ? -EFBIG : 0;
+		if (rc == 0)
+			(*text)[n] = '\0';
+	}
+	if (close_checked(fd) < 0 && rc == 0)
+		rc = -EIO;
+	if (rc < 0) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
+int report_amend_at(int dirfd, const struct report_set *set, size_t n, unsigned flags)
+{
+	struct outfile of;
+	size_t extra = 0, cap = 0, len, i;
+	char *text;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		extra += strlen(key_name(set[i].key)) + strlen(set[i].val ? set[i].val : "") + 3;
+	rc = amend_read(dirfd, extra, &text, &cap);
+	if (rc < 0 && !(flags & REPORT_AMEND_CREATE))
+		return rc;
+	if (rc < 0) {
+		/* Started afresh: the keys set here are what is known. */
+		cap = extra + 2;
+		text = calloc(1, cap);
+		if (!text)
+			return -ENOMEM;
+	}
+	for (i = 0, rc = 0; i < n && rc == 0; i++)
+		if (set[i].val)
+			rc = report_text_set(text, cap, key_name(set[i].key), set[i].val);
+	if (rc == 0)
+		rc = outfile_openat(&of, dirfd, "report", 0644, OUTFILE_REPLACE, NULL, NULL, 0);
+	if (rc == 0) {
+		len = strlen(text);
+		if (len && text[len - 1] != '\n')
+			text[len++] = '\n';
+		rc = write_all(of.fd, text, len);
+		if (rc == 0)
+			rc = outfile_commit(&of);
+		else
+			outfile_abort(&of);
+	}
+	free(text);
+	return rc;
 }

@@ -9,7 +9,10 @@
 #define RAMBOOT_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "lib/keys.h"
 
 #define REPORT_DIR "/run/ramboot"
 
@@ -70,6 +73,35 @@ int report_write_at(const struct boot_report *r, int dirfd, bool json);
  * that amends the report after `ramboot boot` wrote it (the hooks'
  * --drop, the lazy copier). */
 int report_text_set(char *text, size_t cap, const char *key, const char *val);
+
+/* KEY's value in key=value TEXT into BUF (control characters as '?'):
+ * 1 found (possibly empty), 0 missing, -EBADMSG when the key is there
+ * more than once (a forged line: neither value can be trusted). */
+int report_text_get(const char *text, const char *key, char *buf, size_t len);
+
+/* One key to set in report_amend_at(); val NULL: leave the key as it is. */
+struct report_set {
+	enum key_id key;
+	const char *val;
+};
+
+#define REPORT_AMEND_MAX (64 * 1024)  /* a larger report is not amended */
+#define REPORT_AMEND_CREATE 1u        /* no report, or one that cannot be
+				       * read: write one of these keys alone */
+
+/*
+ * Amend the report in the directory dirfd after `ramboot boot` wrote
+ * it, for a process that outlives it (the hooks' --drop, the lazy
+ * copier): read "report" (a regular file, not through a link, at most
+ * REPORT_AMEND_MAX bytes), set the n keys as report_text_set() does (a
+ * line replaced in place, or appended), and write it back atomically
+ * (outfile: a temporary renamed over it, so that a reader never sees
+ * half of it). The buffer is sized to the file and the keys: no margin
+ * can run out. Without REPORT_AMEND_CREATE a report that is missing or
+ * cannot be read is left alone (its -errno: -ENOENT for none). 0 or
+ * -errno; on failure the report is as it was.
+ */
+int report_amend_at(int dirfd, const struct report_set *set, size_t n, unsigned flags);
 
 /* Append the line key=val to buf (cap bytes, *pos used), the value on
  * one line (control characters as spaces): the one writer of key=value

@@ -169,168 +169,194 @@ static bool loop_name_ok(const char *s)
 	return strspn(base + 4, "0123456789") == strlen(base + 4);
 }
 
+/* What the command line says beyond struct load_opts. */
+struct load_cli {
+	struct udpcast_opts uc;
+	bool udpcast;         /* --udpcast */
+	bool stall_given;     /* --stall-timeout */
+};
+
+/* One option (getopt's c and optarg) into o and cli: -1 to go on, else
+ * the exit code (--help, a usage error). */
+static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct load_cli *cli)
+{
+	switch (c) {
+	case 'd':
+		o->decompress = arg;
+		break;
+	case 'j':
+		if (parse_threads("load", arg, &o->threads))
+			return RB_EXIT_USAGE;
+		break;
+	case OPT_SHA:
+		o->sha256 = arg;
+		break;
+	case OPT_MANIFEST:
+		o->manifest = arg;
+		break;
+	case OPT_SIGNED:
+		o->signed_only = true;
+		break;
+	case OPT_KEYS:
+		o->keydir = arg;
+		break;
+	case OPT_MINFREE:
+		if (size_arg("load", "min-free", arg, UNIT_BYTES, &o->min_free) < 0)
+			return RB_EXIT_USAGE;
+		break;
+	case OPT_TMPFS:
+		o->tmpfs = arg;
+		break;
+	case OPT_PREFETCH:
+		o->prefetch = true;
+		break;
+	case OPT_PROGRESS:
+		if (!strcmp(arg, "auto"))
+			o->progress = PROGRESS_AUTO;
+		else if (!strcmp(arg, "bar"))
+			o->progress = PROGRESS_BAR;
+		else if (!strcmp(arg, "plain"))
+			o->progress = PROGRESS_PLAIN;
+		else if (!strcmp(arg, "none"))
+			o->progress = PROGRESS_NONE;
+		else
+			return rb_usage("load", "--progress: '%s' is not auto, bar, plain or "
+					   "none", arg);
+		break;
+	case OPT_EXPECT:
+		o->expect_fs = arg;
+		break;
+	case OPT_STALL:
+		if (parse_seconds(arg, &o->stall_timeout) < 0)
+			return rb_usage("load", "--stall-timeout: '%s' is not a number of "
+					   "seconds (0: never)", arg);
+		cli->stall_given = true;
+		break;
+	case OPT_UDPCAST: {
+		char err[200];
+
+		if (udpcast_parse(arg, &cli->uc, err, sizeof(err)) < 0)
+			return rb_usage("load", "--%s", err);
+		cli->udpcast = true;
+		break;
+	}
+	case OPT_PROFILE:
+		if (!*arg)
+			return rb_usage("load", "%s", "--profile: need a FILE or none");
+		o->profile = arg;
+		break;
+	case OPT_PROFILE_ONLY:
+		o->profile_only = true;
+		break;
+	case OPT_LOOP:
+		if (!loop_name_ok(arg))
+			return rb_usage("load", "--loop: '%s' is not a loop device (loopN or "
+					   "/dev/loopN)", arg);
+		o->loop = arg;
+		break;
+	case OPT_WAIT_LOOP:
+		if (parse_seconds(arg, &o->wait_loop) < 0)
+			return rb_usage("load", "--wait-loop: '%s' is not a number of seconds",
+					   arg);
+		break;
+	case OPT_RATE:
+		if (rate_arg("load", "rate", arg, UNIT_BYTES, &o->rate) < 0)
+			return RB_EXIT_USAGE;
+		if (o->rate == 0)
+			return rb_usage("load", "--rate: '%s' is no rate (no cap: leave --rate "
+					   "out)", arg);
+		break;
+	case OPT_RETRIES: {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 0 || v > 100)
+			return rb_usage("load", "--retries: '%s' is not a number from 0 to 100",
+					   arg);
+		o->retries = (int)v;
+		break;
+	}
+	case 'f':
+		o->force = true;
+		break;
+	case 'v':
+		rb_verbose = 1;
+		break;
+	case 'h':
+		load_usage(stdout);
+		return RB_EXIT_OK;
+	default:
+		return rb_usage("load", "unknown or incomplete option '%s'", argv[optind - 1]);
+	}
+	return -1;
+}
+
+/* The options together and the operands: -1 with o complete (and a
+ * udpcast source armed), else the exit code of a usage error. */
+static int load_check(int argc, char **argv, struct load_opts *o, struct load_cli *cli)
+{
+	if (o->prefetch) {
+		if (argc - optind != 1)
+			return rb_usage("load", "%s", "--prefetch takes one SOURCE and no DEST");
+		if (o->sha256 || o->manifest || o->tmpfs || o->expect_fs)
+			return rb_usage("load", "%s", "--prefetch keeps nothing to verify or mount");
+		if (o->profile_only && o->profile && !strcmp(o->profile, "none"))
+			return rb_usage("load", "%s", "--profile-only needs a profile");
+	} else if (o->profile || o->profile_only || o->loop || o->rate || o->wait_loop > 0) {
+		return rb_usage("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
+				   "and --rate go with --prefetch");
+	} else if (cli->udpcast) {
+		if (argc - optind != 1)
+			return rb_usage("load", "%s", "--udpcast takes DEST and no SOURCE");
+		/* The wait for the session counts as a stall: it must not
+		 * end before udp-receiver's own start timeout does. */
+		if (!cli->stall_given && o->stall_timeout < cli->uc.start_timeout + 5)
+			o->stall_timeout = cli->uc.start_timeout + 5;
+		else if (o->stall_timeout > 0 && o->stall_timeout <= cli->uc.start_timeout)
+			return rb_usage("load", "--stall-timeout must be longer than the udpcast "
+					   "start-timeout (%u s)", cli->uc.start_timeout);
+	} else if (argc - optind != 2) {
+		return rb_usage("load", "%s", "need SOURCE and DEST");
+	}
+	if (o->prefetch && cli->udpcast)
+		return rb_usage("load", "%s", "--prefetch reads a file, not a udpcast stream");
+	o->source = cli->udpcast ? "udpcast" : argv[optind];
+	o->dest = o->prefetch ? NULL : argv[optind + (cli->udpcast ? 0 : 1)];
+	if (cli->udpcast)
+		udpcast_source_arm(&cli->uc);
+	if (strcmp(o->decompress, "auto") && !codec_by_name(o->decompress))
+		return rb_usage("load", "--decompress: unknown format '%s'", o->decompress);
+	if (o->sha256 && strlen(o->sha256) != 64)
+		return rb_usage("load", "--sha256: '%s' is not 64 hex digits", o->sha256);
+	if (o->signed_only && !o->manifest)
+		return rb_usage("load", "--signed needs --manifest");
+	if (o->keydir && !o->signed_only)
+		return rb_usage("load", "--keys goes with --signed");
+	if (o->tmpfs && o->dest && !dest_inside(o->dest, o->tmpfs))
+		return rb_usage("load", "DEST '%s' must be inside the --tmpfs directory", o->dest);
+	return -1;
+}
+
 int cmd_load(int argc, char **argv)
 {
 	struct load_opts o;
 	struct load_result r;
-	struct udpcast_opts uc;
-	bool udpcast = false, stall_given = false;
+	struct load_cli cli = { .udpcast = false, .stall_given = false };
 	int c, rc;
 
 	load_opts_init(&o);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "d:j:fvh", load_longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			o.decompress = optarg;
-			break;
-		case 'j':
-			if (parse_threads("load", optarg, &o.threads))
-				return RB_EXIT_USAGE;
-			break;
-		case OPT_SHA:
-			o.sha256 = optarg;
-			break;
-		case OPT_MANIFEST:
-			o.manifest = optarg;
-			break;
-		case OPT_SIGNED:
-			o.signed_only = true;
-			break;
-		case OPT_KEYS:
-			o.keydir = optarg;
-			break;
-		case OPT_MINFREE:
-			if (size_arg("load", "min-free", optarg, UNIT_BYTES, &o.min_free) < 0)
-				return RB_EXIT_USAGE;
-			break;
-		case OPT_TMPFS:
-			o.tmpfs = optarg;
-			break;
-		case OPT_PREFETCH:
-			o.prefetch = true;
-			break;
-		case OPT_PROGRESS:
-			if (!strcmp(optarg, "auto"))
-				o.progress = PROGRESS_AUTO;
-			else if (!strcmp(optarg, "bar"))
-				o.progress = PROGRESS_BAR;
-			else if (!strcmp(optarg, "plain"))
-				o.progress = PROGRESS_PLAIN;
-			else if (!strcmp(optarg, "none"))
-				o.progress = PROGRESS_NONE;
-			else
-				return rb_usage("load", "--progress: '%s' is not auto, bar, plain or "
-						   "none", optarg);
-			break;
-		case OPT_EXPECT:
-			o.expect_fs = optarg;
-			break;
-		case OPT_STALL:
-			if (parse_seconds(optarg, &o.stall_timeout) < 0)
-				return rb_usage("load", "--stall-timeout: '%s' is not a number of "
-						   "seconds (0: never)", optarg);
-			stall_given = true;
-			break;
-		case OPT_UDPCAST: {
-			char err[200];
-
-			if (udpcast_parse(optarg, &uc, err, sizeof(err)) < 0)
-				return rb_usage("load", "--%s", err);
-			udpcast = true;
-			break;
-		}
-		case OPT_PROFILE:
-			if (!*optarg)
-				return rb_usage("load", "%s", "--profile: need a FILE or none");
-			o.profile = optarg;
-			break;
-		case OPT_PROFILE_ONLY:
-			o.profile_only = true;
-			break;
-		case OPT_LOOP:
-			if (!loop_name_ok(optarg))
-				return rb_usage("load", "--loop: '%s' is not a loop device (loopN or "
-						   "/dev/loopN)", optarg);
-			o.loop = optarg;
-			break;
-		case OPT_WAIT_LOOP:
-			if (parse_seconds(optarg, &o.wait_loop) < 0)
-				return rb_usage("load", "--wait-loop: '%s' is not a number of seconds",
-						   optarg);
-			break;
-		case OPT_RATE:
-			if (rate_arg("load", "rate", optarg, UNIT_BYTES, &o.rate) < 0)
-				return RB_EXIT_USAGE;
-			if (o.rate == 0)
-				return rb_usage("load", "--rate: '%s' is no rate (no cap: leave --rate "
-						   "out)", optarg);
-			break;
-		case OPT_RETRIES: {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 100)
-				return rb_usage("load", "--retries: '%s' is not a number from 0 to 100",
-						   optarg);
-			o.retries = (int)v;
-			break;
-		}
-		case 'f':
-			o.force = true;
-			break;
-		case 'v':
-			rb_verbose = 1;
-			break;
-		case 'h':
-			load_usage(stdout);
-			return RB_EXIT_OK;
-		default:
-			return rb_usage("load", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
+		rc = load_opt(c, optarg, argv, &o, &cli);
+		if (rc >= 0)
+			return rc;
 	}
-	if (o.prefetch) {
-		if (argc - optind != 1)
-			return rb_usage("load", "%s", "--prefetch takes one SOURCE and no DEST");
-		if (o.sha256 || o.manifest || o.tmpfs || o.expect_fs)
-			return rb_usage("load", "%s", "--prefetch keeps nothing to verify or mount");
-		if (o.profile_only && o.profile && !strcmp(o.profile, "none"))
-			return rb_usage("load", "%s", "--profile-only needs a profile");
-	} else if (o.profile || o.profile_only || o.loop || o.rate || o.wait_loop > 0) {
-		return rb_usage("load", "%s", "--profile, --profile-only, --loop, --wait-loop "
-				   "and --rate go with --prefetch");
-	} else if (udpcast) {
-		if (argc - optind != 1)
-			return rb_usage("load", "%s", "--udpcast takes DEST and no SOURCE");
-		/* The wait for the session counts as a stall: it must not
-		 * end before udp-receiver's own start timeout does. */
-		if (!stall_given && o.stall_timeout < uc.start_timeout + 5)
-			o.stall_timeout = uc.start_timeout + 5;
-		else if (o.stall_timeout > 0 && o.stall_timeout <= uc.start_timeout)
-			return rb_usage("load", "--stall-timeout must be longer than the udpcast "
-					   "start-timeout (%u s)", uc.start_timeout);
-	} else if (argc - optind != 2) {
-		return rb_usage("load", "%s", "need SOURCE and DEST");
-	}
-	if (o.prefetch && udpcast)
-		return rb_usage("load", "%s", "--prefetch reads a file, not a udpcast stream");
-	o.source = udpcast ? "udpcast" : argv[optind];
-	o.dest = o.prefetch ? NULL : argv[optind + (udpcast ? 0 : 1)];
-	if (udpcast)
-		udpcast_source_arm(&uc);
-	if (strcmp(o.decompress, "auto") && !codec_by_name(o.decompress))
-		return rb_usage("load", "--decompress: unknown format '%s'", o.decompress);
-	if (o.sha256 && strlen(o.sha256) != 64)
-		return rb_usage("load", "--sha256: '%s' is not 64 hex digits", o.sha256);
-	if (o.signed_only && !o.manifest)
-		return rb_usage("load", "--signed needs --manifest");
-	if (o.keydir && !o.signed_only)
-		return rb_usage("load", "--keys goes with --signed");
-	if (o.tmpfs && o.dest && !dest_inside(o.dest, o.tmpfs))
-		return rb_usage("load", "DEST '%s' must be inside the --tmpfs directory", o.dest);
+	rc = load_check(argc, argv, &o, &cli);
+	if (rc >= 0)
+		return rc;
 
 	rc = load_run(&o, &r);
 	if (rc != RB_EXIT_OK) {

@@ -27,6 +27,7 @@
 #include "format/swaphdr.h"
 #include "lib/sysutil.h"
 #include "dev/zram.h"
+#include "status/status.h"
 
 #ifndef SWAP_FLAG_PREFER
 #define SWAP_FLAG_PREFER 0x8000
@@ -387,37 +388,151 @@ static int open_node(const char *dev, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-int swap_setup(const struct swap_opts *o, struct swap_result *r)
+/* The options that need no device: priority, sizes. RB_EXIT_OK, or
+ * RB_EXIT_USAGE / RB_EXIT_FAIL with r->error set. */
+static int swap_check(const struct swap_opts *o, size_t pagesize, uint64_t *size,
+		      uint64_t *mem_limit, struct swap_result *r)
 {
-	char buf[32], zdir[64];
-	uint64_t size, mem_limit = 0, devsize = 0;
-	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
-	uint8_t uuid[16];
-	bool swapped_on = false;
-	struct swap_algo_dev algo_dev;
-	int id = -1, rc, fd, prio = -1, ex;
+	int ex;
 
-	memset(r, 0, sizeof(*r));
-	r->priority = o->priority;
 	if (o->priority < SWAP_PRIO_KERNEL || o->priority > SWAP_FLAG_PRIO_MASK) {
 		FAIL(r, "--priority: %d: not in %d..%d", o->priority, SWAP_PRIO_KERNEL,
 		     SWAP_FLAG_PRIO_MASK);
 		return RB_EXIT_USAGE;
 	}
-	ex = eval_size(o->size_name, o->size, &size, r);
+	ex = eval_size(o->size_name, o->size, size, r);
 	if (ex != RB_EXIT_OK)
 		return ex;
-	size -= size % pagesize;
-	if (size / pagesize < SWAPHDR_MIN_PAGES) {
+	*size -= *size % pagesize;
+	if (*size / pagesize < SWAPHDR_MIN_PAGES) {
 		FAIL(r, "--size: '%s' is %" PRIu64 " bytes, below the %zu KiB a swap area needs",
-		     o->size, size, SWAPHDR_MIN_PAGES * pagesize / 1024);
+		     o->size, *size, SWAPHDR_MIN_PAGES * pagesize / 1024);
 		return RB_EXIT_USAGE;
 	}
-	if (o->mem_limit) {
-		ex = eval_size("--mem-limit", o->mem_limit, &mem_limit, r);
-		if (ex != RB_EXIT_OK)
-			return ex;
+	if (o->mem_limit)
+		return eval_size("--mem-limit", o->mem_limit, mem_limit, r);
+	return RB_EXIT_OK;
+}
+
+/* The attributes in the kernel's order: comp_algorithm, backing_dev and
+ * mem_limit while the device has no disksize, then disksize. 0, or -1
+ * with r->error set. */
+static int swap_configure(int id, const char *zdir, const struct swap_opts *o, uint64_t size,
+			  uint64_t mem_limit, struct swap_result *r)
+{
+	struct swap_algo_dev algo_dev = {
+		.read = zram_algo_read,
+		.write = zram_algo_write,
+		/* modprobe only where the modules are the running kernel's */
+		.load = rb_root_is_real() ? zram_algo_load : NULL,
+		.ctx = &id,
+		.name = zdir,
+	};
+	char buf[32];
+	int rc;
+
+	rc = swap_choose_algorithm(&algo_dev, o->algorithm, r->algorithm, sizeof(r->algorithm));
+	if (rc < 0) {
+		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
+		return -1;
 	}
+	if (o->writeback) {
+		/* backing_dev exists only with CONFIG_ZRAM_WRITEBACK. */
+		if (zram_get(id, "backing_dev", buf, sizeof(buf)) == -ENOENT) {
+			rb_warn("%s: no backing_dev (kernel without zram writeback): "
+				"--writeback ignored", zdir);
+		} else {
+			rc = zram_set(id, "backing_dev", o->writeback);
+			if (rc < 0) {
+				FAIL(r, "%s: backing_dev %s: %s", zdir, o->writeback, strerror(-rc));
+				return -1;
+			}
+		}
+	}
+	if (o->mem_limit) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, mem_limit);
+		rc = zram_set(id, "mem_limit", buf);
+		if (rc < 0) {
+			FAIL(r, "%s: mem_limit %s: %s", zdir, buf, strerror(-rc));
+			return -1;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%" PRIu64, size);
+	rc = zram_set(id, "disksize", buf);
+	if (rc < 0) {
+		FAIL(r, "%s: disksize %s: %s", zdir, buf, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* A swap header on the device, swapon(2), and the priority /proc/swaps
+ * shows checked. 0, or -1 with r->error set (*swapped_on: swapoff it). */
+static int swap_activate(int id, const struct swap_opts *o, uint64_t size, size_t pagesize,
+			 bool *swapped_on, struct swap_result *r)
+{
+	uint64_t devsize = 0;
+	uint8_t uuid[16];
+	int fd, rc, prio = -1;
+
+	/* O_EXCL on a block device claims it: fails with EBUSY if it is
+	 * mounted or already swap. */
+	fd = open_node(r->device, O_RDWR | (rb_root_is_real() ? O_EXCL : 0));
+	if (fd < 0) {
+		FAIL(r, "%s: open: %s", r->device, strerror(-fd));
+		return -1;
+	}
+	rc = dev_size(fd, id, &devsize);
+	if (rc == 0 && devsize < size)
+		rc = -ENOSPC;
+	if (rc == 0)
+		rc = swaphdr_uuid_random(uuid);
+	if (rc == 0)
+		rc = swaphdr_write(fd, pagesize, size, uuid, SWAPHDR_LABEL);
+	if (close_checked(fd) < 0 && rc == 0)
+		rc = -EIO;
+	if (rc < 0) {
+		FAIL(r, "%s: swap header: %s", r->device, strerror(-rc));
+		return -1;
+	}
+	rc = sys_swapon(r->device, o->priority, size, pagesize);
+	if (rc < 0) {
+		FAIL(r, "%s: swapon: %s", r->device, strerror(-rc));
+		return -1;
+	}
+	*swapped_on = true;
+	/* Without a priority of ours the kernel picks a negative one. */
+	rc = swaps_find(r->device, &prio);
+	if (rc != 1 || (o->priority >= 0 ? prio != o->priority : prio >= 0)) {
+		if (rc < 0)
+			FAIL(r, "%s: /proc/swaps: %s", r->device, strerror(-rc));
+		else if (rc == 0)
+			FAIL(r, "%s: swapon succeeded but /proc/swaps does not list it", r->device);
+		else if (o->priority >= 0)
+			FAIL(r, "%s: /proc/swaps shows priority %d, not %d", r->device, prio,
+			     o->priority);
+		else
+			FAIL(r, "%s: /proc/swaps shows priority %d, not one the kernel assigns",
+			     r->device, prio);
+		return -1;
+	}
+	r->priority = prio;
+	return 0;
+}
+
+int swap_setup(const struct swap_opts *o, struct swap_result *r)
+{
+	char zdir[64];
+	uint64_t size, mem_limit = 0;
+	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	bool swapped_on = false;
+	int id = -1, rc, ex;
+
+	memset(r, 0, sizeof(*r));
+	r->priority = o->priority;
+	ex = swap_check(o, pagesize, &size, &mem_limit, r);
+	if (ex != RB_EXIT_OK)
+		return ex;
 
 	rc = zram_ensure_module();
 	if (rc < 0) {
@@ -442,92 +557,9 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 			FAIL(r, "%s: already initialised or in use: not touching it", zdir);
 		return RB_EXIT_FAIL;
 	}
-
-	algo_dev = (struct swap_algo_dev){
-		.read = zram_algo_read,
-		.write = zram_algo_write,
-		/* modprobe only where the modules are the running kernel's */
-		.load = rb_root_is_real() ? zram_algo_load : NULL,
-		.ctx = &id,
-		.name = zdir,
-	};
-	rc = swap_choose_algorithm(&algo_dev, o->algorithm, r->algorithm, sizeof(r->algorithm));
-	if (rc < 0) {
-		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
+	if (swap_configure(id, zdir, o, size, mem_limit, r) < 0 ||
+	    swap_activate(id, o, size, pagesize, &swapped_on, r) < 0)
 		goto fail;
-	}
-
-	if (o->writeback) {
-		/* backing_dev exists only with CONFIG_ZRAM_WRITEBACK. */
-		if (zram_get(id, "backing_dev", buf, sizeof(buf)) == -ENOENT) {
-			rb_warn("%s: no backing_dev (kernel without zram writeback): "
-				"--writeback ignored", zdir);
-		} else {
-			rc = zram_set(id, "backing_dev", o->writeback);
-			if (rc < 0) {
-				FAIL(r, "%s: backing_dev %s: %s", zdir, o->writeback, strerror(-rc));
-				goto fail;
-			}
-		}
-	}
-	if (o->mem_limit) {
-		snprintf(buf, sizeof(buf), "%" PRIu64, mem_limit);
-		rc = zram_set(id, "mem_limit", buf);
-		if (rc < 0) {
-			FAIL(r, "%s: mem_limit %s: %s", zdir, buf, strerror(-rc));
-			goto fail;
-		}
-	}
-	snprintf(buf, sizeof(buf), "%" PRIu64, size);
-	rc = zram_set(id, "disksize", buf);
-	if (rc < 0) {
-		FAIL(r, "%s: disksize %s: %s", zdir, buf, strerror(-rc));
-		goto fail;
-	}
-
-	/* O_EXCL on a block device claims it: fails with EBUSY if it is
-	 * mounted or already swap. */
-	fd = open_node(r->device, O_RDWR | (rb_root_is_real() ? O_EXCL : 0));
-	if (fd < 0) {
-		FAIL(r, "%s: open: %s", r->device, strerror(-fd));
-		goto fail;
-	}
-	rc = dev_size(fd, id, &devsize);
-	if (rc == 0 && devsize < size)
-		rc = -ENOSPC;
-	if (rc == 0)
-		rc = swaphdr_uuid_random(uuid);
-	if (rc == 0)
-		rc = swaphdr_write(fd, pagesize, size, uuid, SWAPHDR_LABEL);
-	if (close_checked(fd) < 0 && rc == 0)
-		rc = -EIO;
-	if (rc < 0) {
-		FAIL(r, "%s: swap header: %s", r->device, strerror(-rc));
-		goto fail;
-	}
-
-	rc = sys_swapon(r->device, o->priority, size, pagesize);
-	if (rc < 0) {
-		FAIL(r, "%s: swapon: %s", r->device, strerror(-rc));
-		goto fail;
-	}
-	swapped_on = true;
-	/* Without a priority of ours the kernel picks a negative one. */
-	rc = swaps_find(r->device, &prio);
-	if (rc != 1 || (o->priority >= 0 ? prio != o->priority : prio >= 0)) {
-		if (rc < 0)
-			FAIL(r, "%s: /proc/swaps: %s", r->device, strerror(-rc));
-		else if (rc == 0)
-			FAIL(r, "%s: swapon succeeded but /proc/swaps does not list it", r->device);
-		else if (o->priority >= 0)
-			FAIL(r, "%s: /proc/swaps shows priority %d, not %d", r->device, prio,
-			     o->priority);
-		else
-			FAIL(r, "%s: /proc/swaps shows priority %d, not one the kernel assigns",
-			     r->device, prio);
-		goto fail;
-	}
-	r->priority = prio;
 	r->size = size;
 
 	if (o->tune)
@@ -729,10 +761,10 @@ int cmd_swap(int argc, char **argv)
 		return RB_EXIT_USAGE;
 	}
 	if (status) {
-		char *sargv[] = { (char *)"status", (char *)"--json", NULL };
+		struct status_opts so = { .json = json, .check = false };
 
 		rb_set_cmd("status");
-		return cmd_status(json ? 2 : 1, sargv);
+		return status_show(&so);
 	}
 	if (json || (force && !off)) {
 		rb_err("%s only goes with %s", json ? "--json" : "--force",

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The boot report's text: one key=value a line, whatever the values hold
  * (a path with a newline must not add a line of its own). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "lib/ramboot.h"
+#include "lib/keys.h"
 #include "lib/report.h"
 
 static char buf[65536];
@@ -98,8 +103,164 @@ static void test_too_small(void)
 	CHECK_EQ_INT(report_format(&r, buf, 0), -ENOSPC);
 }
 
+/* Every key of a report with every part filled is in the table, as a
+ * key of the report, and the other way round. */
+static void test_written_keys_in_table(void)
+{
+	struct boot_report r;
+	char *line, *save = NULL;
+	int k, seen[KEY_COUNT] = { 0 };
+
+	report_init(&r);
+	snprintf(r.verify, sizeof(r.verify), "hash");
+	snprintf(r.source_used, sizeof(r.source_used), "network");
+	r.chunks = 3;
+	snprintf(r.verity, sizeof(r.verity), "on");
+	snprintf(r.swap_device, sizeof(r.swap_device), "/dev/zram0");
+	CHECK(report_format(&r, buf, sizeof(buf)) > 0);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		*strchr(line, '=') = '\0';
+		k = key_find(KEY_REPORT, line);
+		if (k < 0)
+			printf("#   the report writes %s, which is not in the key table\n", line);
+		CHECK(k >= 0);
+		if (k >= 0)
+			seen[k]++;
+	}
+	for (k = 0; k < RK_LAZY_STARTED; k++)
+		CHECK_EQ_INT(seen[k], 1);
+	for (k = 0; k < KEY_COUNT; k++)
+		CHECK_EQ_INT(key_table[k].file, k < KEY_LAZY_FIRST ? KEY_REPORT : KEY_LAZY);
+}
+
+/* The text of a source file, or NULL. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *t = f ? calloc(1, 1 << 20) : NULL;
+
+	if (t)
+		t[fread(t, 1, (1 << 20) - 1, f)] = '\0';
+	if (f)
+		fclose(f);
+	return t;
+}
+
+/* Each "KEY" that follows pat in text, up to end (NULL: the text's end),
+ * must be a key of file. Returns how many were checked. */
+static int check_after(const char *path, const char *text, const char *end, const char *pat,
+		       enum key_file file)
+{
+	const char *p = text;
+	char key[64];
+	int n = 0;
+
+	while ((p = strstr(p, pat)) && (!end || p < end)) {
+		const char *q;
+		size_t len;
+
+		p += strlen(pat);
+		q = strchr(p, '"');
+		/* the call's first argument that is a string literal */
+		if (!q || (end && q >= end) || strcspn(p, ";)") < (size_t)(q - p))
+			continue;
+		len = strcspn(q + 1, "\"");
+		/* a key is an argument of its own: "key", */
+		if (len == 0 || q[len + 2] != ',')
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)len, q + 1);
+		if (key_find(file, key) < 0)
+			printf("#   %s writes %s=, which `ramboot status` does not know\n", path, key);
+		CHECK(key_find(file, key) >= 0);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Every key a writer in src/ writes is one the table (and so `ramboot
+ * status`) knows: the lazy copier's status file (the { "key", value }
+ * pairs of lazy_status_write()), the report's keys set by name
+ * (report_text_set()), and any written by name in the report writer.
+ * Run from the top of the tree, as tests/run-tests.sh does.
+ */
+static void test_every_written_key_known(void)
+{
+	static const char *const dirs[] = { "src/lib", "src/lazy", "src/boot", "src/load",
+					    "src/profile", "src/status", "src/swap" };
+	char path[512];
+	size_t i;
+	int lazy = 0, named = 0;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char *t, *sw;
+			size_t n = strlen(de->d_name);
+
+			if (n < 3 || strcmp(de->d_name + n - 2, ".c"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
+			t = slurp(path);
+			if (!t)
+				continue;
+			named += check_after(path, t, NULL, "report_text_set(", KEY_REPORT);
+			named += check_after(path, t, NULL, "kv(&o, ", KEY_REPORT);
+			named += check_after(path, t, NULL, "js(&o, ", KEY_REPORT);
+			/* the writer of the lazy status file: its table of pairs */
+			sw = strstr(t, "const char *const kv[][2] = {");
+			if (sw)
+				lazy += check_after(path, sw, strstr(sw, "};"), "{ ", KEY_LAZY);
+			free(t);
+		}
+		if (d)
+			closedir(d);
+	}
+	/* the scan found the writers (run from the top of the tree) */
+	CHECK(lazy >= 20);
+	CHECK(named >= 1);
+}
+
+/* report_amend_at(): keys replaced in place or appended, the rest kept,
+ * no report left alone unless asked to write one. */
+static void test_amend(void)
+{
+	char dir[] = "/tmp/rb-report-XXXXXX", path[64];
+	const struct report_set set[] = {
+		{ RK_MODE_DONE, "off" }, { RK_FALLBACK, "a\nb" }, { RK_RAM_PATH, NULL },
+	};
+	int dfd, fd;
+	ssize_t n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0);
+	CHECK_EQ_INT(report_amend_at(dfd, set, 3, 0), -ENOENT);
+	snprintf(path, sizeof(path), "%s/report", dir);
+	CHECK(access(path, F_OK) < 0);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	CHECK(write(fd, "mode_done=ram\nram_path=/x", 26) == 26);
+	close(fd);
+	CHECK_EQ_INT(report_amend_at(dfd, set, 3, 0), 0);
+	n = read_regular_abs(path, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_EQ_STR(buf, "mode_done=off\nram_path=/x\nfallback=a b");
+	unlink(path);
+	CHECK_EQ_INT(report_amend_at(dfd, set, 2, REPORT_AMEND_CREATE), 0);
+	CHECK(read_regular_abs(path, buf, sizeof(buf)) > 0);
+	CHECK_EQ_STR(buf, "mode_done=off\nfallback=a b");
+	unlink(path);
+	close(dfd);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	RUN(test_written_keys_in_table);
+	RUN(test_every_written_key_known);
+	RUN(test_amend);
 	RUN(test_control_characters_replaced);
 	RUN(test_bytes_above_0x7f_kept);
 	RUN(test_too_small);

@@ -18,8 +18,4 @@ enum verdict {
  * none) and LAZY (the lazy status file's text, or NULL) into BUF. */
 enum verdict status_verdict(const char *report, const char *lazy, char *buf, size_t len);
 
-/* KEY's value in key=value TEXT into BUF (control characters as '?'):
- * 1 found, 0 missing, -EBADMSG repeated. */
-int kv_get(const char *text, const char *key, char *buf, size_t len);
-
 #endif

@@ -16,38 +16,8 @@
 #include <string.h>
 
 #include "lib/ramboot.h"
-#include "boot/verdict.h"
-
-/* The value of KEY in TEXT (key=value lines) into BUF, control
- * characters as '?'. 1 found (possibly empty), 0 missing, -EBADMSG when
- * the key is there more than once. */
-int kv_get(const char *text, const char *key, char *buf, size_t len)
-{
-	size_t klen = strlen(key);
-	const char *p = text;
-	int found = 0;
-
-	if (len)
-		buf[0] = '\0';
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (llen > klen && !strncmp(p, key, klen) && p[klen] == '=') {
-			const char *v = p + klen + 1;
-			size_t vlen = llen - klen - 1;
-
-			if (found)
-				return -EBADMSG;
-			found = 1;
-			if (len) {
-				text_scrub(buf, len, v, vlen, '?');
-			}
-		}
-		p = nl ? nl + 1 : NULL;
-	}
-	return found;
-}
+#include "lib/report.h"
+#include "status/verdict.h"
 
 /* Append ", WHAT" (or " (WHAT" for the first) to the detail list. */
 static void detail(char *buf, size_t len, bool *first, const char *what)
@@ -66,28 +36,28 @@ static void ram_details(const char *report, char *buf, size_t len)
 	char v[256], s[32], t[300];
 	bool first = true;
 
-	if (kv_get(report, "target", v, sizeof(v)) > 0 && v[0])
+	if (report_text_get(report, key_name(RK_TARGET), v, sizeof(v)) > 0 && v[0])
 		detail(buf, len, &first, v);
-	if (kv_get(report, "bytes", v, sizeof(v)) > 0 && v[0]) {
+	if (report_text_get(report, key_name(RK_BYTES), v, sizeof(v)) > 0 && v[0]) {
 		char c[64];
 
 		fmt_size(strtoull(v, NULL, 10), s, sizeof(s));
-		if (kv_get(report, "codec", c, sizeof(c)) > 0 && c[0] && strcmp(c, "none"))
+		if (report_text_get(report, key_name(RK_CODEC), c, sizeof(c)) > 0 && c[0] && strcmp(c, "none"))
 			snprintf(t, sizeof(t), "%s from %s", s, c);
 		else
 			snprintf(t, sizeof(t), "%s", s);
 		detail(buf, len, &first, t);
 	}
-	if (kv_get(report, "hash", v, sizeof(v)) > 0 && !strcmp(v, "ok"))
+	if (report_text_get(report, key_name(RK_HASH), v, sizeof(v)) > 0 && !strcmp(v, "ok"))
 		detail(buf, len, &first, "verified");
 	else
 		detail(buf, len, &first, "not verified");
-	if (kv_get(report, "signed_by", v, sizeof(v)) > 0 && v[0]) {
+	if (report_text_get(report, key_name(RK_SIGNED_BY), v, sizeof(v)) > 0 && v[0]) {
 		v[strcspn(v, " ")] = '\0';
 		snprintf(t, sizeof(t), "signed by %s", v);
 		detail(buf, len, &first, t);
 	}
-	if (kv_get(report, "verity", v, sizeof(v)) > 0 && !strcmp(v, "on"))
+	if (report_text_get(report, key_name(RK_VERITY), v, sizeof(v)) > 0 && !strcmp(v, "on"))
 		detail(buf, len, &first, "dm-verity");
 	if (!first) {
 		size_t n = strlen(buf);
@@ -101,19 +71,19 @@ static void ram_details(const char *report, char *buf, size_t len)
  * network and a multicast stream), when it has them. */
 static void lazy_progress(const char *lazy, char *buf, size_t len)
 {
-	static const char *const keys[] = { "bytes_cached", "bytes_network", "bytes_stream" };
+	static const enum key_id keys[] = { LK_BYTES_CACHED, LK_BYTES_NETWORK, LK_BYTES_STREAM };
 	unsigned long long done = 0, size;
 	char v[64], s[32];
 	size_t i, n;
 	bool any = false;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (kv_get(lazy, keys[i], v, sizeof(v)) > 0 && v[0]) {
+		if (report_text_get(lazy, key_name(keys[i]), v, sizeof(v)) > 0 && v[0]) {
 			done += strtoull(v, NULL, 10);
 			any = true;
 		}
 	}
-	if (!any || kv_get(lazy, "size", v, sizeof(v)) <= 0 || !(size = strtoull(v, NULL, 10)))
+	if (!any || report_text_get(lazy, key_name(LK_SIZE), v, sizeof(v)) <= 0 || !(size = strtoull(v, NULL, 10)))
 		return;
 	if (done > size)
 		done = size;
@@ -135,12 +105,12 @@ enum verdict status_verdict(const char *report, const char *lazy, char *buf, siz
 		snprintf(buf, len, "no boot report: ramboot did not run");
 		return V_NONE;
 	}
-	if (kv_get(report, "mode_asked", asked, sizeof(asked)) < 0 ||
-	    kv_get(report, "mode_done", done, sizeof(done)) < 0 ||
-	    kv_get(report, "fallback", why, sizeof(why)) < 0 ||
-	    kv_get(report, "error", err, sizeof(err)) < 0 ||
-	    kv_get(report, "target", v, sizeof(v)) < 0 ||
-	    kv_get(report, "signed_by", v, sizeof(v)) < 0) {
+	if (report_text_get(report, key_name(RK_MODE_ASKED), asked, sizeof(asked)) < 0 ||
+	    report_text_get(report, key_name(RK_MODE_DONE), done, sizeof(done)) < 0 ||
+	    report_text_get(report, key_name(RK_FALLBACK), why, sizeof(why)) < 0 ||
+	    report_text_get(report, key_name(RK_ERROR), err, sizeof(err)) < 0 ||
+	    report_text_get(report, key_name(RK_TARGET), v, sizeof(v)) < 0 ||
+	    report_text_get(report, key_name(RK_SIGNED_BY), v, sizeof(v)) < 0) {
 		snprintf(buf, len, "UNKNOWN: the boot report repeats a key (not written by ramboot alone)");
 		return V_FALLBACK;
 	}
@@ -150,16 +120,16 @@ enum verdict status_verdict(const char *report, const char *lazy, char *buf, siz
 		return V_RAM;
 	}
 	if (!strcmp(done, "lazy")) {
-		if (lazy && kv_get(lazy, "state", state, sizeof(state)) < 0)
+		if (lazy && report_text_get(lazy, key_name(LK_STATE), state, sizeof(state)) < 0)
 			state[0] = '\0';
 		else if (!lazy)
 			state[0] = '\0';
-		if (kv_get(report, "lazy_switched", v, sizeof(v)) > 0 && v[0])
+		if (report_text_get(report, key_name(RK_LAZY_SWITCHED), v, sizeof(v)) > 0 && v[0])
 			snprintf(state, sizeof(state), "switched");
 		if (!strcmp(state, "switched")) {
 			snprintf(buf, len, "running from RAM (lazy copy, switched");
-			if ((lazy && kv_get(lazy, "switched", v, sizeof(v)) > 0 && v[0]) ||
-			    (kv_get(report, "lazy_switched", v, sizeof(v)) > 0 && v[0])) {
+			if ((lazy && report_text_get(lazy, key_name(LK_SWITCHED), v, sizeof(v)) > 0 && v[0]) ||
+			    (report_text_get(report, key_name(RK_LAZY_SWITCHED), v, sizeof(v)) > 0 && v[0])) {
 				size_t n = strlen(buf);
 
 				snprintf(buf + n, len - n, " at %s s", v);
@@ -170,9 +140,9 @@ enum verdict status_verdict(const char *report, const char *lazy, char *buf, siz
 		if (!strcmp(state, "gave-up")) {
 			char g[128], e[256];
 
-			if (kv_get(lazy, "gave_up", g, sizeof(g)) <= 0 || !g[0])
+			if (report_text_get(lazy, key_name(LK_GAVE_UP), g, sizeof(g)) <= 0 || !g[0])
 				snprintf(g, sizeof(g), "unknown");
-			if (kv_get(lazy, "error", e, sizeof(e)) > 0 && e[0])
+			if (report_text_get(lazy, key_name(LK_ERROR), e, sizeof(e)) > 0 && e[0])
 				snprintf(buf, len, "FALLBACK to the network image: the lazy copy gave up: %s (%s)", g, e);
 			else
 				snprintf(buf, len, "FALLBACK to the network image: the lazy copy gave up: %s", g);

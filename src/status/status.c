@@ -18,56 +18,22 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "lib/keys.h"
 #include "lib/ramboot.h"
 #include "lib/sysutil.h"
-#include "boot/verdict.h"
 #include "dev/zram.h"
+#include "status/status.h"
+#include "status/verdict.h"
 
 #define REPORT "/run/ramboot/report"
 #define LAZY "/run/ramboot/lazy"
 #define MAX_DEVS 64
 
-/* The keys of the lazy copier's status file, in its order. Numbers are
- * byte counts or a pid, times seconds since boot ("12.34"). */
-enum lazy_key {
-	L_STATE, L_PID, L_IMAGE, L_LOOP, L_TARGET, L_COPY, L_SIZE, L_STARTED,
-	L_UPDATED, L_CACHED, L_NETWORK, L_RATE, L_YIELDS, L_HASH, L_SHA256, L_SIGNED_BY,
-	L_VERIFIED, L_SWITCHED, L_GAVE_UP, L_ERROR, L_NKEYS
-};
-
-enum lazy_type { LT_STR, LT_NUM, LT_TIME };
-
-static const struct {
-	const char *name;
-	enum lazy_type type;
-} lazy_keys[L_NKEYS] = {
-	[L_STATE] = { "state", LT_STR },
-	[L_PID] = { "pid", LT_NUM },
-	[L_IMAGE] = { "image", LT_STR },
-	[L_LOOP] = { "loop", LT_STR },
-	[L_TARGET] = { "target", LT_STR },
-	[L_COPY] = { "copy", LT_STR },
-	[L_SIZE] = { "size", LT_NUM },
-	[L_STARTED] = { "started", LT_TIME },
-	[L_UPDATED] = { "updated", LT_TIME },
-	[L_CACHED] = { "bytes_cached", LT_NUM },
-	[L_NETWORK] = { "bytes_network", LT_NUM },
-	[L_RATE] = { "max_bytes_per_second", LT_NUM },
-	[L_YIELDS] = { "yields", LT_NUM },
-	[L_HASH] = { "hash", LT_STR },
-	[L_SHA256] = { "sha256", LT_STR },
-	[L_SIGNED_BY] = { "signed_by", LT_STR },
-	[L_VERIFIED] = { "verified", LT_TIME },
-	[L_SWITCHED] = { "switched", LT_TIME },
-	[L_GAVE_UP] = { "gave_up", LT_STR },
-	[L_ERROR] = { "error", LT_STR },
-};
-
 /* The status file parsed in place: each value points into the file's
  * text, NULL when the key is missing, empty or (numbers and times) not
  * well formed. */
 struct lazy_status {
-	const char *val[L_NKEYS];
+	const char *val[KEY_COUNT]; /* by key_id: the LK_* keys */
 	uint64_t copied;           /* bytes_cached + bytes_network */
 	bool have_copied;
 	int permille;              /* copied / size, rounded down; -1 unknown */
@@ -271,26 +237,24 @@ static void lazy_parse(char *text, struct lazy_status *ls)
 			continue;
 		*eq = '\0';
 		v = eq + 1;
-		for (k = 0; k < L_NKEYS; k++)
-			if (!strcmp(line, lazy_keys[k].name))
-				break;
+		k = key_find(KEY_LAZY, line);
 		/* the name of the --rate cap before the key said its unit */
-		if (k == L_NKEYS && !strcmp(line, "rate"))
-			k = L_RATE;
-		if (k == L_NKEYS)
+		if (k < 0 && !strcmp(line, "rate"))
+			k = LK_MAX_BYTES_PER_SECOND;
+		if (k < 0)
 			continue;
-		if (!*v || (lazy_keys[k].type == LT_NUM && !lazy_num_ok(v)) ||
-		    (lazy_keys[k].type == LT_TIME && !lazy_time_ok(v)))
+		if (!*v || (key_table[k].kind == KIND_TIME ? !lazy_time_ok(v) :
+			    key_table[k].kind != KIND_TEXT && !lazy_num_ok(v)))
 			v = NULL;
 		ls->val[k] = v;
 	}
-	if (!ls->val[L_CACHED] || !ls->val[L_NETWORK])
+	if (!ls->val[LK_BYTES_CACHED] || !ls->val[LK_BYTES_NETWORK])
 		return;
-	cached = strtoull(ls->val[L_CACHED], NULL, 10);
-	network = strtoull(ls->val[L_NETWORK], NULL, 10);
+	cached = strtoull(ls->val[LK_BYTES_CACHED], NULL, 10);
+	network = strtoull(ls->val[LK_BYTES_NETWORK], NULL, 10);
 	ls->copied = cached + network;
 	ls->have_copied = true;
-	if (!ls->val[L_SIZE] || (size = strtoull(ls->val[L_SIZE], NULL, 10)) == 0)
+	if (!ls->val[LK_SIZE] || (size = strtoull(ls->val[LK_SIZE], NULL, 10)) == 0)
 		return;
 	/* copied < 2e15: no overflow. More than the size (a file that does
 	 * not add up) shows as 100%. */
@@ -316,6 +280,7 @@ static void print_report(const char *text)
 		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
 		char line[1024], sz[64], *eq;
 		uint64_t bps;
+		int k;
 
 		if (llen >= sizeof(line))
 			llen = sizeof(line) - 1;
@@ -325,8 +290,15 @@ static void print_report(const char *text)
 		eq = strchr(line, '=');
 		if (!line[0] || (eq && !eq[1]))
 			continue;
+		if (eq)
+			*eq = '\0';
 		put_text(line);
-		if (eq && lazy_num_ok(eq + 1) && (eq - line >= 5 && !strncmp(eq - 5, "bytes", 5)))
+		if (eq) {
+			putchar('=');
+			put_text(eq + 1);
+		}
+		if (eq && lazy_num_ok(eq + 1) && (k = key_find(KEY_REPORT, line)) >= 0 &&
+		    key_table[k].show == SHOW_SIZE)
 			printf(" (%s)", fmt_size(strtoull(eq + 1, NULL, 10), sz, sizeof(sz)));
 		if (eq) {
 			*eq = '\0';
@@ -343,71 +315,111 @@ static void print_report(const char *text)
  * pid is looked up in /proc below the root prefix. */
 static bool copier_gone(const struct lazy_status *ls)
 {
-	const char *state = ls->val[L_STATE], *pid = ls->val[L_PID];
+	const char *state = ls->val[LK_STATE], *pid = ls->val[LK_PID];
 	char path[PATH_MAX];
 	struct stat st;
 
 	if (!state || !pid || !strcmp(state, "switched") || !strcmp(state, "gave-up") ||
-	    ls->val[L_GAVE_UP])
+	    ls->val[LK_GAVE_UP])
 		return false;
 	if (rb_path(path, sizeof(path), "/proc/%s", pid) < 0)
 		return false;
 	return stat(path, &st) < 0 && errno == ENOENT;
 }
 
+/* Where the copy comes from, when that is more than the image itself:
+ * a udpcast stream (--udpcast), or the image after the stream gave way. */
+static void print_lazy_source(const struct lazy_status *ls)
+{
+	const char *const *v = ls->val;
+	char a[32];
+
+	if (!v[LK_SOURCE] || (!strcmp(v[LK_SOURCE], "network") && !v[LK_SOURCE_FALLBACK]))
+		return;
+	printf("  source    ");
+	put_text(v[LK_SOURCE]);
+	if (v[LK_BYTES_STREAM] && strcmp(v[LK_BYTES_STREAM], "0"))
+		printf(": %s from the stream",
+		       fmt_size(strtoull(v[LK_BYTES_STREAM], NULL, 10), a, sizeof(a)));
+	if (v[LK_BYTES_COMPARED] && strcmp(v[LK_BYTES_COMPARED], "0"))
+		printf(", %s compared with the image",
+		       fmt_size(strtoull(v[LK_BYTES_COMPARED], NULL, 10), a, sizeof(a)));
+	if (v[LK_SOURCE_FALLBACK]) {
+		printf(" (the stream gave way: ");
+		put_text(v[LK_SOURCE_FALLBACK]);
+		if (v[LK_SOURCE_ERROR]) {
+			printf(": ");
+			put_text(v[LK_SOURCE_ERROR]);
+		}
+		putchar(')');
+	}
+	putchar('\n');
+}
+
 static void print_lazy(const struct lazy_status *ls)
 {
-	static const struct { enum lazy_key key; const char *what; } steps[] = {
-		{ L_STARTED, "started" }, { L_VERIFIED, "verified" },
-		{ L_SWITCHED, "switched" }, { L_UPDATED, "updated" },
+	static const struct { enum key_id key; const char *what; } steps[] = {
+		{ LK_STARTED, "started" }, { LK_VERIFIED, "verified" },
+		{ LK_SWITCHED, "switched" }, { LK_UPDATED, "updated" },
 	};
 	const char *const *v = ls->val;
-	const char *state = v[L_STATE] ? v[L_STATE] : "unknown";
+	const char *state = v[LK_STATE] ? v[LK_STATE] : "unknown";
 	char a[32], b[32], c[32];
 	size_t i;
 	bool first = true;
 
 	printf("lazy copy (%s):\n", LAZY);
-	if (v[L_IMAGE] || v[L_TARGET]) {
+	if (v[LK_IMAGE] || v[LK_TARGET]) {
 		printf("  image     ");
-		put_text(v[L_IMAGE] ? v[L_IMAGE] : "-");
-		if (v[L_TARGET]) {
+		put_text(v[LK_IMAGE] ? v[LK_IMAGE] : "-");
+		if (v[LK_TARGET]) {
 			printf(" to ");
-			put_text(v[L_TARGET]);
+			put_text(v[LK_TARGET]);
 		}
-		if (v[L_COPY]) {
+		if (v[LK_COPY]) {
 			printf(" (");
-			put_text(v[L_COPY]);
+			put_text(v[LK_COPY]);
 			putchar(')');
 		}
 		putchar('\n');
 	}
 	printf("  state     ");
-	if (v[L_GAVE_UP] || !strcmp(state, "gave-up")) {
+	if (v[LK_GAVE_UP] || !strcmp(state, "gave-up")) {
 		printf("gave up: ");
-		put_text(v[L_GAVE_UP] ? v[L_GAVE_UP] : "unknown");
-		if (v[L_ERROR]) {
+		put_text(v[LK_GAVE_UP] ? v[LK_GAVE_UP] : "unknown");
+		if (v[LK_ERROR]) {
 			printf(" (");
-			put_text(v[L_ERROR]);
+			put_text(v[LK_ERROR]);
 			putchar(')');
 		}
-	} else if (!strcmp(state, "switched") && v[L_SWITCHED]) {
-		printf("switched at %s s", v[L_SWITCHED]);
+	} else if (!strcmp(state, "switched") && v[LK_SWITCHED]) {
+		printf("switched at %s s", v[LK_SWITCHED]);
 	} else {
 		put_text(state);
 		if (ls->gone)
 			printf(" -- but the copier (pid %s) is gone (killed?): the copy "
-			       "stopped", v[L_PID]);
+			       "stopped", v[LK_PID]);
 	}
 	putchar('\n');
 	if (ls->have_copied) {
 		printf("  copied    ");
 		if (ls->permille >= 0)
 			printf("%d.%d%% of %s: ", ls->permille / 10, ls->permille % 10,
-			       fmt_size(strtoull(v[L_SIZE], NULL, 10), a, sizeof(a)));
+			       fmt_size(strtoull(v[LK_SIZE], NULL, 10), a, sizeof(a)));
 		printf("%s from the page cache, %s from the network\n",
-		       fmt_size(strtoull(v[L_CACHED], NULL, 10), b, sizeof(b)),
-		       fmt_size(strtoull(v[L_NETWORK], NULL, 10), c, sizeof(c)));
+		       fmt_size(strtoull(v[LK_BYTES_CACHED], NULL, 10), b, sizeof(b)),
+		       fmt_size(strtoull(v[LK_BYTES_NETWORK], NULL, 10), c, sizeof(c)));
+	}
+	print_lazy_source(ls);
+	if (v[LK_PROFILE] && strcmp(v[LK_PROFILE], "none")) {
+		printf("  profile   ");
+		put_text(v[LK_PROFILE]);
+		if (v[LK_PROFILE_FILE]) {
+			printf(" (");
+			put_text(v[LK_PROFILE_FILE]);
+			putchar(')');
+		}
+		putchar('\n');
 	}
 	printf("  timeline  ");
 	for (i = 0; i < ARRAY_SIZE(steps); i++) {
@@ -424,11 +436,11 @@ static void lazy_json(FILE *f, const struct lazy_status *ls)
 	int k;
 
 	fputs("{", f);
-	for (k = 0; k < L_NKEYS; k++) {
-		fprintf(f, "%s\n    \"%s\": ", k ? "," : "", lazy_keys[k].name);
+	for (k = KEY_LAZY_FIRST; k < KEY_COUNT; k++) {
+		fprintf(f, "%s\n    \"%s\": ", k > KEY_LAZY_FIRST ? "," : "", key_name(k));
 		if (!ls->val[k])
 			fputs("null", f);
-		else if (lazy_keys[k].type == LT_STR)
+		else if (key_table[k].kind == KIND_TEXT)
 			json_str(f, ls->val[k]);
 		else
 			fputs(ls->val[k], f);
@@ -563,41 +575,18 @@ static void print_json(const char *verdict, bool in_ram, char *report,
 	printf("%s]\n}\n", n ? "\n  " : "");
 }
 
-int cmd_status(int argc, char **argv)
+int status_show(const struct status_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static struct zdev devs[MAX_DEVS];
 	static char report[16384], lazy[16384];
 	char key[64];
 	struct lazy_status ls;
-	bool json = false, check = false, have_report, have_lazy, report_bad = false;
+	bool have_report, have_lazy, report_bad = false;
 	char verdict[1024];
 	enum verdict vd;
 	ssize_t n;
-	int c, ndev;
+	int ndev;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'c': check = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			rb_err("unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		rb_err("unexpected argument '%s'", argv[optind]);
-		return RB_EXIT_USAGE;
-	}
 	n = rb_read_regular(REPORT, report, sizeof(report));
 	have_report = n >= 0;
 	if (n < 0 && n != -ENOENT)
@@ -617,7 +606,7 @@ int cmd_status(int argc, char **argv)
 		rb_warn("%s: the key %s is repeated; ignored", LAZY, key);
 		have_lazy = false;
 	}
-	if (json && check) {
+	if (o->json && o->check) {
 		rb_err("--json and --check exclude each other");
 		return RB_EXIT_USAGE;
 	}
@@ -636,17 +625,17 @@ int cmd_status(int argc, char **argv)
 		if (ls.gone && vd == V_COPYING) {
 			vd = V_FALLBACK;
 			snprintf(verdict, sizeof(verdict), "FALLBACK to the network image: the lazy "
-				 "copier (pid %s) is gone before it switched", ls.val[L_PID]);
+				 "copier (pid %s) is gone before it switched", ls.val[LK_PID]);
 		}
 	}
-	if (check) {
+	if (o->check) {
 		printf("ramboot: %s\n", verdict);
 		if (fflush(stdout) != 0)
 			return RB_EXIT_FAIL;
 		return vd == V_RAM ? RB_EXIT_OK : RB_EXIT_FAIL;
 	}
 	ndev = collect(devs, MAX_DEVS);
-	if (json) {
+	if (o->json) {
 		print_json(verdict, vd == V_RAM, have_report ? report : NULL,
 			   have_lazy ? &ls : NULL, devs, ndev);
 	} else {
@@ -667,4 +656,35 @@ int cmd_status(int argc, char **argv)
 		return RB_EXIT_FAIL;
 	}
 	return RB_EXIT_OK;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct status_opts o = { false, false };
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o.json = true; break;
+		case 'c': o.check = true; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			rb_err("unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return RB_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		rb_err("unexpected argument '%s'", argv[optind]);
+		return RB_EXIT_USAGE;
+	}
+	return status_show(&o);
 }

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside `ramboot boot`: what its files (boot.c the sequence, settings.c,
+ * modes.c, verity.c, drop.c, explain.c) share. Every step that cannot go
+ * on records a fallback in the report and returns; the boot goes on
+ * from the network image.
+ */
+#ifndef RAMBOOT_BOOTINT_H
+#define RAMBOOT_BOOTINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "boot/cmdline.h"
+#include "lib/report.h"
+
+struct load_opts;
+struct load_result;
+
+#define CONF_PATH "/etc/ramboot.conf"
+
+struct boot_args {
+	const char *image;          /* --image: wins over every setting */
+	const char *default_image;  /* --default-image: used when none is set */
+	const char *cmdline;        /* --cmdline: instead of /proc/cmdline */
+	bool json;
+	const char *drop;           /* --drop: the hook refused this copy */
+	const char *reason;         /* --reason: why */
+	bool query;                 /* --query: print mode and image, do nothing */
+	bool explain;               /* --explain: the dry run, nothing done */
+	bool mounted;               /* --mounted: the caller mounts the root from
+				     * the image itself; no mapping can go under it */
+};
+
+/* What a copy is checked against (ramboot.verify=, docs/cmdline.md). */
+struct vplan {
+	enum boot_verify policy;  /* never VERIFY_AUTO once planned */
+	const char *manifest;     /* NULL: none */
+	const char *sha256;       /* NULL: none (ramboot.sha256=) */
+	bool signed_only;
+};
+
+/* A child of the boot (a load, a read of the image or the manifest) is
+ * given up on this long after its stall timeout. */
+#define CHILD_GRACE_S 15.0
+
+/* settings.c */
+void load_settings(struct boot_settings *s, const struct boot_args *a);
+/* The root file system mount of the initramfs ($rootmnt). */
+const char *root_mount(void);
+/* The image to copy into out: 0, -ENOENT (none named) or -errno. */
+int resolve_image(const struct boot_settings *s, const struct boot_args *a, char *out,
+		  size_t len);
+/* The manifest to use (in buf), or NULL for none. */
+const char *pick_manifest(const struct boot_settings *s, const char *image, char *buf,
+			  size_t len);
+/* false after a fallback: the settings cannot tell how to verify a copy. */
+bool settings_usable(const struct boot_settings *s, struct boot_report *rep);
+/* The verification of this boot into *p; false after a fallback. */
+bool verify_plan(const struct boot_settings *s, const char *manifest, struct vplan *p,
+		 struct boot_report *rep);
+/* The bound on a read of a network path by the boot, in seconds; 0: none. */
+double read_limit(const struct boot_settings *s);
+
+/* boot.c */
+/* Record the fallback (reason, error) in the report and say it once on
+ * the console. */
+void fallback(struct boot_report *rep, const char *reason, const char *error);
+/* The one stdout line, RAMBOOT_IMAGE=PATH, quoted for the shell. */
+void print_image(const char *path);
+
+/* modes.c */
+void fill_opts(struct load_opts *o, const struct boot_settings *s, const char *image,
+	       const struct vplan *vp);
+/* Free a RAM copy made by this boot (the tmpfs under rundir, or a zram
+ * device). */
+void drop_copy(const char *rundir, const char *path);
+/* ramboot=ram: the copy, verified as vp says; stdout's one line on success. */
+void do_ram(const struct boot_settings *s, const char *image, const char *manifest,
+	    const struct vplan *vp, const char *rundir, struct boot_report *rep);
+/* ramboot=prefetch: 0 when the background reader started (it writes the
+ * report when done), -1 after a fallback. */
+int do_prefetch(const struct boot_settings *s, const char *image, const char *rundir,
+		const char *logpath, bool json, struct boot_report *rep);
+
+/* verity.c */
+bool do_verity(const struct boot_settings *s, const char *image, const char *data, bool loop,
+	       const char *manifest, const struct vplan *vp, const struct load_result *copy,
+	       const char *rundir, struct boot_report *rep);
+bool verity_in_manifest(const struct boot_settings *s, const char *manifest,
+			struct boot_report *rep);
+
+/* drop.c: --drop; always RB_EXIT_OK (a hook must go on booting). */
+int boot_drop(const char *path, const char *reason);
+
+/* explain.c: --query and --explain; 0 or -EIO (stdout failed). */
+int boot_query(const struct boot_settings *s, const struct boot_args *a);
+int boot_explain(const struct boot_settings *s, const struct boot_args *a);
+
+#endif

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The modes of `ramboot boot` that read the image: ramboot=ram (a copy
+ * in a child the boot can give up on, from a udpcast session first when
+ * asked) and ramboot=prefetch (a read into the page cache in the
+ * background). ramboot=lazy starts its copier in boot.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "lib/sysutil.h"
+#include "boot/bootint.h"
+#include "codec/codec.h"
+#include "dev/zram.h"
+#include "load/load.h"
+#include "udpcast/udpcast.h"
+
+static void fill_from_result(struct boot_report *rep, const struct load_result *r,
+			     bool hash_asked)
+{
+	rep->bytes = r->bytes_out ? r->bytes_out : r->bytes_in;
+	rep->seconds = r->seconds;
+	rep->bytes_per_second = r->seconds > 0 ? (uint64_t)((double)r->bytes_in / r->seconds) : 0;
+	snprintf(rep->codec, sizeof(rep->codec), "%s", r->codec ? r->codec : "");
+	snprintf(rep->fstype, sizeof(rep->fstype), "%s", r->fstype);
+	rep->chunks = r->chunks;
+	rep->chunks_retried = r->chunks_retried;
+	if (!hash_asked)
+		snprintf(rep->hash, sizeof(rep->hash), "none");
+	else if (r->verified)
+		snprintf(rep->hash, sizeof(rep->hash), "ok");
+	else if (r->err == LOAD_HASH || r->err == LOAD_SIZE)
+		snprintf(rep->hash, sizeof(rep->hash), "mismatch");
+	else
+		snprintf(rep->hash, sizeof(rep->hash), "none");
+}
+
+/* The fallback reason for a failed load, from its category. */
+static const char *fallback_reason(const struct load_result *r)
+{
+	switch (r->err) {
+	case LOAD_NOMEM: return "not enough memory";
+	case LOAD_HASH:
+	case LOAD_SIZE: return "hash mismatch";
+	case LOAD_MANIFEST: return "bad manifest";
+	case LOAD_SIGNATURE: return "not signed";
+	case LOAD_STALL: return "source stalled";
+	case LOAD_SIGNAL: return "interrupted";
+	case LOAD_FSTYPE: return "not a usable image";
+	case LOAD_CHANGED: return "image changed while read";
+	default: return "load failed";
+	}
+}
+
+void fill_opts(struct load_opts *o, const struct boot_settings *s,
+		      const char *image, const struct vplan *vp)
+{
+	load_opts_init(o);
+	o->source = image;
+	o->decompress = s->decompress;
+	if (vp) {
+		o->sha256 = vp->sha256;
+		o->manifest = vp->manifest;
+		o->signed_only = vp->signed_only;
+	}
+	if (s->minfree_set)
+		o->min_free = s->minfree;
+	if (s->timeout_set)
+		o->stall_timeout = s->timeout;
+	/* The console of a RAM copy (docs/cmdline.md): a line each tenth of
+	 * the copy; with the kernel's `quiet` (a splash screen over it) only
+	 * the lines that say it began and ended, unless ramboot.debug. */
+	o->progress = s->quiet && !s->debug ? PROGRESS_NONE : PROGRESS_CONSOLE;
+}
+
+/* What a load in a child process shares with the boot. */
+struct child_load {
+	struct child_beat cb;         /* cb.done: r and rc are final */
+	struct load_opts o;
+	struct load_result r;
+	int rc;
+};
+
+static void load_child(void *arg)
+{
+	struct child_load *c = arg;
+
+	c->o.heartbeat_ms = &c->cb.beat_ms;
+	c->rc = load_run(&c->o, &c->r);
+}
+
+/*
+ * The load runs in a child process (child_run), so that the boot step
+ * returns even when the kernel holds a read of the source and will not
+ * let go (a hard NFS mount in D state). The child cancels itself after the
+ * stall timeout (guard.c) and reports here; if it cannot even do that, the
+ * boot gives up on it after the stall timeout and a grace period, kills
+ * it, and leaves it to the kernel. Returns the load's exit code; *stuck
+ * when the child was given up.
+ */
+static int load_in_child(const struct load_opts *o, struct load_result *r, bool *stuck)
+{
+	struct child_load *c;
+	int rc, status;
+
+	*stuck = false;
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return load_run(o, r);
+	memset(c, 0, sizeof(*c));
+	c->o = *o;
+	rc = child_run(load_child, c, &c->cb,
+		       o->stall_timeout > 0 ? o->stall_timeout + CHILD_GRACE_S : 0, &status);
+	if (rc < 0) {
+		munmap(c, sizeof(*c));
+		return load_run(o, r);
+	}
+	if (rc == CHILD_DONE) {
+		*r = c->r;
+		rc = c->rc;
+	} else {
+		*stuck = rc == CHILD_KILLED;
+		memset(r, 0, sizeof(*r));
+		r->err = LOAD_STALL;
+		r->reader_stuck = true;
+		snprintf(r->error, sizeof(r->error), "%s: the copy did not return %.0f s after "
+			 "the source stopped; left to the kernel", o->source,
+			 o->stall_timeout + CHILD_GRACE_S);
+		if (!*stuck)
+			snprintf(r->error, sizeof(r->error), "%s: the copy ended without a result "
+				 "(status 0x%x)", o->source, (unsigned)status);
+		rc = load_exit_code(r->err);
+	}
+	munmap(c, sizeof(*c));
+	return rc;
+}
+
+/* The first bytes of the image, read in a child the boot can give up on. */
+struct child_head {
+	struct child_beat cb;
+	const char *path;
+	uint8_t head[64];
+	ssize_t n;
+};
+
+static void head_child(void *arg)
+{
+	struct child_head *c = arg;
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+
+	c->n = fd < 0 ? -errno : pread_full(fd, c->head, sizeof(c->head), 0);
+	if (fd >= 0)
+		(void)close(fd);
+}
+
+/* 1 and the codec of path's first bytes in *name; 0 when they cannot be
+ * read (or not within limit: the child is left to the kernel). */
+static int image_codec(const char *path, double limit, const char **name)
+{
+	struct child_head *c;
+	int rc, status;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->n = -EIO;
+	rc = child_run(head_child, c, &c->cb, limit, &status);
+	if (rc == CHILD_DONE && c->n > 0) {
+		*name = codec_detect(c->head, (size_t)c->n)->name;
+		rc = 1;
+	} else {
+		if (rc == CHILD_KILLED)
+			rb_warn("%s: its first bytes did not come within %.0f s", path, limit);
+		rc = 0;
+	}
+	munmap(c, sizeof(*c));
+	return rc;
+}
+
+/* The RAM copy's name: the image's, without the transport suffix
+ * (x86_64.img.zst -> x86_64.img), and only of characters that need no
+ * quoting, so that the one stdout line is always one plain line. */
+static void copy_name(const char *image, char *name, size_t len)
+{
+	static const char *const suffixes[] = { ".zst", ".zstd", ".xz", ".lzo", ".lzop", ".gz" };
+	const char *base = strrchr(image, '/');
+	size_t i, n;
+
+	base = base ? base + 1 : image;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		base = "image";
+	n = strnlen(base, len - 1);
+	memcpy(name, base, n);
+	name[n] = '\0';
+	for (i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		size_t sl = strlen(suffixes[i]);
+
+		if (n > sl && !strcmp(name + n - sl, suffixes[i])) {
+			name[n - sl] = '\0';
+			break;
+		}
+	}
+	for (i = 0; name[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._,+@%-",
+			    name[i]))
+			name[i] = '_';
+	if (name[0] == '.')
+		name[0] = '_';
+}
+
+/* Free a RAM copy made by this boot: our tmpfs (lazily, if something
+ * still holds it), or the zram device. */
+void drop_copy(const char *rundir, const char *path)
+{
+	char tmpfs[PATH_MAX];
+	int id = zram_id_from_path(path);
+
+	if (id >= 0) {
+		int rc = zram_hot_remove(id);
+
+		if (rc < 0)
+			rb_warn("zram%d: hot_remove: %s", id, strerror(-rc));
+		return;
+	}
+	if (snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir) >= (int)sizeof(tmpfs))
+		return;
+	if (umount2(tmpfs, 0) < 0 && errno != EINVAL && errno != ENOENT)
+		(void)umount2(tmpfs, MNT_DETACH);
+	(void)rmdir(tmpfs);
+}
+
+
+/*
+ * ramboot.source=udpcast: the copy is read from a udpcast session first
+ * (udp-receiver's stdout, source.c), with the decompression, checks and
+ * limits of any load. A failure that the network image can mend (no
+ * session, a lost stream, no udp-receiver, a copy that fails its hash,
+ * holds no file system or cannot be placed, a stall) is dropped and recorded in
+ * source_fallback: 1, and the caller reads the image. Other outcomes are
+ * the load's (0, with *rc and r): a copy, or a failure that the image
+ * would meet as well (memory, the manifest or its signature, which are
+ * the network's own, a signal, a reader left to the kernel).
+ */
+static int udpcast_first(const struct boot_settings *s, const struct load_opts *o,
+			 struct load_result *r, int *rc, bool *stuck, int zram_id,
+			 const char *rundir, struct boot_report *rep)
+{
+	struct load_opts uo = *o;
+	struct udpcast_opts uc;
+	char err[128];
+
+	/* The settings parser dropped options that do not parse. */
+	if (udpcast_parse(s->udpcast, &uc, err, sizeof(err)) < 0)
+		(void)udpcast_parse(NULL, &uc, err, sizeof(err));
+	uo.source = "udpcast";
+	/* The session sends the server's image: its format is the network
+	 * image's. A pipe cannot be probed, and planning for the memory of
+	 * every decoder would refuse small clients; a stream of another
+	 * format fails to decode and is read again from the image. */
+	if (!strcmp(uo.decompress, "auto")) {
+		const char *name;
+
+		/* In a child: a read the kernel holds must not hold the boot. */
+		if (image_codec(o->source, read_limit(s), &name) == 1)
+			uo.decompress = name;
+	}
+	/* The wait for a session is no progress: the stall timeout must not
+	 * end it before udp-receiver's own start timeout does. */
+	if (uo.stall_timeout > 0 && uo.stall_timeout < uc.start_timeout + 5)
+		uo.stall_timeout = uc.start_timeout + 5;
+	snprintf(rep->source_used, sizeof(rep->source_used), "udpcast");
+	rb_debug("reading the image from a udpcast session (%s)",
+		 s->udpcast[0] ? s->udpcast : "default options");
+	udpcast_source_arm(&uc);
+	*rc = load_in_child(&uo, r, stuck);
+	udpcast_source_disarm();
+	if (*rc == RB_EXIT_OK && r->fstype[0])
+		return 0;
+	if (*rc == RB_EXIT_OK) {
+		/* A copy of something else: drop it, keep the device. */
+		if (zram_id >= 0) {
+			(void)zram_reset(zram_id);
+		} else {
+			drop_copy(rundir, r->dest_path[0] ? r->dest_path : o->dest);
+			(void)mkdir(o->tmpfs, 0755);
+		}
+		snprintf(r->error, sizeof(r->error), "udpcast: the copy holds no file system "
+			 "that blkid knows");
+	} else if (*stuck) {
+		return 0;
+	} else {
+		switch (r->err) {
+		/* LOAD_DEST: a stream has no size, which a zram target
+		 * needs without a manifest, and may outgrow the tmpfs. */
+		case LOAD_SOURCE: case LOAD_FORMAT: case LOAD_HASH: case LOAD_SIZE:
+		case LOAD_STALL: case LOAD_FSTYPE: case LOAD_CHANGED: case LOAD_DEST:
+			break;
+		default:
+			return 0;
+		}
+	}
+	/* A failed load left nothing: no tmpfs, a reset zram device. */
+	if (r->err == LOAD_SOURCE || r->err == LOAD_FORMAT || r->err == LOAD_DEST ||
+	    r->err == LOAD_OK)
+		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s",
+			 r->error[0] ? r->error : "udpcast: load failed");
+	else
+		snprintf(rep->source_fallback, sizeof(rep->source_fallback), "%s: %.200s",
+			 fallback_reason(r), r->error);
+	rb_warn("%s; reading the network image instead", rep->source_fallback);
+	snprintf(rep->source_used, sizeof(rep->source_used), "network");
+	memset(r, 0, sizeof(*r));
+	return 1;
+}
+
+/* A RAM copy that boots, on the console and in the kernel log (the
+ * loader says when it began; a fallback is a warning). */
+static void note_copy(const struct boot_report *rep)
+{
+	char sz[32];
+	const char *dev = rep->verity[0] ? ", through dm-verity" : "";
+
+	fmt_size(rep->bytes, sz, sizeof(sz));
+	if (strcmp(rep->hash, "ok"))
+		rb_note("copied into RAM (%s): %s, %s in %.1f s, not verified%s", rep->target,
+			rep->ram_path, sz, rep->seconds, dev);
+	else if (rep->signed_by[0])
+		rb_note("copied into RAM (%s): %s, %s in %.1f s, verified, signed by %s%s",
+			rep->target, rep->ram_path, sz, rep->seconds, rep->signed_by, dev);
+	else
+		rb_note("copied into RAM (%s): %s, %s in %.1f s, verified%s", rep->target,
+			rep->ram_path, sz, rep->seconds, dev);
+}
+
+void do_ram(const struct boot_settings *s, const char *image, const char *manifest,
+		   const struct vplan *vp, const char *rundir, struct boot_report *rep)
+{
+	struct load_opts o;
+	struct load_result *r;
+	char tmpfs[PATH_MAX], dest[PATH_MAX], msg[PATH_MAX + 64], name[NAME_MAX + 1];
+	bool stuck;
+	int rc, id = -1;
+
+	if (!settings_usable(s, rep))
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		fallback(rep, "load failed", "out of memory");
+		return;
+	}
+	fill_opts(&o, s, image, vp);
+	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
+	o.announce = rep->target;
+
+	if (s->target == TARGET_ZRAM) {
+		rc = zram_ensure_module();
+		if (rc == 0)
+			rc = zram_hot_add(&id);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "zram: %s", strerror(-rc));
+			fallback(rep, "no zram device", msg);
+			goto out;
+		}
+		if (rb_path(dest, sizeof(dest), "/dev/zram%d", id) < 0) {
+			zram_hot_remove(id);
+			fallback(rep, "load failed", "path too long");
+			goto out;
+		}
+	} else {
+		copy_name(image, name, sizeof(name));
+		if (snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir) >= (int)sizeof(tmpfs) ||
+		    snprintf(dest, sizeof(dest), "%s/%s", tmpfs, name) >= (int)sizeof(dest)) {
+			fallback(rep, "load failed", "path too long");
+			goto out;
+		}
+		if (mkdir(tmpfs, 0755) < 0 && errno != EEXIST) {
+			snprintf(msg, sizeof(msg), "%s: %s", tmpfs, strerror(errno));
+			fallback(rep, "load failed", msg);
+			goto out;
+		}
+		o.tmpfs = tmpfs;
+	}
+	o.dest = dest;
+
+	if (s->source != SOURCE_UDPCAST ||
+	    udpcast_first(s, &o, r, &rc, &stuck, id, rundir, rep) == 1) {
+		snprintf(rep->source_used, sizeof(rep->source_used), "network");
+		rb_debug("loading %s into %s", image, dest);
+		rc = load_in_child(&o, r, &stuck);
+	}
+	fill_from_result(rep, r, o.sha256 || o.manifest);
+	snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", r->signed_by);
+	if (r->reader_stuck && !stuck)
+		report_add_error(rep, "a read of the image did not return; left to the kernel");
+	if (rc == RB_EXIT_OK && !r->fstype[0]) {
+		/* Nothing could mount it: keep the network root. */
+		drop_copy(rundir, r->dest_path[0] ? r->dest_path : dest);
+		fallback(rep, "not a usable image", "the copy holds no file system that blkid "
+			 "knows");
+		goto out;
+	}
+	if (rc != RB_EXIT_OK) {
+		if (id >= 0 || stuck)
+			drop_copy(rundir, dest);
+		else if (s->target == TARGET_TMPFS)
+			rmdir(tmpfs);   /* the loader unmounted its tmpfs */
+		fallback(rep, fallback_reason(r), r->error[0] ? r->error : "unknown error");
+		goto out;
+	}
+	snprintf(rep->ram_path, sizeof(rep->ram_path), "%s",
+		 r->dest_path[0] ? r->dest_path : dest);
+	if (s->verity && !do_verity(s, image, rep->ram_path, false, manifest, vp, r, rundir,
+				    rep)) {
+		drop_copy(rundir, rep->ram_path);
+		rep->ram_path[0] = '\0';
+		goto out;
+	}
+	snprintf(rep->mode_done, sizeof(rep->mode_done), "ram");
+	note_copy(rep);
+	print_image(s->verity ? rep->verity_device : rep->ram_path);
+out:
+	free(r);
+}
+
+/* Read the image once into the page cache, in the background: the boot
+ * goes on at once and later reads of the network image hit RAM. The
+ * child leaves the boot's process group and every descriptor of it
+ * (the hook reads our stdout to EOF). */
+int do_prefetch(const struct boot_settings *s, const char *image,
+		       const char *rundir, const char *logpath, bool json,
+		       struct boot_report *rep)
+{
+	struct load_opts o;
+	struct load_result *r;
+	pid_t pid;
+	int fd, rc, dfd;
+
+	/* Written before the fork: the child rewrites it when done. */
+	snprintf(rep->mode_done, sizeof(rep->mode_done), "prefetch");
+	rc = report_write(rep, rundir, json);
+	if (rc < 0)
+		rb_warn("%s/report: %s", rundir, strerror(-rc));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fallback(rep, "prefetch failed", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		rb_debug("prefetch of %s in process %d", image, (int)pid);
+		return 0;
+	}
+	setsid();
+	signal(SIGHUP, SIG_IGN);
+	/* The report's directory, held open: the prefetch yields to the
+	 * boot and may end after the switch of root, when /run has moved. */
+	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (chdir("/") < 0)
+		_exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	if (logpath) {
+		int lfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (lfd >= 0)
+			dup2(lfd, STDERR_FILENO);
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		_exit(1);
+	fill_opts(&o, s, image, NULL);
+	o.sha256 = NULL;
+	o.prefetch = true;
+	o.dest = NULL;
+	/* Nothing before LTSP (or the boot script) has mounted the image:
+	 * its loop device's reads are then what the prefetch yields to. */
+	o.wait_loop = 120;
+	if (load_run(&o, r) == RB_EXIT_OK) {
+		fill_from_result(rep, r, false);
+		rb_debug("prefetch done: %llu bytes in %.1f s",
+			 (unsigned long long)r->bytes_in, r->seconds);
+	} else {
+		report_add_error(rep, r->error[0] ? r->error : "prefetch failed");
+		rb_warn("prefetch: %s", r->error);
+	}
+	if (dfd >= 0)
+		(void)report_write_at(rep, dfd, json);
+	else
+		(void)report_write(rep, rundir, json);
+	_exit(0);
+}

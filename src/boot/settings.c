@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What the settings of `ramboot boot` mean for this boot: read from
+ * ramboot.conf, the environment and the kernel command line
+ * (cmdline.c parses them), the image and manifest they name, whether a
+ * copy may be made and what it is verified against.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/ramboot.h"
+#include "boot/bootint.h"
+#include "load/load.h"
+#include "trust/sign.h"
+
+extern char **environ;
+
+#define CONF_MAX (64 * 1024)
+#define CMDLINE_MAX 8192
+
+void load_settings(struct boot_settings *s, const struct boot_args *a)
+{
+	char path[PATH_MAX], *buf;
+	ssize_t n;
+	int i;
+
+	settings_init(s);
+
+	/* A file that is there but cannot be read whole is not "no
+	 * settings": what it says about verification is unknown, so a RAM
+	 * copy is refused (conf_bad). Never cut at a size either. */
+	if (rb_path(path, sizeof(path), CONF_PATH) == 0) {
+		struct stat st;
+
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT) {
+				rb_warn("%s: %s", path, strerror(errno));
+				s->conf_bad = true;
+			}
+		} else if (!S_ISREG(st.st_mode) || st.st_size > CONF_MAX) {
+			rb_warn("%s: %s; its settings are ignored", path, S_ISREG(st.st_mode) ?
+				"larger than 64 KiB" : "not a regular file");
+			s->conf_bad = true;
+		} else if ((buf = malloc(CONF_MAX + 2)) == NULL) {
+			s->conf_bad = true;
+		} else {
+			n = read_str_abs(path, buf, CONF_MAX + 2);
+			if (n >= 0 && n <= CONF_MAX) {
+				settings_parse_conf(s, buf, (size_t)n);
+			} else {
+				rb_warn("%s: %s", path, n < 0 ? strerror((int)-n) : "grew while read");
+				s->conf_bad = true;
+			}
+			free(buf);
+		}
+	}
+
+	settings_parse_env(s, environ);
+
+	if (a->cmdline) {
+		settings_parse_cmdline(s, a->cmdline);
+	} else {
+		buf = malloc(CMDLINE_MAX);
+		if (buf) {
+			n = rb_read_str("/proc/cmdline", buf, CMDLINE_MAX);
+			if (n >= 0)
+				settings_parse_cmdline(s, buf);
+			else
+				rb_warn("/proc/cmdline: %s", strerror((int)-n));
+			free(buf);
+		}
+	}
+
+	for (i = 0; i < s->nwarn && i < SET_WARN_MAX; i++)
+		rb_warn("%s", s->warn[i]);
+	if (s->nwarn > SET_WARN_MAX)
+		rb_warn("%d more warnings about settings", s->nwarn - SET_WARN_MAX);
+}
+
+/* The root file system mount of the initramfs: initramfs-tools exports
+ * rootmnt=/root, dracut uses /sysroot. */
+const char *root_mount(void)
+{
+	const char *r = getenv("rootmnt");
+
+	return r && *r == '/' ? r : "/root";
+}
+
+/* The image to copy: --image, ramboot.image=, the first field of
+ * ltsp.image= (LTSP's list "img,options,,img2,..."), --default-image.
+ * Setting paths are looked up below the root prefix, relative ones
+ * under the root mount, as LTSP's initrd-bottom does. */
+int resolve_image(const struct boot_settings *s, const struct boot_args *a,
+			 char *out, size_t len)
+{
+	char first[SET_PATH_MAX];
+	const char *img;
+	int rc;
+
+	if (a->image) {
+		if (strlen(a->image) >= len)
+			return -ENAMETOOLONG;
+		snprintf(out, len, "%s", a->image);
+		return 0;
+	}
+	if (s->image[0]) {
+		img = s->image;
+	} else if (s->ltsp_image[0]) {
+		rc = ltsp_image_first(s->ltsp_image, first, sizeof(first));
+		if (rc < 0)
+			return rc;
+		img = first;
+	} else if (a->default_image) {
+		if (strlen(a->default_image) >= len)
+			return -ENAMETOOLONG;
+		snprintf(out, len, "%s", a->default_image);
+		return 0;
+	} else {
+		return -ENOENT;
+	}
+	if (img[0] == '/')
+		return rb_path(out, len, "%s", img);
+	return rb_path(out, len, "%s/%s", root_mount(), img);
+}
+
+
+/* IMAGE.manifest next to the image is used when present: a server that
+ * publishes manifests gets verified copies without per-client settings.
+ * "ramboot.manifest=none" turns that off. */
+const char *pick_manifest(const struct boot_settings *s, const char *image,
+				 char *buf, size_t len)
+{
+	struct stat st;
+	int rc;
+
+	if (!strcmp(s->manifest, "none"))
+		return NULL;
+	if (s->manifest[0]) {
+		/* Like the image: relative to the root mount. */
+		if (s->manifest[0] == '/')
+			rc = rb_path(buf, len, "%s", s->manifest);
+		else
+			rc = rb_path(buf, len, "%s/%s", root_mount(), s->manifest);
+		return rc < 0 ? NULL : buf;
+	}
+	if (snprintf(buf, len, "%s.manifest", image) >= (int)len)
+		return NULL;
+	/* Anything there (a directory, a FIFO, a dangling link) is a
+	 * manifest that the loader then fails to read: a fallback, never
+	 * an unverified copy. Only no name at all means "no manifest". */
+	return lstat(buf, &st) == 0 || errno != ENOENT ? buf : NULL;
+}
+
+/* A copy is made only when its verification is what was asked for:
+ * unparsable hash settings or an unreadable ramboot.conf are a fallback. */
+bool settings_usable(const struct boot_settings *s, struct boot_report *rep)
+{
+	if (s->verify_bad) {
+		fallback(rep, "verification unusable", "ramboot.sha256= or ramboot.manifest= does "
+			 "not parse; a copy that cannot be verified is not booted");
+		return false;
+	}
+	if (s->conf_bad) {
+		fallback(rep, "settings unreadable", "ramboot.conf could not be read whole");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The policy for this boot: AUTO is "signed" when the initrd holds trusted
+ * keys. false after a fallback: the policy cannot be met (signed without
+ * a manifest, hash without either) or does not parse; never a copy that
+ * is less verified than asked.
+ */
+bool verify_plan(const struct boot_settings *s, const char *manifest, struct vplan *p,
+			struct boot_report *rep)
+{
+	memset(p, 0, sizeof(*p));
+	p->policy = s->verify;
+	if (s->verify_policy_bad) {
+		fallback(rep, "verification unusable", "ramboot.verify= does not parse; a copy "
+			 "that cannot be verified as asked is not booted");
+		return false;
+	}
+	if (p->policy == VERIFY_AUTO && sign_keys_count(NULL) > 0)
+		p->policy = VERIFY_SIGNED;
+	switch (p->policy) {
+	case VERIFY_SIGNED:
+		if (!manifest) {
+			fallback(rep, "not signed", "ramboot.verify=signed and no manifest");
+			return false;
+		}
+		/* ramboot.sha256= is no signature: the signed manifest decides. */
+		p->manifest = manifest;
+		p->signed_only = true;
+		break;
+	case VERIFY_OFF:
+		break;
+	case VERIFY_HASH:
+	case VERIFY_AUTO:
+		p->sha256 = s->sha256[0] ? s->sha256 : NULL;
+		p->manifest = p->sha256 ? NULL : manifest;
+		if (p->policy == VERIFY_HASH && !p->sha256 && !p->manifest) {
+			fallback(rep, "no verification", "ramboot.verify=hash and neither a manifest "
+				 "nor ramboot.sha256=");
+			return false;
+		}
+		if (p->policy == VERIFY_AUTO)
+			p->policy = p->sha256 || p->manifest ? VERIFY_HASH : VERIFY_OFF;
+		break;
+	}
+	snprintf(rep->verify, sizeof(rep->verify), "%s", boot_verify_name(p->policy));
+	return true;
+}
+
+/* The bound on a read of a network path in the boot process: the stall
+ * timeout and the grace of a load (cmdline.md: ramboot boot returns at
+ * the latest 15 s after ramboot.timeout=); 0: no bound. */
+double read_limit(const struct boot_settings *s)
+{
+	double t = s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT;
+
+	return t > 0 ? t + CHILD_GRACE_S : 0;
+}
