@@ -122,7 +122,7 @@ field() {
 	cp "$A" "$T/flip.sqfs"
 	at=$((off + 1000))
 	byte=$(od -An -tu1 -j "$at" -N1 "$T/flip.sqfs" | tr -d ' ')
-	printf "\\$(printf %03o $((byte ^ 1)))" |
+	printf '%b' "\\0$(printf %03o $((byte ^ 1)))" |
 		dd of="$T/flip.sqfs" bs=1 seek="$at" conv=notrunc status=none
 	run cmp "$A" "$T/flip.sqfs"
 	[ "$status" -eq 1 ]

@@ -24,7 +24,7 @@
  *     the average: fewer tiny and fewer forced CDC_MAX chunks than a
  *     single 16-bit test, the same boundaries found again after a change;
  *   - the bytes of a chunk before CDC_MIN - 64 are not hashed (they
- *     cannot reach the first h that is tested): a quarter of the work
+ *     cannot reach the first h that is tested): a fifth of the work
  *     saved, the boundaries the same as if they were.
  *
  * G is 256 64-bit values: the outputs 1 to 256 of splitmix64 (Steele,
@@ -32,12 +32,13 @@
  * from the state 0x72616d626f6f7463 ("rambootc" in ASCII). The table in
  * cdc.c is that rule's output; tests/unit/test_cdc.c computes it again.
  *
- * Parameters: 16 KiB / 64 KiB / 256 KiB (min / average / max). On
- * squashfs images rebuilt after a package upgrade (mksquashfs defaults:
- * 128 KiB blocks, compressed) they keep 95 to 98 % of the bytes; the
- * average is well under a squashfs block, so a changed block costs about
- * one or two chunks; 16 KiB keeps the index small (about 100 bytes of
- * text per chunk: 1.6 MB for a 1 GiB image) and the chunks large enough
+ * Parameters: 16 KiB / 64 KiB / 256 KiB (min / average / max; chunks of
+ * random bytes come out at 74 KiB on average). On squashfs images rebuilt
+ * after a package upgrade (mksquashfs defaults: 128 KiB blocks,
+ * compressed) 95 to 98 % of the bytes are found again (docs/cache.md);
+ * the average is under a squashfs block, so a changed block costs about
+ * one or two chunks; 16 KiB keeps the index small (about 86 bytes of
+ * text per chunk: 1.3 MB for a 1 GiB image) and the chunks large enough
  * to be read from a server by range without the request overhead
  * dominating; 256 KiB bounds a chunk that must be fetched again in full.
  * Changing any of them, or G, changes every boundary: that is a new
