@@ -21,5 +21,6 @@ int cmd_sign(int argc, char **argv);
 int cmd_verity(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -106,7 +106,7 @@ declare -gA CMD_DOCS=(
 	[keygen]="ramboot.md" [sign]="ramboot.md" [verity]="ramboot.md"
 	[serve]="ramboot.md admin-guide.md" [swap]="swap.md" [status]="swap.md"
 	[boot]="ramboot.md cmdline.md admin-guide.md" [initrd]="admin-guide.md"
-	[profile]="profiles.md" [lazy]="lazy.md"
+	[profile]="profiles.md" [lazy]="lazy.md" [cache]="cache.md"
 )
 
 # The options of a --help text: the lines of its option list

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The content-defined chunker (format/cdc.h): its gear table is the rule
+ * of cdc.h; it cuts where a plain byte-by-byte reading of that rule cuts;
+ * the cuts do not depend on how the input is cut into buffers; lengths
+ * stay from CDC_MIN to CDC_MAX; a known input gives known cuts; an
+ * insertion changes only the chunks around it.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "format/cdc.h"
+
+#define DATA_LEN (4u << 20)
+#define CUTS_MAX 1024
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* len bytes of splitmix64's output from state seed, each value's bytes
+ * least significant first (the same bytes on any host). */
+static uint8_t *data_make(uint64_t seed, size_t len)
+{
+	uint8_t *d = malloc(len);
+	size_t i;
+
+	if (!d)
+		abort();
+	for (i = 0; i < len; i += 8) {
+		uint64_t v = splitmix64(&seed);
+		size_t j;
+
+		for (j = 0; j < 8 && i + j < len; j++)
+			d[i + j] = (uint8_t)(v >> (8 * j));
+	}
+	return d;
+}
+
+/* The end offsets of the chunks of d[0..len), fed in pieces of the sizes
+ * step() gives; the last chunk's end (len) included. */
+static size_t cuts_fed(const uint8_t *d, size_t len, size_t (*step)(size_t k), uint64_t *cuts)
+{
+	struct cdc c;
+	size_t at = 0, n = 0, k = 0;
+
+	cdc_init(&c);
+	while (at < len) {
+		size_t piece = step(k++), done = 0;
+
+		if (piece > len - at)
+			piece = len - at;
+		while (done < piece) {
+			bool cut;
+
+			done += cdc_next(&c, d + at + done, piece - done, &cut);
+			if (cut && n < CUTS_MAX)
+				cuts[n++] = at + done;
+		}
+		at += piece;
+	}
+	if (cdc_pending(&c) && n < CUTS_MAX)
+		cuts[n++] = len;
+	return n;
+}
+
+static size_t step_all(size_t k)
+{
+	(void)k;
+	return SIZE_MAX;
+}
+
+static size_t step_1(size_t k)
+{
+	(void)k;
+	return 1;
+}
+
+static size_t step_odd(size_t k)
+{
+	static const size_t s[] = { 7, 4096, 1, 65536, 16320, 3, 262144, 16383, 64, 100000 };
+
+	return s[k % (sizeof(s) / sizeof(s[0]))];
+}
+
+static size_t step_rand(size_t k)
+{
+	uint64_t s = k * 2654435761u;
+
+	return 1 + splitmix64(&s) % 300000;
+}
+
+/* cdc.h's rule read byte by byte, nothing skipped. */
+static size_t cuts_plain(const uint8_t *d, size_t len, uint64_t *cuts)
+{
+	uint64_t h = 0;
+	size_t i, n = 0, l = 0;
+
+	for (i = 0; i < len; i++) {
+		h = (h << 1) + cdc_gear[d[i]];
+		l++;
+		if (l == CDC_MAX ||
+		    (l >= CDC_MIN && l < CDC_AVG && (h >> (64 - 18)) == 0) ||
+		    (l >= CDC_AVG && l < CDC_MAX && (h >> (64 - 14)) == 0)) {
+			if (n < CUTS_MAX)
+				cuts[n++] = i + 1;
+			h = 0;
+			l = 0;
+		}
+	}
+	if (l && n < CUTS_MAX)
+		cuts[n++] = len;
+	return n;
+}
+
+static void test_gear_table(void)
+{
+	uint64_t s = CDC_SEED;
+	int i, bad = 0;
+
+	for (i = 0; i < 256; i++)
+		if (cdc_gear[i] != splitmix64(&s))
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(CDC_SEED, 0x72616d626f6f7463ULL);
+	CHECK(!memcmp("rambootc", "\x72\x61\x6d\x62\x6f\x6f\x74\x63", 8));
+}
+
+static void test_rule(void)
+{
+	uint8_t *d = data_make(42, DATA_LEN);
+	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
+	size_t na = cuts_fed(d, DATA_LEN, step_all, a), nb = cuts_plain(d, DATA_LEN, b);
+
+	CHECK_EQ_INT(na, nb);
+	CHECK(na > 20 && !memcmp(a, b, na * sizeof(a[0])));
+	free(d);
+}
+
+static void test_buffer_cuts(void)
+{
+	uint8_t *d = data_make(7, DATA_LEN);
+	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
+	size_t (*steps[])(size_t) = { step_1, step_odd, step_rand };
+	size_t na = cuts_fed(d, DATA_LEN, step_all, a), i;
+
+	CHECK(na > 20);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		size_t nb = cuts_fed(d, DATA_LEN, steps[i], b);
+
+		if (nb != na || memcmp(a, b, na * sizeof(a[0])))
+			printf("#   feeding pattern %zu cuts differently\n", i);
+		CHECK_EQ_INT(nb, na);
+		CHECK(!memcmp(a, b, na * sizeof(a[0])));
+	}
+	free(d);
+}
+
+static void test_lengths(void)
+{
+	uint8_t *d = data_make(1, DATA_LEN);
+	static uint64_t a[CUTS_MAX];
+	size_t n = cuts_fed(d, DATA_LEN, step_all, a), i, bad = 0;
+	uint64_t prev = 0, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t l = a[i] - prev;
+
+		if (l > CDC_MAX || (l < CDC_MIN && i + 1 < n))
+			bad++;
+		sum += l;
+		prev = a[i];
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(sum, DATA_LEN);
+	/* about the average on random bytes (normalized: a little above) */
+	CHECK(DATA_LEN / n > CDC_AVG / 2 && DATA_LEN / n < CDC_AVG * 2);
+
+	/* nothing to cut on: zeros give CDC_MAX chunks and a short tail */
+	memset(d, 0, DATA_LEN);
+	n = cuts_fed(d, DATA_LEN - 5, step_odd, a);
+	CHECK_EQ_INT(n, DATA_LEN / CDC_MAX);
+	CHECK_EQ_INT(a[0], CDC_MAX);
+	CHECK_EQ_INT(a[n - 2], (uint64_t)(n - 1) * CDC_MAX);
+	CHECK_EQ_INT(a[n - 1], DATA_LEN - 5);
+
+	/* short inputs: one chunk, whatever its length */
+	CHECK_EQ_INT(cuts_fed(d, 1, step_all, a), 1);
+	CHECK_EQ_INT(a[0], 1);
+	CHECK_EQ_INT(cuts_fed(d, CDC_MIN - 1, step_1, a), 1);
+	CHECK_EQ_INT(cuts_fed(d, 0, step_all, a), 0);
+	free(d);
+}
+
+/* The cuts of the first 2 MiB of splitmix64's output from state 1: a
+ * change to the table, the masks or the lengths shows here. */
+static void test_pinned(void)
+{
+	static const uint64_t want[] = {
+		85587, 160292, 303461, 373876, 448170, 551326,
+		619009, 691606, 774155, 824322, 894677, 931427,
+		1004978, 1116298, 1201514, 1295423, 1399816, 1470519,
+		1536899, 1670207, 1714096, 1798361, 1882647, 1950018,
+		2016891, 2090573, 2097152,
+	};
+	uint8_t *d = data_make(1, 2u << 20);
+	static uint64_t a[CUTS_MAX];
+	size_t n = cuts_fed(d, 2u << 20, step_odd, a), i;
+
+	CHECK_EQ_INT(n, ARRAY_LEN(want));
+	for (i = 0; i < n && i < ARRAY_LEN(want); i++)
+		CHECK_EQ_INT(a[i], want[i]);
+	free(d);
+}
+
+/* 100 bytes inserted at 1000: the cuts after the first chunk or two are
+ * the old ones, 100 bytes later. */
+static void test_insertion(void)
+{
+	uint8_t *d = data_make(3, DATA_LEN), *e = malloc(DATA_LEN + 100);
+	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
+	size_t na, nb, i, j, same = 0;
+
+	if (!e)
+		abort();
+	memcpy(e, d, 1000);
+	memset(e + 1000, 'x', 100);
+	memcpy(e + 1100, d + 1000, DATA_LEN - 1000);
+	na = cuts_fed(d, DATA_LEN, step_all, a);
+	nb = cuts_fed(e, DATA_LEN + 100, step_rand, b);
+	CHECK_EQ_INT(na, nb);
+	/* every cut of the new stream but the first is an old one + 100 */
+	for (i = 1, j = 0; i < nb; i++) {
+		while (j < na && a[j] + 100 < b[i])
+			j++;
+		if (j < na && a[j] + 100 == b[i])
+			same++;
+	}
+	CHECK_EQ_INT(same, nb - 1);
+	free(d);
+	free(e);
+}
+
+int main(void)
+{
+	RUN(test_gear_table);
+	RUN(test_rule);
+	RUN(test_buffer_cuts);
+	RUN(test_lengths);
+	RUN(test_pinned);
+	RUN(test_insertion);
+	return TAP_DONE();
+}
