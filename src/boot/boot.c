@@ -42,7 +42,11 @@ struct debug_log {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: ramboot boot [--image=PATH] [--cmdline=STRING] [--json] [--query | --explain]\n"
+		"Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+		"                    [--json] [--mounted]\n"
+		"       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+		"                    --query | --explain\n"
+		"       ramboot boot --drop=PATH [--reason=TEXT]\n"
 		"\n"
 		"Initramfs entry point: act on ramboot= on the kernel command line\n"
 		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
