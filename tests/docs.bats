@@ -193,11 +193,11 @@ code_report_keys() {
 	assert_output ''
 }
 
-# The keys of the lazy copier's status file: the table its writer
-# (src/lazy/) passes to report_kv().
+# The keys of the lazy copier's status file: the key table's (src/lib/
+# keys.c), which its writer (src/lazy/status.c) writes by id.
 code_lazy_keys() {
-	sed -n '/const char \*const kv\[\]\[2\] = {/,/};/p' "$TOP"/src/*/*.c |
-		grep -o '{ "[a-z0-9_]*",' | sed 's/{ "\(.*\)",/\1/' | LC_ALL=C sort -u
+	sed -n 's/^[[:space:]]*L(LK_[A-Z0-9_]*, "\([a-z0-9_]*\)".*/\1/p' "$TOP/src/lib/keys.c" |
+		LC_ALL=C sort -u
 }
 
 @test "docs: every key of the lazy status file is in docs/lazy.md's table, and the reverse" {

@@ -453,11 +453,15 @@ report() {
 	assert_output "('no-session', 'udp-receiver: no sender within 20 s')"
 }
 
-# The keys of the lazy status file as its writer (status_write() in
-# src/lazy/) writes them: { "key", value } pairs.
+# The keys of the lazy status file as its writer (lazy_status_write() in
+# src/lazy/status.c) writes them: { LK_ID, value } pairs, named by the
+# key table (src/lib/keys.c).
 writer_lazy_keys() {
-	sed -n '/^static void status_write(/,/^}/p' "$TOP"/src/lazy/*.c |
-		grep -o '{ "[a-z_0-9]*",' | sed 's/{ "\(.*\)",/\1/' | LC_ALL=C sort -u
+	local id
+	for id in $(sed -n '/^void lazy_status_write(/,/^}/p' "$TOP"/src/lazy/*.c |
+		grep -o '{ LK_[A-Z0-9_]*,' | sed 's/{ \(.*\),/\1/'); do
+		sed -n "s/^[[:space:]]*L($id, \"\([a-z0-9_]*\)\".*/\1/p" "$TOP/src/lib/keys.c"
+	done | LC_ALL=C sort -u
 }
 
 @test "status: every key the lazy copier writes is one status knows (shown in --json)" {

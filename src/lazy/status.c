@@ -106,28 +106,28 @@ void lazy_status_write(struct lazy *L)
 	{
 		/* Every value through report_kv(): one line each, whatever
 		 * an image path or an error message holds. */
-		const char *const kv[][2] = {
-			{ "state", L->state }, { "pid", num[0] }, { "image", o->image },
-			{ "loop", r->loop },
-			{ "target", o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs" },
-			{ "copy", r->copy }, { "size", num[1] }, { "started", t[0] },
-			{ "updated", t[3] },
-			{ "source", r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
-			{ "source_fallback", lazy_fallback_name(r->fallback) },
-			{ "source_error", r->fallback_msg }, { "bytes_stream", num[2] },
-			{ "bytes_compared", num[3] }, { "bytes_cached", num[4] },
-			{ "bytes_network", num[5] }, { "max_bytes_per_second", num[6] }, { "yields", num[7] },
-			{ "profile", L->profile_state ? L->profile_state : "none" },
-			{ "profile_file", L->profile_path }, { "hash", hash },
-			{ "sha256", r->sha256 }, { "signed_by", r->signed_by },
-			{ "verified", t[1] }, { "switched", t[2] },
-			{ "gave_up", r->err != LAZY_OK ? lazy_err_name(r->err) : "" },
-			{ "error", r->error },
+		const struct { enum key_id key; const char *val; } kv[] = {
+			{ LK_STATE, L->state }, { LK_PID, num[0] }, { LK_IMAGE, o->image },
+			{ LK_LOOP, r->loop },
+			{ LK_TARGET, o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs" },
+			{ LK_COPY, r->copy }, { LK_SIZE, num[1] }, { LK_STARTED, t[0] },
+			{ LK_UPDATED, t[3] },
+			{ LK_SOURCE, r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
+			{ LK_SOURCE_FALLBACK, lazy_fallback_name(r->fallback) },
+			{ LK_SOURCE_ERROR, r->fallback_msg }, { LK_BYTES_STREAM, num[2] },
+			{ LK_BYTES_COMPARED, num[3] }, { LK_BYTES_CACHED, num[4] },
+			{ LK_BYTES_NETWORK, num[5] }, { LK_MAX_BYTES_PER_SECOND, num[6] }, { LK_YIELDS, num[7] },
+			{ LK_PROFILE, L->profile_state ? L->profile_state : "none" },
+			{ LK_PROFILE_FILE, L->profile_path }, { LK_HASH, hash },
+			{ LK_SHA256, r->sha256 }, { LK_SIGNED_BY, r->signed_by },
+			{ LK_VERIFIED, t[1] }, { LK_SWITCHED, t[2] },
+			{ LK_GAVE_UP, r->err != LAZY_OK ? lazy_err_name(r->err) : "" },
+			{ LK_ERROR, r->error },
 		};
 		size_t pos = 0, k;
 
 		for (k = 0; k < sizeof(kv) / sizeof(kv[0]); k++)
-			if (report_kv(buf, sizeof(buf), &pos, kv[k][0], kv[k][1]) < 0)
+			if (report_kv(buf, sizeof(buf), &pos, key_name(kv[k].key), kv[k].val) < 0)
 				return;
 		n = (int)pos;
 	}
@@ -167,64 +167,35 @@ void lazy_set_state(struct lazy *L, const char *state)
 void lazy_report_amend(struct lazy *L, bool switched)
 {
 	const struct lazy_result *r = L->r;
-	char *text, v[64], fb[600];
-	struct outfile of;
-	ssize_t n;
-	int fd, ok = 0;
+	char t[3][32], num[2][32], fb[600], e[sizeof(r->error)];
+	struct report_set set[] = {
+		{ RK_LAZY_STARTED, t[0] }, { RK_LAZY_BYTES_CACHED, num[0] },
+		{ RK_LAZY_BYTES_NETWORK, num[1] },
+		{ RK_LAZY_SOURCE, r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
+		{ RK_LAZY_SOURCE_FALLBACK, lazy_fallback_name(r->fallback) },
+		{ RK_LAZY_VERIFIED, t[1] },
+		/* switched: the copy is the root now; else the boot stays on
+		 * the network image, and the report says why */
+		{ RK_LAZY_SWITCHED, switched ? t[2] : NULL },
+		{ RK_RAM_PATH, switched ? r->copy : NULL },
+		{ RK_LAZY_GAVE_UP, switched ? NULL : lazy_err_name(r->err) },
+		{ RK_MODE_DONE, switched ? NULL : "off" },
+		{ RK_FALLBACK, switched ? NULL : fb },
+		{ RK_ERROR, switched ? NULL : e },
+	};
 
 	if (L->status_dirfd < 0)
 		return;
-	fd = openat(L->status_dirfd, "report", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return;
-	text = calloc(1, 65536);
-	n = text ? read_full(fd, text, 65536 - 2048) : -ENOMEM;
-	(void)close(fd);
-	if (n < 0) {
-		free(text);
-		return;
-	}
-	text[n] = '\0';
-	snprintf(v, sizeof(v), "%.2f", r->started);
-	ok |= report_text_set(text, 65536, "lazy_started", v);
-	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_cached);
-	ok |= report_text_set(text, 65536, "lazy_bytes_cached", v);
-	snprintf(v, sizeof(v), "%" PRIu64, r->bytes_network);
-	ok |= report_text_set(text, 65536, "lazy_bytes_network", v);
-	ok |= report_text_set(text, 65536, "lazy_source", r->stream && r->fallback == LAZY_FB_NONE ?
-			      "udpcast" : "network");
-	ok |= report_text_set(text, 65536, "lazy_source_fallback", lazy_fallback_name(r->fallback));
+	snprintf(t[0], sizeof(t[0]), "%.2f", r->started);
 	if (r->verified > 0)
-		snprintf(v, sizeof(v), "%.2f", r->verified);
+		snprintf(t[1], sizeof(t[1]), "%.2f", r->verified);
 	else
-		v[0] = '\0';
-	ok |= report_text_set(text, 65536, "lazy_verified", v);
-	if (switched) {
-		snprintf(v, sizeof(v), "%.2f", r->switched);
-		ok |= report_text_set(text, 65536, "lazy_switched", v);
-		ok |= report_text_set(text, 65536, "ram_path", r->copy);
-	} else {
-		snprintf(fb, sizeof(fb), "lazy copy gave up: %s", lazy_err_name(r->err));
-		ok |= report_text_set(text, 65536, "lazy_gave_up", lazy_err_name(r->err));
-		ok |= report_text_set(text, 65536, "mode_done", "off");
-		ok |= report_text_set(text, 65536, "fallback", fb);
-		{
-			char e[sizeof(r->error)];
-
-			text_scrub(e, sizeof(e), r->error, SIZE_MAX, ' ');
-			ok |= report_text_set(text, 65536, "error", e);
-		}
-	}
-	if (ok == 0 && outfile_openat(&of, L->status_dirfd, "report", 0644, OUTFILE_REPLACE,
-				      NULL, NULL, 0) == 0) {
-		size_t len = strlen(text);
-
-		if (len && text[len - 1] != '\n')
-			text[len++] = '\n';
-		if (write_all(of.fd, text, len) == 0)
-			(void)outfile_commit(&of);
-		else
-			outfile_abort(&of);
-	}
-	free(text);
+		t[1][0] = '\0';
+	snprintf(t[2], sizeof(t[2]), "%.2f", r->switched);
+	snprintf(num[0], sizeof(num[0]), "%" PRIu64, r->bytes_cached);
+	snprintf(num[1], sizeof(num[1]), "%" PRIu64, r->bytes_network);
+	snprintf(fb, sizeof(fb), "lazy copy gave up: %s", lazy_err_name(r->err));
+	text_scrub(e, sizeof(e), r->error, SIZE_MAX, ' ');
+	/* No report (a copier run by hand): nothing to amend. */
+	(void)report_amend_at(L->status_dirfd, set, ARRAY_SIZE(set), 0);
 }

@@ -177,10 +177,39 @@ static int check_after(const char *path, const char *text, const char *end, cons
 	return n;
 }
 
+/* The lazy status file's writer (text from start to end) writes each
+ * key of the table's KEY_LAZY file, by its id (LK_ and the name in
+ * upper case). Returns how many were found. */
+static int check_lazy_writer(const char *path, const char *start, const char *end)
+{
+	size_t k;
+	int n = 0;
+
+	for (k = 0; k < KEY_COUNT; k++) {
+		char id[80];
+		const char *p;
+		size_t i;
+
+		if (key_table[k].file != KEY_LAZY)
+			continue;
+		snprintf(id, sizeof(id), "{ LK_%s,", key_table[k].name);
+		for (i = 5; id[i]; i++)
+			if (id[i] >= 'a' && id[i] <= 'z')
+				id[i] = (char)(id[i] - 'a' + 'A');
+		p = strstr(start, id);
+		if (!p || (end && p >= end))
+			printf("#   %s: the lazy status writer does not write %s\n", path,
+			       key_table[k].name);
+		CHECK(p && (!end || p < end));
+		n++;
+	}
+	return n;
+}
+
 /*
  * Every key a writer in src/ writes is one the table (and so `ramboot
- * status`) knows: the lazy copier's status file (the { "key", value }
- * pairs of lazy_status_write()), the report's keys set by name
+ * status`) knows, and the lazy copier's status file (the { LK_ID, value }
+ * pairs of lazy_status_write()) holds every key of its part of the table; the report's keys set by name
  * (report_text_set()), and any written by name in the report writer.
  * Run from the top of the tree, as tests/run-tests.sh does.
  */
@@ -209,18 +238,21 @@ static void test_every_written_key_known(void)
 			named += check_after(path, t, NULL, "report_text_set(", KEY_REPORT);
 			named += check_after(path, t, NULL, "kv(&o, ", KEY_REPORT);
 			named += check_after(path, t, NULL, "js(&o, ", KEY_REPORT);
-			/* the writer of the lazy status file: its table of pairs */
-			sw = strstr(t, "const char *const kv[][2] = {");
+			/* the writer of the lazy status file: its table of
+			 * { LK_ID, value } pairs names every key of the file */
+			sw = strstr(t, "\nvoid lazy_status_write(");
 			if (sw)
-				lazy += check_after(path, sw, strstr(sw, "};"), "{ ", KEY_LAZY);
+				lazy += check_lazy_writer(path, sw, strstr(sw, "\n}\n"));
 			free(t);
 		}
 		if (d)
 			closedir(d);
 	}
-	/* the scan found the writers (run from the top of the tree) */
+	/* the scan found the writers (run from the top of the tree); every
+	 * report key is written by its id today (named is 0), a key
+	 * written by name would be checked above */
 	CHECK(lazy >= 20);
-	CHECK(named >= 1);
+	(void)named;
 }
 
 /* report_amend_at(): keys replaced in place or appended, the rest kept,
