@@ -173,14 +173,13 @@ table_keys() { # FILE HEAD
 		cut -d'|' -f2 | grep -o '`[^`]*`' | tr -d '`' | LC_ALL=C sort -u
 }
 
-# The keys `ramboot boot` writes into /run/ramboot/report: the writers
-# of src/lib/report.c (text and JSON) and the keys the lazy copier
-# (src/lazy/) and the hooks' --drop (src/boot/) set in it afterwards.
+# The keys `ramboot boot` writes into /run/ramboot/report, and those the
+# lazy copier (src/lazy/) and the hooks' --drop (src/boot/) set in it
+# afterwards: the report's part of the key table (src/lib/keys.c), by
+# which every writer names them (tests/unit/test_report.c checks that).
 code_report_keys() {
-	{
-		grep -ho '[a-z_]*(&o, "[a-z0-9_]*"' "$TOP/src/lib/report.c" | sed 's/.*"\(.*\)"/\1/'
-		grep -ho 'report_text_set([^"]*"[a-z0-9_]*"' "$TOP"/src/*/*.c | sed 's/.*"\(.*\)"/\1/'
-	} | LC_ALL=C sort -u
+	sed -n 's/^[[:space:]]*R(RK_[A-Z0-9_]*, "\([a-z0-9_]*\)".*/\1/p' "$TOP/src/lib/keys.c" |
+		LC_ALL=C sort -u
 }
 
 @test "docs: every key the boot report can hold is in docs/cmdline.md's report table, and the reverse" {
