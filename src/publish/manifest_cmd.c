@@ -85,9 +85,8 @@ int cmd_manifest(int argc, char **argv)
 				return rb_usage("manifest", "--memlimit: bad size '%s'", optarg);
 			break;
 		case 'c':
-			if (parse_size(optarg, &req.chunk_size) < 0 || (req.chunk_size &&
-			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
-			     (req.chunk_size & (req.chunk_size - 1)))))
+			if (parse_size(optarg, &req.chunk_size) < 0 ||
+			    (req.chunk_size && !manifest_chunk_size_ok(req.chunk_size)))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
@@ -98,8 +97,7 @@ int cmd_manifest(int argc, char **argv)
 			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
-			return rb_usage("manifest", "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
+			return rb_usage_option("manifest", argv);
 		}
 	}
 	if (argc - optind != 1)
