@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit codes, documented in docs/ramboot.md and pinned by tests. */
@@ -39,6 +40,15 @@ int rb_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf
  * "unknown or incomplete option '--bogus'" (or '-x') as a usage error of
  * CMD; returns RB_EXIT_USAGE. */
 int rb_usage_option(const char *cmd, char *const argv[]);
+/* `ramboot CMD SUB [ARGS]`: the function of SUB in subs (n of them)
+ * with argv from SUB on; "-h" or "--help" as SUB is usage(stdout). No
+ * SUB or an unknown one is a usage error naming those there are. */
+struct rb_subcmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
+		  void (*usage)(FILE *out), int argc, char **argv);
 /* Format a message into err (if any) and return rc: for helpers that
  * return -errno and say why in a caller's buffer. */
 int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)

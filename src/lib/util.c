@@ -128,10 +128,39 @@ int rb_usage_option(const char *cmd, char *const argv[])
 
 	/* An unknown short option inside a group (-xv) leaves optind on
 	 * the argument before: name the option itself then. */
-	if (optopt > 0 && optopt < 256 && (!arg || arg[0] != '-' || arg[1] == '-' ||
-					   !strchr(arg + 1, optopt)))
+	if (optopt > 0 && optopt < 256 &&
+	    (!arg || arg[0] != '-' || (arg[1] != '-' && !strchr(arg + 1, optopt))))
 		return rb_usage(cmd, "unknown or incomplete option '-%c'", optopt);
 	return rb_usage(cmd, "unknown or incomplete option '%s'", arg ? arg : "?");
+}
+
+int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
+		  void (*usage)(FILE *out), int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	char names[256];
+	size_t i, len = 0;
+
+	if (sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"))) {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	for (i = 0; sub && i < n; i++)
+		if (!strcmp(sub, subs[i].name))
+			return subs[i].fn(argc - 1, argv + 1);
+	if (sub)
+		return rb_usage(cmd, "unknown command '%s'", sub);
+	/* "need a, b or c" */
+	names[0] = '\0';
+	for (i = 0; i < n && len < sizeof(names); i++) {
+		int w = snprintf(names + len, sizeof(names) - len, "%s%s",
+				 i == 0 ? "" : i + 1 == n ? " or " : ", ", subs[i].name);
+
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	return rb_usage(cmd, "need %s", names);
 }
 
 int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)

@@ -275,19 +275,11 @@ static int cmd_close(int argc, char **argv)
 
 int cmd_verity(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
+	static const struct rb_subcmd subs[] = {
+		{ "format", cmd_format },
+		{ "open", cmd_open },
+		{ "close", cmd_close },
+	};
 
-	if (!sub)
-		return rb_usage("verity", "need format, open or close");
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "format"))
-		return cmd_format(argc - 1, argv + 1);
-	if (!strcmp(sub, "open"))
-		return cmd_open(argc - 1, argv + 1);
-	if (!strcmp(sub, "close"))
-		return cmd_close(argc - 1, argv + 1);
-	return rb_usage("verity", "unknown command '%s'", sub);
+	return rb_subcmd_run("verity", subs, ARRAY_SIZE(subs), usage, argc, argv);
 }
