@@ -688,11 +688,7 @@ static int list_initrd(const char *file)
 		       fmt_size((uint64_t)f.size, sz, sizeof(sz)));
 	else
 		printf("ramboot: absent\n");
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		rb_err("stdout: write error");
-		rc = RB_EXIT_FAIL;
-	}
-	return rc;
+	return rc;   /* main.c checks that it reached stdout */
 }
 
 int cmd_initrd(int argc, char **argv)
