@@ -193,3 +193,53 @@ install: ramboot static/ramboot $(MAN)
 
 clean:
 	rm -rf build static ramboot
+
+# ---- the libFuzzer targets (fuzz/run.sh builds them through these rules;
+# docs/fuzzing.md). Every parser a target reaches is compiled with the
+# fuzzer's coverage and the sanitizers: src/lib/ and src/format/ into one
+# library (a file added there is in it by the next build), and the few
+# folders above them that a target needs into one library each. The
+# linker takes only the objects a target calls, with what they call.
+FUZZ_CC       ?= clang
+FUZZ_CPPFLAGS := -Isrc -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 \
+                 -DRAMBOOT_VERSION='"$(VERSION)"'
+FUZZ_CFLAGS   := -std=c11 -g -O1 -fno-sanitize-recover=undefined -fno-omit-frame-pointer -pthread
+FUZZ_LIB      := build/fuzz/libramboot-fuzz.a
+# fuzz_objs DIRS: the objects of the sources in src/DIR/ for each DIR
+fuzz_objs      = $(patsubst src/%.c,build/fuzz/%.o,$(sort $(wildcard $(1:%=src/%/*.c))))
+# Each target: the folders it needs beyond lib/ and format/, its libraries.
+FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex
+FUZZ_DIRS_cmdline := boot codec udpcast
+FUZZ_DIRS_profile := profile bgread
+FUZZ_DIRS_sign    := trust
+FUZZ_LIBS_lzop    := -lz
+FUZZ_LIBS_sign    := -lsodium
+fuzz_dirlibs   = $(patsubst %,build/fuzz/libramboot-fuzz-%.a,$(FUZZ_DIRS_$(1)))
+
+.PHONY: fuzz-lib fuzz-build
+fuzz-lib: $(FUZZ_LIB)
+fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+
+build/fuzz/%.o: src/%.c VERSION
+	@echo "  CC      $@ (fuzz)"
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
+		$(DEPFLAGS) -c -o $@ $<
+
+$(FUZZ_LIB): $(call fuzz_objs,lib format)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Kept between runs (made through pattern rules, else removed as
+# intermediate files and rebuilt every time).
+.PRECIOUS: build/fuzz/%.o build/fuzz/libramboot-fuzz-%.a
+# Last in this file: the rules below expand their prerequisites twice.
+.SECONDEXPANSION:
+build/fuzz/libramboot-fuzz-%.a: $$(call fuzz_objs,$$*)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/fuzz/fuzz_%: fuzz/fuzz_%.c $$(call fuzz_dirlibs,$$*) $(FUZZ_LIB)
+	@echo "  LD      $@ (fuzz)"
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(DEPFLAGS) \
+		-o $@ $< -Wl,--start-group $(filter %.a,$^) -Wl,--end-group $(FUZZ_LIBS_$*)

@@ -92,10 +92,26 @@ static int stdout_done(const char *cmd, int rc)
 	return rc;
 }
 
+/* Run the command called name with argv (argv[0] is its name); its exit
+ * code. */
+static int run_command(const char *name, int argc, char **argv)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(name, commands[i].name))
+			continue;
+		rb_set_cmd(commands[i].name);
+		return stdout_done(commands[i].name, commands[i].fn(argc, argv));
+	}
+	fprintf(stderr, "ramboot: unknown command '%s'\n", name);
+	usage(stderr);
+	return RB_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
-	size_t i;
 
 	if (std_fds_open() < 0)
 		return RB_EXIT_FAIL;     /* nowhere to say it, nothing done */
@@ -114,27 +130,11 @@ int main(int argc, char **argv)
 		static char help_opt[] = "--help";
 		char *hargv[] = { argv[2], help_opt, NULL };
 
-		for (i = 0; i < ARRAY_SIZE(commands); i++) {
-			if (strcmp(argv[2], commands[i].name))
-				continue;
-			rb_set_cmd(commands[i].name);
-			return commands[i].fn(2, hargv);
-		}
-		fprintf(stderr, "ramboot: unknown command '%s'\n", argv[2]);
-		usage(stderr);
-		return RB_EXIT_USAGE;
+		return run_command(argv[2], 2, hargv);
 	}
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		usage(stdout);
 		return stdout_done(NULL, RB_EXIT_OK);
 	}
-	for (i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (strcmp(cmd, commands[i].name))
-			continue;
-		rb_set_cmd(commands[i].name);
-		return stdout_done(commands[i].name, commands[i].fn(argc - 1, argv + 1));
-	}
-	fprintf(stderr, "ramboot: unknown command '%s'\n", cmd);
-	usage(stderr);
-	return RB_EXIT_USAGE;
+	return run_command(cmd, argc - 1, argv + 1);
 }

@@ -274,23 +274,6 @@ static bool transient(int err)
 	}
 }
 
-static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 static void chunk_range(const struct pipe *p, uint32_t idx, uint64_t *off, size_t *len)
 {
 	uint64_t end;
@@ -350,7 +333,7 @@ static void reader_retry(struct pipe *p, uint32_t idx)
 			why = "SHA-256 mismatch";
 			continue;
 		}
-		rc = pwrite_all(p->dst_fd, p->retry_buf, len, off);
+		rc = pwrite_full(p->dst_fd, p->retry_buf, len, (off_t)off);
 		if (rc < 0) {
 			pipe_fail(p, rc, PS_WRITE, NULL);
 			return;

@@ -94,8 +94,7 @@ static const char *key_chunk_size(struct mstate *st, char *val)
 {
 	uint64_t v;
 
-	if (parse_u64(val, &v) || v < MANIFEST_CHUNK_MIN || v > MANIFEST_CHUNK_MAX ||
-	    (v & (v - 1)))
+	if (parse_u64(val, &v) || !manifest_chunk_size_ok(v))
 		return "bad chunk-size (a power of two from 65536 to 1073741824)";
 	st->m->chunk_size = v;
 	return NULL;

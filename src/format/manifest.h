@@ -37,6 +37,7 @@
 #ifndef RAMBOOT_MANIFEST_H
 #define RAMBOOT_MANIFEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,12 @@
 #define MANIFEST_CHUNK_MIN  (64u * 1024)
 #define MANIFEST_CHUNK_MAX  (1024u * 1024 * 1024)
 #define MANIFEST_CHUNK_DEFAULT (4u * 1024 * 1024)
+/* A chunk size of version 2: a power of two from MANIFEST_CHUNK_MIN to
+ * MANIFEST_CHUNK_MAX. */
+static inline bool manifest_chunk_size_ok(uint64_t v)
+{
+	return v >= MANIFEST_CHUNK_MIN && v <= MANIFEST_CHUNK_MAX && !(v & (v - 1));
+}
 #define MANIFEST_SALT_HEX_MAX 128     /* a dm-verity salt of up to 64 bytes */
 #define MANIFEST_NAME_MAX   200       /* a file name beside the image */
 

@@ -376,13 +376,9 @@ int verity_format(const char *image, const char *hashfile, bool replace,
 	memset(p, 0, sizeof(*p));
 	if (salt_len > VERITY_SALT_MAX)
 		return rb_errfmt(err, errlen, -EINVAL, "salt longer than 256 bytes");
-	fd = open(image, O_RDONLY | O_CLOEXEC);
+	fd = open_stat(image, &st, err, errlen);
 	if (fd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", image, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		rc = rb_errfmt(err, errlen, -errno, "%s: %s", image, strerror(errno));
-		goto out;
-	}
+		return fd;
 	rc = data_size(fd, &st, &size);
 	if (rc < 0) {
 		rc = rb_errfmt(err, errlen, rc, "%s: %s", image, rc == -EINVAL ?

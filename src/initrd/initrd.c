@@ -134,17 +134,24 @@ static const char *find_default(char *buf, size_t len, const char *sub, const ch
 	return ok(local) ? local : NULL;
 }
 
-static int add_dir(struct archive *a, struct archive_entry *e, const char *name,
-		   unsigned ino)
+/* e made anew for one member of the archive. */
+static void entry_set(struct archive_entry *e, const char *name, unsigned type, unsigned perm,
+		      unsigned nlink, int64_t size, time_t mtime, unsigned ino)
 {
 	archive_entry_clear(e);
 	archive_entry_set_pathname(e, name);
-	archive_entry_set_filetype(e, AE_IFDIR);
-	archive_entry_set_perm(e, 0755);
-	archive_entry_set_nlink(e, 2);
-	archive_entry_set_size(e, 0);
+	archive_entry_set_filetype(e, type);
+	archive_entry_set_perm(e, perm);
+	archive_entry_set_nlink(e, nlink);
 	archive_entry_set_ino(e, ino);
-	archive_entry_set_mtime(e, 0, 0);
+	archive_entry_set_size(e, size);
+	archive_entry_set_mtime(e, mtime, 0);
+}
+
+static int add_dir(struct archive *a, struct archive_entry *e, const char *name,
+		   unsigned ino)
+{
+	entry_set(e, name, AE_IFDIR, 0755, 2, 0, 0, ino);
 	return archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
 }
 
@@ -163,14 +170,7 @@ static int add_file(struct archive *a, struct archive_entry *e, const char *src,
 		rc = -errno;
 		goto out;
 	}
-	archive_entry_clear(e);
-	archive_entry_set_pathname(e, name);
-	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, mode);
-	archive_entry_set_nlink(e, 1);
-	archive_entry_set_ino(e, ino);
-	archive_entry_set_size(e, st.st_size);
-	archive_entry_set_mtime(e, st.st_mtime, 0);
+	entry_set(e, name, AE_IFREG, mode, 1, st.st_size, st.st_mtime, ino);
 	if (archive_write_header(a, e) != ARCHIVE_OK) {
 		rc = -EIO;
 		goto out;
@@ -194,14 +194,7 @@ out:
 static int add_bytes(struct archive *a, struct archive_entry *e, const char *name,
 		     const void *buf, size_t len, unsigned mode, time_t mtime, unsigned ino)
 {
-	archive_entry_clear(e);
-	archive_entry_set_pathname(e, name);
-	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, mode);
-	archive_entry_set_nlink(e, 1);
-	archive_entry_set_ino(e, ino);
-	archive_entry_set_size(e, (la_int64_t)len);
-	archive_entry_set_mtime(e, mtime, 0);
+	entry_set(e, name, AE_IFREG, mode, 1, (int64_t)len, mtime, ino);
 	if (archive_write_header(a, e) != ARCHIVE_OK ||
 	    archive_write_data(a, buf, len) != (la_ssize_t)len)
 		return -EIO;
@@ -393,15 +386,8 @@ static int needed_libs(const char *prog, char *libs, size_t len)
 static int add_symlink(struct archive *a, struct archive_entry *e, const char *name,
 		       const char *target, unsigned ino)
 {
-	archive_entry_clear(e);
-	archive_entry_set_pathname(e, name);
-	archive_entry_set_filetype(e, AE_IFLNK);
-	archive_entry_set_perm(e, 0777);
+	entry_set(e, name, AE_IFLNK, 0777, 1, 0, 0, ino);
 	archive_entry_set_symlink(e, target);
-	archive_entry_set_nlink(e, 1);
-	archive_entry_set_size(e, 0);
-	archive_entry_set_ino(e, ino);
-	archive_entry_set_mtime(e, 0, 0);
 	return archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
 }
 
@@ -702,11 +688,7 @@ static int list_initrd(const char *file)
 		       fmt_size((uint64_t)f.size, sz, sizeof(sz)));
 	else
 		printf("ramboot: absent\n");
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		rb_err("stdout: write error");
-		rc = RB_EXIT_FAIL;
-	}
-	return rc;
+	return rc;   /* main.c checks that it reached stdout */
 }
 
 int cmd_initrd(int argc, char **argv)

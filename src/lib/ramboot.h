@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit codes, documented in docs/ramboot.md and pinned by tests. */
@@ -38,6 +39,19 @@ void rb_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error of `ramboot CMD`: one line naming its --help; returns
  * RB_EXIT_USAGE. */
 int rb_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The `default:` of a command's getopt_long() loop (run with opterr = 0):
+ * "unknown or incomplete option '--bogus'" (or '-x') as a usage error of
+ * CMD; returns RB_EXIT_USAGE. */
+int rb_usage_option(const char *cmd, char *const argv[]);
+/* `ramboot CMD SUB [ARGS]`: the function of SUB in subs (n of them)
+ * with argv from SUB on; "-h" or "--help" as SUB is usage(stdout). No
+ * SUB or an unknown one is a usage error naming those there are. */
+struct rb_subcmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
+		  void (*usage)(FILE *out), int argc, char **argv);
 /* Format a message into err (if any) and return rc: for helpers that
  * return -errno and say why in a caller's buffer. */
 int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -135,8 +149,13 @@ const char *fmt_rate(uint64_t bytes_per_s, char *buf, size_t len);
 /* ---- I/O (util.c): loops over EINTR and short transfers ---- */
 ssize_t read_full(int fd, void *buf, size_t len);      /* < len only at EOF */
 int write_all(int fd, const void *buf, size_t len);    /* 0 or -errno */
+int pwrite_full(int fd, const void *buf, size_t len, off_t off); /* 0 or -errno */
 ssize_t pread_full(int fd, void *buf, size_t len, off_t off);
 int close_checked(int fd);                             /* 0 or -errno */
+/* path opened read-only (O_CLOEXEC), its fstat in *st: the descriptor,
+ * or -errno and "PATH: reason" in err. */
+struct stat;
+int open_stat(const char *path, struct stat *st, char *err, size_t errlen);
 
 /* A large buffer, 2 MiB aligned and backed by transparent huge pages
  * where the kernel allows (one fault per 2 MiB instead of 512: faults

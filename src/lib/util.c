@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -131,6 +132,47 @@ int rb_usage(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	rb_err("%s (see 'ramboot %s --help')", msg, cmd);
 	return RB_EXIT_USAGE;
+}
+
+int rb_usage_option(const char *cmd, char *const argv[])
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+
+	/* An unknown short option inside a group (-xv) leaves optind on
+	 * the argument before: name the option itself then. */
+	if (optopt > 0 && optopt < 256 &&
+	    (!arg || arg[0] != '-' || (arg[1] != '-' && !strchr(arg + 1, optopt))))
+		return rb_usage(cmd, "unknown or incomplete option '-%c'", optopt);
+	return rb_usage(cmd, "unknown or incomplete option '%s'", arg ? arg : "?");
+}
+
+int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
+		  void (*usage)(FILE *out), int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	char names[256];
+	size_t i, len = 0;
+
+	if (sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"))) {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	for (i = 0; sub && i < n; i++)
+		if (!strcmp(sub, subs[i].name))
+			return subs[i].fn(argc - 1, argv + 1);
+	if (sub)
+		return rb_usage(cmd, "unknown command '%s'", sub);
+	/* "need a, b or c" */
+	names[0] = '\0';
+	for (i = 0; i < n && len < sizeof(names); i++) {
+		int w = snprintf(names + len, sizeof(names) - len, "%s%s",
+				 i == 0 ? "" : i + 1 == n ? " or " : ", ", subs[i].name);
+
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	return rb_usage(cmd, "need %s", names);
 }
 
 int rb_errfmt(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -583,12 +625,14 @@ const char *fmt_size(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
-ssize_t read_full(int fd, void *buf, size_t len)
+/* The loop of read_full (off < 0) and pread_full. */
+static ssize_t read_loop(int fd, void *buf, size_t len, off_t off)
 {
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = read(fd, (char *)buf + done, len - done);
+		ssize_t n = off < 0 ? read(fd, (char *)buf + done, len - done) :
+			    pread(fd, (char *)buf + done, len - done, off + (off_t)done);
 
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -600,33 +644,25 @@ ssize_t read_full(int fd, void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+	return read_loop(fd, buf, len, -1);
 }
 
 ssize_t pread_full(int fd, void *buf, size_t len, off_t off)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	return off < 0 ? -EINVAL : read_loop(fd, buf, len, off);
 }
 
-int write_all(int fd, const void *buf, size_t len)
+/* The loop of write_all (off < 0) and pwrite_full. */
+static int write_loop(int fd, const void *buf, size_t len, off_t off)
 {
 	const char *p = buf;
 
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
 
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -637,8 +673,34 @@ int write_all(int fd, const void *buf, size_t len)
 			return -EIO;
 		p += n;
 		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
 	}
 	return 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	return write_loop(fd, buf, len, -1);
+}
+
+int pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+	return off < 0 ? -EINVAL : write_loop(fd, buf, len, off);
+}
+
+int open_stat(const char *path, struct stat *st, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, st) < 0) {
+		rc = rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		(void)close(fd);   /* read-only: nothing to flush */
+		return rc;
+	}
+	return fd;
 }
 
 int close_checked(int fd)

@@ -87,9 +87,7 @@ int cmd_manifest(int argc, char **argv)
 		case 'c':
 			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
 				return RB_EXIT_USAGE;
-			if (req.chunk_size &&
-			    (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
-			     (req.chunk_size & (req.chunk_size - 1))))
+			if (req.chunk_size && !manifest_chunk_size_ok(req.chunk_size))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
@@ -100,8 +98,7 @@ int cmd_manifest(int argc, char **argv)
 			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
-			return rb_usage("manifest", "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
+			return rb_usage_option("manifest", argv);
 		}
 	}
 	if (argc - optind != 1)

@@ -474,8 +474,7 @@ int cmd_publish(int argc, char **argv)
 		case 'c':
 			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
 				return RB_EXIT_USAGE;
-			if (req.chunk_size < MANIFEST_CHUNK_MIN || req.chunk_size > MANIFEST_CHUNK_MAX ||
-			    (req.chunk_size & (req.chunk_size - 1)))
+			if (!manifest_chunk_size_ok(req.chunk_size))
 				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G", optarg);
 			break;
@@ -485,8 +484,7 @@ int cmd_publish(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
-			return rb_usage("publish", "unknown or incomplete option '%s'",
-					argv[optind - 1]);
+			return rb_usage_option("publish", argv);
 		}
 	}
 	if (argc - optind != 1)

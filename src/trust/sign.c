@@ -249,24 +249,44 @@ static int read_small(int dirfd, const char *path, int flags, char *buf, size_t 
 	return rc;
 }
 
-/* The base64 between "-----BEGIN label-----" and its END line, decoded. */
-static long pem_body(const char *pem, size_t len, const char *label, unsigned char *der,
-		     size_t cap)
+/* One "-----BEGIN label-----" ... "-----END label-----" block in
+ * pem[0..len): where the BEGIN line starts, the base64 between the
+ * lines, and what follows the END line. */
+struct pem_block {
+	const char *begin, *body, *end, *after;
+};
+
+/* 0, -ENOENT (no BEGIN line) or -EINVAL (no END line after it). */
+static int pem_find(const char *pem, size_t len, const char *label, struct pem_block *blk)
 {
 	char begin[64], endl[64];
-	const char *b, *e;
 	size_t bl, el;
 
 	bl = (size_t)snprintf(begin, sizeof(begin), "-----BEGIN %s-----", label);
 	el = (size_t)snprintf(endl, sizeof(endl), "-----END %s-----", label);
-	b = memmem(pem, len, begin, bl);
-	if (!b || (b != pem && b[-1] != '\n'))
+	blk->begin = memmem(pem, len, begin, bl);
+	if (!blk->begin)
 		return -ENOENT;
-	b += bl;
-	e = memmem(b, len - (size_t)(b - pem), endl, el);
-	if (!e)
+	blk->body = blk->begin + bl;
+	blk->end = memmem(blk->body, len - (size_t)(blk->body - pem), endl, el);
+	if (!blk->end)
 		return -EINVAL;
-	return b64_decode(der, cap, b, (size_t)(e - b));
+	blk->after = blk->end + el;
+	return 0;
+}
+
+/* The base64 between "-----BEGIN label-----" and its END line, decoded. */
+static long pem_body(const char *pem, size_t len, const char *label, unsigned char *der,
+		     size_t cap)
+{
+	struct pem_block blk;
+	int rc = pem_find(pem, len, label, &blk);
+
+	if (rc == -ENOENT || (blk.begin != pem && blk.begin[-1] != '\n'))
+		return -ENOENT;
+	if (rc < 0)
+		return rc;
+	return b64_decode(der, cap, blk.body, (size_t)(blk.end - blk.body));
 }
 
 static bool all_blank(const char *p, size_t n)
@@ -281,21 +301,14 @@ static bool all_blank(const char *p, size_t n)
  * block and blanks. */
 static bool pem_alone(const char *pem, size_t len, const char *label)
 {
-	char begin[64], endl[64];
-	const char *b, *e;
-	size_t bl, el;
+	struct pem_block blk;
 
-	bl = (size_t)snprintf(begin, sizeof(begin), "-----BEGIN %s-----", label);
-	el = (size_t)snprintf(endl, sizeof(endl), "-----END %s-----", label);
-	b = memmem(pem, len, begin, bl);
-	if (!b || !all_blank(pem, (size_t)(b - pem)))
+	if (pem_find(pem, len, label, &blk) < 0 || !all_blank(pem, (size_t)(blk.begin - pem)))
 		return false;
-	e = memmem(b, len - (size_t)(b - pem), endl, el);
 	/* Between the lines: base64 only, no other block's marker. */
-	if (!e || memmem(b + bl, (size_t)(e - b) - bl, "-----", 5))
+	if (memmem(blk.body, (size_t)(blk.end - blk.body), "-----", 5))
 		return false;
-	e += el;
-	return all_blank(e, len - (size_t)(e - pem));
+	return all_blank(blk.after, len - (size_t)(blk.after - pem));
 }
 
 /*
@@ -668,15 +681,6 @@ out:
 
 /* ---- commands ---- */
 
-static int flush_stdout(void)
-{
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		rb_err("stdout: write error");
-		return RB_EXIT_FAIL;
-	}
-	return RB_EXIT_OK;
-}
-
 /* Open path's new file and write data to it, unnamed until
  * outfile_commit(); on failure nothing is left (outfile_abort done). */
 static int write_aside(struct outfile *of, const char *path, const void *data, size_t len,
@@ -823,11 +827,12 @@ int cmd_keygen(int argc, char **argv)
 
 	rb_set_cmd("keygen");
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': flags |= OUTFILE_REPLACE; break;
 		case 'h': keygen_usage(stdout); return RB_EXIT_OK;
-		default: return rb_usage("keygen", "unknown option");
+		default: return rb_usage_option("keygen", argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -894,7 +899,7 @@ int cmd_keygen(int argc, char **argv)
 		return RB_EXIT_FAIL;
 	}
 	printf("%s: key id %s\n", pubpath, keyid);
-	return flush_stdout();
+	return RB_EXIT_OK;   /* main.c checks that it reached stdout */
 }
 
 /* `sign --check-key FILE...`: what the initramfs-tools hook and the dracut
@@ -924,8 +929,6 @@ static int check_keys(int n, char **files)
 		printf("%s: Ed25519 public key, key id %s\n", files[i], keyid);
 	}
 	free(buf);
-	if (flush_stdout() != RB_EXIT_OK)
-		ret = RB_EXIT_FAIL;
 	return ret;
 }
 
@@ -970,6 +973,7 @@ int cmd_sign(int argc, char **argv)
 
 	rb_set_cmd("sign");
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "k:ch", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': key = optarg; break;
@@ -977,7 +981,7 @@ int cmd_sign(int argc, char **argv)
 		case 'K': keys = optarg; break;
 		case 'P': check_key = true; break;
 		case 'h': sign_usage(stdout); return RB_EXIT_OK;
-		default: return rb_usage("sign", "unknown option");
+		default: return rb_usage_option("sign", argv);
 		}
 	}
 	if (check_key) {
@@ -1014,7 +1018,7 @@ int cmd_sign(int argc, char **argv)
 			goto out;
 		}
 		printf("%s: signed by %s (key %s)\n", path, who.name, who.keyid);
-		ret = flush_stdout();
+		ret = RB_EXIT_OK;
 		goto out;
 	}
 	{

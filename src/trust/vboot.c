@@ -35,13 +35,9 @@ static int copy_tree(const char *src, const char *dst, uint64_t want, char *err,
 	char *buf = NULL;
 	int in, out = -1, rc;
 
-	in = open(src, O_RDONLY | O_CLOEXEC);
+	in = open_stat(src, &st, err, errlen);
 	if (in < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", src, strerror(errno));
-	if (fstat(in, &st) < 0) {
-		rc = rb_errfmt(err, errlen, -errno, "%s: %s", src, strerror(errno));
-		goto out;
-	}
+		return in;
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != want) {
 		rc = rb_errfmt(err, errlen, -EBADMSG, "%s: %s%llu bytes, the image's hash tree has "
 			       "%llu", src, S_ISREG(st.st_mode) ? "" : "not a regular file; ",

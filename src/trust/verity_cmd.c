@@ -43,69 +43,70 @@ static void usage(FILE *out)
 	      "no dm-verity in the kernel, a mapping in use), 2 usage.\n", out);
 }
 
-/* --salt=HEX or '-' (no salt); a usage error is said here. */
-static int salt_opt(const char *arg, uint8_t *salt, size_t cap, size_t *len)
-{
-	if (verity_hex_parse(arg, salt, cap, len) < 0) {
-		rb_usage("verity", "--salt: '%s' is not hex of at most 256 bytes, or '-'", arg);
-		return -EINVAL;
-	}
-	return 0;
-}
+/* The options of format and open (open takes --salt only). */
+struct verity_opts {
+	uint8_t salt[VERITY_SALT_MAX];
+	size_t salt_len;
+	bool have_salt, export, force;
+};
 
-static int flush_stdout(void)
+/* -1 when the command goes on with o and argv[optind...], else the exit
+ * code it returns (--help, a usage error, said here). */
+static int verity_opts(int argc, char **argv, bool format, struct verity_opts *o)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		rb_err("stdout: write error");
-		return RB_EXIT_FAIL;
+	static const struct option lo[] = {
+		{ "salt", required_argument, NULL, OPT_SALT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "export", no_argument, NULL, OPT_EXPORT },
+		{ "force", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, format ? "fh" : "h", lo, NULL)) != -1) {
+		if (!format && (c == OPT_EXPORT || c == 'f'))
+			c = '?';   /* format's only */
+		switch (c) {
+		case OPT_SALT:
+			if (verity_hex_parse(optarg, o->salt, sizeof(o->salt), &o->salt_len) < 0)
+				return rb_usage("verity", "--salt: '%s' is not hex of at most 256 "
+						"bytes, or '-'", optarg);
+			o->have_salt = true;
+			break;
+		case OPT_EXPORT: o->export = true; break;
+		case 'f': o->force = true; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default: return rb_usage_option("verity", argv);
+		}
 	}
-	return RB_EXIT_OK;
+	return -1;
 }
 
 static int cmd_format(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "salt", required_argument, NULL, OPT_SALT },
-		{ "export", no_argument, NULL, OPT_EXPORT },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint8_t salt[VERITY_SALT_MAX], root[VERITY_DIGEST];
+	uint8_t root[VERITY_DIGEST];
 	char roothex[2 * VERITY_DIGEST + 1], salthex[2 * VERITY_SALT_MAX + 1];
 	char err[PATH_MAX + 256];
 	struct verity_params p;
-	bool force = false, export = false, have_salt = false;
-	size_t salt_len = 0;
-	int c, rc;
+	struct verity_opts o;
+	int rc = verity_opts(argc, argv, true, &o);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fh", lo, NULL)) != -1) {
-		switch (c) {
-		case OPT_SALT:
-			if (salt_opt(optarg, salt, sizeof(salt), &salt_len) < 0)
-				return RB_EXIT_USAGE;
-			have_salt = true;
-			break;
-		case OPT_EXPORT: export = true; break;
-		case 'f': force = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("verity", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 2)
 		return rb_usage("verity", "format needs IMAGE and HASHFILE");
-	rc = verity_format(argv[optind], argv[optind + 1], force, have_salt ? salt : NULL,
-			   salt_len, &p, root, err, sizeof(err));
+	rc = verity_format(argv[optind], argv[optind + 1], o.force, o.have_salt ? o.salt : NULL,
+			   o.salt_len, &p, root, err, sizeof(err));
 	if (rc < 0) {
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;
 	}
 	verity_hex(root, sizeof(root), roothex);
 	verity_hex(p.salt, p.salt_len, salthex);
-	if (export)
+	if (o.export)
 		printf("VERITY_ROOT_HASH=%s\nVERITY_SALT=%s\nVERITY_DATA_BLOCKS=%" PRIu64
 		       "\nVERITY_HASH_SIZE=%" PRIu64 "\n", roothex, salthex, p.data_blocks,
 		       verity_hash_file_size(p.data_blocks));
@@ -113,21 +114,17 @@ static int cmd_format(int argc, char **argv)
 		printf("root hash:   %s\nsalt:        %s\ndata blocks: %" PRIu64 " of 4096 bytes\n"
 		       "hash file:   %" PRIu64 " bytes\n", roothex, salthex, p.data_blocks,
 		       verity_hash_file_size(p.data_blocks));
-	return flush_stdout();
+	return RB_EXIT_OK;   /* main.c checks that it reached stdout */
 }
 
 /* Open a block device read-only, with its size. */
 static int open_blk(const char *path, uint64_t *size, dev_t *rdev, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	int fd = open_stat(path, &st, err, errlen), rc;
 
 	if (fd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		rc = rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
+		return fd;
 	if (!S_ISBLK(st.st_mode)) {
 		/* The kernel's table takes block devices only: a hash file
 		 * goes on a loop device (losetup -r). */
@@ -223,34 +220,17 @@ out:
 
 static int cmd_open(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "salt", required_argument, NULL, OPT_SALT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint8_t salt[VERITY_SALT_MAX], root[VERITY_DIGEST];
+	uint8_t root[VERITY_DIGEST];
 	char err[PATH_MAX + 256], node[PATH_MAX];
 	struct dm_verity_target t;
-	bool have_salt = false;
+	struct verity_opts o;
 	const char *name;
-	size_t salt_len = 0, root_len;
+	size_t root_len;
 	dev_t dev;
-	int c, rc;
+	int rc = verity_opts(argc, argv, false, &o);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case OPT_SALT:
-			if (salt_opt(optarg, salt, sizeof(salt), &salt_len) < 0)
-				return RB_EXIT_USAGE;
-			have_salt = true;
-			break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("verity", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 4)
 		return rb_usage("verity", "open needs DATA_DEV HASH_DEV ROOTHASH NAME");
 	if (strlen(argv[optind + 2]) != 2 * VERITY_DIGEST ||
@@ -261,8 +241,8 @@ static int cmd_open(int argc, char **argv)
 		return rb_usage("verity", "NAME: '%s' is not 1 to 127 characters of "
 				"[A-Za-z0-9._+-] (not starting with a dot)", name);
 	memset(&t, 0, sizeof(t));
-	rc = verity_target_prepare(argv[optind], argv[optind + 1], root, salt, salt_len, have_salt, &t, err,
-		     sizeof(err));
+	rc = verity_target_prepare(argv[optind], argv[optind + 1], root, o.salt, o.salt_len,
+				   o.have_salt, &t, err, sizeof(err));
 	if (rc == 0)
 		rc = dm_verity_create(name, &t, &dev, err, sizeof(err));
 	if (rc < 0) {
@@ -271,7 +251,7 @@ static int cmd_open(int argc, char **argv)
 	}
 	if (dm_node_path(name, node, sizeof(node)) == 0)
 		printf("%s\n", node);
-	return flush_stdout();
+	return RB_EXIT_OK;
 }
 
 static int cmd_close(int argc, char **argv)
@@ -295,19 +275,11 @@ static int cmd_close(int argc, char **argv)
 
 int cmd_verity(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
+	static const struct rb_subcmd subs[] = {
+		{ "format", cmd_format },
+		{ "open", cmd_open },
+		{ "close", cmd_close },
+	};
 
-	if (!sub)
-		return rb_usage("verity", "need format, open or close");
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "format"))
-		return cmd_format(argc - 1, argv + 1);
-	if (!strcmp(sub, "open"))
-		return cmd_open(argc - 1, argv + 1);
-	if (!strcmp(sub, "close"))
-		return cmd_close(argc - 1, argv + 1);
-	return rb_usage("verity", "unknown command '%s'", sub);
+	return rb_subcmd_run("verity", subs, ARRAY_SIZE(subs), usage, argc, argv);
 }

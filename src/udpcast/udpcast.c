@@ -438,9 +438,36 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 	return -EIO;
 }
 
+enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
+
+/* An option of serve that takes a value, into s: NULL, or what the
+ * value should have been. */
+static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
+{
+	switch (opt) {
+	case O_MINRX:
+		return parse_uint(arg, 1, 10000, &s->min_receivers) == 0 ? NULL :
+		       "a number from 1 to 10000";
+	case O_MAXWAIT:
+		s->have_max_wait = true;
+		return parse_uint(arg, 1, 86400, &s->max_wait) == 0 ? NULL :
+		       "a number of seconds from 1 to 86400";
+	case O_PORT:
+		return parse_portbase(arg, &s->portbase) == 0 ? NULL :
+		       "an even number from 1024 to 65534";
+	case O_IF:
+		s->interface = arg;
+		return udpcast_ifname_ok(arg) ? NULL : "a network interface name";
+	case O_FEC:
+		s->fec = arg;
+		return fec_ok(arg) ? NULL : "INTERLEAVExREDUNDANCY[/STRIPESIZE] (8x8/128)";
+	default:
+		return NULL;   /* not one of them */
+	}
+}
+
 int cmd_serve(int argc, char **argv)
 {
-	enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
 	static const struct option lo[] = {
 		{ "rate", required_argument, NULL, O_RATE },
 		{ "min-receivers", required_argument, NULL, O_MINRX },
@@ -457,11 +484,13 @@ int cmd_serve(int argc, char **argv)
 	sigset_t set, old;
 	struct stat st;
 	unsigned long session = 0;
-	int c, rc = 0, signo = 0;
+	int c, li = 0, rc = 0, signo = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", lo, &li)) != -1) {
+		const char *want;
+
 		switch (c) {
 		case O_RATE:
 			if (rate_arg("serve", "rate", optarg, UNIT_BITS, &s.rate) < 0)
@@ -470,45 +499,17 @@ int cmd_serve(int argc, char **argv)
 				return rb_usage("serve", "--rate: '%s' is no rate (no cap: leave --rate "
 						   "out)", optarg);
 			break;
-		case O_MINRX:
-			if (parse_uint(optarg, 1, 10000, &s.min_receivers) < 0)
-				return rb_usage("serve", "--min-receivers: '%s' is not a number from 1 "
-						   "to 10000", optarg);
+		case O_ONCE: s.once = true; break;
+		case 'v': rb_verbose = 1; break;
+		case 'h': serve_usage(stdout); return RB_EXIT_OK;
+		case O_MINRX: case O_MAXWAIT: case O_PORT: case O_IF: case O_FEC:
+			want = serve_opt(&s, c, optarg);
+			if (want)
+				return rb_usage("serve", "--%s: '%s' is not %s", lo[li].name, optarg,
+						want);
 			break;
-		case O_MAXWAIT:
-			if (parse_uint(optarg, 1, 86400, &s.max_wait) < 0)
-				return rb_usage("serve", "--max-wait: '%s' is not a number of seconds "
-						   "from 1 to 86400", optarg);
-			s.have_max_wait = true;
-			break;
-		case O_PORT:
-			if (parse_portbase(optarg, &s.portbase) < 0)
-				return rb_usage("serve", "--portbase: '%s' is not an even number from "
-						   "1024 to 65534", optarg);
-			break;
-		case O_IF:
-			if (!udpcast_ifname_ok(optarg))
-				return rb_usage("serve", "--interface: '%s' is not a network interface "
-						   "name", optarg);
-			s.interface = optarg;
-			break;
-		case O_FEC:
-			if (!fec_ok(optarg))
-				return rb_usage("serve", "--fec: '%s' is not INTERLEAVExREDUNDANCY"
-						   "[/STRIPESIZE] (8x8/128)", optarg);
-			s.fec = optarg;
-			break;
-		case O_ONCE:
-			s.once = true;
-			break;
-		case 'v':
-			rb_verbose = 1;
-			break;
-		case 'h':
-			serve_usage(stdout);
-			return RB_EXIT_OK;
 		default:
-			return rb_usage("serve", "unknown or incomplete option '%s'", argv[optind - 1]);
+			return rb_usage_option("serve", argv);
 		}
 	}
 	if (argc - optind != 1)
