@@ -326,14 +326,16 @@ static void serve_usage(FILE *out)
 	      "      --max-wait=S      start anyway S seconds after the first client\n"
 	      "                        joined, with fewer than N\n"
 	      "      --portbase=P      the even UDP port base, P and P+1 (default 9000)\n"
-	      "      --interface=IF    the network interface (default eth0)\n"
+	      "      --interface=IF    the network interface (default: udpcast's choice,\n"
+	      "                        an interface with an IPv4 address, one with a link\n"
+	      "                        first)\n"
 	      "      --fec=SPEC        forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
 	      "                        (8x8/128)\n"
 	      "      --once            one session, then exit with its outcome\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -h, --help            this help\n"
 	      "\n"
-	      "SIGTERM or SIGINT ends the running session and the command (exit 0).\n"
+	      "SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
 	      "Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
 	      out);
 }

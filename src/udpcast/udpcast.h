@@ -20,7 +20,9 @@
  * receive-timeout=S", every key optional. */
 struct udpcast_opts {
 	unsigned portbase;           /* 0: udpcast's default (9000) */
-	char interface[16];          /* "": udpcast's default (eth0) */
+	char interface[16];          /* "": udpcast's choice (an interface
+					 * with an IPv4 address, one with a
+					 * link first) */
 	unsigned start_timeout;      /* seconds */
 	unsigned receive_timeout;    /* seconds */
 };
