@@ -347,7 +347,6 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 	const char *manifest;
 	struct stat st;
 	pid_t pid;
-	int fd;
 
 	if (s->mode != BOOT_OFF) {
 		char msg[64];
@@ -381,15 +380,8 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 		rb_debug("recording a boot profile of %s in process %d", image, (int)pid);
 		return;
 	}
-	setsid();
-	signal(SIGHUP, SIG_IGN);
-	if (chdir("/") < 0)
+	if (rb_detach(false) < 0)
 		_exit(1);
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		dup2(fd, STDIN_FILENO);
-		dup2(fd, STDOUT_FILENO);
-	}
 	rb_set_cmd("profile");
 	_exit(profile_record_run(&o) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK);
 }

@@ -445,7 +445,7 @@ int do_prefetch(const struct boot_settings *s, const char *image,
 	struct load_opts o;
 	struct load_result *r;
 	pid_t pid;
-	int fd, rc, dfd;
+	int rc, dfd;
 
 	/* Written before the fork: the child rewrites it when done. */
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "prefetch");
@@ -462,19 +462,11 @@ int do_prefetch(const struct boot_settings *s, const char *image,
 		rb_debug("prefetch of %s in process %d", image, (int)pid);
 		return 0;
 	}
-	setsid();
-	signal(SIGHUP, SIG_IGN);
 	/* The report's directory, held open: the prefetch yields to the
 	 * boot and may end after the switch of root, when /run has moved. */
 	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (chdir("/") < 0)
+	if (rb_detach(true) < 0)
 		_exit(1);
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		dup2(fd, STDIN_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
 	if (logpath) {
 		int lfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 

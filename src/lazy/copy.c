@@ -21,7 +21,7 @@ static int copy_put(void *arg, const void *buf, uint64_t off, uint64_t len)
 
 	pthread_rwlock_rdlock(&c->wlock);
 	rc = c->copy_fd < 0 || bgread_pool_stopped(c->pool) ? -ECANCELED :
-		pwrite_all(c->copy_fd, buf, len, (off_t)off);
+		pwrite_full(c->copy_fd, buf, len, (off_t)off);
 	pthread_rwlock_unlock(&c->wlock);
 	return rc;
 }

@@ -137,7 +137,7 @@ static int stream_put(struct lazy *L, const void *buf, uint64_t off, uint64_t fi
 			return lazy_fail(L, LAZY_NOMEM, "%s", m);
 		*next_mem = off + BGREAD_MEM_STEP;
 	}
-	rc = pwrite_all(L->copy_fd, buf, fill, (off_t)off);
+	rc = pwrite_full(L->copy_fd, buf, fill, (off_t)off);
 	if (rc < 0)
 		return lazy_fail(L, rc == -ENOSPC ? LAZY_NOMEM : LAZY_DEST, "%s: write error at %"
 				 PRIu64 ": %s", L->r->copy, off, strerror(-rc));

@@ -5,27 +5,6 @@
 #include "lib/fdio.h"
 #include "lib/ramboot.h"
 
-int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 ssize_t pread_text(int fd, char *buf, size_t len)
 {
 	ssize_t n;

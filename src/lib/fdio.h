@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small descriptor helpers shared by the loader, the lazy copier and the
- * background readers: a whole positioned write, a small procfs or sysfs
+ * background readers (a whole positioned write is pwrite_full() of
+ * ramboot.h): a small procfs or sysfs
  * file read again from its start, a close that forgets the descriptor.
  */
 #ifndef RAMBOOT_FDIO_H
@@ -9,10 +10,6 @@
 
 #include <stddef.h>
 #include <sys/types.h>
-
-/* Write all of buf at off (EINTR and EAGAIN retried). 0 or -errno
- * (-EIO when the file takes nothing). */
-int pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* A small procfs or sysfs file from its start, NUL-terminated: the
  * bytes read (at most len - 1), or -errno (-EBADF for fd < 0). */

@@ -168,6 +168,12 @@ int blk_size(int fd, uint64_t *size);
  * 0 or -errno. */
 int blkid_fstype_fd(int fd, char *type, size_t len);
 
+/* In a child that outlives the boot's hook: a session of its own,
+ * SIGHUP ignored, "/" as its directory (nothing mounted stays busy),
+ * /dev/null as stdin and stdout (the hook reads the boot's stdout to
+ * its end) and, with quiet, as stderr too. 0, or -errno of chdir. */
+int rb_detach(bool quiet);
+
 double now_sec(void);                                  /* CLOCK_MONOTONIC */
 void nap_ms(long ms);
 /* Idle I/O priority for this process (and the threads it starts next);

@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -552,11 +553,34 @@ ambiguous:
 			 "write bits per second as 100Mbit, bytes as 12MiB/s", s);
 }
 
-int size_arg(const char *cmd, const char *opt, const char *val, enum unit_bare bare,
-	     uint64_t *out)
+int rb_detach(bool quiet)
+{
+	int fd;
+
+	setsid();
+	signal(SIGHUP, SIG_IGN);
+	if (chdir("/") < 0)
+		return -errno;
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		if (quiet)
+			dup2(fd, STDERR_FILENO);
+		/* dup2 leaves the copies without O_CLOEXEC */
+		if (fd > STDERR_FILENO)
+			(void)close(fd);
+	}
+	return 0;
+}
+
+/* An option's value through size_parse() or rate_parse(). */
+static int unit_arg(int (*parse)(const char *, enum unit_bare, uint64_t *, char *, size_t),
+		    const char *cmd, const char *opt, const char *val, enum unit_bare bare,
+		    uint64_t *out)
 {
 	char note[160];
-	int rc = size_parse(val, bare, out, note, sizeof(note));
+	int rc = parse(val, bare, out, note, sizeof(note));
 
 	if (rc < 0) {
 		rb_usage(cmd, "--%s: %s", opt, note);
@@ -567,19 +591,16 @@ int size_arg(const char *cmd, const char *opt, const char *val, enum unit_bare b
 	return 0;
 }
 
+int size_arg(const char *cmd, const char *opt, const char *val, enum unit_bare bare,
+	     uint64_t *out)
+{
+	return unit_arg(size_parse, cmd, opt, val, bare, out);
+}
+
 int rate_arg(const char *cmd, const char *opt, const char *val, enum unit_bare bare,
 	     uint64_t *out)
 {
-	char note[160];
-	int rc = rate_parse(val, bare, out, note, sizeof(note));
-
-	if (rc < 0) {
-		rb_usage(cmd, "--%s: %s", opt, note);
-		return rc;
-	}
-	if (rc > 0)
-		rb_warn("--%s=%s: deprecated spelling, write --%s=%s", opt, val, opt, note);
-	return 0;
+	return unit_arg(rate_parse, cmd, opt, val, bare, out);
 }
 
 const char *fmt_rate(uint64_t bytes_per_s, char *buf, size_t len)

@@ -443,6 +443,25 @@ static void usage(FILE *out)
 	      "write of the summary to stdout after the manifest is named is a warning.\n", out);
 }
 
+/* A manifest that publish replaces or keeps (PATH): true when it was
+ * read into m. One that cannot be read (but is there) keeps every hash
+ * file: the one it names is not known. */
+static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
+{
+	char err[PATH_MAX + 128];
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = manifest_load(path, m, err, sizeof(err));
+	if (rc == 0)
+		return true;
+	if (rc != -ENOENT) {
+		*keep_all = true;
+		rb_warn("%s: %s: no hash file is removed", path, err);
+	}
+	return false;
+}
+
 int cmd_publish(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -535,26 +554,12 @@ int cmd_publish(int argc, char **argv)
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;
 	}
-	memset(&prev, 0, sizeof(prev));
-	rc = manifest_load(mpath, &prev, err, sizeof(err));
-	if (rc == 0) {
-		have_prev = true;
-	} else if (rc != -ENOENT) {
-		keep_all = true;
-		rb_warn("%s: %s: no hash file is removed", mpath, err);
-	}
+	have_prev = old_manifest(mpath, &prev, &keep_all);
 	/* LTSP's backup of the image (`ltsp image` renames IMAGE to
 	 * IMAGE.old) keeps its manifest beside it, naming a hash file of
 	 * IMAGE's name: it must be there when `ltsp image --revert` swaps
 	 * them back. */
-	memset(&backup, 0, sizeof(backup));
-	rc = manifest_load(bpath, &backup, err, sizeof(err));
-	if (rc == 0) {
-		have_backup = true;
-	} else if (rc != -ENOENT) {
-		keep_all = true;
-		rb_warn("%s: %s: no hash file is removed", bpath, err);
-	}
+	have_backup = old_manifest(bpath, &backup, &keep_all);
 
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0)

@@ -269,6 +269,16 @@ static void put_text(const char *s)
 		putchar(text_is_ctl((unsigned char)*s) ? '?' : *s);
 }
 
+/* " (TEXT)" after a value, when there is a TEXT. */
+static void put_paren(const char *s)
+{
+	if (!s)
+		return;
+	printf(" (");
+	put_text(s);
+	putchar(')');
+}
+
 /* The report for a person: keys with a value only, byte counts also in
  * binary units, control characters as '?'. */
 static void print_report(const char *text)
@@ -376,22 +386,14 @@ static void print_lazy(const struct lazy_status *ls)
 			printf(" to ");
 			put_text(v[LK_TARGET]);
 		}
-		if (v[LK_COPY]) {
-			printf(" (");
-			put_text(v[LK_COPY]);
-			putchar(')');
-		}
+		put_paren(v[LK_COPY]);
 		putchar('\n');
 	}
 	printf("  state     ");
 	if (v[LK_GAVE_UP] || !strcmp(state, "gave-up")) {
 		printf("gave up: ");
 		put_text(v[LK_GAVE_UP] ? v[LK_GAVE_UP] : "unknown");
-		if (v[LK_ERROR]) {
-			printf(" (");
-			put_text(v[LK_ERROR]);
-			putchar(')');
-		}
+		put_paren(v[LK_ERROR]);
 	} else if (!strcmp(state, "switched") && v[LK_SWITCHED]) {
 		printf("switched at %s s", v[LK_SWITCHED]);
 	} else {
@@ -414,11 +416,7 @@ static void print_lazy(const struct lazy_status *ls)
 	if (v[LK_PROFILE] && strcmp(v[LK_PROFILE], "none")) {
 		printf("  profile   ");
 		put_text(v[LK_PROFILE]);
-		if (v[LK_PROFILE_FILE]) {
-			printf(" (");
-			put_text(v[LK_PROFILE_FILE]);
-			putchar(')');
-		}
+		put_paren(v[LK_PROFILE_FILE]);
 		putchar('\n');
 	}
 	printf("  timeline  ");
