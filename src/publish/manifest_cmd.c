@@ -48,7 +48,10 @@ static void manifest_usage(FILE *out)
 	      out);
 }
 
-int cmd_manifest(int argc, char **argv)
+/* The command line into req, *outpath and *hasharg: -1 to go on, else
+ * the exit code (--help, a usage error). */
+static int manifest_args(int argc, char **argv, struct publish_req *req, const char **outpath,
+			 const char **hasharg)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -61,40 +64,33 @@ int cmd_manifest(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
-	struct publish_made mk;
-	struct outfile of;
-	struct stat inputs[2];
-	size_t ninputs = 0;
-	const char *outpath = NULL, *hasharg = NULL;
-	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
-	int c, rc;
+	int c;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'o': outpath = optarg; break;
-		case 'd': req.decompress = optarg; break;
+		case 'o': *outpath = optarg; break;
+		case 'd': req->decompress = optarg; break;
 		case 'j':
-			if (parse_threads("manifest", optarg, &req.threads))
+			if (parse_threads("manifest", optarg, &req->threads))
 				return RB_EXIT_USAGE;
 			break;
 		case 'm':
-			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req.memlimit) < 0)
+			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;
 		case 'c':
-			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
+			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
 				return RB_EXIT_USAGE;
-			if (req.chunk_size && !manifest_chunk_size_ok(req.chunk_size))
+			if (req->chunk_size && !manifest_chunk_size_ok(req->chunk_size))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
-		case 'S': req.key = optarg; break;
+		case 'S': req->key = optarg; break;
 		case 'V':
-			req.verity = true;
-			hasharg = optarg;
+			req->verity = true;
+			*hasharg = optarg;
 			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
@@ -103,23 +99,99 @@ int cmd_manifest(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return rb_usage("manifest", "need one IMAGE");
-	if (strcmp(req.decompress, "auto") && !codec_by_name(req.decompress))
-		return rb_usage("manifest", "--decompress: unknown format '%s'", req.decompress);
-	if (req.verity && !req.chunk_size)
+	if (strcmp(req->decompress, "auto") && !codec_by_name(req->decompress))
+		return rb_usage("manifest", "--decompress: unknown format '%s'", req->decompress);
+	if (req->verity && !req->chunk_size)
 		return rb_usage("manifest", "--verity needs a version 2 manifest (--chunk-size "
 				   "other than 0)");
-	req.image = argv[optind];
-	if (req.verity) {
-		const char *slash = strrchr(req.image, '/');
+	req->image = argv[optind];
+	return -1;
+}
 
-		if (!hasharg) {
-			rc = snprintf(hname, sizeof(hname), "%s.verity", slash ? slash + 1 : req.image);
-			if (rc < 0 || (size_t)rc >= sizeof(hname)) {
-				rb_err("%s: name too long for a hash file beside it", req.image);
-				return RB_EXIT_FAIL;
-			}
-		} else if (publish_hash_name(req.image, hasharg, hname, sizeof(hname), err,
-					     sizeof(err)) < 0) {
+/* The hash tree's name beside the image: HASHFILE, else IMAGE.verity.
+ * 0, or -errno with the reason in err. */
+static int tree_name(const char *image, const char *hasharg, char *hname, size_t len, char *err,
+		     size_t errlen)
+{
+	const char *slash = strrchr(image, '/');
+	int rc;
+
+	if (hasharg)
+		return publish_hash_name(image, hasharg, hname, len, err, errlen);
+	rc = snprintf(hname, len, "%s.verity", slash ? slash + 1 : image);
+	if (rc < 0 || (size_t)rc >= len)
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a hash file "
+				 "beside it", image);
+	return 0;
+}
+
+/* What publish_make() made, written: the tree beside the image first,
+ * then the manifest (to OUT, replaced only once complete, or stdout),
+ * which names it. 0, or -errno with the reason in err. */
+static int manifest_write(const struct publish_req *req, const struct publish_made *mk,
+			  const char *outpath, char *err, size_t errlen)
+{
+	struct outfile of;
+	struct stat inputs[2];
+	size_t ninputs = 0;
+	int rc = 0;
+
+	/* Never over what was read: the image, the signing key. Its new
+	 * file is made first: a link at OUT is refused before the tree is
+	 * written. */
+	inputs[ninputs++] = mk->st;
+	if (req->key && stat(req->key, &inputs[ninputs]) == 0)
+		ninputs++;
+	if (outpath) {
+		rc = outfile_open_protect(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, inputs,
+					  ninputs, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (req->verity) {
+		const char *base;
+		int dirfd = publish_dir_open(req->image, &base);
+
+		rc = dirfd < 0 ? rb_errfmt(err, errlen, dirfd, "%s: cannot open its directory",
+					  req->image)
+			       : publish_write_at(dirfd, req->hash_name, mk->tree, mk->tree_len, true,
+						  &mk->st, err, errlen);
+		if (dirfd >= 0)
+			(void)close(dirfd);
+		if (rc < 0)
+			goto out;
+	}
+	if (!outpath) {
+		rc = write_all(STDOUT_FILENO, mk->text, mk->len);
+		return rc < 0 ? rb_errfmt(err, errlen, rc, "stdout: write error") : 0;
+	}
+	rc = write_all(of.fd, mk->text, mk->len);
+	if (rc == 0) {
+		rc = outfile_commit(&of);
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "%s: write error: %s", outpath, strerror(-rc));
+		return rc;
+	}
+	rb_errfmt(err, errlen, rc, "%s: write error: %s", outpath, strerror(-rc));
+out:
+	if (outpath)
+		outfile_abort(&of);
+	return rc;
+}
+
+int cmd_manifest(int argc, char **argv)
+{
+	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
+	struct publish_made mk;
+	const char *outpath = NULL, *hasharg = NULL;
+	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
+	int rc;
+
+	rc = manifest_args(argc, argv, &req, &outpath, &hasharg);
+	if (rc >= 0)
+		return rc;
+	if (req.verity) {
+		if (tree_name(req.image, hasharg, hname, sizeof(hname), err, sizeof(err)) < 0) {
 			rb_err("%s", err);
 			return RB_EXIT_FAIL;
 		}
@@ -128,60 +200,19 @@ int cmd_manifest(int argc, char **argv)
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0) {
 		rb_err("%s", err);
-		c = mk.exit;
+		rc = mk.exit;
 		if (mk.signo)
 			guard_reraise(mk.signo);
 		publish_made_free(&mk);
-		return c;
+		return rc;
 	}
 	/* The old manifest stays until the new one is complete and on disk:
-	 * a failed write never leaves clients without one. Its new file is
-	 * made first: a link at OUT is refused before the tree is written. */
-	/* Never over what was read: the image, the signing key. */
-	inputs[ninputs++] = mk.st;
-	if (req.key && stat(req.key, &inputs[ninputs]) == 0)
-		ninputs++;
-	if (outpath && outfile_open_protect(&of, outpath, 0644, OUTFILE_REPLACE | OUTFILE_SYNC,
-					    inputs, ninputs, err, sizeof(err)) < 0) {
-		publish_made_free(&mk);
+	 * a failed write never leaves clients without one. */
+	rc = manifest_write(&req, &mk, outpath, err, sizeof(err));
+	publish_made_free(&mk);
+	if (rc < 0) {
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;
 	}
-	if (req.verity) {
-		/* The tree first, the manifest that names it last. */
-		const char *base;
-		int dirfd = publish_dir_open(req.image, &base);
-
-		rc = dirfd < 0 ? rb_errfmt(err, sizeof(err), dirfd, "%s: cannot open its directory",
-					  req.image)
-			       : publish_write_at(dirfd, hname, mk.tree, mk.tree_len, true, &mk.st,
-						  err, sizeof(err));
-		if (dirfd >= 0)
-			(void)close(dirfd);
-		if (rc < 0) {
-			if (outpath)
-				outfile_abort(&of);
-			publish_made_free(&mk);
-			rb_err("%s", err);
-			return RB_EXIT_FAIL;
-		}
-	}
-	if (outpath) {
-		rc = write_all(of.fd, mk.text, mk.len);
-		if (rc == 0)
-			rc = outfile_commit(&of);
-		else
-			outfile_abort(&of);
-		if (rc < 0) {
-			publish_made_free(&mk);
-			rb_err("%s: write error: %s", outpath, strerror(-rc));
-			return RB_EXIT_FAIL;
-		}
-	} else if (write_all(STDOUT_FILENO, mk.text, mk.len) < 0) {
-		publish_made_free(&mk);
-		rb_err("stdout: write error");
-		return RB_EXIT_FAIL;
-	}
-	publish_made_free(&mk);
 	return RB_EXIT_OK;
 }

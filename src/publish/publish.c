@@ -462,7 +462,9 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
 	return false;
 }
 
-int cmd_publish(int argc, char **argv)
+/* The command line into req, and IMAGE checked: -1 to go on, else the
+ * exit code (--help, a usage error, no image file). */
+static int publish_args(int argc, char **argv, struct publish_req *req)
 {
 	static const struct option lo[] = {
 		{ "sign", required_argument, NULL, 'S' },
@@ -472,6 +474,47 @@ int cmd_publish(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct stat st;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S': req->key = optarg; break;
+		case 'V': req->verity = true; break;
+		case 'c':
+			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
+				return RB_EXIT_USAGE;
+			if (!manifest_chunk_size_ok(req->chunk_size))
+				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
+						   "from 64K to 1G", optarg);
+			break;
+		case 'm':
+			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage_option("publish", argv);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("publish", "need one IMAGE");
+	req->image = argv[optind];
+	if (stat(req->image, &st) < 0) {
+		rb_err("%s: %s", req->image, strerror(errno));
+		return RB_EXIT_FAIL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rb_err("%s: not a regular file (publish writes beside an image file)", req->image);
+		return RB_EXIT_FAIL;
+	}
+	return -1;
+}
+
+int cmd_publish(int argc, char **argv)
+{
 	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
 	struct publish_made mk;
 	struct manifest prev, backup;
@@ -484,44 +527,9 @@ int cmd_publish(int argc, char **argv)
 	bool have_prev = false, have_backup = false, keep_all = false;
 	int c, rc, dirfd;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'S': req.key = optarg; break;
-		case 'V': req.verity = true; break;
-		case 'c':
-			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req.chunk_size) < 0)
-				return RB_EXIT_USAGE;
-			if (!manifest_chunk_size_ok(req.chunk_size))
-				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
-						   "from 64K to 1G", optarg);
-			break;
-		case 'm':
-			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req.memlimit) < 0)
-				return RB_EXIT_USAGE;
-			break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage_option("publish", argv);
-		}
-	}
-	if (argc - optind != 1)
-		return rb_usage("publish", "need one IMAGE");
-	req.image = argv[optind];
-	{
-		struct stat st;
-
-		if (stat(req.image, &st) < 0) {
-			rb_err("%s: %s", req.image, strerror(errno));
-			return RB_EXIT_FAIL;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			rb_err("%s: not a regular file (publish writes beside an image file)",
-			       req.image);
-			return RB_EXIT_FAIL;
-		}
-	}
+	rc = publish_args(argc, argv, &req);
+	if (rc >= 0)
+		return rc;
 	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath) ||
 	    snprintf(bpath, sizeof(bpath), "%s.old.manifest", req.image) >= (int)sizeof(bpath))
 		return rb_usage("publish", "IMAGE: path too long");

@@ -138,15 +138,36 @@ static int load_manifest(const struct vboot_req *q, struct manifest *m, struct v
 }
 
 /* The setup itself (in the child). */
+/* The manifest's hash tree, beside the image, copied into our directory
+ * under the run directory (hcopy: its path there): the mapping must not
+ * read it from the network. 0 or -errno (r->error says why). */
+static int tree_in(const struct vboot_req *q, const struct manifest *m, char *hcopy,
+		   size_t len, struct vboot_res *r)
+{
+	char dir[PATH_MAX], src[PATH_MAX + 128];
+	const char *slash = strrchr(q->image, '/');
+	struct stat st;
+
+	if (snprintf(src, sizeof(src), "%.*s%s", slash ? (int)(slash - q->image + 1) : 0,
+		     q->image, m->verity_hash) >= (int)sizeof(src) ||
+	    snprintf(dir, sizeof(dir), "%s/" VBOOT_DIR, q->rundir) >= (int)sizeof(dir) ||
+	    snprintf(hcopy, len, "%s/%s", dir, m->verity_hash) >= (int)len)
+		return rb_errfmt(r->error, sizeof(r->error), -ENAMETOOLONG, "path too long");
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return rb_errfmt(r->error, sizeof(r->error), -errno, "%s: %s", dir, strerror(errno));
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return rb_errfmt(r->error, sizeof(r->error), -ENOTDIR, "%s: not a directory", dir);
+	return copy_tree(src, hcopy, verity_hash_file_size(m->size / VERITY_BLOCK), r->error,
+			 sizeof(r->error));
+}
+
 static int map(const struct vboot_req *q, struct vboot_res *r)
 {
 	uint8_t root[VERITY_DIGEST], salt[VERITY_SALT_MAX];
-	char dir[PATH_MAX], hcopy[PATH_MAX + 128], src[PATH_MAX + 128], ddev[PATH_MAX],
-	     hdev[PATH_MAX], lname[32];
+	char hcopy[PATH_MAX + 128], ddev[PATH_MAX], hdev[PATH_MAX], lname[32];
 	struct dm_verity_target t;
 	struct manifest m;
 	struct stat st;
-	const char *slash;
 	size_t root_len, salt_len;
 	int rc, hfd = -1, hloop = -1, dfd = -1, dloop = -1, nfd;
 	dev_t dev;
@@ -172,25 +193,7 @@ static int map(const struct vboot_req *q, struct vboot_res *r)
 	}
 	snprintf(r->root, sizeof(r->root), "%s", m.verity_root);
 
-	/* The tree, beside the image, into our directory. */
-	slash = strrchr(q->image, '/');
-	if (snprintf(src, sizeof(src), "%.*s%s", slash ? (int)(slash - q->image + 1) : 0,
-		     q->image, m.verity_hash) >= (int)sizeof(src) ||
-	    snprintf(dir, sizeof(dir), "%s/" VBOOT_DIR, q->rundir) >= (int)sizeof(dir) ||
-	    snprintf(hcopy, sizeof(hcopy), "%s/%s", dir, m.verity_hash) >= (int)sizeof(hcopy)) {
-		rc = rb_errfmt(r->error, sizeof(r->error), -ENAMETOOLONG, "path too long");
-		goto out;
-	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		rc = rb_errfmt(r->error, sizeof(r->error), -errno, "%s: %s", dir, strerror(errno));
-		goto out;
-	}
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		rc = rb_errfmt(r->error, sizeof(r->error), -ENOTDIR, "%s: not a directory", dir);
-		goto out;
-	}
-	rc = copy_tree(src, hcopy, verity_hash_file_size(m.size / VERITY_BLOCK), r->error,
-		       sizeof(r->error));
+	rc = tree_in(q, &m, hcopy, sizeof(hcopy), r);
 	if (rc < 0)
 		goto out;
 	copied = true;
