@@ -34,7 +34,7 @@ static const struct command {
 	{ "sign",     cmd_sign,     "sign a manifest, or check its signature" },
 	{ "serve",    cmd_serve,    "send an image to a whole lab at once: udp-sender sessions" },
 	{ "verity",   cmd_verity,   "write a dm-verity hash tree; open or close a verity mapping" },
-	{ "cache",    cmd_cache,    "write the chunk index of an image; compare two indexes" },
+	{ "cache",    cmd_cache,    "the local-disk image cache: init, refresh, status; chunk indexes" },
 };
 
 static void usage(FILE *out)

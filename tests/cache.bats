@@ -141,7 +141,7 @@ field() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"ramboot cache index [-o FILE] IMAGE"* ]]
 	[[ "$output" == *"ramboot cache diff OLD.cindex NEW.cindex"* ]]
-	[[ "$output" != *init* ]]
+	[[ "$output" == *"ramboot cache init [--label=LABEL] [--force] DEV"* ]]
 	run "$RAMBOOT_BIN" cache
 	[ "$status" -eq 2 ]
 	run "$RAMBOOT_BIN" cache bogus

@@ -13,18 +13,49 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "lib/ramboot.h"
 #include "lib/outfile.h"
+#include "lib/hex.h"
+#include "lib/sysutil.h"
 #include "format/cindex.h"
+#include "cache/cache.h"
 
 static void usage(FILE *out)
 {
-	fputs("Usage: ramboot cache index [-o FILE] IMAGE\n"
+	fputs("Usage: ramboot cache init [--label=LABEL] [--force] DEV\n"
+	      "       ramboot cache refresh --cache=DEV [--manifest=M [--signed [--keys=DIR]]]\n"
+	      "                             [--index=I] [--name=NAME] [--force] IMAGE\n"
+	      "       ramboot cache status --cache=DEV [--json] [NAME]\n"
+	      "       ramboot cache index [-o FILE] IMAGE\n"
 	      "       ramboot cache diff OLD.cindex NEW.cindex\n"
 	      "\n"
+	      "init: make DEV (a block device, or a regular file) a cache: an ext4 file\n"
+	      "  system (mkfs.ext4) labelled LABEL, and the cache's marker. A device that\n"
+	      "  is in use, carries the running root, or holds data (a file system or a\n"
+	      "  partition table that is not a cache made with this label) is refused. A\n"
+	      "  directory is made a cache without formatting anything.\n"
+	      "      --label=LABEL  the file system's label (default " CACHE_LABEL_DEFAULT ")\n"
+	      "      --force        format DEV even though it holds a file system\n"
+	      "refresh: fill the inactive slot of IMAGE in the cache from IMAGE, reading\n"
+	      "  from IMAGE only the chunks the active slot does not have; verify it; make\n"
+	      "  it active. Nothing is read but the manifest when the active slot holds\n"
+	      "  the image already.\n"
+	      "  -c, --cache=DEV     the cache: a block device, an image file, or the\n"
+	      "                      directory of a mounted cache\n"
+	      "  -m, --manifest=M    verify against the manifest M\n"
+	      "      --signed        M must be signed by a trusted key\n"
+	      "      --keys=DIR      the trusted public keys (default: the system's)\n"
+	      "  -i, --index=I       IMAGE's chunk index (default: computed from IMAGE)\n"
+	      "      --name=NAME     the image's name in the cache (default: IMAGE's)\n"
+	      "  -f, --force         start over a state that is not trusted\n"
+	      "status: each image in the cache (or NAME): the state, the active slot,\n"
+	      "  the generation, the image's sha256, the last refresh's bytes.\n"
+	      "      --json         as one JSON object\n"
 	      "index: write the chunk index of IMAGE (content-defined chunks of 16 to\n"
 	      "  256 KiB, 64 KiB on average, the offset, length and SHA-256 of each)\n"
 	      "  to stdout, or to FILE.\n"
@@ -34,7 +65,9 @@ static void usage(FILE *out)
 	      "    new: CHUNKS chunks, BYTES bytes\n"
 	      "    reused: CHUNKS chunks, BYTES bytes (PERCENT%)\n"
 	      "    fetch: CHUNKS chunks, BYTES bytes\n"
-	      "Exit codes: 0 ok, 1 runtime error (I/O, a malformed index), 2 usage.\n", out);
+	      "Exit codes: 0 ok (refresh: refreshed or up to date), 1 runtime error (I/O,\n"
+	      "  no room, a verification failure, a state not trusted, a malformed index;\n"
+	      "  status: a state not trusted), 2 usage.\n", out);
 }
 
 static int cmd_index(int argc, char **argv)
@@ -177,16 +210,258 @@ static int cmd_diff(int argc, char **argv)
 	return RB_EXIT_OK;
 }
 
+static int sub_init(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "label", required_argument, NULL, 'L' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cache_init_opts o = { NULL, false };
+	char err[PATH_MAX + 256];
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "fh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'L': o.label = optarg; break;
+		case 'f': o.force = true; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("cache", "init needs one DEV");
+	if (cache_init(argv[optind], &o, err, sizeof(err)) < 0) {
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	printf("cache: %s ready (label %s)\n", argv[optind], o.label ? o.label : CACHE_LABEL_DEFAULT);
+	return RB_EXIT_OK;
+}
+
+static int sub_refresh(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "cache", required_argument, NULL, 'c' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "index", required_argument, NULL, 'i' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "signed", no_argument, NULL, 'S' },
+		{ "keys", required_argument, NULL, 'K' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cache_refresh_opts o;
+	struct cache_refresh_result r;
+	const char *dev = NULL;
+	char err[PATH_MAX + 512];
+	struct cache ca;
+	int c, rc;
+
+	memset(&o, 0, sizeof(o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "c:m:i:fh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': dev = optarg; break;
+		case 'm': o.manifest = optarg; break;
+		case 'i': o.index = optarg; break;
+		case 'N': o.name = optarg; break;
+		case 'S': o.signed_only = true; break;
+		case 'K': o.keydir = optarg; break;
+		case 'f': o.force = true; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return rb_usage("cache", "refresh needs one IMAGE");
+	if (!dev)
+		return rb_usage("cache", "refresh needs --cache=DEV");
+	if ((o.signed_only || o.keydir) && !o.manifest)
+		return rb_usage("cache", "--signed and --keys need --manifest");
+	if (o.keydir && !o.signed_only)
+		return rb_usage("cache", "--keys needs --signed");
+	o.image = argv[optind];
+	if (cache_open(&ca, dev, true, err, sizeof(err)) < 0) {
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	rc = cache_refresh(&ca, &o, &r, err, sizeof(err));
+	cache_close(&ca);
+	if (rc < 0) {
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	printf("result: %s\nslot: %c\ngeneration: %" PRIu64 "\nsize: %" PRIu64 "\nsha256: %s\n"
+	       "bytes_network: %" PRIu64 "\nbytes_local: %" PRIu64 "\nbytes_indexed: %" PRIu64 "\n"
+	       "chunks_network: %u\nchunks_local: %u\nchunks_bad: %u\n",
+	       r.up_to_date ? "up to date" : "refreshed", cstate_slot_name(r.slot), r.generation,
+	       r.size, r.sha256, r.bytes_network, r.bytes_local, r.bytes_indexed,
+	       r.chunks_network, r.chunks_local, r.chunks_bad);
+	if (r.signed_by[0])
+		printf("signed_by: %s\n", r.signed_by);
+	return RB_EXIT_OK;
+}
+
+static const char *health_name(enum cache_health h)
+{
+	return h == CACHE_OK ? "ok" : h == CACHE_EMPTY ? "empty" : "corrupt";
+}
+
+static void print_status(const struct cache_image_status *s, bool json, bool first)
+{
+	const struct cstate *st = &s->st;
+	char sha[65] = "", esc[1024];
+	bool act = s->health == CACHE_OK && st->active >= 0;
+
+	if (act)
+		hex_encode(st->slot[st->active].sha256, 32, sha);
+	if (json) {
+		json_escape(esc, sizeof(esc), s->name);
+		printf("%s{\"name\":\"%s\",\"state\":\"%s\"", first ? "" : ",", esc,
+		       health_name(s->health));
+		if (s->health == CACHE_CORRUPT) {
+			json_escape(esc, sizeof(esc), s->why);
+			printf(",\"why\":\"%s\"", esc);
+		}
+		if (s->health == CACHE_OK) {
+			printf(",\"generation\":%" PRIu64 ",\"active\":", st->generation);
+			if (act)
+				printf("\"%c\",\"size\":%" PRIu64 ",\"sha256\":\"%s\",\"manifest\":%s",
+				       cstate_slot_name(st->active), st->slot[st->active].size, sha,
+				       st->slot[st->active].has_manifest ? "true" : "false");
+			else
+				printf("null");
+			printf(",\"refreshed\":%" PRId64 ",\"bytes_network\":%" PRIu64
+			       ",\"bytes_local\":%" PRIu64, st->refreshed, st->bytes_network,
+			       st->bytes_local);
+		}
+		if (s->interrupted >= 0)
+			printf(",\"interrupted\":\"%c\"}", cstate_slot_name(s->interrupted));
+		else
+			printf(",\"interrupted\":null}");
+		return;
+	}
+	printf("%simage: %s\nstate: %s\n", first ? "" : "\n", s->name, health_name(s->health));
+	if (s->health == CACHE_CORRUPT)
+		printf("why: %s\n", s->why);
+	if (s->health == CACHE_OK) {
+		printf("generation: %" PRIu64 "\n", st->generation);
+		if (act)
+			printf("active: %c\nsize: %" PRIu64 "\nsha256: %s\nmanifest: %s\n",
+			       cstate_slot_name(st->active), st->slot[st->active].size, sha,
+			       st->slot[st->active].has_manifest ? "yes" : "no");
+		else
+			printf("active: none\n");
+		printf("refreshed: %" PRId64 "\nbytes_network: %" PRIu64 "\nbytes_local: %" PRIu64
+		       "\n", st->refreshed, st->bytes_network, st->bytes_local);
+	}
+	if (s->interrupted >= 0)
+		printf("interrupted: slot %c (written after the state: a refresh that did not "
+		       "finish)\n", cstate_slot_name(s->interrupted));
+	else
+		printf("interrupted: no\n");
+}
+
+static int sub_status(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "cache", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dev = NULL, *only = NULL;
+	char err[PATH_MAX + 256], esc[PATH_MAX * 2];
+	struct cache_image_status s;
+	struct dirent *e;
+	struct cache ca;
+	bool json = false, first = true;
+	int c, fd, rc = RB_EXIT_OK;
+	DIR *d;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': dev = optarg; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return RB_EXIT_OK;
+		default:
+			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1)
+		return rb_usage("cache", "status takes one NAME at most");
+	if (!dev)
+		return rb_usage("cache", "status needs --cache=DEV");
+	only = argc > optind ? argv[optind] : NULL;
+	if (cache_open(&ca, dev, false, err, sizeof(err)) < 0) {
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
+	}
+	fd = openat(ca.root, CACHE_IMAGES, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		rb_err("%s: %s/: %s", dev, CACHE_IMAGES, strerror(errno));
+		if (fd >= 0)
+			(void)close(fd);
+		cache_close(&ca);
+		return RB_EXIT_FAIL;
+	}
+	if (json) {
+		json_escape(esc, sizeof(esc), dev);
+		printf("{\"cache\":\"%s\",\"images\":[", esc);
+	} else {
+		printf("cache: %s (%s)\n\n", dev, ca.how);
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || (only && strcmp(e->d_name, only)))
+			continue;
+		if (cache_image_status(&ca, e->d_name, &s) < 0) {
+			rb_err("%s: %s", e->d_name, s.why);
+			rc = RB_EXIT_FAIL;
+			continue;
+		}
+		if (s.health == CACHE_CORRUPT)
+			rc = RB_EXIT_FAIL;
+		print_status(&s, json, first);
+		first = false;
+	}
+	(void)closedir(d);
+	cache_close(&ca);
+	if (json)
+		printf("]}\n");
+	else if (first)
+		printf("no image%s%s\n", only ? " named " : "", only ? only : "");
+	if (only && first)
+		rc = RB_EXIT_FAIL;
+	return rc;
+}
+
 int cmd_cache(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : NULL;
 
 	if (!sub)
-		return rb_usage("cache", "need index or diff");
+		return rb_usage("cache", "need init, refresh, status, index or diff");
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		usage(stdout);
 		return RB_EXIT_OK;
 	}
+	if (!strcmp(sub, "init"))
+		return sub_init(argc - 1, argv + 1);
+	if (!strcmp(sub, "refresh"))
+		return sub_refresh(argc - 1, argv + 1);
+	if (!strcmp(sub, "status"))
+		return sub_status(argc - 1, argv + 1);
 	if (!strcmp(sub, "index"))
 		return cmd_index(argc - 1, argv + 1);
 	if (!strcmp(sub, "diff"))

@@ -219,13 +219,13 @@ int loopdev_change_fd(int fd, int newfd)
 
 /* LOOP_CONFIGURE in one step (Linux 5.8), else LOOP_SET_FD and
  * LOOP_SET_STATUS64 for the flags. */
-static int loop_bind(int lfd, int bfd)
+static int loop_bind(int lfd, int bfd, bool ro)
 {
 	struct loop_config cfg;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.fd = (unsigned)bfd;
-	cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+	cfg.info.lo_flags = (ro ? LO_FLAGS_READ_ONLY : 0) | LO_FLAGS_AUTOCLEAR;
 	if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOTTY)
@@ -243,6 +243,12 @@ static int loop_bind(int lfd, int bfd)
 
 int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd)
 {
+	return loopdev_attach(bfd, true, name, len, loopfd);
+}
+
+int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd)
+{
+	int mode = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	char ctl[PATH_MAX], dev[PATH_MAX];
 	int cfd, lfd, n, rc = -EBUSY, tries;
 
@@ -263,17 +269,17 @@ int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd)
 		rc = rb_path(dev, sizeof(dev), "/dev/loop%d", n);
 		if (rc < 0)
 			break;
-		lfd = open(dev, O_RDONLY | O_CLOEXEC);
+		lfd = open(dev, mode);
 		if (lfd < 0 && errno == ENOENT) {
 			/* No devtmpfs node yet (a fixture /dev): make it. */
 			(void)mknod(dev, S_IFBLK | 0600, makedev(7, (unsigned)n));
-			lfd = open(dev, O_RDONLY | O_CLOEXEC);
+			lfd = open(dev, mode);
 		}
 		if (lfd < 0) {
 			rc = -errno;
 			break;
 		}
-		rc = loop_bind(lfd, bfd);
+		rc = loop_bind(lfd, bfd, ro);
 		if (rc == 0) {
 			if ((size_t)snprintf(name, len, "loop%d", n) >= len) {
 				(void)close(lfd);   /* autoclear: detached with it */

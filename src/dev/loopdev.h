@@ -74,4 +74,7 @@ int loopdev_change_fd(int fd, int newfd);
  * returned *loopfd, a mapping or a mount on it) closes it. Its name
  * ("loop4") in name. 0 or -errno. */
 int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd);
+/* The same, read-write when ro is false (bfd open for writing): a file
+ * system image in a regular file, mounted through it. */
+int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd);
 #endif

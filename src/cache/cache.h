@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The local-disk image cache (docs/cache.md): a file system on a device
+ * the admin names, prepared by cache_init(), holding for each image two
+ * slots (A/B) and a state file (format/cstate.h) that says which slot is
+ * active. cache_refresh() fills the inactive slot from a new version of
+ * the image, reading locally every chunk the active slot already has,
+ * verifies it, and only then commits the state: the active slot and the
+ * state are never written by a refresh, so a refresh stopped anywhere
+ * (a kill, a power cut, ENOSPC, EIO) leaves the old image and the old
+ * state, and the next refresh starts over.
+ *
+ * The layout, in the cache's root:
+ *
+ *   ramboot-cache             the marker: "ramboot-cache 1\n"
+ *   images/NAME/state         the state of image NAME (cstate.h)
+ *   images/NAME/a, b          the slots: the raw image, as loop-mounted
+ *   images/NAME/a.cindex ...  each slot's chunk index (format/cindex.h)
+ *   images/NAME/a.manifest .. each slot's manifest, as read (signed or not)
+ *
+ * The state names the image (size, SHA-256) and the SHA-256 of the side
+ * files of each slot, so that a side file that does not match is seen.
+ */
+#ifndef RAMBOOT_CACHE_H
+#define RAMBOOT_CACHE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/cstate.h"
+
+#define CACHE_MARKER        "ramboot-cache"
+#define CACHE_MARKER_TEXT   "ramboot-cache 1\n"
+#define CACHE_IMAGES        "images"
+#define CACHE_STATE         "state"
+#define CACHE_LABEL_DEFAULT "ramboot-cache"   /* the file system's label */
+#define CACHE_FSTYPE        "ext4"
+
+/* An open cache: its root directory, and what holds it mounted. */
+struct cache {
+	int root;                 /* the root directory, O_RDONLY */
+	int mnt;                  /* the detached mount (fsmount), or -1 */
+	int loop;                 /* the loop device over an image file, or -1 */
+	char what[PATH_MAX];      /* the path given, for messages */
+	char how[32];             /* "directory", "file", "block device" */
+};
+
+/*
+ * Open the cache at path: a block device or a regular file holding the
+ * file system cache_init() made (mounted privately: a detached mount, no
+ * mount point, gone with the process even after a kill), or a directory
+ * (a cache mounted by someone else, or made by cache_init() in a
+ * directory). Mounting needs CAP_SYS_ADMIN. The marker must be there.
+ * 0 or -errno with err.
+ */
+int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen);
+void cache_close(struct cache *c);
+
+struct cache_init_opts {
+	const char *label;        /* NULL: CACHE_LABEL_DEFAULT */
+	bool force;               /* over a file system ramboot did not make */
+};
+/* Prepare a cache at path (see docs/cache.md, "ramboot cache init"). */
+int cache_init(const char *path, const struct cache_init_opts *o, char *err, size_t errlen);
+
+struct cache_refresh_opts {
+	const char *image;        /* the new image (a file or block device) */
+	const char *manifest;     /* its manifest, or NULL */
+	const char *index;        /* its chunk index, or NULL: computed */
+	const char *name;         /* the image's name in the cache, NULL: IMAGE's */
+	bool signed_only;         /* the manifest must be signed (trust/sign.h) */
+	const char *keydir;       /* the trusted keys, NULL: the system's */
+	bool force;               /* a corrupt state is started over */
+};
+
+struct cache_refresh_result {
+	bool up_to_date;          /* the active slot holds the image already */
+	int slot;                 /* the active slot now: 0 (a) or 1 (b) */
+	uint64_t generation;
+	uint64_t size;
+	uint64_t bytes_network;   /* chunks read from the image */
+	uint64_t bytes_local;     /* chunks copied from the active slot */
+	uint64_t bytes_indexed;   /* read from the image to index it */
+	uint32_t chunks_network, chunks_local;
+	uint32_t chunks_bad;      /* local copies that failed their hash */
+	char sha256[65];
+	char signed_by[96];       /* "NAME KEYID" with signed_only */
+};
+
+/* Refresh the image o->image into the cache c (opened rw). 0 or -errno
+ * with err; on failure the state and the active slot are as they were. */
+int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
+		  struct cache_refresh_result *r, char *err, size_t errlen);
+
+enum cache_health { CACHE_EMPTY, CACHE_OK, CACHE_CORRUPT };
+
+struct cache_image_status {
+	char name[NAME_MAX + 1];
+	enum cache_health health;
+	char why[256];            /* CACHE_CORRUPT: the reason */
+	struct cstate st;         /* CACHE_OK */
+	int interrupted;          /* a slot written after the state, or -1 */
+};
+
+/* The state of image name in the cache c, checked as a refresh checks
+ * it (the state's own check, the active slot's side files). 0, or -errno
+ * when the cache cannot be read. */
+int cache_image_status(struct cache *c, const char *name, struct cache_image_status *s);
+
+/* The image's directory: its name checked (one component, not hidden),
+ * created when create is set. 0 or -errno with err. */
+int cache_image_dir(struct cache *c, const char *name, bool create, int *dirfd, char *err,
+		    size_t errlen);
+
+#endif

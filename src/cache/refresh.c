@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ramboot cache refresh: fill the inactive slot of an image from a new
+ * version of it, chunk by chunk (format/cindex.h), verify it, commit.
+ *
+ * The order is what makes it safe (cache.h): the active slot and the
+ * state are only read until the very last step, the state's commit (a
+ * rename, lib/outfile), and that step comes after the new slot is on the
+ * disk (fsync) and was read back from it and found to be the image.
+ *
+ *   1. the state, and the active slot's index (checked against it);
+ *   2. the manifest, under the signature policy: the same image as the
+ *      active slot's is "up to date", and nothing else is read;
+ *   3. the new image's index (given, or computed from the image);
+ *   4. each chunk of the new image: from the active slot when its index
+ *      has that hash and the bytes read have it too (a rotted or altered
+ *      local copy is read from the image instead), else from the image;
+ *      every chunk hashed before it is written to the inactive slot;
+ *   5. fsync, the page cache of the slot dropped, the slot hashed again
+ *      from the disk by the loader (load_hash_only): its size, SHA-256
+ *      and chunk hashes against the manifest, and the SHA-256 against the
+ *      one of the chunks written;
+ *   6. the slot's side files (index, manifest), then the state:
+ *      generation + 1, the new slot active.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/hex.h"
+#include "lib/outfile.h"
+#include "lib/sha256.h"
+#include "format/cindex.h"
+#include "format/manifest.h"
+#include "trust/sign.h"
+#include "load/load.h"
+#include "cache/cache.h"
+#include "cache/cacheint.h"
+
+/* A chunk of the active slot, found by its hash. */
+struct have {
+	uint8_t sha256[32];
+	uint64_t off;
+	uint32_t len;
+};
+
+struct refresh {
+	const struct cache_refresh_opts *o;
+	struct cache_refresh_result *r;
+	int dir;                      /* the image's directory, locked */
+	struct cstate st;             /* the state as read */
+	struct cindex old;            /* the active slot's index */
+	struct cindex new;            /* the new image's index */
+	struct manifest m;
+	bool have_m;
+	char *mtext;                  /* the manifest's bytes, as read */
+	size_t mlen;
+	int ifd;                      /* the image */
+	int afd;                      /* the active slot */
+	int sfd;                      /* the slot being written */
+	int target;                   /* its number */
+	uint8_t sum[32];              /* SHA-256 of the chunks as written */
+	char *err;
+	size_t errlen;
+};
+
+/* The manifest under the signature policy, as `ramboot load` reads it:
+ * the one place this command calls it. */
+static int manifest_policy(const char *path, const struct cache_refresh_opts *o,
+			   struct manifest *m, char *who, size_t wholen, char *err, size_t errlen)
+{
+	struct sign_who w;
+	int rc;
+
+	if (!o->signed_only)
+		return manifest_load_chunks(path, m, err, errlen);
+	rc = sign_manifest_load(path, o->keydir, m, &w, err, errlen);
+	if (rc == 0)
+		snprintf(who, wholen, "%s %s", w.name, w.keyid);
+	return rc;
+}
+
+/* Read the manifest once; the policy checks and parses those very bytes
+ * (through a memfd), which are the bytes kept beside the slot. */
+static int read_manifest(struct refresh *f)
+{
+	const char *path = f->o->manifest;
+	char why[512], proc[64];
+	struct stat st;
+	ssize_t n;
+	int fd, mfd, rc;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = fd < 0 ? -errno : -EINVAL;
+		if (fd >= 0)
+			(void)close(fd);
+		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", path,
+				 rc == -EINVAL ? "not a regular file" : strerror(-rc));
+	}
+	f->mtext = malloc(MANIFEST_HARD_MAX + 1);
+	if (!f->mtext) {
+		(void)close(fd);
+		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
+	}
+	n = read_full(fd, f->mtext, MANIFEST_HARD_MAX + 1);
+	(void)close(fd);              /* read only */
+	if (n < 0)
+		return rb_errfmt(f->err, f->errlen, (int)n, "%s: %s", path, strerror((int)-n));
+	f->mlen = (size_t)n;
+	mfd = memfd_create("manifest", MFD_CLOEXEC);
+	if (mfd < 0)
+		return rb_errfmt(f->err, f->errlen, -errno, "memfd: %s", strerror(errno));
+	rc = write_all(mfd, f->mtext, f->mlen);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", mfd);
+	if (rc == 0)
+		rc = manifest_policy(proc, f->o, &f->m, f->r->signed_by, sizeof(f->r->signed_by),
+				     why, sizeof(why));
+	(void)close(mfd);
+	if (rc < 0)
+		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", path, why);
+	f->have_m = true;
+	return 0;
+}
+
+static int cmp_have(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+/* The new image's index: given, or computed from the image. */
+static int new_index(struct refresh *f)
+{
+	char why[PATH_MAX + 256];
+	int rc;
+
+	if (f->o->index) {
+		rc = cindex_load(f->o->index, &f->new, why, sizeof(why));
+	} else {
+		rc = cindex_build(f->ifd, &f->new, why, sizeof(why));
+		if (rc == 0)
+			f->r->bytes_indexed = f->new.size;
+	}
+	if (rc < 0)
+		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", f->o->index ? f->o->index :
+				 f->o->image, why);
+	if (f->have_m && f->new.size != f->m.size)
+		return rb_errfmt(f->err, f->errlen, -EINVAL, "the index is of %" PRIu64 " bytes, the "
+				 "manifest of %" PRIu64, f->new.size, f->m.size);
+	return 0;
+}
+
+/* The canonical text of an index and its SHA-256. */
+static int index_text(const struct cindex *ci, char **text, size_t *len, uint8_t sum[32])
+{
+	ssize_t n;
+
+	*text = malloc(cindex_text_max(ci->n) + 1);
+	if (!*text)
+		return -ENOMEM;
+	n = cindex_format(ci, *text, cindex_text_max(ci->n) + 1);
+	if (n < 0)
+		return (int)n;
+	*len = (size_t)n;
+	sha256(*text, *len, sum);
+	return 0;
+}
+
+static int open_slots(struct refresh *f)
+{
+	char name[16];
+	struct stat s, a, img;
+	int rc;
+
+	f->target = f->st.active < 0 ? 0 : 1 - f->st.active;
+	if (f->st.active >= 0) {
+		cache_slot_name(f->st.active, NULL, name, sizeof(name));
+		f->afd = openat(f->dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (f->afd < 0 || fstat(f->afd, &a) < 0 || !S_ISREG(a.st_mode)) {
+			/* No local copy after all: everything from the image. */
+			rb_warn("slot %s: %s; every chunk is read from the image", name,
+				f->afd < 0 ? strerror(errno) : "not a regular file");
+			close_fd(&f->afd);
+		}
+	}
+	cache_slot_name(f->target, NULL, name, sizeof(name));
+	f->sfd = openat(f->dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (f->sfd < 0) {
+		rc = -errno;
+		return rb_errfmt(f->err, f->errlen, rc, "slot %s: %s", name, rc == -ELOOP ?
+				 "is a symbolic link; not written through it" : strerror(-rc));
+	}
+	if (fstat(f->sfd, &s) < 0 || !S_ISREG(s.st_mode))
+		return rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s: not a regular file; not "
+				 "written", name);
+	if (f->afd >= 0 && a.st_dev == s.st_dev && a.st_ino == s.st_ino)
+		return rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s is the active slot (a hard "
+				 "link); not written", name);
+	if (fstat(f->ifd, &img) == 0 && img.st_dev == s.st_dev && img.st_ino == s.st_ino)
+		return rb_errfmt(f->err, f->errlen, -EINVAL, "%s is slot %s itself", f->o->image,
+				 name);
+	/* From here on the slot is not what the state says it holds (status
+	 * sees it newer than the state). The space is taken at once: a cache
+	 * too small fails now, not after most of the copy. */
+	if (ftruncate(f->sfd, 0) < 0)
+		return rb_errfmt(f->err, f->errlen, -errno, "slot %s: %s", name, strerror(errno));
+	if (f->new.size && fallocate(f->sfd, 0, 0, (off_t)f->new.size) < 0) {
+		rc = -errno;
+		if (rc != -EOPNOTSUPP)
+			return rb_errfmt(f->err, f->errlen, rc, "slot %s: no room for %" PRIu64
+					 " bytes: %s", name, f->new.size, strerror(-rc));
+		if (ftruncate(f->sfd, (off_t)f->new.size) < 0)
+			return rb_errfmt(f->err, f->errlen, -errno, "slot %s: %s", name,
+					 strerror(errno));
+	}
+	return 0;
+}
+
+/* Step 4: every chunk, hashed, into the slot. */
+static int fill(struct refresh *f)
+{
+	struct have *have = NULL, key, *h;
+	struct cache_refresh_result *r = f->r;
+	struct sha256 all;
+	uint8_t md[32];
+	uint32_t i, nh = 0, maxlen = 0;
+	uint8_t *buf;
+	ssize_t n;
+	int rc = 0;
+
+	for (i = 0; i < f->new.n; i++)
+		if (f->new.chunk[i].len > maxlen)
+			maxlen = f->new.chunk[i].len;
+	buf = malloc(maxlen ? maxlen : 1);
+	if (f->afd >= 0 && f->old.n)
+		have = malloc((size_t)f->old.n * sizeof(*have));
+	if (!buf || (f->afd >= 0 && f->old.n && !have)) {
+		free(buf);
+		free(have);
+		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
+	}
+	if (have) {
+		for (i = 0; i < f->old.n; i++) {
+			memcpy(have[i].sha256, f->old.chunk[i].sha256, 32);
+			have[i].off = f->old.chunk[i].off;
+			have[i].len = f->old.chunk[i].len;
+		}
+		nh = f->old.n;
+		qsort(have, nh, sizeof(*have), cmp_have);
+	}
+	sha256_init(&all);
+	for (i = 0; i < f->new.n && rc == 0; i++) {
+		const struct cindex_chunk *c = &f->new.chunk[i];
+		bool got = false;
+
+		memcpy(key.sha256, c->sha256, 32);
+		h = have ? bsearch(&key, have, nh, sizeof(*have), cmp_have) : NULL;
+		if (h && h->len == c->len) {
+			/* Re-hashed after the read: the disk may have rotted or
+			 * been altered since the slot was verified. */
+			n = pread_full(f->afd, buf, c->len, (off_t)h->off);
+			if (n == (ssize_t)c->len) {
+				sha256(buf, c->len, md);
+				got = !memcmp(md, c->sha256, 32);
+			}
+			if (!got && r->chunks_bad++ < 3)
+				rb_warn("slot %c: the chunk at %" PRIu64 " %s; read from the image",
+					cstate_slot_name(f->st.active), h->off,
+					n == (ssize_t)c->len ? "does not match its hash" :
+					"cannot be read");
+			if (got) {
+				r->bytes_local += c->len;
+				r->chunks_local++;
+			}
+		}
+		if (!got) {
+			n = pread_full(f->ifd, buf, c->len, (off_t)c->off);
+			if (n != (ssize_t)c->len) {
+				rc = rb_errfmt(f->err, f->errlen, n < 0 ? (int)n : -EIO, "%s: at %" PRIu64
+					       ": %s", f->o->image, c->off, n < 0 ? strerror((int)-n) :
+					       "shorter than its index");
+				break;
+			}
+			sha256(buf, c->len, md);
+			if (memcmp(md, c->sha256, 32)) {
+				rc = rb_errfmt(f->err, f->errlen, -EINVAL, "%s: the chunk at %" PRIu64
+					       " does not match the index (not the indexed image, "
+					       "or it changed)", f->o->image, c->off);
+				break;
+			}
+			r->bytes_network += c->len;
+			r->chunks_network++;
+		}
+		sha256_update(&all, buf, c->len);
+		rc = pwrite_all(f->sfd, buf, c->len, (off_t)c->off);
+		if (rc < 0)
+			rc = rb_errfmt(f->err, f->errlen, rc, "slot %c: write error at %" PRIu64 ": %s",
+				       cstate_slot_name(f->target), c->off, strerror(-rc));
+	}
+	sha256_final(&all, f->sum);
+	free(buf);
+	free(have);
+	return rc;
+}
+
+/* Step 5: the slot from the disk, by the loader's hasher. */
+static int verify(struct refresh *f)
+{
+	char proc[64], want[65];
+	struct load_opts lo;
+	struct load_result lr;
+	uint8_t (*chunk)[32] = NULL;
+	uint64_t csize = 0;
+	int rc;
+
+	if (fsync(f->sfd) < 0)
+		return rb_errfmt(f->err, f->errlen, -errno, "slot %c: fsync: %s",
+				 cstate_slot_name(f->target), strerror(errno));
+	/* Clean pages dropped: what is read next comes from the disk. */
+	(void)posix_fadvise(f->sfd, 0, 0, POSIX_FADV_DONTNEED);
+	hex_encode(f->sum, 32, want);
+	if (f->have_m && strcmp(want, f->m.sha256))
+		return rb_errfmt(f->err, f->errlen, -EINVAL, "%s: the image is not the one its "
+				 "manifest describes (sha256 %s, the manifest says %s); the state "
+				 "is untouched", f->o->image, want, f->m.sha256);
+	if (f->have_m && f->m.chunk && f->m.nchunks) {
+		chunk = malloc((size_t)f->m.nchunks * sizeof(*chunk));
+		if (!chunk)
+			return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
+		csize = f->m.chunk_size;
+	}
+	load_opts_init(&lo);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->sfd);
+	lo.source = proc;
+	lo.decompress = "none";
+	lo.progress = PROGRESS_NONE;
+	rc = load_hash_only(&lo, &lr, csize, chunk, chunk ? f->m.nchunks : 0);
+	if (rc != RB_EXIT_OK)
+		rc = rb_errfmt(f->err, f->errlen, -EIO, "slot %c: cannot be read back: %s",
+			       cstate_slot_name(f->target), lr.error);
+	else if (lr.bytes_out != f->new.size || strcmp(lr.sha256, want) ||
+		 (chunk && (lr.chunks != f->m.nchunks ||
+			    memcmp(chunk, f->m.chunk, (size_t)f->m.nchunks * sizeof(*chunk)))))
+		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "slot %c: verification failed: the "
+			       "bytes read back are not the image written%s; the state is "
+			       "untouched", cstate_slot_name(f->target),
+			       f->have_m ? " and its manifest" : "");
+	free(chunk);
+	if (rc == 0)
+		memcpy(f->r->sha256, want, sizeof(want));
+	return rc;
+}
+
+static int write_side(struct refresh *f, const char *suffix, const char *text, size_t len)
+{
+	char name[16];
+	struct outfile of;
+	int rc;
+
+	cache_slot_name(f->target, suffix, name, sizeof(name));
+	if (!text) {
+		if (unlinkat(f->dir, name, 0) < 0 && errno != ENOENT)
+			return rb_errfmt(f->err, f->errlen, -errno, "%s: %s", name, strerror(errno));
+		return 0;
+	}
+	rc = outfile_openat(&of, f->dir, name, 0644, OUTFILE_REPLACE | OUTFILE_SYNC, NULL, f->err,
+			    f->errlen);
+	if (rc < 0)
+		return rc;
+	rc = write_all(of.fd, text, len);
+	if (rc == 0)
+		rc = outfile_commit(&of);
+	else
+		outfile_abort(&of);
+	if (rc < 0)
+		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", name, strerror(-rc));
+	return 0;
+}
+
+/* Steps 6: the side files, then the state. */
+static int commit(struct refresh *f, const char *itext, size_t ilen, const uint8_t isum[32])
+{
+	struct cstate ns = f->st;
+	struct cstate_slot *sl = &ns.slot[f->target];
+	int rc;
+
+	rc = write_side(f, ".cindex", itext, ilen);
+	if (rc == 0)
+		rc = write_side(f, ".manifest", f->have_m ? f->mtext : NULL, f->mlen);
+	if (rc < 0)
+		return rc;
+	memset(sl, 0, sizeof(*sl));
+	sl->used = true;
+	sl->size = f->new.size;
+	memcpy(sl->sha256, f->sum, 32);
+	memcpy(sl->cindex_sha256, isum, 32);
+	if (f->have_m) {
+		sl->has_manifest = true;
+		sha256(f->mtext, f->mlen, sl->manifest_sha256);
+	}
+	ns.generation = f->st.generation + 1;
+	ns.active = f->target;
+	ns.refreshed = (int64_t)time(NULL);
+	ns.bytes_network = f->r->bytes_network;
+	ns.bytes_local = f->r->bytes_local;
+	rc = cache_state_commit(f->dir, &ns, f->err, f->errlen);
+	if (rc == 0) {
+		f->r->generation = ns.generation;
+		f->r->slot = ns.active;
+	}
+	return rc;
+}
+
+/* Steps 1 and 2: the state and the manifest. 1 when up to date. */
+static int start(struct refresh *f, struct cache *c, const char *name)
+{
+	const struct cache_refresh_opts *o = f->o;
+	char why[512];
+	int rc;
+
+	rc = cache_image_dir(c, name, true, &f->dir, f->err, f->errlen);
+	if (rc < 0)
+		return rc;
+	if (flock(f->dir, LOCK_EX | LOCK_NB) < 0)
+		return rb_errfmt(f->err, f->errlen, errno == EWOULDBLOCK ? -EBUSY : -errno,
+				 "%s: another refresh of this image is running", name);
+	rc = cache_state_read(f->dir, &f->st, &f->old, why, sizeof(why));
+	if (rc == -ENOENT) {
+		rc = 0;
+	} else if (rc < 0) {
+		if (!o->force || rc == -ENOMEM)
+			return rb_errfmt(f->err, f->errlen, rc, "%s: the state is not trusted: %s "
+					 "(--force starts the state over)", name, why);
+		rb_warn("%s: the state is not trusted (%s): started over", name, why);
+		memset(&f->st, 0, sizeof(f->st));
+		f->st.active = -1;
+		rc = 0;
+	}
+	if (o->manifest && (rc = read_manifest(f)) < 0)
+		return rc;
+	if (f->have_m && f->st.active >= 0) {
+		const struct cstate_slot *a = &f->st.slot[f->st.active];
+		char hex[65];
+
+		hex_encode(a->sha256, 32, hex);
+		if (a->size == f->m.size && !strcmp(hex, f->m.sha256)) {
+			f->r->up_to_date = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
+		  struct cache_refresh_result *r, char *err, size_t errlen)
+{
+	struct refresh f;
+	const char *name = o->name, *slash;
+	char *itext = NULL;
+	size_t ilen = 0;
+	uint8_t isum[32];
+	struct stat st;
+	uint64_t isize;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	memset(&f, 0, sizeof(f));
+	f.o = o;
+	f.r = r;
+	f.err = err;
+	f.errlen = errlen;
+	f.dir = f.ifd = f.afd = f.sfd = -1;
+	f.st.active = -1;
+	if (!name) {
+		slash = strrchr(o->image, '/');
+		name = slash ? slash + 1 : o->image;
+	}
+	rc = start(&f, c, name);
+	if (rc == 1) {
+		r->slot = f.st.active;
+		r->generation = f.st.generation;
+		r->size = f.m.size;
+		snprintf(r->sha256, sizeof(r->sha256), "%s", f.m.sha256);
+		rc = 0;
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	f.ifd = open(o->image, O_RDONLY | O_CLOEXEC);
+	if (f.ifd < 0 || fstat(f.ifd, &st) < 0) {
+		rc = rb_errfmt(err, errlen, -errno, "%s: %s", o->image, strerror(errno));
+		goto out;
+	}
+	if (S_ISBLK(st.st_mode) ? blk_size(f.ifd, &isize) < 0 : !S_ISREG(st.st_mode)) {
+		rc = rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file or a block device",
+			       o->image);
+		goto out;
+	}
+	if (S_ISREG(st.st_mode))
+		isize = (uint64_t)st.st_size;
+	if ((rc = new_index(&f)) < 0)
+		goto out;
+	if (isize != f.new.size) {
+		rc = rb_errfmt(err, errlen, -EINVAL, "%s: %" PRIu64 " bytes, its index says %" PRIu64,
+			       o->image, isize, f.new.size);
+		goto out;
+	}
+	r->size = f.new.size;
+	rc = index_text(&f.new, &itext, &ilen, isum);
+	if (rc < 0) {
+		rc = rb_errfmt(err, errlen, rc, "the index: %s", strerror(-rc));
+		goto out;
+	}
+	/* Without a manifest, the same index is the same image. */
+	if (!f.have_m && f.st.active >= 0 &&
+	    !memcmp(isum, f.st.slot[f.st.active].cindex_sha256, 32)) {
+		r->up_to_date = true;
+		r->slot = f.st.active;
+		r->generation = f.st.generation;
+		hex_encode(f.st.slot[f.st.active].sha256, 32, r->sha256);
+		goto out;
+	}
+	if ((rc = open_slots(&f)) < 0 || (rc = fill(&f)) < 0 || (rc = verify(&f)) < 0)
+		goto out;
+	rc = commit(&f, itext, ilen, isum);
+out:
+	/* The room back: the slot was not valid anyway. */
+	if (rc < 0 && f.sfd >= 0 && ftruncate(f.sfd, 0) < 0)
+		rb_debug("slot %c: not truncated: %s", cstate_slot_name(f.target), strerror(errno));
+	close_fd(&f.sfd);
+	close_fd(&f.afd);
+	close_fd(&f.ifd);
+	close_fd(&f.dir);             /* the lock goes with it */
+	free(itext);
+	free(f.mtext);
+	if (f.have_m)
+		manifest_free(&f.m);
+	cindex_free(&f.old);
+	cindex_free(&f.new);
+	return rc;
+}
