@@ -302,7 +302,7 @@ static int fill(struct refresh *f)
 			r->chunks_network++;
 		}
 		sha256_update(&all, buf, c->len);
-		rc = pwrite_all(f->sfd, buf, c->len, (off_t)c->off);
+		rc = pwrite_full(f->sfd, buf, c->len, (off_t)c->off);
 		if (rc < 0)
 			rc = rb_errfmt(f->err, f->errlen, rc, "slot %c: write error at %" PRIu64 ": %s",
 				       cstate_slot_name(f->target), c->off, strerror(-rc));
