@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,50 +40,6 @@ void load_opts_init(struct load_opts *o)
 	o->progress = PROGRESS_AUTO;
 	o->stall_timeout = LOAD_STALL_TIMEOUT;
 	o->retries = LOAD_RETRIES;
-}
-
-int load_exit_code(enum load_err e)
-{
-	switch (e) {
-	case LOAD_OK: return RB_EXIT_OK;
-	case LOAD_USAGE: return RB_EXIT_USAGE;
-	case LOAD_NOMEM: return RB_EXIT_NOMEM;
-	default: return RB_EXIT_FAIL;
-	}
-}
-
-int load_fail(struct run *u, enum load_err e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (u->r->err == LOAD_OK) {
-		u->r->err = e;
-		va_start(ap, fmt);
-		vsnprintf(u->r->error, sizeof(u->r->error), fmt, ap);
-		va_end(ap);
-	}
-	return load_exit_code(u->r->err);
-}
-
-/* The signal or stall the guard saw wins over what it caused (a read
- * error, a short image). */
-static int guard_outcome(struct run *u)
-{
-	int signo = 0;
-
-	switch (guard_fired(u->guard, &signo)) {
-	case GUARD_SIGNAL:
-		u->r->err = LOAD_OK;
-		u->r->signo = signo;
-		return load_fail(u, LOAD_SIGNAL, "interrupted by signal %d (%s)", signo,
-				 strsignal(signo));
-	case GUARD_STALL:
-		u->r->err = LOAD_OK;
-		return load_fail(u, LOAD_STALL, "%s: no data for %.0f s (--stall-timeout); "
-				 "the source stalled", u->o->source, u->o->stall_timeout);
-	default:
-		return 0;
-	}
 }
 
 static int load_manifest(struct run *u)
@@ -207,7 +162,7 @@ static int pipe_outcome(struct run *u, struct pipe *p, int rc)
 	const char *src = u->o->source, *dst = u->r->dest_path[0] ? u->r->dest_path : "output";
 	const char *msg = p->error_msg[0] ? p->error_msg : strerror(-rc);
 
-	if (guard_outcome(u))
+	if (load_guard_outcome(u))
 		return load_exit_code(u->r->err);
 	switch (p->error_where) {
 	case PS_READ:
@@ -440,12 +395,7 @@ static int setup_guarded(struct run *u)
 				pthread_detach(t);
 				guard_target(u->guard, NULL, NULL, NULL);
 				u->r->reader_stuck = !atomic_load(&st->done);
-				rc = guard_outcome(u);
-				if (u->r->err == LOAD_STALL)
-					snprintf(u->r->error, sizeof(u->r->error), "%s: no data for "
-						 "%.0f s (--stall-timeout); the source stalled",
-						 u->o->source, u->o->stall_timeout);
-				return rc;   /* st stays with the thread */
+				return load_guard_outcome(u);   /* st stays with the thread */
 			}
 		}
 		guard_target(u->guard, NULL, NULL, NULL);
@@ -498,12 +448,12 @@ static int run_stages(struct run *u)
 		return rc;
 	if (o->prefetch)
 		return prefetch_run(u);
-	if ((rc = check_memory(u)) != 0 || (rc = guard_outcome(u)) != 0)
+	if ((rc = check_memory(u)) != 0 || (rc = load_guard_outcome(u)) != 0)
 		return rc;
 	announce(u);
 	if (o->tmpfs && (rc = sink_mount_tmpfs(u)) != 0)
 		return rc;
-	if ((rc = sink_open(u)) != 0 || (rc = guard_outcome(u)) != 0)
+	if ((rc = sink_open(u)) != 0 || (rc = load_guard_outcome(u)) != 0)
 		return rc;
 	/* A manifest bounds the output exactly (size 0 included); a block
 	 * device by its size. */
@@ -532,7 +482,7 @@ static int run_stages(struct run *u)
 	}
 	if (rc != 0)
 		return rc;
-	if ((rc = guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
+	if ((rc = load_guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
 		return rc;
 	return sink_commit(u);
 }
@@ -555,7 +505,7 @@ int load_run(const struct load_opts *o, struct load_result *r)
 		u.guard = &guard;
 
 	rc = run_stages(&u);
-	if (rc == 0 && (rc = guard_outcome(&u)) != 0)
+	if (rc == 0 && (rc = load_guard_outcome(&u)) != 0)
 		sink_undo(&u);
 	else if (rc != 0)
 		sink_undo(&u);
@@ -595,7 +545,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 	ck.count = room;
 	if (rc == 0 && (rc = setup_guarded(&u)) == 0 &&
 	    (rc = run_pipe(&u, true, false, 0, chunk_size ? &ck : NULL)) == 0)
-		rc = guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
+		rc = load_guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);
 	r->seconds = now_sec() - t0;
