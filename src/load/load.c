@@ -27,7 +27,7 @@
 #include "codec/pipe.h"
 #include "load/progress.h"
 #include "format/squashfs.h"
-#include "trust/sign.h"
+#include "trust/policy.h"
 #include "udpcast/udpcast.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
@@ -42,29 +42,24 @@ void load_opts_init(struct load_opts *o)
 	o->retries = LOAD_RETRIES;
 }
 
+/* --sha256 and --manifest, under the verification policy (--signed). */
 static int load_manifest(struct run *u)
 {
 	const struct load_opts *o = u->o;
-	char err[256];
+	const struct trust_policy p = {
+		.sha256 = o->sha256, .manifest = o->manifest, .signed_only = o->signed_only,
+		.keydir = o->keydir, .chunks = true,
+	};
+	const struct trust_want w = {
+		.sha256 = u->want_sha, .man = &u->man, .have_man = &u->have_man,
+		.signed_by = u->r->signed_by, .signed_by_len = sizeof(u->r->signed_by),
+	};
+	char err[512];
+	enum run_err e = trust_policy_read(&p, &w, err, sizeof(err));
 
-	if (o->sha256 && sha256_hex_parse(o->sha256, u->want_sha) < 0)
-		return load_fail(u, LOAD_USAGE, "--sha256: need 64 hex digits");
-	if (!o->manifest)
-		return 0;
-	if (o->signed_only) {
-		struct sign_who who;
-
-		if (sign_manifest_load(o->manifest, o->keydir, &u->man, &who, err, sizeof(err)) < 0)
-			return load_fail(u, LOAD_SIGNATURE, "%s: %s", o->manifest, err);
-		snprintf(u->r->signed_by, sizeof(u->r->signed_by), "%s %s", who.name, who.keyid);
-	} else if (manifest_load_chunks(o->manifest, &u->man, err, sizeof(err)) < 0) {
-		return load_fail(u, LOAD_MANIFEST, "%s: %s", o->manifest, err);
-	}
-	u->have_man = true;
-	u->chunked = u->man.version >= 2;
-	if (o->sha256 && strcmp(u->want_sha, u->man.sha256))
-		return load_fail(u, LOAD_USAGE, "--sha256 and --manifest disagree");
-	memcpy(u->want_sha, u->man.sha256, sizeof(u->want_sha));
+	if (e != RUN_OK)
+		return load_fail(u, e, "%s", err);
+	u->chunked = u->have_man && u->man.version >= 2;
 	return 0;
 }
 
@@ -487,6 +482,33 @@ static int run_stages(struct run *u)
 	return sink_commit(u);
 }
 
+/* A run begins with nothing opened, and the guard first: from then on a
+ * signal is a cancellation. */
+static void run_begin(struct run *u, const struct load_opts *o, struct load_result *r,
+		      struct guard *guard)
+{
+	memset(r, 0, sizeof(*r));
+	memset(u, 0, sizeof(*u));
+	u->o = o;
+	u->r = r;
+	u->src.fd = u->snk.fd = -1;
+	u->snk.zram_id = -1;
+	if (guard_start(guard, o->stall_timeout, o->heartbeat_ms) == 0)
+		u->guard = guard;
+}
+
+/* It ends with what it read closed and its time taken. */
+static void run_end(struct run *u, double t0)
+{
+	u->r->seconds = now_sec() - t0;
+	if (!u->r->codec)
+		u->r->codec = u->src.codec ? u->src.codec->name : "none";
+	source_close(u);
+	manifest_free(&u->man);
+	if (u->guard)
+		guard_stop(u->guard);
+}
+
 int load_run(const struct load_opts *o, struct load_result *r)
 {
 	struct guard guard;
@@ -494,28 +516,13 @@ int load_run(const struct load_opts *o, struct load_result *r)
 	double t0 = now_sec();
 	int rc;
 
-	memset(r, 0, sizeof(*r));
-	memset(&u, 0, sizeof(u));
-	u.o = o;
-	u.r = r;
-	u.src.fd = u.snk.fd = -1;
-	u.snk.zram_id = -1;
-	/* The guard first: from here on a signal is a cancellation. */
-	if (guard_start(&guard, o->stall_timeout, o->heartbeat_ms) == 0)
-		u.guard = &guard;
-
+	run_begin(&u, o, r, &guard);
 	rc = run_stages(&u);
-	if (rc == 0 && (rc = load_guard_outcome(&u)) != 0)
+	if (rc == 0)
+		rc = load_guard_outcome(&u);
+	if (rc != 0)
 		sink_undo(&u);
-	else if (rc != 0)
-		sink_undo(&u);
-	r->seconds = now_sec() - t0;
-	if (!r->codec)
-		r->codec = u.src.codec ? u.src.codec->name : "none";
-	source_close(&u);
-	manifest_free(&u.man);
-	if (u.guard)
-		guard_stop(&guard);
+	run_end(&u, t0);
 	return rc;
 }
 
@@ -528,14 +535,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 	double t0 = now_sec();
 	int rc = 0;
 
-	memset(r, 0, sizeof(*r));
-	memset(&u, 0, sizeof(u));
-	u.o = o;
-	u.r = r;
-	u.src.fd = u.snk.fd = -1;
-	u.snk.zram_id = -1;
-	if (guard_start(&guard, o->stall_timeout, o->heartbeat_ms) == 0)
-		u.guard = &guard;
+	run_begin(&u, o, r, &guard);
 	u.snk.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (u.snk.fd < 0)
 		rc = load_fail(&u, LOAD_DEST, "/dev/null: %s", strerror(errno));
@@ -548,11 +548,6 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 		rc = load_guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);
-	r->seconds = now_sec() - t0;
-	if (!r->codec)
-		r->codec = u.src.codec ? u.src.codec->name : "none";
-	source_close(&u);
-	if (u.guard)
-		guard_stop(&guard);
+	run_end(&u, t0);
 	return rc;
 }
