@@ -14,7 +14,7 @@
 #include "bgread/yield.h"
 #include "dev/loopdev.h"
 #include "lib/fdio.h"
-#include "lib/hex.h"
+#include "lib/memroom.h"
 #include "lib/report.h"
 #include "trust/policy.h"
 
@@ -252,7 +252,7 @@ static int open_loop(struct lazy *L)
 
 static int check_memory(struct lazy *L)
 {
-	char p[PATH_MAX], a[32], b[32], c[32];
+	char p[PATH_MAX], msg[200];
 	uint64_t avail;
 	int rc;
 
@@ -264,10 +264,8 @@ static int check_memory(struct lazy *L)
 	rc = bgread_mem_available(L->meminfo_fd, &avail);
 	if (rc < 0)
 		return lazy_fail(L, LAZY_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
-	if (!bgread_mem_ok(avail, L->size, L->o->min_free))
-		return lazy_fail(L, LAZY_NOMEM, "not enough memory: image %s, MemAvailable %s, "
-				 "reserve %s", fmt_size(L->size, a, sizeof(a)),
-				 fmt_size(avail, b, sizeof(b)), fmt_size(L->o->min_free, c, sizeof(c)));
+	if (!mem_room(avail, L->size, 0, L->o->min_free, msg, sizeof(msg)))
+		return lazy_fail(L, LAZY_NOMEM, "%s", msg);
 	return 0;
 }
 

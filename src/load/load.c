@@ -23,6 +23,7 @@
 
 #include "lib/ramboot.h"
 #include "lib/hex.h"
+#include "lib/memroom.h"
 #include "load/loadint.h"
 #include "codec/pipe.h"
 #include "load/progress.h"
@@ -74,7 +75,7 @@ static int check_memory(struct run *u)
 {
 	uint64_t avail, need, dec;
 	struct codec_cfg cfg;
-	char a[32], b[32], c[32];
+	char msg[200];
 	int rc;
 
 	if (u->have_man) {
@@ -91,11 +92,8 @@ static int check_memory(struct run *u)
 	rb_debug("MemAvailable %" PRIu64 ", image %" PRIu64 " (%s), decoder %" PRIu64
 		 ", reserve %" PRIu64, avail, need, u->src.estimate_exact ? "exact" :
 		 need ? "estimate" : "unknown", dec, u->o->min_free);
-	if (avail < u->o->min_free || avail - u->o->min_free < need ||
-	    avail - u->o->min_free - need < dec)
-		return load_fail(u, LOAD_NOMEM, "not enough memory: image %s, MemAvailable %s, "
-				 "reserve %s", need ? fmt_size(need, a, sizeof(a)) : "of unknown size",
-				 fmt_size(avail, b, sizeof(b)), fmt_size(u->o->min_free, c, sizeof(c)));
+	if (!mem_room(avail, need, dec, u->o->min_free, msg, sizeof(msg)))
+		return load_fail(u, LOAD_NOMEM, "%s", msg);
 	return 0;
 }
 
