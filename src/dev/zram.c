@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,14 @@ int zram_disksize(int id, uint64_t *bytes)
 		return rc;
 	*bytes = strtoull(buf, NULL, 10);
 	return 0;
+}
+
+int zram_set_disksize(int id, uint64_t bytes)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%" PRIu64, bytes);
+	return zram_set(id, "disksize", v);
 }
 
 int zram_is_initialised(int id)

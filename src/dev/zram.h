@@ -23,6 +23,10 @@ int zram_get(int id, const char *attr, char *buf, size_t len);
 int zram_set(int id, const char *attr, const char *val);
 /* disksize in bytes (0: not initialised). */
 int zram_disksize(int id, uint64_t *bytes);
+/* Size a free device: disksize in bytes (the kernel rounds it up to
+ * whole pages, and takes it once: reset undoes it). 0 or -errno
+ * (-ENOMEM: no memory for it). */
+int zram_set_disksize(int id, uint64_t bytes);
 /* 1 when the device has a disksize (initialised), 0 when free, -errno. */
 int zram_is_initialised(int id);
 /* "/dev/zram3" -> 3; -EINVAL when the path is not a zram node. */

@@ -60,7 +60,7 @@ static void copy_tick(void *arg)
 }
 
 /* The pool's reason to stop, as the run's. */
-static enum lazy_err copy_err(const struct bgread_stats *st)
+static enum run_err copy_err(const struct bgread_stats *st)
 {
 	switch (st->why) {
 	case BGREAD_DONE: return LAZY_OK;
@@ -102,7 +102,7 @@ int lazy_run_copy(struct lazy *L)
 {
 	struct copy *c = L->cp;
 	struct bgread_stats st;
-	enum lazy_err e;
+	enum run_err e;
 	int rc;
 
 	c->pool = copy_pool(L);

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/runerr.h"
+
 #define LAZY_TMPFS_DIR "/run/ramboot/ram"     /* below the root prefix */
 #define LAZY_STATUS "/run/ramboot/lazy"       /* below the root prefix */
 #define LAZY_WAIT_POLL_MS 50                  /* --wait-loop: sysfs looked at this often */
@@ -70,28 +72,35 @@ struct lazy_opts {
 
 void lazy_opts_init(struct lazy_opts *o);
 
-/* Why a run gave up; stable names for the status file. */
-enum lazy_err {
-	LAZY_OK,
-	LAZY_USAGE,       /* bad settings (exit 2) */
-	LAZY_SOURCE,      /* the image cannot be opened or read */
-	LAZY_LOOP,        /* no suitable loop device, or it changed */
-	LAZY_NOLOOP,      /* --wait-loop: none appeared in time */
-	LAZY_MANIFEST,    /* the manifest cannot be read */
-	LAZY_DEST,        /* the RAM copy cannot be made or written */
-	LAZY_NOMEM,       /* MemAvailable would drop below the reserve (exit 3) */
-	LAZY_STALL,       /* the source stopped delivering */
-	LAZY_SIZE,        /* the image size is not the manifest's */
-	LAZY_HASH,        /* the copy's SHA-256 is not the one asked for */
-	LAZY_CHANGED,     /* the image changed while it was copied */
-	LAZY_SWITCH,      /* LOOP_CHANGE_FD refused */
-	LAZY_SIGNAL,      /* interrupted by a signal */
-	LAZY_SIGNATURE,   /* --signed: the manifest is not signed by a trusted key
-			   * (the loader's LOAD_SIGNATURE) */
-};
+/* Why a run gave up. The categories are lib/runerr.h's, one list with
+ * the loader's (LAZY_SIGNATURE is the loader's LOAD_SIGNATURE); these are
+ * the ones the copier meets. Their names (lazy_err_name(): the status
+ * file's gave_up) and exit codes (lazy_exit_code()) are runerr.h's. */
+#define LAZY_OK        RUN_OK
+#define LAZY_USAGE     RUN_USAGE      /* bad settings (exit 2) */
+#define LAZY_SOURCE    RUN_SOURCE     /* the image cannot be opened or read */
+#define LAZY_LOOP      RUN_LOOP       /* no suitable loop device, or it changed */
+#define LAZY_NOLOOP    RUN_NOLOOP     /* --wait-loop: none appeared in time */
+#define LAZY_MANIFEST  RUN_MANIFEST   /* the manifest cannot be read */
+#define LAZY_DEST      RUN_DEST       /* the RAM copy cannot be made or written */
+#define LAZY_NOMEM     RUN_NOMEM      /* MemAvailable would drop below the reserve (exit 3) */
+#define LAZY_STALL     RUN_STALL      /* the source stopped delivering */
+#define LAZY_SIZE      RUN_SIZE       /* the image size is not the manifest's */
+#define LAZY_HASH      RUN_HASH       /* the copy's SHA-256 is not the one asked for */
+#define LAZY_CHANGED   RUN_CHANGED    /* the image changed while it was copied */
+#define LAZY_SWITCH    RUN_SWITCH     /* LOOP_CHANGE_FD refused */
+#define LAZY_SIGNAL    RUN_SIGNAL     /* interrupted by a signal */
+#define LAZY_SIGNATURE RUN_SIGNATURE  /* --signed: the manifest is not signed by a trusted key */
 
-const char *lazy_err_name(enum lazy_err e);
-int lazy_exit_code(enum lazy_err e);
+static inline const char *lazy_err_name(enum run_err e)
+{
+	return run_err_name(e);
+}
+
+static inline int lazy_exit_code(enum run_err e)
+{
+	return run_err_exit(e);
+}
 
 /* Why the copy was made from the image although a stream was asked for
  * (--udpcast); stable names for the status file. None of these is a
@@ -119,7 +128,7 @@ enum lazy_fallback lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok
 /* What happened, as far as the run got. Times are seconds since boot
  * (CLOCK_BOOTTIME), 0 when the step was not reached. */
 struct lazy_result {
-	enum lazy_err err;
+	enum run_err err;
 	char error[512];
 	int signo;                 /* with LAZY_SIGNAL */
 	uint64_t size;             /* the image */

@@ -106,11 +106,11 @@ struct lazy {
 
 /* run.c */
 double lazy_boottime(void);
-/* Record the first failure; returns its exit code. */
-int lazy_fail(struct lazy *L, enum lazy_err e, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Record the first failure; returns its exit code (lib/runerr.h). */
+#define lazy_fail(L, ...) run_fail(RUN_ERROR((L)->r), __VA_ARGS__)
 /* The signal or stall the guard saw, as the run's failure; 0: none. */
-int lazy_guard_outcome(struct lazy *L);
+#define lazy_guard_outcome(L) \
+	run_guard_outcome(RUN_ERROR((L)->r), (L)->guard, (L)->o->image, (L)->o->stall_timeout)
 void lazy_close_all(struct lazy *L);
 
 /* status.c */

@@ -14,9 +14,9 @@
 #include "bgread/yield.h"
 #include "dev/loopdev.h"
 #include "lib/fdio.h"
-#include "lib/hex.h"
+#include "lib/memroom.h"
 #include "lib/report.h"
-#include "trust/sign.h"
+#include "trust/policy.h"
 
 /* ---- preparation: every check and every open ---- */
 
@@ -66,34 +66,32 @@ static int open_status(struct lazy *L)
 	return 0;
 }
 
+/* --sha256 and --manifest, under the verification policy (--signed);
+ * the chunk hashes check a stream as it comes (--udpcast). */
+static int read_policy(struct lazy *L)
+{
+	const struct lazy_opts *o = L->o;
+	const struct trust_policy p = {
+		.sha256 = o->sha256, .manifest = o->manifest, .signed_only = o->signed_only,
+		.keydir = o->keydir, .chunks = o->udpcast != NULL,
+	};
+	const struct trust_want w = {
+		.sha256 = L->want_sha, .man = &L->man, .have_man = &L->have_man,
+		.signed_by = L->r->signed_by, .signed_by_len = sizeof(L->r->signed_by),
+	};
+	char err[512];
+	enum run_err e = trust_policy_read(&p, &w, err, sizeof(err));
+
+	return e != RUN_OK ? lazy_fail(L, e, "%s", err) : 0;
+}
+
 static int open_image(struct lazy *L)
 {
 	const struct lazy_opts *o = L->o;
-	char err[256];
 	int rc;
 
-	if (o->sha256 && sha256_hex_parse(o->sha256, L->want_sha) < 0)
-		return lazy_fail(L, LAZY_USAGE, "--sha256: need 64 hex digits");
-	if (o->manifest && o->signed_only) {
-		struct sign_who who;
-
-		if (sign_manifest_load(o->manifest, o->keydir, &L->man, &who, err, sizeof(err)) < 0)
-			return lazy_fail(L, LAZY_SIGNATURE, "%s: %s", o->manifest, err);
-		/* The whole-image hash is what the copy is checked against;
-		 * the chunk hashes check a stream as it comes (--udpcast). */
-		if (!o->udpcast)
-			manifest_free(&L->man);
-		snprintf(L->r->signed_by, sizeof(L->r->signed_by), "%s %s", who.name, who.keyid);
-	} else if (o->manifest && (o->udpcast ? manifest_load_chunks : manifest_load)
-		   (o->manifest, &L->man, err, sizeof(err)) < 0) {
-		return lazy_fail(L, LAZY_MANIFEST, "%s: %s", o->manifest, err);
-	}
-	if (o->manifest) {
-		L->have_man = true;
-		if (L->want_sha[0] && strcmp(L->want_sha, L->man.sha256))
-			return lazy_fail(L, LAZY_USAGE, "--sha256 and --manifest disagree");
-		memcpy(L->want_sha, L->man.sha256, sizeof(L->want_sha));
-	}
+	if ((rc = read_policy(L)) != 0)
+		return rc;
 	L->img_fd = open(o->image, O_RDONLY | O_CLOEXEC);
 	if (L->img_fd < 0)
 		return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(errno));
@@ -254,7 +252,7 @@ static int open_loop(struct lazy *L)
 
 static int check_memory(struct lazy *L)
 {
-	char p[PATH_MAX], a[32], b[32], c[32];
+	char p[PATH_MAX], msg[200];
 	uint64_t avail;
 	int rc;
 
@@ -266,10 +264,8 @@ static int check_memory(struct lazy *L)
 	rc = bgread_mem_available(L->meminfo_fd, &avail);
 	if (rc < 0)
 		return lazy_fail(L, LAZY_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
-	if (!bgread_mem_ok(avail, L->size, L->o->min_free))
-		return lazy_fail(L, LAZY_NOMEM, "not enough memory: image %s, MemAvailable %s, "
-				 "reserve %s", fmt_size(L->size, a, sizeof(a)),
-				 fmt_size(avail, b, sizeof(b)), fmt_size(L->o->min_free, c, sizeof(c)));
+	if (!mem_room(avail, L->size, 0, L->o->min_free, msg, sizeof(msg)))
+		return lazy_fail(L, LAZY_NOMEM, "%s", msg);
 	return 0;
 }
 

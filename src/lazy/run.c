@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,39 +31,6 @@ double lazy_boottime(void)
 	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
 		return 0;
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Record the first failure; returns its exit code. */
-int lazy_fail(struct lazy *L, enum lazy_err e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (L->r->err == LAZY_OK) {
-		L->r->err = e;
-		va_start(ap, fmt);
-		vsnprintf(L->r->error, sizeof(L->r->error), fmt, ap);
-		va_end(ap);
-	}
-	return lazy_exit_code(L->r->err);
-}
-
-int lazy_guard_outcome(struct lazy *L)
-{
-	int signo = 0;
-
-	switch (guard_fired(L->guard, &signo)) {
-	case GUARD_SIGNAL:
-		L->r->err = LAZY_OK;
-		L->r->signo = signo;
-		return lazy_fail(L, LAZY_SIGNAL, "interrupted by signal %d (%s)", signo,
-				 strsignal(signo));
-	case GUARD_STALL:
-		L->r->err = LAZY_OK;
-		return lazy_fail(L, LAZY_STALL, "%s: no data for %.0f s (--stall-timeout); the "
-				 "source stalled", L->o->image, L->o->stall_timeout);
-	default:
-		return 0;
-	}
 }
 
 void lazy_close_all(struct lazy *L)

@@ -18,39 +18,6 @@
 #include "lib/report.h"
 #include "lib/hex.h"
 
-static const char *const err_names[] = {
-	[LAZY_OK] = "",
-	[LAZY_USAGE] = "usage",
-	[LAZY_SOURCE] = "source",
-	[LAZY_LOOP] = "loop",
-	[LAZY_NOLOOP] = "no-loop-device",
-	[LAZY_MANIFEST] = "manifest",
-	[LAZY_DEST] = "dest",
-	[LAZY_NOMEM] = "memory",
-	[LAZY_STALL] = "stall",
-	[LAZY_SIZE] = "size-mismatch",
-	[LAZY_HASH] = "hash-mismatch",
-	[LAZY_CHANGED] = "source-changed",
-	[LAZY_SWITCH] = "switch",
-	[LAZY_SIGNAL] = "signal",
-	[LAZY_SIGNATURE] = "signature",
-};
-
-const char *lazy_err_name(enum lazy_err e)
-{
-	return (size_t)e < ARRAY_SIZE(err_names) && err_names[e] ? err_names[e] : "unknown";
-}
-
-int lazy_exit_code(enum lazy_err e)
-{
-	switch (e) {
-	case LAZY_OK: return RB_EXIT_OK;
-	case LAZY_USAGE: return RB_EXIT_USAGE;
-	case LAZY_NOMEM: return RB_EXIT_NOMEM;
-	default: return RB_EXIT_FAIL;
-	}
-}
-
 static const char *const fallback_names[] = {
 	[LAZY_FB_NONE] = "",
 	[LAZY_FB_UNVERIFIED] = "unverified",

@@ -81,7 +81,7 @@ int lazy_make_tmpfs(struct lazy *L)
 
 int lazy_make_zram(struct lazy *L)
 {
-	char p[PATH_MAX], v[32];
+	char p[PATH_MAX];
 	uint64_t have;
 	int rc, id;
 
@@ -103,8 +103,7 @@ int lazy_make_zram(struct lazy *L)
 	if (L->zram_reset_fd < 0 || L->zram_remove_fd < 0)
 		return lazy_fail(L, LAZY_DEST, "zram%d: cannot open reset/hot_remove: %s", id,
 				 strerror(errno));
-	snprintf(v, sizeof(v), "%" PRIu64, L->size);
-	rc = zram_set(id, "disksize", v);
+	rc = zram_set_disksize(id, L->size);
 	if (rc < 0)
 		return lazy_fail(L, rc == -ENOMEM ? LAZY_NOMEM : LAZY_DEST,
 				 "zram%d: cannot set disksize: %s", id, strerror(-rc));

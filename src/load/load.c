@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +23,12 @@
 
 #include "lib/ramboot.h"
 #include "lib/hex.h"
+#include "lib/memroom.h"
 #include "load/loadint.h"
 #include "codec/pipe.h"
 #include "load/progress.h"
 #include "format/squashfs.h"
-#include "trust/sign.h"
+#include "trust/policy.h"
 #include "udpcast/udpcast.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
@@ -43,73 +43,24 @@ void load_opts_init(struct load_opts *o)
 	o->retries = LOAD_RETRIES;
 }
 
-int load_exit_code(enum load_err e)
-{
-	switch (e) {
-	case LOAD_OK: return RB_EXIT_OK;
-	case LOAD_USAGE: return RB_EXIT_USAGE;
-	case LOAD_NOMEM: return RB_EXIT_NOMEM;
-	default: return RB_EXIT_FAIL;
-	}
-}
-
-int load_fail(struct run *u, enum load_err e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (u->r->err == LOAD_OK) {
-		u->r->err = e;
-		va_start(ap, fmt);
-		vsnprintf(u->r->error, sizeof(u->r->error), fmt, ap);
-		va_end(ap);
-	}
-	return load_exit_code(u->r->err);
-}
-
-/* The signal or stall the guard saw wins over what it caused (a read
- * error, a short image). */
-static int guard_outcome(struct run *u)
-{
-	int signo = 0;
-
-	switch (guard_fired(u->guard, &signo)) {
-	case GUARD_SIGNAL:
-		u->r->err = LOAD_OK;
-		u->r->signo = signo;
-		return load_fail(u, LOAD_SIGNAL, "interrupted by signal %d (%s)", signo,
-				 strsignal(signo));
-	case GUARD_STALL:
-		u->r->err = LOAD_OK;
-		return load_fail(u, LOAD_STALL, "%s: no data for %.0f s (--stall-timeout); "
-				 "the source stalled", u->o->source, u->o->stall_timeout);
-	default:
-		return 0;
-	}
-}
-
+/* --sha256 and --manifest, under the verification policy (--signed). */
 static int load_manifest(struct run *u)
 {
 	const struct load_opts *o = u->o;
-	char err[256];
+	const struct trust_policy p = {
+		.sha256 = o->sha256, .manifest = o->manifest, .signed_only = o->signed_only,
+		.keydir = o->keydir, .chunks = true,
+	};
+	const struct trust_want w = {
+		.sha256 = u->want_sha, .man = &u->man, .have_man = &u->have_man,
+		.signed_by = u->r->signed_by, .signed_by_len = sizeof(u->r->signed_by),
+	};
+	char err[512];
+	enum run_err e = trust_policy_read(&p, &w, err, sizeof(err));
 
-	if (o->sha256 && sha256_hex_parse(o->sha256, u->want_sha) < 0)
-		return load_fail(u, LOAD_USAGE, "--sha256: need 64 hex digits");
-	if (!o->manifest)
-		return 0;
-	if (o->signed_only) {
-		struct sign_who who;
-
-		if (sign_manifest_load(o->manifest, o->keydir, &u->man, &who, err, sizeof(err)) < 0)
-			return load_fail(u, LOAD_SIGNATURE, "%s: %s", o->manifest, err);
-		snprintf(u->r->signed_by, sizeof(u->r->signed_by), "%s %s", who.name, who.keyid);
-	} else if (manifest_load_chunks(o->manifest, &u->man, err, sizeof(err)) < 0) {
-		return load_fail(u, LOAD_MANIFEST, "%s: %s", o->manifest, err);
-	}
-	u->have_man = true;
-	u->chunked = u->man.version >= 2;
-	if (o->sha256 && strcmp(u->want_sha, u->man.sha256))
-		return load_fail(u, LOAD_USAGE, "--sha256 and --manifest disagree");
-	memcpy(u->want_sha, u->man.sha256, sizeof(u->want_sha));
+	if (e != RUN_OK)
+		return load_fail(u, e, "%s", err);
+	u->chunked = u->have_man && u->man.version >= 2;
 	return 0;
 }
 
@@ -124,7 +75,7 @@ static int check_memory(struct run *u)
 {
 	uint64_t avail, need, dec;
 	struct codec_cfg cfg;
-	char a[32], b[32], c[32];
+	char msg[200];
 	int rc;
 
 	if (u->have_man) {
@@ -141,11 +92,8 @@ static int check_memory(struct run *u)
 	rb_debug("MemAvailable %" PRIu64 ", image %" PRIu64 " (%s), decoder %" PRIu64
 		 ", reserve %" PRIu64, avail, need, u->src.estimate_exact ? "exact" :
 		 need ? "estimate" : "unknown", dec, u->o->min_free);
-	if (avail < u->o->min_free || avail - u->o->min_free < need ||
-	    avail - u->o->min_free - need < dec)
-		return load_fail(u, LOAD_NOMEM, "not enough memory: image %s, MemAvailable %s, "
-				 "reserve %s", need ? fmt_size(need, a, sizeof(a)) : "of unknown size",
-				 fmt_size(avail, b, sizeof(b)), fmt_size(u->o->min_free, c, sizeof(c)));
+	if (!mem_room(avail, need, dec, u->o->min_free, msg, sizeof(msg)))
+		return load_fail(u, LOAD_NOMEM, "%s", msg);
 	return 0;
 }
 
@@ -207,7 +155,7 @@ static int pipe_outcome(struct run *u, struct pipe *p, int rc)
 	const char *src = u->o->source, *dst = u->r->dest_path[0] ? u->r->dest_path : "output";
 	const char *msg = p->error_msg[0] ? p->error_msg : strerror(-rc);
 
-	if (guard_outcome(u))
+	if (load_guard_outcome(u))
 		return load_exit_code(u->r->err);
 	switch (p->error_where) {
 	case PS_READ:
@@ -440,12 +388,7 @@ static int setup_guarded(struct run *u)
 				pthread_detach(t);
 				guard_target(u->guard, NULL, NULL, NULL);
 				u->r->reader_stuck = !atomic_load(&st->done);
-				rc = guard_outcome(u);
-				if (u->r->err == LOAD_STALL)
-					snprintf(u->r->error, sizeof(u->r->error), "%s: no data for "
-						 "%.0f s (--stall-timeout); the source stalled",
-						 u->o->source, u->o->stall_timeout);
-				return rc;   /* st stays with the thread */
+				return load_guard_outcome(u);   /* st stays with the thread */
 			}
 		}
 		guard_target(u->guard, NULL, NULL, NULL);
@@ -498,12 +441,12 @@ static int run_stages(struct run *u)
 		return rc;
 	if (o->prefetch)
 		return prefetch_run(u);
-	if ((rc = check_memory(u)) != 0 || (rc = guard_outcome(u)) != 0)
+	if ((rc = check_memory(u)) != 0 || (rc = load_guard_outcome(u)) != 0)
 		return rc;
 	announce(u);
 	if (o->tmpfs && (rc = sink_mount_tmpfs(u)) != 0)
 		return rc;
-	if ((rc = sink_open(u)) != 0 || (rc = guard_outcome(u)) != 0)
+	if ((rc = sink_open(u)) != 0 || (rc = load_guard_outcome(u)) != 0)
 		return rc;
 	/* A manifest bounds the output exactly (size 0 included); a block
 	 * device by its size. */
@@ -532,9 +475,36 @@ static int run_stages(struct run *u)
 	}
 	if (rc != 0)
 		return rc;
-	if ((rc = guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
+	if ((rc = load_guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
 		return rc;
 	return sink_commit(u);
+}
+
+/* A run begins with nothing opened, and the guard first: from then on a
+ * signal is a cancellation. */
+static void run_begin(struct run *u, const struct load_opts *o, struct load_result *r,
+		      struct guard *guard)
+{
+	memset(r, 0, sizeof(*r));
+	memset(u, 0, sizeof(*u));
+	u->o = o;
+	u->r = r;
+	u->src.fd = u->snk.fd = -1;
+	u->snk.zram_id = -1;
+	if (guard_start(guard, o->stall_timeout, o->heartbeat_ms) == 0)
+		u->guard = guard;
+}
+
+/* It ends with what it read closed and its time taken. */
+static void run_end(struct run *u, double t0)
+{
+	u->r->seconds = now_sec() - t0;
+	if (!u->r->codec)
+		u->r->codec = u->src.codec ? u->src.codec->name : "none";
+	source_close(u);
+	manifest_free(&u->man);
+	if (u->guard)
+		guard_stop(u->guard);
 }
 
 int load_run(const struct load_opts *o, struct load_result *r)
@@ -544,28 +514,13 @@ int load_run(const struct load_opts *o, struct load_result *r)
 	double t0 = now_sec();
 	int rc;
 
-	memset(r, 0, sizeof(*r));
-	memset(&u, 0, sizeof(u));
-	u.o = o;
-	u.r = r;
-	u.src.fd = u.snk.fd = -1;
-	u.snk.zram_id = -1;
-	/* The guard first: from here on a signal is a cancellation. */
-	if (guard_start(&guard, o->stall_timeout, o->heartbeat_ms) == 0)
-		u.guard = &guard;
-
+	run_begin(&u, o, r, &guard);
 	rc = run_stages(&u);
-	if (rc == 0 && (rc = guard_outcome(&u)) != 0)
+	if (rc == 0)
+		rc = load_guard_outcome(&u);
+	if (rc != 0)
 		sink_undo(&u);
-	else if (rc != 0)
-		sink_undo(&u);
-	r->seconds = now_sec() - t0;
-	if (!r->codec)
-		r->codec = u.src.codec ? u.src.codec->name : "none";
-	source_close(&u);
-	manifest_free(&u.man);
-	if (u.guard)
-		guard_stop(&guard);
+	run_end(&u, t0);
 	return rc;
 }
 
@@ -578,14 +533,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 	double t0 = now_sec();
 	int rc = 0;
 
-	memset(r, 0, sizeof(*r));
-	memset(&u, 0, sizeof(u));
-	u.o = o;
-	u.r = r;
-	u.src.fd = u.snk.fd = -1;
-	u.snk.zram_id = -1;
-	if (guard_start(&guard, o->stall_timeout, o->heartbeat_ms) == 0)
-		u.guard = &guard;
+	run_begin(&u, o, r, &guard);
 	u.snk.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (u.snk.fd < 0)
 		rc = load_fail(&u, LOAD_DEST, "/dev/null: %s", strerror(errno));
@@ -595,14 +543,9 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 	ck.count = room;
 	if (rc == 0 && (rc = setup_guarded(&u)) == 0 &&
 	    (rc = run_pipe(&u, true, false, 0, chunk_size ? &ck : NULL)) == 0)
-		rc = guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
+		rc = load_guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);
-	r->seconds = now_sec() - t0;
-	if (!r->codec)
-		r->codec = u.src.codec ? u.src.codec->name : "none";
-	source_close(&u);
-	if (u.guard)
-		guard_stop(&guard);
+	run_end(&u, t0);
 	return rc;
 }

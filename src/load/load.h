@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/runerr.h"
+
 /* PROGRESS_CONSOLE: a plain line each time another tenth of the source
  * is read, at most one every few seconds (progress.c), for a console
  * that keeps every line: `ramboot boot`. */
@@ -73,26 +75,29 @@ struct load_opts {
 
 void load_opts_init(struct load_opts *o);
 
-/* Why a run failed: the report and the exit code switch on it. */
-enum load_err {
-	LOAD_OK,
-	LOAD_USAGE,      /* bad options (exit 2) */
-	LOAD_SOURCE,     /* the source cannot be opened or read */
-	LOAD_MANIFEST,   /* the manifest cannot be read or is malformed */
-	LOAD_FORMAT,     /* corrupt input, or a format that cannot be decoded */
-	LOAD_DEST,       /* the destination cannot be made or written */
-	LOAD_NOMEM,      /* not enough memory (exit 3) */
-	LOAD_SIZE,       /* the image size differs from the manifest */
-	LOAD_HASH,       /* the SHA-256 differs */
-	LOAD_FSTYPE,     /* not the file system expected, or a truncated one */
-	LOAD_CHANGED,    /* the source changed while it was read */
-	LOAD_STALL,      /* the source stopped making progress */
-	LOAD_SIGNAL,     /* interrupted by a signal */
-	LOAD_SIGNATURE,  /* --signed: the manifest is not signed by a trusted key */
-};
+/* Why a run failed: the report and the exit code switch on it. The
+ * categories are lib/runerr.h's, one list with the lazy copier's; these
+ * are the ones a load meets. */
+#define LOAD_OK        RUN_OK
+#define LOAD_USAGE     RUN_USAGE      /* bad options (exit 2) */
+#define LOAD_SOURCE    RUN_SOURCE     /* the source cannot be opened or read */
+#define LOAD_MANIFEST  RUN_MANIFEST   /* the manifest cannot be read or is malformed */
+#define LOAD_FORMAT    RUN_FORMAT     /* corrupt input, or a format that cannot be decoded */
+#define LOAD_DEST      RUN_DEST       /* the destination cannot be made or written */
+#define LOAD_NOMEM     RUN_NOMEM      /* not enough memory (exit 3) */
+#define LOAD_SIZE      RUN_SIZE       /* the image size differs from the manifest */
+#define LOAD_HASH      RUN_HASH       /* the SHA-256 differs */
+#define LOAD_FSTYPE    RUN_FSTYPE     /* not the file system expected, or a truncated one */
+#define LOAD_CHANGED   RUN_CHANGED    /* the source changed while it was read */
+#define LOAD_STALL     RUN_STALL      /* the source stopped making progress */
+#define LOAD_SIGNAL    RUN_SIGNAL     /* interrupted by a signal */
+#define LOAD_SIGNATURE RUN_SIGNATURE  /* --signed: the manifest is not signed by a trusted key */
 
 /* RB_EXIT_* for an outcome. */
-int load_exit_code(enum load_err e);
+static inline int load_exit_code(enum run_err e)
+{
+	return run_err_exit(e);
+}
 
 /* What happened; filled as far as the run got. */
 struct load_result {
@@ -114,7 +119,7 @@ struct load_result {
 	char dest_path[4096];    /* the file/device holding the image */
 	bool mounted_tmpfs;      /* we mounted opts.tmpfs (left mounted on success) */
 	bool reader_stuck;       /* a read the kernel would not interrupt was left behind */
-	enum load_err err;       /* LOAD_OK on success */
+	enum run_err err;        /* LOAD_OK on success */
 	int signo;               /* the signal, with LOAD_SIGNAL */
 	char error[256];         /* the one-line error, "" on success */
 };

@@ -52,9 +52,12 @@ struct run {
 };
 
 /* Record the first failure of the run (category and message); returns
- * the exit code for it. */
-int load_fail(struct run *u, enum load_err e, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+ * the exit code for it (lib/runerr.h). */
+#define load_fail(u, ...) run_fail(RUN_ERROR((u)->r), __VA_ARGS__)
+/* The signal or stall the guard saw wins over what it caused (a read
+ * error, a short image); 0: none. */
+#define load_guard_outcome(u) \
+	run_guard_outcome(RUN_ERROR((u)->r), (u)->guard, (u)->o->source, (u)->o->stall_timeout)
 
 /* source.c */
 int source_open(struct run *u);

@@ -71,7 +71,6 @@ int sink_mount_tmpfs(struct run *u)
 static int size_zram(struct run *u, int id, const char *path)
 {
 	uint64_t disksize, est = u->src.estimate;
-	char v[32];
 	int rc;
 
 	rc = zram_is_initialised(id);
@@ -84,8 +83,7 @@ static int size_zram(struct run *u, int id, const char *path)
 				 "--manifest or a seekable source", path);
 	disksize = u->src.estimate_exact ? est : est + est / 10;
 	disksize = (disksize + 4095) & ~4095ULL;
-	snprintf(v, sizeof(v), "%" PRIu64, disksize);
-	rc = zram_set(id, "disksize", v);
+	rc = zram_set_disksize(id, disksize);
 	if (rc < 0)
 		return load_fail(u, rc == -ENOMEM ? LOAD_NOMEM : LOAD_DEST,
 				 "%s: cannot set disksize: %s", path, strerror(-rc));

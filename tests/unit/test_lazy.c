@@ -73,7 +73,7 @@ static void err_names(void)
 	CHECK_EQ_STR(lazy_err_name(LAZY_MANIFEST), "manifest");
 	CHECK_EQ_INT(lazy_exit_code(LAZY_SIGNATURE), RB_EXIT_FAIL);
 	CHECK_EQ_INT(lazy_exit_code(LAZY_NOLOOP), RB_EXIT_FAIL);
-	CHECK_EQ_STR(lazy_err_name((enum lazy_err)999), "unknown");
+	CHECK_EQ_STR(lazy_err_name((enum run_err)999), "unknown");
 	CHECK_EQ_INT(lazy_exit_code(LAZY_OK), RB_EXIT_OK);
 	CHECK_EQ_INT(lazy_exit_code(LAZY_USAGE), RB_EXIT_USAGE);
 	CHECK_EQ_INT(lazy_exit_code(LAZY_NOMEM), RB_EXIT_NOMEM);
