@@ -102,11 +102,7 @@ void lazy_status_write(struct lazy *L)
 	rc = outfile_openat(&of, L->status_dirfd, L->status_name, 0644, OUTFILE_REPLACE, NULL,
 			    err, sizeof(err));
 	if (rc == 0) {
-		rc = write_all(of.fd, buf, (size_t)n);
-		if (rc == 0)
-			rc = outfile_commit(&of);
-		else
-			outfile_abort(&of);
+		rc = outfile_write(&of, buf, (size_t)n);
 		if (rc < 0)
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 	}

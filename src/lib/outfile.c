@@ -259,3 +259,14 @@ void outfile_abort(struct outfile *of)
 	}
 	of->tmpname[0] = '\0';
 }
+
+int outfile_write(struct outfile *of, const void *buf, size_t len)
+{
+	int rc = write_all(of->fd, buf, len);
+
+	if (rc < 0) {
+		outfile_abort(of);
+		return rc;
+	}
+	return outfile_commit(of);
+}

@@ -66,6 +66,9 @@ int outfile_dir_stat(const struct outfile *of, struct stat *st);
  * close it. 0 or -errno; on failure nothing is left behind and an old
  * file is untouched. */
 int outfile_commit(struct outfile *of);
+/* The whole file at once: len bytes of buf written and committed, or
+ * the file dropped (outfile_abort) when a write fails. 0 or -errno. */
+int outfile_write(struct outfile *of, const void *buf, size_t len);
 
 /* Drop the new file: close it and remove any temporary name. Safe to
  * call twice and after a commit (then it does nothing). */

@@ -423,11 +423,7 @@ int report_amend_at(int dirfd, const struct report_set *set, size_t n, unsigned 
 		len = strlen(text);
 		if (len && text[len - 1] != '\n')
 			text[len++] = '\n';
-		rc = write_all(of.fd, text, len);
-		if (rc == 0)
-			rc = outfile_commit(&of);
-		else
-			outfile_abort(&of);
+		rc = outfile_write(&of, text, len);
 	}
 	free(text);
 	return rc;

@@ -270,11 +270,7 @@ static int pidfile_write(struct recorder *r)
 	if (rc < 0)
 		return rc;
 	n = snprintf(line, sizeof(line), "%d %llu\n", (int)getpid(), r->start);
-	rc = write_all(pf.fd, line, (size_t)n);
-	if (rc == 0)
-		rc = outfile_commit(&pf);
-	else
-		outfile_abort(&pf);
+	rc = outfile_write(&pf, line, (size_t)n);
 	if (rc < 0)
 		snprintf(r->err, sizeof(r->err), "%s: %s", r->pidpath, strerror(-rc));
 	return rc;
