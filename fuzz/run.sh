@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fuzz/run.sh [SECONDS] - build the libFuzzer targets into build/fuzz/ and
-# run each for SECONDS/7 (default 300 in total) on a seed corpus made here.
+# run each for SECONDS/8 (default 300 in total) on a seed corpus made here.
 # Prints TAP: "ok N - fuzz NAME (RUNS runs)". A crash leaves the input in
 # build/fuzz/artifacts/ and makes the run fail. See docs/fuzzing.md.
 # The Makefile builds each target (build/fuzz/fuzz_NAME): fuzz/fuzz_NAME.c
@@ -17,16 +17,16 @@ secs=${1:-300}
 case $secs in
 '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
-each=$((secs / 7))
+each=$((secs / 8))
 [ "$each" -ge 1 ] || each=1
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
-targets="manifest lzop sizeexpr cmdline profile sign cindex"
+targets="manifest lzop sizeexpr cmdline profile sign cindex cstate"
 n=0
 failed=0
 
-echo "1..7"
+echo "1..8"
 
 # seed NAME DIR: a few valid inputs to start from
 seed() {
@@ -90,6 +90,15 @@ seed() {
 		printf 'ramboot-cindex 1\nchunker gear-fastcdc 16384 65536 262144\nsize 0\nchunks 0\n' >"$d/empty"
 		printf 'ramboot-cindex 1\nchunker gear-fastcdc 16384 65536 262144\nsize 20000\nchunks 2\nchunk 0 16384 %s\nchunk 16384 3616 %s\n' "$h" "$h" >"$d/two"
 		printf 'ramboot-cindex 1\nchunker gear-fastcdc 4096 4096 4096\nsize 1\nchunks 1\nchunk 0 1 %s\n' "$h" >"$d/tiny" ;;
+	cstate)
+		# each with its check line: the SHA-256 of the lines before it
+		h=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+		printf 'ramboot-cache-state 1\ngeneration 0\nactive -\nrefresh 0 0 0\n' >"$d/empty"
+		printf 'ramboot-cache-state 1\ngeneration 7\nactive b\nslot a 4096 %s - %s\nslot b 8192 %s %s %s\nrefresh 1718000000 2355322 65838982\n' \
+			"$h" "$h" "$h" "$h" "$h" >"$d/two"
+		for f in "$d/empty" "$d/two"; do
+			printf 'check %s\n' "$(sha256sum <"$f" | cut -c1-64)" >>"$f"
+		done ;;
 	esac
 }
 
