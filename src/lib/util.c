@@ -454,7 +454,10 @@ int size_parse(const char *s, enum unit_bare bare, uint64_t *out, char *note, si
 	*out = v;
 	if (!old)
 		return 0;
-	snprintf(note, len, "%.*s%s", (int)i, s, size_unit_name(mul));
+	/* The same number with its unit; a number too long for note (a
+	 * hundred digits) as the exact count of bytes instead. */
+	if ((size_t)snprintf(note, len, "%.*s%s", (int)i, s, size_unit_name(mul)) >= len)
+		snprintf(note, len, "%" PRIu64 "B", v);
 	return 1;
 bad:
 	return rb_errfmt(note, len, -EINVAL, "'%s' is not a size (a number and a unit: 4096B, "
@@ -541,9 +544,12 @@ int rate_parse(const char *s, enum unit_bare bare, uint64_t *out, char *note, si
 	if (!old)
 		return 0;
 	if (bits)
-		snprintf(note, len, "%.*s%s", (int)i, s, bit_unit_name(mul));
+		n = (size_t)snprintf(note, len, "%.*s%s", (int)i, s, bit_unit_name(mul));
 	else
-		snprintf(note, len, "%.*s%s/s", (int)i, s, size_unit_name(mul));
+		n = (size_t)snprintf(note, len, "%.*s%s/s", (int)i, s, size_unit_name(mul));
+	/* a number too long for note: the exact value in the option's unit */
+	if (n >= len)
+		snprintf(note, len, bare == UNIT_BITS ? "%" PRIu64 "bit" : "%" PRIu64 "B/s", v);
 	return 1;
 bad:
 	return rb_errfmt(note, len, -EINVAL, "'%s' is not a rate (100Mbit, 1Gbit, 500kbit; "
