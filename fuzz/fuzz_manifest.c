@@ -5,7 +5,8 @@
  * sanitizers, it checks that an accepted manifest has a well-formed hash,
  * that a version 2 one has exactly ceil(size / chunk-size) chunk hashes
  * (a power-of-two chunk size within bounds), that it survives
- * manifest_format() and parses back the same, chunks included, and that a
+ * manifest_format() and parses back the same, chunks and the chunk index's
+ * name and hash included (a name with no '/'), and that a
  * refusal always says why and leaves nothing allocated (LeakSanitizer).
  * See docs/fuzzing.md.
  */
@@ -66,7 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (back.size != m.size || strcmp(back.sha256, m.sha256) ||
 		    strcmp(back.compression, m.compression) || back.memlimit != m.memlimit ||
 		    back.version != m.version || back.chunk_size != m.chunk_size ||
-		    back.nchunks != m.nchunks ||
+		    back.nchunks != m.nchunks || strcmp(back.cindex, m.cindex) ||
+		    strcmp(back.cindex_sha256, m.cindex_sha256) ||
+		    (m.cindex[0] && (strchr(m.cindex, '/') || strlen(m.cindex_sha256) != 64)) ||
 		    (m.nchunks && memcmp(back.chunk, m.chunk, (size_t)m.nchunks * 32)))
 			abort();
 		manifest_free(&back);

@@ -46,6 +46,9 @@ seed() {
 		printf 'ramboot-manifest 2\nsize 0\nsha256 %s\nchunk-size 4194304\n' "$h" >"$d/v2-empty"
 		printf 'ramboot-manifest 2\r\nchunk-size 1073741824\r\nsize 1073741825\r\nsha256 %s\r\nmemlimit 1\r\nchunk 0 %s\r\nverity x\r\nchunk 1 %s\r\n' "$h" "$h" "$h" >"$d/v2-crlf"
 		printf 'ramboot-manifest 2\nsize 65537\nsha256 %s\nchunk-size 65536\nchunk 0 %s\n' "$h" "$h" >"$d/v2-short"
+		# the chunk index's keys, and one without its hash
+		printf 'ramboot-manifest 2\nsize 65536\nsha256 %s\nchunk-size 65536\nchunk 0 %s\ncindex x.img.cindex-9f86d081884c7d65\ncindex-sha256 %s\n' "$h" "$h" "$h" >"$d/v2-cindex"
+		printf 'ramboot-manifest 2\nsize 0\nsha256 %s\nchunk-size 65536\ncindex ../x\n' "$h" >"$d/v2-cindex-bad"
 		printf '%s' "$h" >"$d/hex" ;;
 	lzop)
 		if ! command -v lzop >/dev/null; then

@@ -249,6 +249,84 @@ assert_state_a() {
 	cmp "$X/b.manifest" "$T/b.manifest"
 }
 
+@test "cache refresh: the signed index the manifest names is used, not computed; its hash checked" {
+	local idx
+	refresh_a
+	mkdir "$T/srv" "$T/keys"
+	cp "$D/b.img" "$T/srv/b.img"
+	"$RAMBOOT_BIN" keygen "$T/k" >/dev/null
+	cp "$T/k.pub" "$T/keys/"
+	run "$RAMBOOT_BIN" publish --cindex --sign="$T/k" "$T/srv/b.img"
+	[ "$status" -eq 0 ]
+	idx=$(sed -n 's/^cindex //p' "$T/srv/b.img.manifest")
+	[ -f "$T/srv/$idx" ]
+	run "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --signed --keys="$T/keys" \
+		--manifest="$T/srv/b.img.manifest" "$T/srv/b.img"
+	[ "$status" -eq 0 ]
+	[ "$(key index)" = manifest ]
+	[ "$(key bytes_indexed)" = 0 ]
+	[ "$(key slot)" = b ]
+	cmp "$X/b" "$D/b.img"
+	# the slot's index is the server's, byte for byte
+	cmp "$X/b.cindex" "$T/srv/$idx"
+}
+
+@test "cache refresh: a tampered or missing index the manifest names is refused, never recomputed" {
+	local idx good last
+	refresh_a
+	mkdir "$T/srv"
+	cp "$D/b.img" "$T/srv/b.img"
+	run "$RAMBOOT_BIN" publish --cindex "$T/srv/b.img"
+	[ "$status" -eq 0 ]
+	idx=$T/srv/$(sed -n 's/^cindex //p' "$T/srv/b.img.manifest")
+	good=$T/good.cindex
+	cp "$idx" "$good"
+	# one hex digit of the first chunk's hash changed: still a valid index
+	last=$(sed -n '5s/.*\(.\)$/\1/p' "$idx")
+	if [ "$last" = 0 ]; then sed -i '5s/.$/1/' "$idx"; else sed -i '5s/.$/0/' "$idx"; fi
+	run "$RAMBOOT_BIN" cache diff "$idx" "$good"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/srv/b.img.manifest" "$T/srv/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the index the manifest names"*"cindex-sha256"* ]] || fail "stderr: $stderr"
+	assert_state_a
+	# another image's valid index in its place: refused too
+	"$RAMBOOT_BIN" cache index -o "$idx" "$D/a.img"
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/srv/b.img.manifest" "$T/srv/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"cindex-sha256"* ]] || fail "stderr: $stderr"
+	assert_state_a
+	# missing
+	rm "$idx"
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/srv/b.img.manifest" "$T/srv/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the index the manifest names"*"No such file"* ]] || fail "stderr: $stderr"
+	assert_state_a
+	# --index: a file elsewhere, checked the same
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/srv/b.img.manifest" --index="$T/nonexistent" "$T/srv/b.img"
+	[ "$status" -eq 1 ]
+	"$RAMBOOT_BIN" cache index -o "$T/a.cindex" "$D/a.img"
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/srv/b.img.manifest" --index="$T/a.cindex" "$T/srv/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"cindex-sha256"* ]] || fail "stderr: $stderr"
+	assert_state_a
+	run "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/srv/b.img.manifest" --index="$good" "$T/srv/b.img"
+	[ "$status" -eq 0 ]
+	[ "$(key index)" = manifest ]
+	cmp "$X/b" "$D/b.img"
+	# a manifest without an index: --index is taken as it is
+	run "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$D/a.manifest" --index="$T/a.cindex" "$D/a.img"
+	[ "$status" -eq 0 ]
+	[ "$(key index)" = file ]
+}
+
 @test "cache status and refresh: a corrupt state is reported, never trusted; --force starts it over" {
 	refresh_a
 	sed -i 's/^generation 1$/generation 9/' "$X/state"

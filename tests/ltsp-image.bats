@@ -155,7 +155,7 @@ assert_own_manifests() {
 	cmp "$IMG.old.manifest" "$T/om"
 }
 
-@test "ltsp image --revert: each image has its own signed manifest and hash file again, both ways" {
+@test "ltsp image --revert: each image has its own signed manifest, hash file and chunk index again, both ways" {
 	need_ltsp_run
 	command -v veritysetup >/dev/null || skip "no veritysetup"
 	install -d -m 0700 "$T/root"
@@ -163,7 +163,8 @@ assert_own_manifests() {
 	mkdir -p "$T/keys"
 	cp "$T/root/lab.key.pub" "$T/keys/"
 	make_chroot aaaa
-	write_conf "$SERVER_SH" "RAMBOOT_PUBLISH_KEY=$T/root/lab.key" "RAMBOOT_PUBLISH_OPTIONS=--verity"
+	write_conf "$SERVER_SH" "RAMBOOT_PUBLISH_KEY=$T/root/lab.key" \
+		'RAMBOOT_PUBLISH_OPTIONS="--verity --cindex"'
 	ltsp image --cleanup=0 x86_64
 	assert_success
 	make_chroot bbbb
@@ -192,6 +193,15 @@ assert_own_manifests() {
 		run veritysetup verify "$IMG" "$IMAGES/$(sed -n 's/^verity-hash //p' "$IMG.manifest")" \
 			"$(sed -n 's/^verity-root //p' "$IMG.manifest")"
 		assert_success
+		# so is the chunk index each manifest names, with its hash
+		for m in "$IMG.manifest" "$IMG.old.manifest"; do
+			idx=$IMAGES/$(sed -n 's/^cindex //p' "$m")
+			[ -f "$idx" ] || fail "$m: no index $idx"
+			[ "$(sha256sum <"$idx" | cut -d' ' -f1)" = "$(sed -n 's/^cindex-sha256 //p' "$m")" ]
+		done
+		run "$TOP/ramboot" cache index "$IMG"
+		assert_success
+		[ "$output" = "$(cat "$IMAGES/$(sed -n 's/^cindex //p' "$IMG.manifest")")" ]
 	done
 }
 

@@ -64,6 +64,24 @@ hash_files() {
 	files | grep -E '^x\.img\.verity-[0-9a-f]{16}$' || true
 }
 
+# cindex_files: publish's chunk indexes of x.img.
+cindex_files() {
+	files | grep -E '^x\.img\.cindex-[0-9a-f]{16}$' || true
+}
+
+# assert_cindex_ok MANIFEST: the index it names is beside the image, has
+# the SHA-256 it gives and is the image's (ramboot cache index).
+assert_cindex_ok() {
+	local m=$1 name sum
+	name=$(field cindex "$m")
+	sum=$(field cindex-sha256 "$m")
+	if [ -z "$name" ] || [ -z "$sum" ]; then
+		fail "no cindex keys in $m"
+	fi
+	[ "$(sha256sum <"$OUT/$name" | cut -d' ' -f1)" = "$sum" ]
+	"$RAMBOOT_BIN" cache index "$IMG" | cmp - "$OUT/$name"
+}
+
 # veritysetup accepts the hash file the manifest names for the image.
 assert_verity_ok() {
 	local m=$1 root hash
@@ -250,6 +268,129 @@ assert_verity_ok() {
 	rb publish --verity "$IMG"
 	expect_status 0
 	[ "$(hash_files | wc -l)" -eq 2 ]
+}
+
+@test "publish --cindex: the chunk index beside the image, named and hashed in the signed manifest" {
+	local idx
+	rb publish --cindex --verity --sign="$KEY" "$IMG"
+	expect_status 0
+	idx=$(field cindex "$IMG.manifest")
+	# one line for each file written: the tree, the index, the manifest
+	[ "${#lines[@]}" -eq 3 ]
+	[[ ${lines[1]} == "$OUT/$idx: chunk index, "*" chunks, sha256 "* ]]
+	[[ ${lines[2]} == "$IMG.manifest: 262144 bytes, sha256 "*", verity, cindex, signed by key "* ]]
+	[[ $idx =~ ^x\.img\.cindex-[0-9a-f]{16}$ ]] || fail "index name '$idx'"
+	[ "${idx#x.img.cindex-}" = "$(field cindex-sha256 "$IMG.manifest" | cut -c1-16)" ]
+	assert_cindex_ok "$IMG.manifest"
+	assert_verity_ok "$IMG.manifest"
+	[ "$(files)" = "$(printf '%s\n' x.img x.img.manifest "$idx" "$(field verity-hash "$IMG.manifest")" |
+		LC_ALL=C sort)" ]
+	# the signature covers the index's name and hash
+	run "$RAMBOOT_BIN" sign --check --keys="$KEYS" "$IMG.manifest"
+	expect_status 0
+	cp "$IMG.manifest" "$T/m"
+	sed -i "s/^cindex-sha256 .*/cindex-sha256 $(printf x | sha256sum | cut -c1-64)/" "$T/m"
+	run grep -c '^cindex-sha256 2d711642' "$T/m"
+	[ "$output" = 1 ]
+	run "$RAMBOOT_BIN" sign --check --keys="$KEYS" "$T/m"
+	expect_status 1
+	cp "$IMG.manifest" "$T/m"
+	sed -i 's/^cindex .*/cindex other.cindex/' "$T/m"
+	run "$RAMBOOT_BIN" sign --check --keys="$KEYS" "$T/m"
+	expect_status 1
+	# the client loads the image under that manifest: the keys are known
+	run "$RAMBOOT_BIN" load --manifest="$IMG.manifest" --signed --keys="$KEYS" "$IMG" "$T/copy"
+	expect_status 0
+	cmp "$IMG" "$T/copy"
+	# a compressed image: refused, nothing written; version 1: usage
+	zstd -q -c "$IMG" >"$OUT/y.img.zst"
+	rb publish --cindex "$OUT/y.img.zst"
+	expect_status 1
+	grep -q "zstd-compressed: --cindex needs a raw image" <<<"$stderr"
+	[ ! -e "$OUT/y.img.zst.manifest" ]
+	run ls "$OUT"
+	[[ $output != *y.img.zst.cindex* ]]
+}
+
+@test "manifest --cindex: IMAGE.cindex or INDEXFILE beside the image, named in the manifest" {
+	rb manifest --cindex -o "$IMG.manifest" "$IMG"
+	expect_status 0
+	[ "$(field cindex "$IMG.manifest")" = x.img.cindex ]
+	assert_cindex_ok "$IMG.manifest"
+	run ! grep -q '^verity' "$IMG.manifest"
+	rb manifest --cindex=idx.txt --verity=tree.bin "$IMG"
+	expect_status 0
+	grep -qx 'cindex idx.txt' <<<"$output"
+	grep -qx 'verity-hash tree.bin' <<<"$output"
+	cmp "$OUT/idx.txt" "$OUT/x.img.cindex"
+	rb manifest --cindex="$OUT/../out/i2.txt" "$IMG"
+	expect_status 0
+	grep -qx 'cindex i2.txt' <<<"$output"
+	# elsewhere, the same name as the tree, version 1, compressed: refused
+	mkdir "$T/elsewhere"
+	rb manifest --cindex="$T/elsewhere/i3" "$IMG"
+	expect_status 1
+	grep -q "not in the directory of" <<<"$stderr"
+	[ ! -e "$T/elsewhere/i3" ]
+	rb manifest --cindex=same --verity=same "$IMG"
+	expect_status 2
+	rb manifest --cindex --chunk-size=0 "$IMG"
+	expect_status 2
+	zstd -q -c "$IMG" >"$OUT/y.img.zst"
+	rb manifest --cindex "$OUT/y.img.zst"
+	expect_status 1
+	[ ! -e "$OUT/y.img.zst.cindex" ]
+}
+
+@test "publish --cindex: republishing keeps the previous index and IMAGE.old.manifest's, removes others" {
+	local i1 i2 i3 i4
+	rb publish --cindex "$IMG"
+	expect_status 0
+	i1=$(field cindex "$IMG.manifest")
+	# the same image again: the same name, the same bytes
+	rb publish --cindex "$IMG"
+	expect_status 0
+	[ "$(field cindex "$IMG.manifest")" = "$i1" ]
+	[ "$(cindex_files)" = "$i1" ]
+	# LTSP's backup and its manifest, then new images
+	cp "$IMG" "$IMG.old"
+	cp "$IMG.manifest" "$IMG.old.manifest"
+	head -c 4096 /dev/urandom >>"$IMG"
+	rb publish --cindex "$IMG"
+	expect_status 0
+	i2=$(field cindex "$IMG.manifest")
+	head -c 4096 /dev/urandom >>"$IMG"
+	rb publish --cindex "$IMG"
+	expect_status 0
+	i3=$(field cindex "$IMG.manifest")
+	head -c 4096 /dev/urandom >>"$IMG"
+	rb publish --cindex "$IMG"
+	expect_status 0
+	i4=$(field cindex "$IMG.manifest")
+	grep -qx "removed $OUT/$i2" <<<"$output"
+	[ "$(cindex_files)" = "$(printf '%s\n' "$i1" "$i3" "$i4" | LC_ALL=C sort)" ]
+	assert_cindex_ok "$IMG.manifest"
+	# look-alikes are not publish's: they stay
+	: >"$OUT/x.img.cindex"
+	: >"$OUT/x.img.cindex-notmine"
+	: >"$OUT/y.img.cindex-0123456789abcdef"
+	# a killed publish's temporary index goes
+	: >"$OUT/.x.img.cindex-0123456789abcdef.0a1b2c3d"
+	# without --cindex: the previous manifest's index stays once more
+	rb publish "$IMG"
+	expect_status 0
+	[ "$(cindex_files)" = "$(printf '%s\n' "$i1" "$i4" | LC_ALL=C sort)" ]
+	[ ! -e "$OUT/.x.img.cindex-0123456789abcdef.0a1b2c3d" ]
+	[ -e "$OUT/x.img.cindex" ]
+	[ -e "$OUT/x.img.cindex-notmine" ]
+	[ -e "$OUT/y.img.cindex-0123456789abcdef" ]
+	rb publish "$IMG"
+	expect_status 0
+	[ "$(cindex_files)" = "$i1" ]
+	# the backup brought back: its manifest and index still agree
+	mv "$IMG.old" "$IMG"
+	mv "$IMG.old.manifest" "$IMG.manifest"
+	assert_cindex_ok "$IMG.manifest"
 }
 
 # A publish stalled at its Nth fsync and killed there.

@@ -82,6 +82,9 @@ struct cache_refresh_result {
 	uint64_t bytes_network;   /* chunks read from the image */
 	uint64_t bytes_local;     /* chunks copied from the active slot */
 	uint64_t bytes_indexed;   /* read from the image to index it */
+	const char *index_from;   /* "manifest" (named by it, its hash checked),
+				   * "file" (--index), "computed"; NULL: up to
+				   * date before an index was needed */
 	uint32_t chunks_network, chunks_local;
 	uint32_t chunks_bad;      /* local copies that failed their hash */
 	char sha256[65];

@@ -50,7 +50,8 @@ static void usage(FILE *out)
 	      "  -m, --manifest=M    verify against the manifest M\n"
 	      "      --signed        M must be signed by a trusted key\n"
 	      "      --keys=DIR      the trusted public keys (default: the system's)\n"
-	      "  -i, --index=I       IMAGE's chunk index (default: computed from IMAGE)\n"
+	      "  -i, --index=I       IMAGE's chunk index (default: the one M names, beside\n"
+	      "                      IMAGE, else computed from IMAGE)\n"
 	      "      --name=NAME     the image's name in the cache (default: IMAGE's)\n"
 	      "  -f, --force         start over a state that is not trusted\n"
 	      "status: each image in the cache (or NAME): the state, the active slot,\n"
@@ -305,6 +306,8 @@ static int sub_refresh(int argc, char **argv)
 	       r.up_to_date ? "up to date" : "refreshed", cstate_slot_name(r.slot), r.generation,
 	       r.size, r.sha256, r.bytes_network, r.bytes_local, r.bytes_indexed,
 	       r.chunks_network, r.chunks_local, r.chunks_bad);
+	if (r.index_from)
+		printf("index: %s\n", r.index_from);
 	if (r.signed_by[0])
 		printf("signed_by: %s\n", r.signed_by);
 	return RB_EXIT_OK;

@@ -11,7 +11,9 @@
  *   1. the state, and the active slot's index (checked against it);
  *   2. the manifest, under the signature policy: the same image as the
  *      active slot's is "up to date", and nothing else is read;
- *   3. the new image's index (given, or computed from the image);
+ *   3. the new image's index: the one the manifest names (beside the
+ *      image, or given), checked against the manifest's hash of it;
+ *      else given, or computed from the image;
  *   4. each chunk of the new image: from the active slot when its index
  *      has that hash and the bytes read have it too (a rotted or altered
  *      local copy is read from the image instead), else from the image;
@@ -138,18 +140,42 @@ static int cmp_have(const void *a, const void *b)
 	return memcmp(a, b, 32);
 }
 
-/* The new image's index: given, or computed from the image. */
+/* The new image's index. The manifest's, when it names one: read from
+ * beside the image (or from --index), its SHA-256 checked against the
+ * manifest's before it is parsed; a mismatch fails (never a silent
+ * recompute: the signature covers that hash). Else given, or computed
+ * from the image. */
 static int new_index(struct refresh *f)
 {
-	char why[PATH_MAX + 256];
+	char why[2 * PATH_MAX + 256], path[PATH_MAX];
+	const char *src = f->o->index;
 	int rc;
 
-	if (f->o->index) {
-		rc = cindex_load(f->o->index, &f->new, why, sizeof(why));
+	if (f->have_m && f->m.cindex[0]) {
+		if (!src) {
+			const char *slash = strrchr(f->o->image, '/');
+			int dlen = slash ? (int)(slash - f->o->image + 1) : 0;
+
+			rc = snprintf(path, sizeof(path), "%.*s%s", dlen, f->o->image, f->m.cindex);
+			if (rc < 0 || (size_t)rc >= sizeof(path))
+				return rb_errfmt(f->err, f->errlen, -ENAMETOOLONG, "%s: path too long "
+						 "for its index", f->o->image);
+			src = path;
+		}
+		rc = cindex_load_checked(src, f->m.cindex_sha256, &f->new, why, sizeof(why));
+		if (rc < 0)
+			return rb_errfmt(f->err, f->errlen, rc, "the index the manifest names: %s%s",
+					 why, rc == -EBADMSG ? " (the manifest's cindex-sha256): "
+					 "refused" : "");
+		f->r->index_from = "manifest";
+	} else if (src) {
+		rc = cindex_load(src, &f->new, why, sizeof(why));
+		f->r->index_from = "file";
 	} else {
 		rc = cindex_build(f->ifd, &f->new, why, sizeof(why));
 		if (rc == 0)
 			f->r->bytes_indexed = f->new.size;
+		f->r->index_from = "computed";
 	}
 	if (rc < 0)
 		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", f->o->index ? f->o->index :

@@ -249,6 +249,12 @@ ssize_t cindex_format(const struct cindex *ci, char *buf, size_t len)
 
 int cindex_load(const char *path, struct cindex *ci, char *err, size_t errlen)
 {
+	return cindex_load_checked(path, NULL, ci, err, errlen);
+}
+
+int cindex_load_checked(const char *path, const char *want, struct cindex *ci, char *err,
+			size_t errlen)
+{
 	size_t cap = cindex_text_max(CINDEX_CHUNKS_MAX);
 	struct stat st;
 	char *buf = NULL;
@@ -286,6 +292,19 @@ int cindex_load(const char *path, struct cindex *ci, char *err, size_t errlen)
 	if (n != st.st_size) {
 		rc = rb_errfmt(err, errlen, -EIO, "%s: changed while read", path);
 		goto out;
+	}
+	if (want) {
+		/* The bytes that are parsed are the bytes that were hashed. */
+		uint8_t md[32];
+		char hex[65];
+
+		sha256(buf, (size_t)n, md);
+		hex_encode(md, 32, hex);
+		if (strcmp(hex, want)) {
+			rc = rb_errfmt(err, errlen, -EBADMSG, "%s: sha256 %s, not %s", path, hex,
+				       want);
+			goto out;
+		}
 	}
 	rc = cindex_parse(buf, (size_t)n, ci, err, errlen);
 	if (rc < 0) {

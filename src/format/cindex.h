@@ -80,6 +80,11 @@ ssize_t cindex_format(const struct cindex *ci, char *buf, size_t len);
 /* Read and parse an index file (a regular file, at most
  * cindex_text_max(CINDEX_CHUNKS_MAX) bytes). 0 or -errno, err says why. */
 int cindex_load(const char *path, struct cindex *ci, char *err, size_t errlen);
+/* cindex_load(), and with want (64 lower-case hex digits, or NULL) the
+ * SHA-256 of the bytes read checked against it before they are parsed
+ * (the hash a signed manifest gives): -EBADMSG when it differs. */
+int cindex_load_checked(const char *path, const char *want, struct cindex *ci, char *err,
+			size_t errlen);
 
 /* The index of the image read from fd (plain reads from where it is to
  * its end), chunked by cdc.h and hashed with SHA-256. 0 or -errno (-EIO,

@@ -130,19 +130,40 @@ static const char *key_verity_salt(struct mstate *st, char *val)
 	return NULL;
 }
 
+/* A name beside the image, never a path elsewhere. */
+static bool name_ok(const char *val)
+{
+	return *val && strlen(val) <= MANIFEST_NAME_MAX && !strchr(val, '/') &&
+	       strcmp(val, ".") && strcmp(val, "..");
+}
+
 static const char *key_verity_hash(struct mstate *st, char *val)
 {
-	/* A name beside the image, never a path elsewhere. */
-	if (!*val || strlen(val) > MANIFEST_NAME_MAX || strchr(val, '/') ||
-	    !strcmp(val, ".") || !strcmp(val, ".."))
+	if (!name_ok(val))
 		return "bad verity-hash (a file name beside the image)";
 	strcpy(st->m->verity_hash, val);
 	return NULL;
 }
 
+static const char *key_cindex(struct mstate *st, char *val)
+{
+	if (!name_ok(val))
+		return "bad cindex (a file name beside the image)";
+	strcpy(st->m->cindex, val);
+	return NULL;
+}
+
+static const char *key_cindex_sha256(struct mstate *st, char *val)
+{
+	if (strlen(val) != 64 || sha256_hex_parse(val, st->m->cindex_sha256) < 0)
+		return "bad cindex-sha256 (64 hex digits)";
+	return NULL;
+}
+
 /* The keys' places in the table below: a bit each in mstate.seen. */
 enum { KI_SIZE, KI_SHA256, KI_MEMLIMIT, KI_COMPRESSION, KI_CHUNK_SIZE, KI_CHUNK,
-       KI_VERITY_ROOT, KI_VERITY_SALT, KI_VERITY_HASH, KI_COUNT };
+       KI_VERITY_ROOT, KI_VERITY_SALT, KI_VERITY_HASH, KI_CINDEX, KI_CINDEX_SHA256,
+       KI_COUNT };
 #define K_SIZE       (1u << KI_SIZE)
 #define K_SHA256     (1u << KI_SHA256)
 #define K_CHUNK_SIZE (1u << KI_CHUNK_SIZE)
@@ -207,6 +228,8 @@ static const struct mkey {
 	[KI_VERITY_ROOT] = { "verity-root", 2, false, key_verity_root },
 	[KI_VERITY_SALT] = { "verity-salt", 2, false, key_verity_salt },
 	[KI_VERITY_HASH] = { "verity-hash", 2, false, key_verity_hash },
+	[KI_CINDEX] = { "cindex", 2, false, key_cindex },
+	[KI_CINDEX_SHA256] = { "cindex-sha256", 2, false, key_cindex_sha256 },
 };
 
 static int perr(char *err, size_t errlen, unsigned int line, const char *what)
@@ -329,6 +352,8 @@ static int parse(const char *buf, size_t len, struct manifest *m, bool keep_chun
 			return perr(err, errlen, lineno, "verity: the image is not a whole number "
 				    "of 4096-byte blocks");
 	}
+	if (!(st.seen & (1u << KI_CINDEX)) != !(st.seen & (1u << KI_CINDEX_SHA256)))
+		return perr(err, errlen, lineno, "cindex and cindex-sha256 come together");
 	return 0;
 }
 
@@ -425,8 +450,8 @@ int manifest_load_checked(const char *path, struct manifest *m, manifest_check_f
 size_t manifest_format_max(const struct manifest *m)
 {
 	return 256 + sizeof(m->compression) + 64 + sizeof(m->verity_root) +
-		sizeof(m->verity_salt) + sizeof(m->verity_hash) +
-		(m->chunk_size ? (size_t)m->nchunks : 0) *
+		sizeof(m->verity_salt) + sizeof(m->verity_hash) + sizeof(m->cindex) +
+		sizeof(m->cindex_sha256) + 32 + (m->chunk_size ? (size_t)m->nchunks : 0) *
 		MANIFEST_CHUNK_LINE;
 }
 
@@ -447,6 +472,9 @@ int manifest_format(const struct manifest *m, char *buf, size_t len)
 	if (n >= 0 && (size_t)n < len && m->chunk_size && m->verity_root[0])
 		n += snprintf(buf + n, len - (size_t)n, "verity-root %s\nverity-salt %s\n"
 			      "verity-hash %s\n", m->verity_root, m->verity_salt, m->verity_hash);
+	if (n >= 0 && (size_t)n < len && m->chunk_size && m->cindex[0])
+		n += snprintf(buf + n, len - (size_t)n, "cindex %s\ncindex-sha256 %s\n", m->cindex,
+			      m->cindex_sha256);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	pos = (size_t)n;

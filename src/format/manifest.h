@@ -22,8 +22,15 @@
  * "size" and "chunk-size". A loader verifies each chunk as soon as it is
  * written, on every core. Version 1 has neither; its keys are valid in 2.
  *
+ * Version 2 may also name the image's content-defined chunk index
+ * (cindex.h), a file beside the image, and give the SHA-256 of its bytes:
+ * "cindex NAME" and "cindex-sha256 HEX", the two together. A signature of
+ * the manifest thus covers the index too.
+ *
  * Blank lines and lines starting with '#' are ignored; unknown keys are
- * kept for later versions (signature, dm-verity) and ignored. A repeated
+ * kept for later versions (signature, dm-verity) and ignored: every
+ * version of this parser ignores them, so a key added to version 2 (the
+ * verity and cindex keys) never breaks an older client. A repeated
  * key, a missing size or sha256 (or, in version 2, chunk-size or a chunk),
  * a key of version 2 in a version 1 manifest, or a malformed value is an
  * error.
@@ -79,6 +86,10 @@ struct manifest {
 	char verity_salt[MANIFEST_SALT_HEX_MAX + 1]; /* hex, "-": no salt */
 	char verity_hash[MANIFEST_NAME_MAX + 1];     /* the hash file's name,
 						      * beside the image */
+	/* version 2, optional: the image's chunk index (cindex.h), written
+	 * by `ramboot publish --cindex`. cindex[0] == '\0': none. */
+	char cindex[MANIFEST_NAME_MAX + 1];          /* its name, beside the image */
+	char cindex_sha256[65];                      /* SHA-256 of its bytes */
 };
 
 /* Parse buf[0..len). Returns 0, or -EINVAL with a message in err

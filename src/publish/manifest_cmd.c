@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * `ramboot manifest`: the manifest of an image (and its hash tree), on
- * stdout or into a file, through the same code as `ramboot publish`.
+ * `ramboot manifest`: the manifest of an image (and its hash tree and
+ * chunk index), on stdout or into a file, through the same code as
+ * `ramboot publish`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,7 +26,7 @@ static void manifest_usage(FILE *out)
 {
 	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
 	      "                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
-	      "                        IMAGE\n"
+	      "                        [--cindex[=INDEXFILE]] IMAGE\n"
 	      "\n"
 	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
 	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
@@ -44,6 +45,10 @@ static void manifest_usage(FILE *out)
 	      "                      it (default IMAGE.verity; written first) and record\n"
 	      "                      verity-root, verity-salt, verity-hash; IMAGE must be\n"
 	      "                      raw (not compressed), whole 4096-byte blocks\n"
+	      "      --cindex[=INDEXFILE]  also write the chunk index of IMAGE beside it\n"
+	      "                      (default IMAGE.cindex; written first) and record its\n"
+	      "                      name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
+	      "                      be raw\n"
 	      "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
 	      out);
 }
@@ -51,7 +56,7 @@ static void manifest_usage(FILE *out)
 /* The command line into req, *outpath and *hasharg: -1 to go on, else
  * the exit code (--help, a usage error). */
 static int manifest_args(int argc, char **argv, struct publish_req *req, const char **outpath,
-			 const char **hasharg)
+			 const char **hasharg, const char **cindexarg)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -61,6 +66,7 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 		{ "chunk-size", required_argument, NULL, 'c' },
 		{ "sign", required_argument, NULL, 'S' },
 		{ "verity", optional_argument, NULL, 'V' },
+		{ "cindex", optional_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,6 +98,10 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			req->verity = true;
 			*hasharg = optarg;
 			break;
+		case 'C':
+			req->cindex = true;
+			*cindexarg = optarg;
+			break;
 		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("manifest", argv);
@@ -104,25 +114,43 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 	if (req->verity && !req->chunk_size)
 		return rb_usage("manifest", "--verity needs a version 2 manifest (--chunk-size "
 				   "other than 0)");
+	if (req->cindex && !req->chunk_size)
+		return rb_usage("manifest", "--cindex needs a version 2 manifest (--chunk-size "
+				   "other than 0)");
 	req->image = argv[optind];
 	return -1;
 }
 
-/* The hash tree's name beside the image: HASHFILE, else IMAGE.verity.
- * 0, or -errno with the reason in err. */
-static int tree_name(const char *image, const char *hasharg, char *hname, size_t len, char *err,
-		     size_t errlen)
+/* A side file's name beside the image: ARG (of the option opt), else
+ * IMAGE + suffix (".verity", ".cindex"). 0, or -errno with the reason in
+ * err. */
+static int side_name(const char *image, const char *opt, const char *arg, const char *suffix,
+		     char *name, size_t len, char *err, size_t errlen)
 {
 	const char *slash = strrchr(image, '/');
 	int rc;
 
-	if (hasharg)
-		return publish_hash_name(image, hasharg, hname, len, err, errlen);
-	rc = snprintf(hname, len, "%s.verity", slash ? slash + 1 : image);
+	if (arg)
+		return publish_side_name(image, opt, arg, name, len, err, errlen);
+	rc = snprintf(name, len, "%s%s", slash ? slash + 1 : image, suffix);
 	if (rc < 0 || (size_t)rc >= len)
-		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a hash file "
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a file "
 				 "beside it", image);
 	return 0;
+}
+
+/* Write buf to name beside the image, replacing it once complete. */
+static int side_write(const struct publish_req *req, const struct publish_made *mk,
+		      const char *name, const void *buf, size_t len, char *err, size_t errlen)
+{
+	const char *base;
+	int dirfd = publish_dir_open(req->image, &base), rc;
+
+	rc = dirfd < 0 ? rb_errfmt(err, errlen, dirfd, "%s: cannot open its directory", req->image)
+		       : publish_write_at(dirfd, name, buf, len, true, &mk->st, err, errlen);
+	if (dirfd >= 0)
+		(void)close(dirfd);
+	return rc;
 }
 
 /* What publish_make() made, written: the tree beside the image first,
@@ -148,19 +176,12 @@ static int manifest_write(const struct publish_req *req, const struct publish_ma
 		if (rc < 0)
 			return rc;
 	}
-	if (req->verity) {
-		const char *base;
-		int dirfd = publish_dir_open(req->image, &base);
-
-		rc = dirfd < 0 ? rb_errfmt(err, errlen, dirfd, "%s: cannot open its directory",
-					  req->image)
-			       : publish_write_at(dirfd, req->hash_name, mk->tree, mk->tree_len, true,
-						  &mk->st, err, errlen);
-		if (dirfd >= 0)
-			(void)close(dirfd);
-		if (rc < 0)
-			goto out;
-	}
+	if (req->verity)
+		rc = side_write(req, mk, req->hash_name, mk->tree, mk->tree_len, err, errlen);
+	if (rc == 0 && req->cindex)
+		rc = side_write(req, mk, req->cindex_name, mk->cindex, mk->cindex_len, err, errlen);
+	if (rc < 0)
+		goto out;
 	if (!outpath) {
 		rc = write_all(STDOUT_FILENO, mk->text, mk->len);
 		return rc < 0 ? rb_errfmt(err, errlen, rc, "stdout: write error") : 0;
@@ -183,20 +204,26 @@ int cmd_manifest(int argc, char **argv)
 {
 	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
 	struct publish_made mk;
-	const char *outpath = NULL, *hasharg = NULL;
-	char hname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
+	const char *outpath = NULL, *hasharg = NULL, *cindexarg = NULL;
+	char hname[MANIFEST_NAME_MAX + 1], cname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
 	int rc;
 
-	rc = manifest_args(argc, argv, &req, &outpath, &hasharg);
+	rc = manifest_args(argc, argv, &req, &outpath, &hasharg, &cindexarg);
 	if (rc >= 0)
 		return rc;
-	if (req.verity) {
-		if (tree_name(req.image, hasharg, hname, sizeof(hname), err, sizeof(err)) < 0) {
-			rb_err("%s", err);
-			return RB_EXIT_FAIL;
-		}
-		req.hash_name = hname;
+	if ((req.verity && side_name(req.image, "--verity", hasharg, ".verity", hname,
+				     sizeof(hname), err, sizeof(err)) < 0) ||
+	    (req.cindex && side_name(req.image, "--cindex", cindexarg, ".cindex", cname,
+				     sizeof(cname), err, sizeof(err)) < 0)) {
+		rb_err("%s", err);
+		return RB_EXIT_FAIL;
 	}
+	if (req.verity && req.cindex && !strcmp(hname, cname))
+		return rb_usage("manifest", "--verity and --cindex name the same file '%s'", cname);
+	if (req.verity)
+		req.hash_name = hname;
+	if (req.cindex)
+		req.cindex_name = cname;
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0) {
 		rb_err("%s", err);

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ramboot publish: the manifest of an image, signed, and its dm-verity
- * hash tree, written so that a client reading the manifest at any moment
- * finds a complete one whose hash file is there (publish.h).
+ * ramboot publish: the manifest of an image, signed, its dm-verity hash
+ * tree and its chunk index, written so that a client reading the manifest
+ * at any moment finds a complete one whose side files are there
+ * (publish.h).
  *
  * The order of a publish:
  *   1. lock the image's directory (one publish at a time), refuse a
  *      manifest name that is a link or not a regular file;
- *   2. read the image: size, SHA-256, chunks, tree; it must not change
- *      meanwhile;
- *   3. write the tree under a new name, IMAGE.verity-ROOT16 (aside,
- *      fsync, link, directory fsync);
- *   4. write the manifest naming it (aside, fsync, rename, directory
+ *   2. read the image: size, SHA-256, chunks, tree, chunk index; it must
+ *      not change meanwhile;
+ *   3. write the tree under a new name, IMAGE.verity-ROOT16, then the
+ *      index, IMAGE.cindex-SHA16 (each aside, fsync, link, directory
+ *      fsync);
+ *   4. write the manifest naming them (aside, fsync, rename, directory
  *      fsync): the commit point;
- *   5. remove the hash files neither the new manifest nor the previous
- *      one names, nor IMAGE.old.manifest: the manifest of LTSP's backup
- *      IMAGE.old, which `ltsp image --revert` brings back as IMAGE. A
- *      client that read the previous manifest a moment ago may still be
- *      opening its hash file: it stays until the next publish.
- * A kill before 4 leaves the old manifest and its hash file; after it,
+ *   5. remove the hash files and indexes neither the new manifest nor
+ *      the previous one names, nor IMAGE.old.manifest: the manifest of
+ *      LTSP's backup IMAGE.old, which `ltsp image --revert` brings back
+ *      as IMAGE. A client that read the previous manifest a moment ago
+ *      may still be opening its side files: they stay until the next
+ *      publish.
+ * A kill before 4 leaves the old manifest and its side files; after it,
  * the new ones.
  */
 #include <dirent.h>
@@ -40,8 +43,11 @@
 #include "codec/codec.h"
 #include "lib/guard.h"
 #include "load/load.h"
+#include "format/cindex.h"
 #include "format/manifest.h"
+#include "lib/hex.h"
 #include "lib/outfile.h"
+#include "lib/sha256.h"
 #include "publish/publish.h"
 #include "trust/sign.h"
 #include "format/verity.h"
@@ -56,12 +62,23 @@ static bool all_hex(const char *s, size_t n)
 	return true;
 }
 
-bool publish_is_hash_name(const char *image_name, const char *name)
+/* IMAGE + suffix + PUBLISH_HASH_HEX lower-case hex digits. */
+static bool is_side_name(const char *image_name, const char *suffix, const char *name)
 {
-	size_t b = strlen(image_name), s = strlen(PUBLISH_HASH_SUFFIX);
+	size_t b = strlen(image_name), s = strlen(suffix);
 
 	return strlen(name) == b + s + PUBLISH_HASH_HEX && !strncmp(name, image_name, b) &&
-	       !strncmp(name + b, PUBLISH_HASH_SUFFIX, s) && all_hex(name + b + s, PUBLISH_HASH_HEX);
+	       !strncmp(name + b, suffix, s) && all_hex(name + b + s, PUBLISH_HASH_HEX);
+}
+
+bool publish_is_hash_name(const char *image_name, const char *name)
+{
+	return is_side_name(image_name, PUBLISH_HASH_SUFFIX, name);
+}
+
+bool publish_is_cindex_name(const char *image_name, const char *name)
+{
+	return is_side_name(image_name, PUBLISH_CINDEX_SUFFIX, name);
 }
 
 int publish_dir_open(const char *image, const char **base)
@@ -88,13 +105,19 @@ int publish_dir_open(const char *image, const char **base)
 int publish_hash_name(const char *image, const char *arg, char *out, size_t outlen,
 		      char *err, size_t errlen)
 {
+	return publish_side_name(image, "--verity", arg, out, outlen, err, errlen);
+}
+
+int publish_side_name(const char *image, const char *opt, const char *arg, char *out,
+		      size_t outlen, char *err, size_t errlen)
+{
 	const char *slash = strrchr(arg, '/'), *name = slash ? slash + 1 : arg, *base;
 	struct stat a, b;
 	int ifd, afd;
 
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") ||
 	    strlen(name) > MANIFEST_NAME_MAX || strlen(name) >= outlen)
-		return rb_errfmt(err, errlen, -EINVAL, "--verity: '%s' is not a file name", arg);
+		return rb_errfmt(err, errlen, -EINVAL, "%s: '%s' is not a file name", opt, arg);
 	if (slash) {
 		/* A path: its directory must be the image's, the hash file is
 		 * found beside the image by its name alone. */
@@ -113,9 +136,9 @@ int publish_hash_name(const char *image, const char *arg, char *out, size_t outl
 			if (afd >= 0)
 				(void)close(afd);
 			(void)close(ifd);
-			return rb_errfmt(err, errlen, -EINVAL, "--verity: '%s' is not in the "
-					 "directory of %s (the manifest names the hash file "
-					 "beside the image)", arg, image);
+			return rb_errfmt(err, errlen, -EINVAL, "%s: '%s' is not in the "
+					 "directory of %s (the manifest names the file beside "
+					 "the image)", opt, arg, image);
 		}
 		(void)close(afd);
 		(void)close(ifd);
@@ -149,15 +172,17 @@ void publish_made_free(struct publish_made *mk)
 {
 	free(mk->text);
 	free(mk->tree);
+	free(mk->cindex);
 	mk->text = NULL;
 	mk->tree = NULL;
+	mk->cindex = NULL;
 	manifest_free(&mk->m);
 }
 
-/* --verity, before a byte is hashed: the tree covers what a client
- * mounts, so the file must be that image itself. */
-static int verity_precheck(const struct publish_req *req, int fd, const struct stat *st,
-			   char *err, size_t errlen)
+/* --verity and --cindex, before a byte is hashed: the tree and the index
+ * cover what a client maps, so the file must be that image itself. */
+static int raw_precheck(const struct publish_req *req, const char *opt, int fd,
+			const struct stat *st, char *err, size_t errlen)
 {
 	const struct codec *c = NULL;
 	uint8_t magic[64];
@@ -175,9 +200,19 @@ static int verity_precheck(const struct publish_req *req, int fd, const struct s
 		c = codec_by_name(req->decompress);
 	}
 	if (c && c != &codec_none)
-		return rb_errfmt(err, errlen, -EINVAL, "%s: %s-compressed: --verity needs a raw "
-				 "image, such as the squashfs itself (the tree covers the "
-				 "decompressed image a client mounts)", req->image, c->name);
+		return rb_errfmt(err, errlen, -EINVAL, "%s: %s-compressed: %s needs a raw "
+				 "image, such as the squashfs itself (it covers the "
+				 "decompressed image a client mounts)", req->image, c->name, opt);
+	return 0;
+}
+
+static int verity_precheck(const struct publish_req *req, int fd, const struct stat *st,
+			   char *err, size_t errlen)
+{
+	int rc = raw_precheck(req, "--verity", fd, st, err, errlen);
+
+	if (rc < 0)
+		return rc;
 	if (st->st_size == 0 || st->st_size % VERITY_BLOCK)
 		return rb_errfmt(err, errlen, -EINVAL, "%s: %jd bytes, not a whole number of "
 				 "4096-byte blocks: --verity refused (a tail would be left "
@@ -237,6 +272,49 @@ static int build_tree(const struct publish_req *req, int fd, struct publish_made
 	return 0;
 }
 
+/* The chunk index, by a plain read of the image from its start: its
+ * text, and its name and SHA-256 in the manifest. */
+static int build_cindex(const struct publish_req *req, int fd, struct publish_made *mk,
+			char *err, size_t errlen)
+{
+	const char *base = strrchr(req->image, '/');
+	struct cindex ci;
+	uint8_t sum[32];
+	char why[256];
+	ssize_t n;
+	int rc;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
+	rc = cindex_build(fd, &ci, why, sizeof(why));
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: the chunk index: %s", req->image, why);
+	if (ci.size != mk->m.size) {
+		cindex_free(&ci);
+		return rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read; "
+				 "nothing written", req->image);
+	}
+	mk->cindex = malloc(cindex_text_max(ci.n) + 1);
+	n = mk->cindex ? cindex_format(&ci, mk->cindex, cindex_text_max(ci.n) + 1) : -ENOMEM;
+	mk->cindex_chunks = ci.n;
+	cindex_free(&ci);
+	if (n < 0)
+		return rb_errfmt(err, errlen, (int)n, "the chunk index: %s", strerror((int)-n));
+	mk->cindex_len = (size_t)n;
+	sha256(mk->cindex, mk->cindex_len, sum);
+	hex_encode(sum, 32, mk->m.cindex_sha256);
+	base = base ? base + 1 : req->image;
+	if (req->cindex_name)
+		rc = snprintf(mk->m.cindex, sizeof(mk->m.cindex), "%s", req->cindex_name);
+	else
+		rc = snprintf(mk->m.cindex, sizeof(mk->m.cindex), "%s%s%.*s", base,
+			      PUBLISH_CINDEX_SUFFIX, PUBLISH_HASH_HEX, mk->m.cindex_sha256);
+	if (rc < 0 || (size_t)rc >= sizeof(mk->m.cindex))
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a chunk index "
+				 "beside it", req->image);
+	return 0;
+}
+
 int publish_make(const struct publish_req *req, struct publish_made *mk, char *err,
 		 size_t errlen)
 {
@@ -259,9 +337,9 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 	 * between the reads; stdin, a pipe or a device only by the loader. */
 	if (strcmp(req->image, "-") && stat(req->image, &mk->st) < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
-	if (req->verity && !S_ISREG(mk->st.st_mode))
-		return rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file: --verity needs "
-				 "the image file", req->image);
+	if ((req->verity || req->cindex) && !S_ISREG(mk->st.st_mode))
+		return rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file: %s needs "
+				 "the image file", req->image, req->verity ? "--verity" : "--cindex");
 	fd = S_ISREG(mk->st.st_mode) ? open(req->image, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0 && S_ISREG(mk->st.st_mode))
 		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
@@ -274,6 +352,15 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 		/* manifest.h: the verity keys are version 2 keys. */
 		if (rc == 0 && !req->chunk_size)
 			rc = rb_errfmt(err, errlen, -EINVAL, "--verity needs a version 2 manifest "
+				       "(--chunk-size other than 0)");
+		if (rc < 0)
+			goto out;
+	}
+	if (req->cindex) {
+		rc = raw_precheck(req, "--cindex", fd, &mk->st, err, errlen);
+		/* manifest.h: the cindex keys are version 2 keys. */
+		if (rc == 0 && !req->chunk_size)
+			rc = rb_errfmt(err, errlen, -EINVAL, "--cindex needs a version 2 manifest "
 				       "(--chunk-size other than 0)");
 		if (rc < 0)
 			goto out;
@@ -311,6 +398,11 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 			goto out;
 		}
 		rc = build_tree(req, fd, mk, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	if (req->cindex) {
+		rc = build_cindex(req, fd, mk, err, errlen);
 		if (rc < 0)
 			goto out;
 	}
@@ -364,23 +456,45 @@ bool publish_is_stale_temp(const char *base, const char *manifest, const char *n
 		return false;
 	if (n - 10 == m && !strncmp(name + 1, manifest, m))
 		return true;
-	if (n - 10 != b + strlen(PUBLISH_HASH_SUFFIX) + PUBLISH_HASH_HEX)
+	if (n - 10 != b + strlen(PUBLISH_HASH_SUFFIX) + PUBLISH_HASH_HEX &&
+	    n - 10 != b + strlen(PUBLISH_CINDEX_SUFFIX) + PUBLISH_HASH_HEX)
 		return false;
 	{
 		char inner[NAME_MAX + 1];
 
 		snprintf(inner, sizeof(inner), "%.*s", (int)(n - 10), name + 1);
-		return publish_is_hash_name(base, inner);
+		return publish_is_hash_name(base, inner) || publish_is_cindex_name(base, inner);
 	}
 }
 
-/* Remove what publish_run no longer needs: the hash files neither keep1
- * (the new manifest's), keep2 (the previous one's) nor keep3 (the backup
- * image's, IMAGE.old.manifest) name, and temporaries of an earlier
+/* The side files (hash file, chunk index) of the manifests publish keeps
+ * (the new one, the previous one, the backup image's). */
+#define SWEEP_KEEP 6
+
+static bool kept(const char *const keep[SWEEP_KEEP], const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < SWEEP_KEEP; i++)
+		if (keep[i] && !strcmp(keep[i], name))
+			return true;
+	return false;
+}
+
+/* The side files a manifest names, into keep[0..1] (NULL: none). */
+static void keep_named(const struct manifest *m, bool have, const char **keep)
+{
+	keep[0] = have && m->verity_root[0] ? m->verity_hash : NULL;
+	keep[1] = have && m->cindex[0] ? m->cindex : NULL;
+}
+
+/* Remove what publish_run no longer needs: the hash files and chunk
+ * indexes none of keep names (the new manifest's, the previous one's and
+ * the backup image's, IMAGE.old.manifest), and temporaries of an earlier
  * publish that was killed. keep_all: the previous or the backup's
- * manifest could not be read, no hash file is removed. */
+ * manifest could not be read, no side file is removed. */
 static void sweep(int dirfd, const char *prefix, const char *base, const char *manifest,
-		  const char *keep1, const char *keep2, const char *keep3, bool keep_all)
+		  const char *const keep[SWEEP_KEEP], bool keep_all)
 {
 	struct dirent *d;
 	DIR *dir;
@@ -396,10 +510,9 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 	while ((d = readdir(dir))) {
 		bool tmp = publish_is_stale_temp(base, manifest, d->d_name);
 
-		if (!tmp && (keep_all || !publish_is_hash_name(base, d->d_name) ||
-			     (keep1 && !strcmp(d->d_name, keep1)) ||
-			     (keep2 && !strcmp(d->d_name, keep2)) ||
-			     (keep3 && !strcmp(d->d_name, keep3))))
+		if (!tmp && (keep_all || (!publish_is_hash_name(base, d->d_name) &&
+					      !publish_is_cindex_name(base, d->d_name)) ||
+			     kept(keep, d->d_name)))
 			continue;
 		if (unlinkat(dirfd, d->d_name, 0) < 0) {
 			rb_warn("%s%s: cannot remove: %s", prefix, d->d_name, strerror(errno));
@@ -416,22 +529,25 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 
 static void usage(FILE *out)
 {
-	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--chunk-size=SIZE]\n"
+	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
 	      "                       [--memlimit=SIZE] IMAGE\n"
 	      "\n"
-	      "Write IMAGE.manifest (version 2, chunk hashes), and with --verity the\n"
+	      "Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
 	      "dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
-	      "hash) that it names; each aside, synced and renamed, the manifest last.\n"
-	      "A client reading IMAGE.manifest at any moment gets the old one or the new\n"
-	      "one, complete, with its hash file. Hash files older than the previous\n"
-	      "manifest's are removed, except the one IMAGE.old.manifest names (the\n"
-	      "backup 'ltsp image --revert' brings back). Run it after each 'ltsp image'\n"
-	      "(ltsp.conf's [ramboot_server] does).\n"
+	      "hash) and with --cindex the chunk index IMAGE.cindex-SHA (16 hex digits\n"
+	      "of its SHA-256) that it names; each aside, synced and renamed, the\n"
+	      "manifest last. A client reading IMAGE.manifest at any moment gets the old\n"
+	      "one or the new one, complete, with its side files. Side files older than\n"
+	      "the previous manifest's are removed, except those IMAGE.old.manifest\n"
+	      "names (the backup 'ltsp image --revert' brings back). Run it after each\n"
+	      "'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --sign=KEY        sign the manifest with the Ed25519 private key KEY\n"
 	      "      --verity          also write the hash tree (IMAGE must be raw, a\n"
 	      "                        whole number of 4096-byte blocks)\n"
+	      "      --cindex          also write the chunk index for local-disk caches\n"
+	      "                        (IMAGE must be raw; reads it once more)\n"
 	      "      --chunk-size=SIZE bytes per chunk, a power of two from 64K to 1G\n"
 	      "                        (default 4M)\n"
 	      "      --memlimit=SIZE   decoder memory clients may use for this image\n"
@@ -469,6 +585,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req)
 	static const struct option lo[] = {
 		{ "sign", required_argument, NULL, 'S' },
 		{ "verity", no_argument, NULL, 'V' },
+		{ "cindex", no_argument, NULL, 'C' },
 		{ "chunk-size", required_argument, NULL, 'c' },
 		{ "memlimit", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
@@ -483,6 +600,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req)
 		switch (c) {
 		case 'S': req->key = optarg; break;
 		case 'V': req->verity = true; break;
+		case 'C': req->cindex = true; break;
 		case 'c':
 			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
 				return RB_EXIT_USAGE;
@@ -523,7 +641,7 @@ int cmd_publish(int argc, char **argv)
 	char err[PATH_MAX + 128];
 	struct stat inputs[2];
 	size_t ninputs = 0;
-	const char *base;
+	const char *base, *keep[SWEEP_KEEP];
 	bool have_prev = false, have_backup = false, keep_all = false;
 	int c, rc, dirfd;
 
@@ -584,6 +702,16 @@ int cmd_publish(int argc, char **argv)
 		if (rc < 0)
 			goto fail;
 	}
+	if (req.cindex) {
+		/* Named by its hash: the same name, the same bytes. */
+		rc = publish_write_at(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, false, &mk.st,
+				      err, sizeof(err));
+		if (rc == -EEXIST)
+			rc = publish_write_at(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, true,
+					      &mk.st, err, sizeof(err));
+		if (rc < 0)
+			goto fail;
+	}
 	rc = write_all(mof.fd, mk.text, mk.len);
 	if (rc == 0)
 		rc = outfile_commit(&mof);
@@ -594,12 +722,17 @@ int cmd_publish(int argc, char **argv)
 	if (req.verity)
 		printf("%s%s: hash tree, %" PRIu64 " blocks, root %s\n", prefix, mk.m.verity_hash,
 		       mk.m.size / VERITY_BLOCK, mk.m.verity_root);
-	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s\n", mpath, mk.m.size,
+	if (req.cindex)
+		printf("%s%s: chunk index, %" PRIu32 " chunks, sha256 %s\n", prefix, mk.m.cindex,
+		       mk.cindex_chunks, mk.m.cindex_sha256);
+	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s%s\n", mpath, mk.m.size,
 	       mk.m.sha256, mk.m.nchunks, req.verity ? ", verity" : "",
-	       req.key ? ", signed by key " : "", req.key ? mk.keyid : "");
-	sweep(dirfd, prefix, base, mname, req.verity ? mk.m.verity_hash : NULL,
-	      have_prev && prev.verity_root[0] ? prev.verity_hash : NULL,
-	      have_backup && backup.verity_root[0] ? backup.verity_hash : NULL, keep_all);
+	       req.cindex ? ", cindex" : "", req.key ? ", signed by key " : "",
+	       req.key ? mk.keyid : "");
+	keep_named(&mk.m, true, keep);
+	keep_named(&prev, have_prev, keep + 2);
+	keep_named(&backup, have_backup, keep + 4);
+	sweep(dirfd, prefix, base, mname, keep, keep_all);
 	publish_made_free(&mk);
 	(void)close(dirfd);
 	/* The manifest is named: published, whatever became of the line

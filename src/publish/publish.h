@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Publishing an image on the server: its manifest (manifest.h), signed
- * (sign.h), and its dm-verity hash tree (verity.h) beside it.
+ * (sign.h), its dm-verity hash tree (verity.h) and its chunk index
+ * (cindex.h) beside it.
  *
  * publish_make() reads the image and builds everything in memory;
  * nothing is written. `ramboot manifest` writes what it made to stdout or
- * -o, the tree to IMAGE.verity; `ramboot publish` writes the tree under a
- * name of its own (IMAGE.verity-ROOT16, PUBLISH_HASH_SUFFIX) and the
- * manifest last, each aside, synced and renamed, so that the manifest
- * always names a complete hash file of its own image.
+ * -o, the tree to IMAGE.verity, the index to IMAGE.cindex; `ramboot
+ * publish` writes the tree and the index under names of their own
+ * (IMAGE.verity-ROOT16, PUBLISH_HASH_SUFFIX; IMAGE.cindex-SHA16,
+ * PUBLISH_CINDEX_SUFFIX) and the manifest last, each aside, synced and
+ * renamed, so that the manifest always names complete side files of its
+ * own image.
  */
 #ifndef RAMBOOT_PUBLISH_H
 #define RAMBOOT_PUBLISH_H
@@ -23,6 +26,7 @@
 
 #define PUBLISH_HASH_SUFFIX ".verity-"   /* + 16 hex digits of the root hash */
 #define PUBLISH_HASH_HEX    16
+#define PUBLISH_CINDEX_SUFFIX ".cindex-" /* + 16 hex digits of its SHA-256 */
 
 struct publish_req {
 	const char *image;
@@ -36,6 +40,11 @@ struct publish_req {
 	 * NULL: IMAGE's name + PUBLISH_HASH_SUFFIX + the root's first 16
 	 * hex digits. */
 	const char *hash_name;
+	bool cindex;             /* build the chunk index (a raw image) */
+	/* Its name beside the image, recorded in the manifest's cindex;
+	 * NULL: IMAGE's name + PUBLISH_CINDEX_SUFFIX + the first 16 hex
+	 * digits of its SHA-256. */
+	const char *cindex_name;
 };
 
 struct publish_made {
@@ -43,6 +52,9 @@ struct publish_made {
 	size_t len;
 	uint8_t *tree;           /* with verity: the hash file */
 	size_t tree_len;
+	char *cindex;            /* with cindex: the index's text */
+	size_t cindex_len;
+	uint32_t cindex_chunks;
 	struct stat st;          /* the image, as read */
 	struct manifest m;       /* what the text says (m.chunk is NULL) */
 	char keyid[SIGN_KEYID_LEN + 1]; /* with key: its id */
@@ -52,11 +64,14 @@ struct publish_made {
 
 /*
  * Read req->image once for its size, SHA-256 and chunks (the decompressed
- * image), and with verity a second time for its tree, and make the
- * manifest. Fails (-errno, a message in err, mk->exit set) when verity is
- * asked and the image is compressed or not a whole number of 4096-byte
- * blocks (checked before anything is read), and when the image changed
- * (size, mtime, or another file at its name) while it was read.
+ * image), with verity a second time for its tree, with cindex once more
+ * for its chunk index (the loader has no place for a chunker: the reads
+ * after the first are plain reads, mostly from the page cache), and make
+ * the manifest. Fails (-errno, a message in err, mk->exit set) when
+ * verity or cindex is asked and the image is compressed (or, for verity,
+ * not a whole number of 4096-byte blocks; checked before anything is
+ * read), and when the image changed (size, mtime, or another file at its
+ * name) while it was read.
  * publish_made_free() in any case.
  */
 int publish_make(const struct publish_req *req, struct publish_made *mk, char *err,
@@ -70,17 +85,23 @@ void publish_made_free(struct publish_made *mk);
  */
 int publish_hash_name(const char *image, const char *arg, char *out, size_t outlen,
 		      char *err, size_t errlen);
+/* The same for the option opt ("--cindex"). */
+int publish_side_name(const char *image, const char *opt, const char *arg, char *out,
+		      size_t outlen, char *err, size_t errlen);
 
 /*
  * Is name one of the hash files publish names for image_name
  * (IMAGE.verity- and 16 lower-case hex digits)? Pure, for the cleanup.
  */
 bool publish_is_hash_name(const char *image_name, const char *name);
+/* Is name one of the chunk indexes publish names for image_name
+ * (IMAGE.cindex- and 16 lower-case hex digits)? Pure. */
+bool publish_is_cindex_name(const char *image_name, const char *name);
 
 /*
  * Is name a temporary outfile.c made (".NAME.XXXXXXXX", 8 hex digits) for
- * the manifest `manifest` or for one of publish's hash files of
- * image_name? Left behind only by a kill between the link and the rename
+ * the manifest `manifest` or for one of publish's hash files or chunk
+ * indexes of image_name? Left behind only by a kill between the link and the rename
  * of a commit; publish removes them. Pure.
  */
 bool publish_is_stale_temp(const char *image_name, const char *manifest, const char *name);

@@ -438,6 +438,88 @@ static void test_verity_keys(void)
 	CHECK(strstr(err, "4096-byte blocks") != NULL);
 }
 
+#define CNAME "cindex x86_64.img.cindex-0123456789abcdef\n"
+#define CSUM  "cindex-sha256 " H_EMPTY "\n"
+
+/* The chunk index's keys: the two together, version 2 only, a name beside
+ * the image, 64 hex digits; formatted and parsed back the same. */
+static void test_cindex_keys(void)
+{
+	struct manifest m;
+	size_t cap;
+	char *buf;
+	int n;
+
+	CHECK_EQ_INT(parse(V2B CNAME CSUM, &m), 0);
+	CHECK_EQ_STR(m.cindex, "x86_64.img.cindex-0123456789abcdef");
+	CHECK_EQ_STR(m.cindex_sha256, H_EMPTY);
+	manifest_free(&m);
+	/* Upper-case hex is read as lower case; any order, with verity. */
+	CHECK_EQ_INT(parse(V2B "cindex-sha256 " HEXU "\n" VROOT VSALT VHASH CNAME, &m), 0);
+	CHECK_EQ_STR(m.cindex_sha256, HEX);
+	CHECK_EQ_STR(m.verity_hash, "x86_64.img.verity");
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	n = manifest_format(&m, buf, cap);
+	manifest_free(&m);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "\ncindex x86_64.img.cindex-0123456789abcdef\ncindex-sha256 " HEX
+		     "\n") != NULL);
+	CHECK_EQ_INT(parse_n(buf, (size_t)n, &m), 0);
+	CHECK_EQ_STR(m.cindex, "x86_64.img.cindex-0123456789abcdef");
+	CHECK_EQ_STR(m.cindex_sha256, HEX);
+	CHECK_EQ_STR(m.verity_root, HEX);
+	manifest_free(&m);
+	free(buf);
+	/* None: none formatted. */
+	CHECK_EQ_INT(parse(V2B, &m), 0);
+	CHECK_EQ_STR(m.cindex, "");
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	n = manifest_format(&m, buf, cap);
+	manifest_free(&m);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "cindex") == NULL);
+	free(buf);
+	/* One without the other. */
+	check_refused_why(V2B CNAME, "cindex and cindex-sha256 come together");
+	check_refused_why(V2B CSUM, "cindex and cindex-sha256 come together");
+	/* Bad hex: short, long, not hex, empty. */
+	check_refused_why(V2B CNAME "cindex-sha256 0123\n", "bad cindex-sha256");
+	check_refused_why(V2B CNAME "cindex-sha256 " HEX "0\n", "bad cindex-sha256");
+	check_refused_why(V2B CNAME "cindex-sha256 "
+			  "zf86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
+			  "bad cindex-sha256");
+	check_refused_why(V2B CNAME "cindex-sha256\n", "bad cindex-sha256");
+	/* A path, or no name: refused like verity-hash. */
+	check_refused_why(V2B "cindex ../etc/shadow\n" CSUM, "bad cindex");
+	check_refused_why(V2B "cindex /srv/x.cindex\n" CSUM, "bad cindex");
+	check_refused_why(V2B "cindex a/b\n" CSUM, "bad cindex");
+	check_refused_why(V2B "cindex ..\n" CSUM, "bad cindex");
+	check_refused_why(V2B "cindex .\n" CSUM, "bad cindex");
+	check_refused_why(V2B "cindex\n" CSUM, "bad cindex");
+	/* Twice; in version 1. */
+	check_refused_why(V2B CNAME CNAME CSUM, "cindex given twice");
+	check_refused_why(V2B CNAME CSUM CSUM, "cindex-sha256 given twice");
+	check_refused_why("ramboot-manifest 1\nsize 131072\nsha256 " HEX "\n" CNAME CSUM,
+			  "needs manifest version 2");
+}
+
+/* A parser that knows no cindex keys ignores them (manifest.h): a key
+ * of that kind, unknown to this one, is ignored the same way. */
+static void test_unknown_keys_ignored(void)
+{
+	struct manifest m;
+
+	CHECK_EQ_INT(parse(V2B CNAME CSUM "cindex2 whatever\nsomething-new 1 2 3\n", &m), 0);
+	CHECK_EQ_STR(m.cindex, "x86_64.img.cindex-0123456789abcdef");
+	manifest_free(&m);
+}
+
 static void test_format_round_trip(void)
 {
 	struct manifest m, back;
@@ -564,6 +646,8 @@ int main(void)
 	RUN(test_chunk_count_cap);
 	RUN(test_format_round_trip);
 	RUN(test_verity_keys);
+	RUN(test_cindex_keys);
+	RUN(test_unknown_keys_ignored);
 	RUN(test_load_keeps_or_drops_chunks);
 	RUN(test_report_chunk_keys);
 	return TAP_DONE();

@@ -50,6 +50,14 @@ static void hash_names(void)
 	CHECK(!publish_is_hash_name("x.img", "xx.img.verity-0123456789abcdef"));
 	CHECK(!publish_is_hash_name("x.img", "x.img.verity-0123456789abcdeg"));
 	CHECK(!publish_is_hash_name("x.img", "x.img.manifest"));
+	/* chunk indexes: the same rule, their own suffix */
+	CHECK(publish_is_cindex_name("x.img", "x.img.cindex-0123456789abcdef"));
+	CHECK(!publish_is_cindex_name("x.img", "x.img.cindex-0123456789ABCDEF"));
+	CHECK(!publish_is_cindex_name("x.img", "x.img.cindex-0123456789abcde"));
+	CHECK(!publish_is_cindex_name("x.img", "x.img.cindex"));
+	CHECK(!publish_is_cindex_name("x.img", "y.img.cindex-0123456789abcdef"));
+	CHECK(!publish_is_cindex_name("x.img", "x.img.verity-0123456789abcdef"));
+	CHECK(!publish_is_hash_name("x.img", "x.img.cindex-0123456789abcdef"));
 }
 
 static void stale_temps(void)
@@ -58,6 +66,9 @@ static void stale_temps(void)
 
 	CHECK(publish_is_stale_temp("x.img", m, ".x.img.manifest.0a1b2c3d"));
 	CHECK(publish_is_stale_temp("x.img", m, ".x.img.verity-0123456789abcdef.0a1b2c3d"));
+	CHECK(publish_is_stale_temp("x.img", m, ".x.img.cindex-0123456789abcdef.0a1b2c3d"));
+	CHECK(!publish_is_stale_temp("x.img", m, ".x.img.cindex.0a1b2c3d"));
+	CHECK(!publish_is_stale_temp("x.img", m, ".y.img.cindex-0123456789abcdef.0a1b2c3d"));
 	CHECK(!publish_is_stale_temp("x.img", m, "x.img.manifest.0a1b2c3d"));
 	CHECK(!publish_is_stale_temp("x.img", m, ".x.img.manifest.0a1b2c3"));
 	CHECK(!publish_is_stale_temp("x.img", m, ".x.img.manifest.0a1b2c3x"));
