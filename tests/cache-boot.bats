@@ -315,5 +315,5 @@ nothing_attached() {
 }
 
 @test "a flipped byte in the slot with ramboot.verity=1 falls back (QEMU only)" {
-	skip "device-mapper is not on this host: tests/boot/ (QEMU) has the case"
+	skip "device-mapper is not on this host; a QEMU case (tests/boot/) is still to be written"
 }
