@@ -246,8 +246,8 @@ static void lazy_child(void *arg)
 	c->rc = lazy_start(c->o);
 }
 
-static void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
-		    const char *rundir, struct boot_report *rep)
+void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
+	     const char *rundir, struct boot_report *rep)
 {
 	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
 	struct lazy_opts o;
@@ -473,7 +473,8 @@ static bool verity_first(const struct boot_settings *s, const struct boot_args *
 			 "(ramboot manifest --verity)");
 		return false;
 	}
-	if (s->mode == BOOT_RAM)
+	/* A RAM copy, or the cache (its slot or the image): mapped later. */
+	if (s->mode == BOOT_RAM || cache_used(s))
 		return verity_in_manifest(s, manifest, rep);
 	if (!do_verity(s, image, image, s->mode == BOOT_LAZY, manifest, &vp, NULL, rundir, rep))
 		return false;
@@ -516,6 +517,15 @@ static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 		return true;
 	if (s->mode == BOOT_PREFETCH)
 		return do_prefetch(s, image, rundir, logpath, a->json, rep) != 0;
+	if (s->mode == BOOT_CACHE && !s->cache[0]) {
+		snprintf(rep->cache, sizeof(rep->cache), "fallback");
+		fallback(rep, "cache unusable", "ramboot=cache and no ramboot.cache= names the "
+			 "cache's device");
+		return true;
+	}
+	if (cache_used(s))
+		return !settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep) ||
+		       do_cache(s, image, manifest, &vp, rundir, logpath, a->json, rep);
 	if (settings_usable(s, rep) && verify_plan(s, manifest, &vp, rep)) {
 		if (s->mode == BOOT_LAZY)
 			do_lazy(s, image, &vp, rundir, rep);

@@ -83,6 +83,21 @@ void do_ram(const struct boot_settings *s, const char *image, const char *manife
 int do_prefetch(const struct boot_settings *s, const char *image, const char *rundir,
 		const char *logpath, bool json, struct boot_report *rep);
 
+/* boot.c: ramboot=lazy's copier started (boot.c). */
+void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
+	     const char *rundir, struct boot_report *rep);
+
+/* cache.c: ramboot.cache= with ramboot=cache or lazy. false when the
+ * refresh child took the report over (the boot must not write it). */
+bool do_cache(const struct boot_settings *s, const char *image, const char *manifest,
+	      const struct vplan *vp, const char *rundir, const char *logpath, bool json,
+	      struct boot_report *rep);
+/* Does this boot use the cache? */
+static inline bool cache_used(const struct boot_settings *s)
+{
+	return s->mode == BOOT_CACHE || (s->mode == BOOT_LAZY && s->cache[0]);
+}
+
 /* verity.c */
 bool do_verity(const struct boot_settings *s, const char *image, const char *data, bool loop,
 	       const char *manifest, const struct vplan *vp, const struct load_result *copy,

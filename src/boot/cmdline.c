@@ -18,7 +18,7 @@
 #include "format/manifest.h"
 #include "udpcast/udpcast.h"
 
-static const char *const mode_names[] = { "off", "prefetch", "ram", "lazy" };
+static const char *const mode_names[] = { "off", "prefetch", "ram", "lazy", "cache" };
 static const char *const target_names[] = { "tmpfs", "zram" };
 
 const char *boot_mode_name(enum boot_mode m)
@@ -62,7 +62,7 @@ void settings_init(struct boot_settings *s)
 
 const char *const settings_keys[SET_NKEYS] = {
 	"", "image", "decompress", "target", "minfree", "sha256", "manifest",
-	"profile", "verify", "verity", "source", "udpcast", "timeout", "swap",
+	"profile", "verify", "verity", "source", "udpcast", "cache", "timeout", "swap",
 	"swap.size", "swap.algorithm", "swap.priority", "debug",
 };
 
@@ -308,6 +308,17 @@ static int set_mode(struct boot_settings *s, const char *key, const char *val,
 		if (i < 0)
 			return -EINVAL;
 		s->source = (enum boot_source)i;
+	} else if (!strcmp(key, "cache")) {
+		/* A device by LABEL=, UUID=, PARTLABEL= or its path; "none"
+		 * or "off": no cache. Nothing else is ever opened. */
+		if (!strcmp(v, "none") || !strcmp(v, "off"))
+			s->cache[0] = '\0';
+		else if (v[0] == '/' || ((!strncmp(v, "LABEL=", 6) && v[6]) ||
+					 (!strncmp(v, "UUID=", 5) && v[5]) ||
+					 (!strncmp(v, "PARTLABEL=", 10) && v[10])))
+			rc = set_str(s->cache, sizeof(s->cache), v);
+		else
+			return -EINVAL;
 	} else if (!strcmp(key, "timeout")) {
 		double t;
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum boot_mode { BOOT_OFF, BOOT_PREFETCH, BOOT_RAM, BOOT_LAZY };
+enum boot_mode { BOOT_OFF, BOOT_PREFETCH, BOOT_RAM, BOOT_LAZY, BOOT_CACHE };
 enum boot_target { TARGET_TMPFS, TARGET_ZRAM };
 enum boot_swap { SWAP_OFF, SWAP_ZRAM };
 /* ramboot.verify=: AUTO is "signed" when the initrd holds trusted keys,
@@ -39,7 +39,7 @@ enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
 /* The settings by name, as settings_set() takes them ("" is ramboot=
  * itself); key_src[] and key_val[] of struct boot_settings are indexed
  * the same way. */
-#define SET_NKEYS 18
+#define SET_NKEYS 19
 extern const char *const settings_keys[SET_NKEYS];
 /* "default", "ramboot.conf", "environment", "command line" */
 const char *set_source_name(enum set_source src);
@@ -76,6 +76,9 @@ struct boot_settings {
 	bool verity;
 	bool verity_bad;
 	enum boot_source source;       /* ramboot.source= */
+	/* ramboot.cache=: the local-disk cache, LABEL=, UUID=, PARTLABEL=
+	 * or a path; "" none */
+	char cache[SET_PATH_MAX];
 	char udpcast[256];             /* ramboot.udpcast= options, checked */
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */
@@ -102,7 +105,7 @@ void settings_init(struct boot_settings *s);
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
  * "swap.algorithm", "swap.priority", "timeout", "profile", "verify",
- * "verity", "source", "udpcast", "debug". val is NULL for a bare
+ * "verity", "source", "udpcast", "cache", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */

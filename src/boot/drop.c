@@ -13,7 +13,18 @@
 #include "lib/ramboot.h"
 #include "lib/report.h"
 #include "boot/bootint.h"
+#include "dev/loopdev.h"
 #include "trust/vboot.h"
+
+/* The cache's slot on its loop device (/dev/loopN), kept until now. */
+static void drop_slot(const char *dev)
+{
+	const char *name = strrchr(dev, '/');
+	int rc = loopdev_detach(name ? name + 1 : dev);
+
+	if (rc < 0)
+		rb_warn("%s: %s", dev, strerror(-rc));
+}
 
 /*
  * --drop=PATH --reason=TEXT: a hook did not take the RAM copy that this
@@ -24,9 +35,9 @@
  */
 int boot_drop(const char *path, const char *reason)
 {
-	char rundir[PATH_MAX], ram[PATH_MAX + 8], clean[256], verity[16];
+	char rundir[PATH_MAX], ram[PATH_MAX + 8], clean[256], verity[16], cimg[64];
 	char *text, *copy, *vdev;
-	struct report_set set[5];
+	struct report_set set[7];
 	size_t n = 0;
 	bool ours;
 	int dfd, rc;
@@ -52,6 +63,9 @@ int boot_drop(const char *path, const char *reason)
 		vdev[0] = '\0';
 	if (report_text_get(text, key_name(RK_VERITY), verity, sizeof(verity)) != 1)
 		verity[0] = '\0';
+	/* The cache's slot, on a loop device that stays until detached. */
+	if (report_text_get(text, key_name(RK_CACHE_IMAGE), cimg, sizeof(cimg)) != 1)
+		cimg[0] = '\0';
 	if (*path && !strcmp(vdev, path)) {
 		/* The mapping goes first (it holds the copy open), then the
 		 * copy under it, if any. */
@@ -61,6 +75,10 @@ int boot_drop(const char *path, const char *reason)
 			rb_warn("%s", err);
 		if (copy[0])
 			drop_copy(rundir, copy);
+		if (cimg[0])
+			drop_slot(cimg);
+	} else if (cimg[0] && !strcmp(path, cimg)) {
+		drop_slot(cimg);
 	} else if (ours || !strncmp(path, ram, strlen(ram))) {
 		drop_copy(rundir, path);
 	} else {
@@ -71,6 +89,10 @@ int boot_drop(const char *path, const char *reason)
 	if (!strcmp(verity, "on")) {
 		set[n++] = (struct report_set){ RK_VERITY, "failed" };
 		set[n++] = (struct report_set){ RK_VERITY_DEVICE, "" };
+	}
+	if (cimg[0]) {
+		set[n++] = (struct report_set){ RK_CACHE, "fallback" };
+		set[n++] = (struct report_set){ RK_CACHE_IMAGE, "" };
 	}
 	set[n++] = (struct report_set){ RK_MODE_DONE, "off" };
 	set[n++] = (struct report_set){ RK_RAM_PATH, "" };

@@ -22,6 +22,14 @@ extern char **environ;
 #define CONF_MAX (64 * 1024)
 #define CMDLINE_MAX 8192
 
+static void add_cache_warn(struct boot_settings *s)
+{
+	if (s->nwarn < SET_WARN_MAX)
+		snprintf(s->warn[s->nwarn], SET_WARN_LEN, "ramboot.cache= is not used with "
+			 "ramboot=%s (only with cache and lazy)", boot_mode_name(s->mode));
+	s->nwarn++;
+}
+
 void load_settings(struct boot_settings *s, const struct boot_args *a)
 {
 	char path[PATH_MAX], *buf;
@@ -75,6 +83,14 @@ void load_settings(struct boot_settings *s, const struct boot_args *a)
 		}
 	}
 
+	/* A cache named and no mode asked for: the admin who names the
+	 * cache's device means it to be used. ramboot=off said outright
+	 * turns it off with the rest; ram and prefetch read the network
+	 * image whole, which the cache would not spare. */
+	if (s->cache[0] && s->mode == BOOT_OFF && s->mode_source == SRC_DEFAULT)
+		s->mode = BOOT_CACHE;
+	else if (s->cache[0] && (s->mode == BOOT_RAM || s->mode == BOOT_PREFETCH))
+		add_cache_warn(s);
 	for (i = 0; i < s->nwarn && i < SET_WARN_MAX; i++)
 		rb_warn("%s", s->warn[i]);
 	if (s->nwarn > SET_WARN_MAX)

@@ -56,6 +56,11 @@ struct cache {
  */
 int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen);
 void cache_close(struct cache *c);
+/* The same, read-only down to the file system (its superblock), for a
+ * look that writes nothing on a device that may not be a cache: not
+ * even the mount count. Fails (-EBUSY) while the file system is
+ * mounted read-write elsewhere. */
+int cache_open_ro(struct cache *c, const char *path, char *err, size_t errlen);
 
 struct cache_init_opts {
 	const char *label;        /* NULL: CACHE_LABEL_DEFAULT */
@@ -115,5 +120,47 @@ int cache_image_status(struct cache *c, const char *name, struct cache_image_sta
  * created when create is set. 0 or -errno with err. */
 int cache_image_dir(struct cache *c, const char *name, bool create, int *dirfd, char *err,
 		    size_t errlen);
+
+/* ---- at boot (cboot.c; docs/cache.md, "At boot") ---- */
+
+enum cache_look { CACHE_UNUSABLE, CACHE_HIT, CACHE_MISS };
+
+struct cache_look_req {
+	const char *spec;         /* ramboot.cache=: LABEL=, UUID=, PARTLABEL=, /dev/... */
+	const char *name;         /* the image's name in the cache */
+	const char *sha256;       /* the server's image: its SHA-256 (hex) */
+	uint64_t size;            /* and its size; 0: not known */
+};
+
+struct cache_look_res {
+	enum cache_look look;
+	char device[PATH_MAX];    /* the device spec names */
+	int slot;                 /* the active slot, -1: none */
+	uint64_t generation;
+	char sha256[65];          /* the active slot's image */
+	char loop[32];            /* CACHE_HIT: "loop4", a read-only loop
+				   * device over the slot, kept after this
+				   * process (loopdev_attach_keep) */
+	char fstype[32];          /* CACHE_HIT: blkid's type on it */
+	char error[512];          /* CACHE_UNUSABLE: why */
+};
+
+/*
+ * Does the cache hold the server's image? Finds the device (nothing but
+ * reads on devices that do not match), mounts it read-only down to the
+ * superblock (a device that is not a cache is not written to), reads the
+ * state of q->name; when its active slot holds the image (the same
+ * SHA-256, and size), puts a read-only loop device over the slot, which
+ * holds the slot and the cache's detached mount after this process. The
+ * outcome in r->look; nothing stays mounted or attached but the loop
+ * device of a hit.
+ */
+void cache_look(const struct cache_look_req *q, struct cache_look_res *r);
+
+/* The refresh behind a boot: cache_open() of the device (read-write;
+ * retried a few seconds while a read-only mount of the look goes),
+ * cache_refresh(), cache_close(). 0 or -errno with err. */
+int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
+		       struct cache_refresh_result *r, char *err, size_t errlen);
 
 #endif

@@ -70,7 +70,8 @@ static void fs_log(int fsfd, char *buf, size_t len)
 	}
 }
 
-static int mount_detached(struct cache *c, const char *source, bool rw, char *err, size_t errlen)
+static int mount_detached(struct cache *c, const char *source, bool rw, bool sbro, char *err,
+			  size_t errlen)
 {
 	char why[256];
 	int fsfd, rc = 0;
@@ -84,7 +85,10 @@ static int mount_detached(struct cache *c, const char *source, bool rw, char *er
 		return rb_errfmt(err, errlen, rc, "%s: no %s in this kernel: %s", c->what,
 				 CACHE_FSTYPE, strerror(-rc));
 	}
+	/* sbro: the superblock read-only, so that the kernel writes nothing
+	 * (ext4 updates its mount count and time on a read-write one). */
 	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0 ||
+	    (sbro && fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0) ||
 	    fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		rc = -errno;
 		fs_log(fsfd, why, sizeof(why));
@@ -128,8 +132,8 @@ static int check_marker(struct cache *c, char *err, size_t errlen)
 	return 0;
 }
 
-static int cache_mount(struct cache *c, const char *path, bool rw, bool marker, char *err,
-		       size_t errlen)
+static int cache_mount(struct cache *c, const char *path, bool rw, bool marker, bool sbro,
+		       char *err, size_t errlen)
 {
 	char lname[32], src[PATH_MAX];
 	struct stat st;
@@ -155,10 +159,10 @@ static int cache_mount(struct cache *c, const char *path, bool rw, bool marker, 
 					 strerror(-rc));
 		rc = rb_path(src, sizeof(src), "/dev/%s", lname);
 		if (rc == 0)
-			rc = mount_detached(c, src, rw, err, errlen);
+			rc = mount_detached(c, src, rw, sbro, err, errlen);
 	} else if (S_ISBLK(st.st_mode)) {
 		snprintf(c->how, sizeof(c->how), "block device");
-		rc = mount_detached(c, path, rw, err, errlen);
+		rc = mount_detached(c, path, rw, sbro, err, errlen);
 	} else {
 		return rb_errfmt(err, errlen, -EINVAL, "%s: not a block device, a regular file or "
 				 "a directory", path);
@@ -174,7 +178,12 @@ static int cache_mount(struct cache *c, const char *path, bool rw, bool marker, 
 
 int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen)
 {
-	return cache_mount(c, path, rw, true, err, errlen);
+	return cache_mount(c, path, rw, true, false, err, errlen);
+}
+
+int cache_open_ro(struct cache *c, const char *path, char *err, size_t errlen)
+{
+	return cache_mount(c, path, false, true, true, err, errlen);
 }
 
 /* ---- ramboot cache init ---- */
@@ -396,7 +405,7 @@ int cache_init(const char *path, const struct cache_init_opts *o, char *err, siz
 	rc = run_mkfs(path, label, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = cache_mount(&c, path, true, false, err, errlen);
+	rc = cache_mount(&c, path, true, false, false, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = write_layout(&c, err, errlen);

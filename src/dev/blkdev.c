@@ -3,11 +3,17 @@
  * Block device facts: the size of a device and the file system on it.
  */
 #include <blkid/blkid.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <errno.h>
 #include <linux/fs.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "lib/ramboot.h"
 #include "dev/blkdev.h"
@@ -50,7 +56,8 @@ int blkdev_signature_fd(int fd, struct blkdev_signature *sig)
 	rc = blkid_probe_set_device(pr, fd, 0, 0) < 0 ? -EIO : 0;
 	if (rc == 0) {
 		blkid_probe_enable_superblocks(pr, 1);
-		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL);
+		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
+						  BLKID_SUBLKS_UUID);
 		blkid_probe_enable_partitions(pr, 1);
 		blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
 		switch (blkid_do_safeprobe(pr)) {
@@ -59,6 +66,8 @@ int blkdev_signature_fd(int fd, struct blkdev_signature *sig)
 				snprintf(sig->type, sizeof(sig->type), "%s", v);
 			if (blkid_probe_lookup_value(pr, "LABEL", &v, NULL) == 0)
 				snprintf(sig->label, sizeof(sig->label), "%s", v);
+			if (blkid_probe_lookup_value(pr, "UUID", &v, NULL) == 0)
+				snprintf(sig->uuid, sizeof(sig->uuid), "%s", v);
 			if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0)
 				snprintf(sig->pttype, sizeof(sig->pttype), "%s", v);
 			break;
@@ -72,5 +81,74 @@ int blkdev_signature_fd(int fd, struct blkdev_signature *sig)
 		}
 	}
 	blkid_free_probe(pr);
+	return rc;
+}
+
+/* Does /sys/class/block/NAME carry tag=val? PARTLABEL from the
+ * partition's uevent (PARTNAME=, the GPT entry's name), LABEL and UUID
+ * by probing the device, read-only. */
+static bool carries(const char *name, const char *tag, const char *val)
+{
+	struct blkdev_signature sig;
+	char p[PATH_MAX], buf[2048], *l;
+	int fd, rc;
+
+	snprintf(p, sizeof(p), "/sys/class/block/%s/size", name);
+	if (rb_read_str(p, buf, sizeof(buf)) < 0 || atoll(buf) == 0)
+		return false;             /* an empty loop device, a drive without medium */
+	if (!strcmp(tag, "PARTLABEL")) {
+		snprintf(p, sizeof(p), "/sys/class/block/%s/uevent", name);
+		if (rb_read_str(p, buf, sizeof(buf)) < 0)
+			return false;
+		for (l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+			if (!strncmp(l, "PARTNAME=", 9) && !strcmp(l + 9, val))
+				return true;
+		return false;
+	}
+	if (rb_path(p, sizeof(p), "/dev/%s", name) < 0)
+		return false;
+	fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	rc = blkdev_signature_fd(fd, &sig);
+	(void)close(fd);
+	return rc == 0 && !strcmp(!strcmp(tag, "UUID") ? sig.uuid : sig.label, val);
+}
+
+int blkdev_find(const char *spec, char *path, size_t len, char *err, size_t errlen)
+{
+	static const char *const tags[] = { "LABEL", "UUID", "PARTLABEL" };
+	const char *eq = strchr(spec, '='), *tag = NULL;
+	char dir[PATH_MAX], found[NAME_MAX + 1] = "";
+	struct dirent *e;
+	size_t i;
+	DIR *d;
+	int rc = 0;
+
+	if (spec[0] == '/')
+		return rb_path(path, len, "%s", spec) < 0 ?
+		       rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: path too long", spec) : 0;
+	for (i = 0; eq && i < ARRAY_SIZE(tags); i++)
+		if (strlen(tags[i]) == (size_t)(eq - spec) && !strncmp(spec, tags[i], (size_t)(eq - spec)))
+			tag = tags[i];
+	if (!tag || !eq[1])
+		return rb_errfmt(err, errlen, -EINVAL, "%s: not LABEL=, UUID=, PARTLABEL= or /dev/...",
+				 spec);
+	if (rb_path(dir, sizeof(dir), "/sys/class/block") < 0 || !(d = opendir(dir)))
+		return rb_errfmt(err, errlen, -errno, "/sys/class/block: %s", strerror(errno));
+	while ((e = readdir(d)) && rc == 0) {
+		if (e->d_name[0] == '.' || !carries(e->d_name, tag, eq + 1))
+			continue;
+		if (found[0])
+			rc = rb_errfmt(err, errlen, -EEXIST, "%s: both %s and %s carry it; neither is "
+				       "used", spec, found, e->d_name);
+		else
+			snprintf(found, sizeof(found), "%s", e->d_name);
+	}
+	(void)closedir(d);
+	if (rc == 0 && !found[0])
+		rc = rb_errfmt(err, errlen, -ENOENT, "%s: no block device carries it", spec);
+	if (rc == 0 && rb_path(path, len, "/dev/%s", found) < 0)
+		rc = -ENAMETOOLONG;
 	return rc;
 }

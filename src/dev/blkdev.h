@@ -11,6 +11,7 @@
 struct blkdev_signature {
 	char type[32];                    /* a file system or RAID: "ext4", ... */
 	char label[64];                   /* its label */
+	char uuid[40];                    /* its UUID */
 	char pttype[32];                  /* a partition table: "gpt", "dos" */
 };
 
@@ -18,5 +19,14 @@ struct blkdev_signature {
  * nothing of that kind is there, or -errno. An ambiguous probe (two
  * signatures) reports type "ambiguous". */
 int blkdev_signature_fd(int fd, struct blkdev_signature *sig);
+
+#include <stddef.h>
+
+/* The block device SPEC names: "LABEL=x", "UUID=x" (a file system's),
+ * "PARTLABEL=x" (a GPT partition's name), found among /sys/class/block
+ * (through the root prefix) by reading, never writing; or "/dev/..." as
+ * given. Its /dev path (prefixed) in path. 0, or -errno with err:
+ * -ENOENT none carries it, -EEXIST two do (neither is used). */
+int blkdev_find(const char *spec, char *path, size_t len, char *err, size_t errlen);
 
 #endif

@@ -219,13 +219,13 @@ int loopdev_change_fd(int fd, int newfd)
 
 /* LOOP_CONFIGURE in one step (Linux 5.8), else LOOP_SET_FD and
  * LOOP_SET_STATUS64 for the flags. */
-static int loop_bind(int lfd, int bfd, bool ro)
+static int loop_bind(int lfd, int bfd, bool ro, bool keep)
 {
 	struct loop_config cfg;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.fd = (unsigned)bfd;
-	cfg.info.lo_flags = (ro ? LO_FLAGS_READ_ONLY : 0) | LO_FLAGS_AUTOCLEAR;
+	cfg.info.lo_flags = (ro ? LO_FLAGS_READ_ONLY : 0) | (keep ? 0 : LO_FLAGS_AUTOCLEAR);
 	if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOTTY)
@@ -246,7 +246,7 @@ int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd)
 	return loopdev_attach(bfd, true, name, len, loopfd);
 }
 
-int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd)
+static int attach(int bfd, bool ro, bool keep, char *name, size_t len, int *loopfd)
 {
 	int mode = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	char ctl[PATH_MAX], dev[PATH_MAX];
@@ -279,9 +279,11 @@ int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd)
 			rc = -errno;
 			break;
 		}
-		rc = loop_bind(lfd, bfd, ro);
+		rc = loop_bind(lfd, bfd, ro, keep);
 		if (rc == 0) {
 			if ((size_t)snprintf(name, len, "loop%d", n) >= len) {
+				if (keep)
+					(void)ioctl(lfd, LOOP_CLR_FD, 0);
 				(void)close(lfd);   /* autoclear: detached with it */
 				rc = -ENAMETOOLONG;
 				break;
@@ -294,5 +296,39 @@ int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd)
 			break;
 	}
 	(void)close(cfd);
+	return rc;
+}
+
+int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd)
+{
+	return attach(bfd, ro, false, name, len, loopfd);
+}
+
+int loopdev_attach_keep(int bfd, char *name, size_t len)
+{
+	int lfd = -1, rc = attach(bfd, true, true, name, len, &lfd);
+
+	if (rc == 0)
+		(void)close(lfd);
+	return rc;
+}
+
+int loopdev_detach(const char *name)
+{
+	char dev[PATH_MAX];
+	int fd, rc;
+
+	if (!loopdev_name_valid(name))
+		return -EINVAL;
+	rc = rb_path(dev, sizeof(dev), "/dev/%s", name);
+	if (rc < 0)
+		return rc;
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* On a device still open or mounted the kernel sets autoclear
+	 * instead: it goes with its last user. */
+	rc = ioctl(fd, LOOP_CLR_FD, 0) < 0 ? -errno : 0;
+	(void)close(fd);
 	return rc;
 }

@@ -77,4 +77,10 @@ int loopdev_attach_ro(int bfd, char *name, size_t len, int *loopfd);
 /* The same, read-write when ro is false (bfd open for writing): a file
  * system image in a regular file, mounted through it. */
 int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd);
+/* A read-only loop device over bfd that stays (no autoclear) after this
+ * process: for a device the boot hands to its hook, which mounts it
+ * later. Detached by loopdev_detach() when nobody takes it. */
+int loopdev_attach_keep(int bfd, char *name, size_t len);
+/* LOOP_CLR_FD on /dev/NAME ("loop4"). 0 or -errno. */
+int loopdev_detach(const char *name);
 #endif

@@ -31,6 +31,12 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_VERITY, "verity", KIND_TEXT, SHOW_PLAIN),
 	R(RK_VERITY_DEVICE, "verity_device", KIND_TEXT, SHOW_PLAIN),
 	R(RK_VERITY_ROOT, "verity_root", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE, "cache", KIND_TEXT, SHOW_PLAIN),            /* hit | miss | ... */
+	R(RK_CACHE_DEVICE, "cache_device", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_SLOT, "cache_slot", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_GENERATION, "cache_generation", KIND_INT, SHOW_PLAIN),
+	R(RK_CACHE_IMAGE, "cache_image", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_VERIFIED, "cache_verified", KIND_TEXT, SHOW_PLAIN),
 	R(RK_FSTYPE, "fstype", KIND_TEXT, SHOW_PLAIN),
 	R(RK_SWAP_DEVICE, "swap_device", KIND_TEXT, SHOW_PLAIN),
 	R(RK_SWAP_SIZE, "swap_size", KIND_BYTES, SHOW_PLAIN),
@@ -46,6 +52,9 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_LAZY_VERIFIED, "lazy_verified", KIND_TIME, SHOW_PLAIN),
 	R(RK_LAZY_SWITCHED, "lazy_switched", KIND_TIME, SHOW_PLAIN),
 	R(RK_LAZY_GAVE_UP, "lazy_gave_up", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_BYTES_NETWORK, "cache_bytes_network", KIND_BYTES, SHOW_SIZE),
+	R(RK_CACHE_BYTES_LOCAL, "cache_bytes_local", KIND_BYTES, SHOW_SIZE),
+	R(RK_CACHE_ERROR, "cache_error", KIND_TEXT, SHOW_PLAIN),
 
 	L(LK_STATE, "state", KIND_TEXT, SHOW_PLAIN),
 	L(LK_PID, "pid", KIND_INT, SHOW_PLAIN),

@@ -140,6 +140,15 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 		kv(&o, RK_VERITY_DEVICE, r->verity_device);
 		kv(&o, RK_VERITY_ROOT, r->verity_root);
 	}
+	if (r->cache[0]) {
+		kv(&o, RK_CACHE, r->cache);
+		kv(&o, RK_CACHE_DEVICE, r->cache_device);
+		kv(&o, RK_CACHE_SLOT, r->cache_slot);
+		snprintf(num, sizeof(num), "%" PRIu64, r->cache_generation);
+		kv(&o, RK_CACHE_GENERATION, r->cache_slot[0] ? num : "");
+		kv(&o, RK_CACHE_IMAGE, r->cache_image);
+		kv(&o, RK_CACHE_VERIFIED, r->cache_verified);
+	}
 	kv(&o, RK_FSTYPE, r->fstype);
 	kv(&o, RK_SWAP_DEVICE, r->swap_device);
 	snprintf(num, sizeof(num), "%" PRIu64, r->swap_size);
@@ -201,6 +210,18 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 		js(&o, RK_VERITY, r->verity, false);
 		js(&o, RK_VERITY_DEVICE, r->verity_device, false);
 		js(&o, RK_VERITY_ROOT, r->verity_root, false);
+	}
+	if (r->cache[0]) {
+		js(&o, RK_CACHE, r->cache, false);
+		js(&o, RK_CACHE_DEVICE, r->cache_device, false);
+		js(&o, RK_CACHE_SLOT, r->cache_slot, false);
+		if (r->cache_slot[0])
+			put(&o, "  \"%s\": %" PRIu64 ",\n", key_name(RK_CACHE_GENERATION),
+			    r->cache_generation);
+		else
+			put(&o, "  \"%s\": null,\n", key_name(RK_CACHE_GENERATION));
+		js(&o, RK_CACHE_IMAGE, r->cache_image, false);
+		js(&o, RK_CACHE_VERIFIED, r->cache_verified, false);
 	}
 	js(&o, RK_FSTYPE, r->fstype, false);
 	js(&o, RK_SWAP_DEVICE, r->swap_device, false);

@@ -38,6 +38,13 @@ struct boot_report {
 	char verity[8];           /* ramboot.verity=1: on | failed; "" not asked */
 	char verity_device[4096]; /* /dev/mapper/ramboot-verity */
 	char verity_root[65];     /* its root hash */
+	/* ramboot.cache= (docs/cache.md, "At boot"): "" when not used */
+	char cache[16];           /* hit | miss | fallback */
+	char cache_device[4096];  /* the device found */
+	char cache_slot[4];       /* a | b | - */
+	uint64_t cache_generation;
+	char cache_image[64];     /* hit: the loop device over the slot */
+	char cache_verified[16];  /* hit: verity | refresh */
 	char fstype[32];
 	char swap_device[64];
 	uint64_t swap_size;

@@ -116,6 +116,7 @@ static void test_written_keys_in_table(void)
 	snprintf(r.source_used, sizeof(r.source_used), "network");
 	r.chunks = 3;
 	snprintf(r.verity, sizeof(r.verity), "on");
+	snprintf(r.cache, sizeof(r.cache), "hit");
 	snprintf(r.swap_device, sizeof(r.swap_device), "/dev/zram0");
 	CHECK(report_format(&r, buf, sizeof(buf)) > 0);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

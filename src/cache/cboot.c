@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The cache at boot (cache.h, docs/cache.md "At boot"): the look that
+ * decides between the local slot and the network image, and the refresh
+ * behind the boot. `ramboot boot` (boot/cache.c) calls both, in children
+ * of its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/ramboot.h"
+#include "lib/hex.h"
+#include "dev/blkdev.h"
+#include "dev/loopdev.h"
+#include "cache/cache.h"
+#include "cache/cacheint.h"
+
+/* Only an ext4 file system is mounted: anything else is someone's data,
+ * and not even its superblock is read by a file system driver. */
+static int check_device(const char *dev, char *err, size_t errlen)
+{
+	struct blkdev_signature sig;
+	struct stat st;
+	int fd, rc;
+
+	if (stat(dev, &st) < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return 0;                 /* a cache mounted by the admin */
+	fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
+	rc = blkdev_signature_fd(fd, &sig);
+	(void)close(fd);
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", dev, strerror(-rc));
+	if (strcmp(sig.type, CACHE_FSTYPE))
+		return rb_errfmt(err, errlen, -EMEDIUMTYPE, "%s: not a ramboot cache (%s%s); not "
+				 "touched", dev, sig.type[0] || sig.pttype[0] ? "holds " : "no file system",
+				 sig.type[0] ? sig.type : sig.pttype);
+	return 0;
+}
+
+/* The active slot over a kept read-only loop device, and its file system. */
+static int attach_slot(int dir, const struct cstate *st, struct cache_look_res *r)
+{
+	char name[16], dev[PATH_MAX];
+	struct stat sb;
+	int fd, rc;
+
+	cache_slot_name(st->active, NULL, name, sizeof(name));
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != st->slot[st->active].size) {
+		rc = fd < 0 ? -errno : -EINVAL;
+		if (fd >= 0)
+			(void)close(fd);
+		return rb_errfmt(r->error, sizeof(r->error), rc, "slot %s: %s", name, rc == -EINVAL ?
+				 "not the size the state says" : strerror(-rc));
+	}
+	rc = loopdev_attach_keep(fd, r->loop, sizeof(r->loop));
+	(void)close(fd);                  /* the loop device holds it */
+	if (rc < 0)
+		return rb_errfmt(r->error, sizeof(r->error), rc, "slot %s: no loop device: %s", name,
+				 strerror(-rc));
+	rc = rb_path(dev, sizeof(dev), "/dev/%s", r->loop);
+	fd = rc < 0 ? -1 : open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)blkid_fstype_fd(fd, r->fstype, sizeof(r->fstype));
+		(void)close(fd);
+	}
+	if (!r->fstype[0]) {
+		(void)loopdev_detach(r->loop);
+		r->loop[0] = '\0';
+		return rb_errfmt(r->error, sizeof(r->error), -EINVAL, "slot %s: no file system that "
+				 "blkid knows", name);
+	}
+	return 0;
+}
+
+void cache_look(const struct cache_look_req *q, struct cache_look_res *r)
+{
+	char why[384];
+	struct cache c;
+	struct cstate st;
+	int dir = -1, rc;
+
+	memset(r, 0, sizeof(*r));
+	r->slot = -1;
+	r->look = CACHE_UNUSABLE;
+	c.root = c.mnt = c.loop = -1;
+	rc = blkdev_find(q->spec, r->device, sizeof(r->device), r->error, sizeof(r->error));
+	if (rc == 0)
+		rc = check_device(r->device, r->error, sizeof(r->error));
+	if (rc == 0)
+		rc = cache_open_ro(&c, r->device, r->error, sizeof(r->error));
+	if (rc == 0) {
+		rc = cache_image_dir(&c, q->name, false, &dir, r->error, sizeof(r->error));
+		if (rc == -ENOENT)
+			r->look = CACHE_MISS;     /* never refreshed */
+	}
+	if (rc == 0) {
+		rc = cache_state_read(dir, &st, NULL, why, sizeof(why));
+		if (rc == -ENOENT)
+			r->look = CACHE_MISS;
+		else if (rc < 0)
+			rb_errfmt(r->error, sizeof(r->error), rc, "%s: state of %s: %s", r->device,
+				  q->name, why);
+	}
+	if (rc == 0 && st.active >= 0) {
+		r->slot = st.active;
+		r->generation = st.generation;
+		hex_encode(st.slot[st.active].sha256, 32, r->sha256);
+	}
+	if (rc == 0 && (st.active < 0 || strcmp(r->sha256, q->sha256) ||
+			(q->size && q->size != st.slot[st.active].size))) {
+		r->look = CACHE_MISS;
+	} else if (rc == 0) {
+		rc = attach_slot(dir, &st, r);
+		if (rc == 0)
+			r->look = CACHE_HIT;
+	}
+	if (dir >= 0)
+		(void)close(dir);
+	cache_close(&c);
+	if (r->look != CACHE_UNUSABLE)
+		r->error[0] = '\0';
+}
+
+#define OPEN_TRIES 50                 /* 100 ms apart */
+
+int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
+		       struct cache_refresh_result *r, char *err, size_t errlen)
+{
+	struct cache c;
+	int rc, i;
+
+	/* The look's read-only mount may still be going (the kernel lets
+	 * a detached mount go after its last descriptor): a read-write
+	 * mount of the same file system is refused until then. */
+	for (i = 0; i < OPEN_TRIES; i++) {
+		rc = cache_open(&c, device, true, err, errlen);
+		if (rc != -EBUSY)
+			break;
+		nap_ms(100);
+	}
+	if (rc < 0)
+		return rc;
+	rc = cache_refresh(&c, o, r, err, errlen);
+	cache_close(&c);
+	return rc;
+}
