@@ -182,8 +182,8 @@ nothing_attached() {
 	assert_success
 	assert_output ""
 	[ "$(report mode_done)" = cache ]
-	[ "$(report cache_slot)" = a ]
-	[ "$(report cache_generation)" = 1 ]
+	# (the slot and generation the boot found, a and 1, may already be
+	# the refresh's by now: it runs behind the boot and amends them)
 	wait_refresh
 	[ "$(report cache)" = refreshed ]
 	[ "$(report cache_slot)" = b ]
@@ -210,7 +210,6 @@ nothing_attached() {
 	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
 	assert_success
 	assert_output ""
-	[ "$(report cache_slot)" = - ]
 	wait_refresh
 	[ "$(report cache)" = refreshed ]
 	[ "$(report cache_slot)" = a ]
