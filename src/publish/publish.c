@@ -315,15 +315,73 @@ static int build_cindex(const struct publish_req *req, int fd, struct publish_ma
 	return 0;
 }
 
+/* What --verity and --cindex need of the image, before it is read: a
+ * raw image of whole blocks, a version 2 manifest. 0 or -errno. */
+static int prechecks(const struct publish_req *req, int fd, const struct stat *st, char *err,
+		     size_t errlen)
+{
+	int rc;
+
+	if (req->verity) {
+		rc = verity_precheck(req, fd, st, err, errlen);
+		/* manifest.h: the verity keys are version 2 keys. */
+		if (rc == 0 && !req->chunk_size)
+			rc = rb_errfmt(err, errlen, -EINVAL, "--verity needs a version 2 manifest "
+				       "(--chunk-size other than 0)");
+		if (rc < 0)
+			return rc;
+	}
+	if (req->cindex) {
+		rc = raw_precheck(req, "--cindex", fd, st, err, errlen);
+		/* manifest.h: the cindex keys are version 2 keys. */
+		if (rc == 0 && !req->chunk_size)
+			rc = rb_errfmt(err, errlen, -EINVAL, "--cindex needs a version 2 manifest "
+				       "(--chunk-size other than 0)");
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* mk->m as text, signed with req->key when there is one, into mk->text
+ * and mk->len. 0 or -errno. */
+static int manifest_text(const struct publish_req *req, struct publish_made *mk, char *err,
+			 size_t errlen)
+{
+	size_t cap = manifest_format_max(&mk->m);
+	char *buf = malloc(cap);
+	int n = buf ? manifest_format(&mk->m, buf, cap) : -ENOMEM;
+
+	if (n < 0) {
+		free(buf);
+		return rb_errfmt(err, errlen, n, "cannot format the manifest: %s", strerror(-n));
+	}
+	if (req->key) {
+		char *sbuf = malloc((size_t)n + SIGN_LINE_MAX);
+		long sn = sbuf ? sign_text(buf, (size_t)n, req->key, sbuf,
+					   (size_t)n + SIGN_LINE_MAX, err, errlen)
+			       : rb_errfmt(err, errlen, -ENOMEM, "out of memory");
+
+		free(buf);
+		if (sn < 0) {
+			free(sbuf);
+			return (int)sn;
+		}
+		buf = sbuf;
+		n = (int)sn;
+	}
+	mk->text = buf;
+	mk->len = (size_t)n;
+	return 0;
+}
+
 int publish_make(const struct publish_req *req, struct publish_made *mk, char *err,
 		 size_t errlen)
 {
 	struct load_opts o;
 	struct load_result r;
 	uint8_t (*chunk)[32] = NULL;
-	char *buf = NULL;
-	size_t cap;
-	int fd, rc, n;
+	int fd, rc;
 
 	memset(mk, 0, sizeof(*mk));
 	mk->exit = RB_EXIT_FAIL;
@@ -347,24 +405,9 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 		rc = rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
 		goto out;
 	}
-	if (req->verity) {
-		rc = verity_precheck(req, fd, &mk->st, err, errlen);
-		/* manifest.h: the verity keys are version 2 keys. */
-		if (rc == 0 && !req->chunk_size)
-			rc = rb_errfmt(err, errlen, -EINVAL, "--verity needs a version 2 manifest "
-				       "(--chunk-size other than 0)");
-		if (rc < 0)
-			goto out;
-	}
-	if (req->cindex) {
-		rc = raw_precheck(req, "--cindex", fd, &mk->st, err, errlen);
-		/* manifest.h: the cindex keys are version 2 keys. */
-		if (rc == 0 && !req->chunk_size)
-			rc = rb_errfmt(err, errlen, -EINVAL, "--cindex needs a version 2 manifest "
-				       "(--chunk-size other than 0)");
-		if (rc < 0)
-			goto out;
-	}
+	rc = prechecks(req, fd, &mk->st, err, errlen);
+	if (rc < 0)
+		goto out;
 	load_opts_init(&o);
 	o.progress = PROGRESS_NONE;
 	o.stall_timeout = 0;
@@ -412,35 +455,10 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 			goto out;
 	}
 	mk->m.chunk = chunk;
-	cap = manifest_format_max(&mk->m);
-	buf = malloc(cap);
-	n = buf ? manifest_format(&mk->m, buf, cap) : -ENOMEM;
+	rc = manifest_text(req, mk, err, errlen);
 	mk->m.chunk = NULL;
-	if (n < 0) {
-		rc = rb_errfmt(err, errlen, n, "cannot format the manifest: %s", strerror(-n));
-		goto out;
-	}
-	if (req->key) {
-		char *sbuf = malloc((size_t)n + SIGN_LINE_MAX);
-		long sn = sbuf ? sign_text(buf, (size_t)n, req->key, sbuf,
-					   (size_t)n + SIGN_LINE_MAX, err, errlen)
-			       : rb_errfmt(err, errlen, -ENOMEM, "out of memory");
-
-		free(buf);
-		buf = sbuf;
-		if (sn < 0) {
-			rc = (int)sn;
-			goto out;
-		}
-		n = (int)sn;
-	}
-	mk->text = buf;
-	mk->len = (size_t)n;
-	buf = NULL;
-	rc = 0;
 out:
 	free(chunk);
-	free(buf);
 	if (fd >= 0 && close_checked(fd) < 0 && rc == 0)
 		rc = rb_errfmt(err, errlen, -EIO, "%s: close failed", req->image);
 	if (rc == 0)
