@@ -112,4 +112,11 @@ int boot_drop(const char *path, const char *reason);
 int boot_query(const struct boot_settings *s, const struct boot_args *a);
 int boot_explain(const struct boot_settings *s, const struct boot_args *a);
 
+/* In the child of a fork that outlives the boot (the prefetch, the
+ * cache's refresh): detached (rb_detach), stderr to the debug log at
+ * logpath when there is one; the run directory's descriptor (-1 when it
+ * cannot be opened), which stays valid after the switch of root. Exits
+ * the child when it cannot detach. */
+int boot_child_detach(const char *rundir, const char *logpath);
+
 #endif

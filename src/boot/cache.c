@@ -97,16 +97,7 @@ static void start_refresh(const char *device, const char *image, const char *man
 		rb_debug("cache refresh of %s in process %d", image, (int)pid);
 		return;
 	}
-	/* The report's directory, held: /run moves at the switch of root. */
-	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rb_detach(true) < 0)
-		_exit(1);
-	if (logpath) {
-		int lfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		if (lfd >= 0)
-			dup2(lfd, STDERR_FILENO);
-	}
+	dfd = boot_child_detach(rundir, logpath);
 	rb_set_cmd("cache");
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();

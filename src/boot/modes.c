@@ -325,6 +325,23 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	return 1;
 }
 
+int boot_child_detach(const char *rundir, const char *logpath)
+{
+	/* The report's directory, held open: the child may end after the
+	 * switch of root, when /run has moved. */
+	int dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (rb_detach(true) < 0)
+		_exit(1);
+	if (logpath) {
+		int lfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (lfd >= 0)
+			dup2(lfd, STDERR_FILENO);
+	}
+	return dfd;
+}
+
 /* A RAM copy that boots, on the console and in the kernel log (the
  * loader says when it began; a fallback is a warning). */
 static void note_copy(const struct boot_report *rep)
@@ -462,17 +479,7 @@ int do_prefetch(const struct boot_settings *s, const char *image,
 		rb_debug("prefetch of %s in process %d", image, (int)pid);
 		return 0;
 	}
-	/* The report's directory, held open: the prefetch yields to the
-	 * boot and may end after the switch of root, when /run has moved. */
-	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rb_detach(true) < 0)
-		_exit(1);
-	if (logpath) {
-		int lfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		if (lfd >= 0)
-			dup2(lfd, STDERR_FILENO);
-	}
+	dfd = boot_child_detach(rundir, logpath);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		_exit(1);
