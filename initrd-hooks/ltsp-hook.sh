@@ -186,15 +186,24 @@ ramboot_ltsp_main() {
 	fi
 	# The copy mounts: switch to it.
 	IMAGE=$(ramboot_image_list "$IMAGE" "$ramboot_ram")
-	# ramboot.verity=1 over the network image (ramboot=off, prefetch,
-	# lazy): the image stays where it is, under the mapping.
-	if [ "$(ramboot_report_get mode_done)" != ram ]; then
+	case $(ramboot_report_get mode_done) in
+	ram)
+		# shellcheck disable=SC2034 # read by LTSP's initrd_bottom_main
+		IMAGE_TO_RAM=0
+		ramboot_say "image in RAM: $ramboot_ram"
+		;;
+	cache)
+		# the slot of the local disk cache: the network image is not read
+		ramboot_say "image from the local cache: $ramboot_ram"
+		;;
+	*)
+		# ramboot.verity=1 over the network image (ramboot=off,
+		# prefetch, lazy): the image stays where it is, under the
+		# mapping.
 		ramboot_say "image through dm-verity: $ramboot_ram"
 		return 0
-	fi
-	# shellcheck disable=SC2034 # read by LTSP's initrd_bottom_main
-	IMAGE_TO_RAM=0
-	ramboot_say "image in RAM: $ramboot_ram"
+		;;
+	esac
 	case $ramboot_src in
 	"$ramboot_root"/*)
 		if [ "$ramboot_root" != / ] && ramboot_is_mountpoint "$ramboot_root"; then

@@ -194,6 +194,25 @@ umount $T/run/check
 umount /proc"
 }
 
+@test "hooks: ltsp: a hit of the local disk cache: the slot replaces the image, the network root is unmounted, IMAGE_TO_RAM is LTSP's" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	sed -i 's/^mode_done=ram$/mode_done=cache/' "$T/run/report"
+	check_root
+	ltsp "images/x86_64.img" /proc
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	# the admin's own setting: a slot on a disk may still go to RAM
+	assert_line "IMAGE_TO_RAM=1"
+	assert_output --partial "image from the local cache: $T/ram/x86_64.img"
+	refute_output --partial "dm-verity"
+	run grep -E '^u?mount' "$T/log"
+	assert_output "mount -t squashfs -o ro,loop $T/ram/x86_64.img $T/run/check
+umount $T/run/check
+umount /proc"
+}
+
 @test "hooks: ltsp: rootmnt with trailing slashes: the network root is still unmounted" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
 	report squashfs
