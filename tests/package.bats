@@ -37,6 +37,7 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/share/doc/ramboot/admin-guide.md
 /usr/share/doc/ramboot/benchmarks.md
 /usr/share/doc/ramboot/boot-bench.svg
+/usr/share/doc/ramboot/cache.md
 /usr/share/doc/ramboot/changelog.gz
 /usr/share/doc/ramboot/cmdline.md
 /usr/share/doc/ramboot/copyright
