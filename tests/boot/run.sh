@@ -558,12 +558,14 @@ run_case() {
 			expect_no_leftover
 		} ;;
 	lazy-stall)
-		# A disk so slow that a piece of the copy (up to 1 MiB) takes
-		# seconds, ramboot.timeout=1: the copier gives up on the stall,
-		# the client goes on from the disk.
+		# A disk so slow that every piece of the copy takes longer than
+		# ramboot.timeout=0.2: the copier gives up on the stall, the
+		# client goes on from the disk. While the boot reads, the
+		# copier's reads shrink to 64 KiB (bgread's yield), a quarter
+		# of a second here; between the boot's reads they are 1 MiB.
 		blk_bps=262144
 		boot "$c" "blk:$cache/blk/x86_64.img" \
-			"rbtest.net=blk rbtest.root=/dev/vda rbtest.loop=1 ramboot=lazy ramboot.timeout=1"
+			"rbtest.net=blk rbtest.root=/dev/vda rbtest.loop=1 ramboot=lazy ramboot.timeout=0.2"
 		blk_bps=125000000
 		expect_done && expect_lazy_gave_up stall /dev/vda ;;
 	ltsp-lazy)
