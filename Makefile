@@ -130,7 +130,7 @@ build/man/%: man/%.md man/mkman.sh man/links.lua VERSION $(wildcard docs/*.md) |
 	@echo "  MAN     $@"
 	$(Q)sh man/mkman.sh $< $@ $(VERSION) $(MAN_DATE)
 
--include $(wildcard build/*/*.d build/*/*/*.d build/*.d)
+-include $(wildcard $(foreach d,host static asan unit fuzz,build/$(d)/*.d build/$(d)/*/*.d) build/*.d)
 
 build/host build/static build/asan build/unit build/man static-dir:
 	@mkdir -p $(if $(filter static-dir,$@),static,$@)
