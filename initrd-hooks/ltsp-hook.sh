@@ -145,7 +145,7 @@ ramboot_check_copy() { # ram fstype next-image [older-ok]
 		if ! ramboot_is_root "$ramboot_c"; then
 			ramboot_why="no root file system in the RAM copy"
 		elif [ -z "${4-1}" ] && ! ramboot_has_modules "$ramboot_c"; then
-			ramboot_why="the image the manifest names has no modules of the running kernel (a rebuild not yet published?)"
+			ramboot_why="no modules of the running kernel in the RAM copy"
 		fi
 		;;
 	*)
