@@ -320,6 +320,37 @@ assert_old_or_new() {
 	[ "$n" -ge 10 ]
 }
 
+@test "publish --content-addressed: a full disk or an I/O error at the image's name leaves the old manifest and its image (exit 1)" {
+	faultinj_require_dynamic "$RAMBOOT_BIN"
+	local rule last
+	rb publish --content-addressed "$IMG"
+	expect_status 0
+	cp "$IMG.manifest" "$T/m1"
+	new_image 2
+	# the reflink refused (as on ext4), then: the kernel's copy finds the
+	# disk full; the copy through a buffer does; the copy's fsync, the
+	# image's fsync fail
+	for rule in 'copy_file_range:prog=ramboot:errno=ENOSPC' \
+		'copy_file_range:prog=ramboot:errno=EXDEV;pwrite:prog=ramboot:errno=ENOSPC' \
+		'fsync:prog=ramboot:nth=2:errno=EIO' 'fsync:prog=ramboot:nth=1:errno=EIO'; do
+		: >"$(faultinj_log)"
+		run --separate-stderr faultinj_run "ioctl:prog=ramboot:errno=EOPNOTSUPP;$rule" \
+			"$RAMBOOT_BIN" publish --content-addressed=copy "$IMG"
+		last=${rule##*;}
+		assert_fault_fired "call=${last%%:*} .*action=errno"
+		expect_status 1
+		cmp "$IMG.manifest" "$T/m1"
+		[ ! -e "$OUT/$(ca_name 2)" ] || fail "$rule: $(ca_name 2) named"
+		if files | grep -q '^\.'; then fail "$rule: temporary files left: $(files)"; fi
+		assert_named "$IMG.manifest"
+	done
+	# then it works
+	rb publish --content-addressed=copy "$IMG"
+	expect_status 0
+	assert_named "$IMG.manifest"
+	cmp "$OUT/$(ca_name 2)" "$T/img.2"
+}
+
 @test "publish --content-addressed: usage errors exit 2, nothing written" {
 	rb publish --keep=2 "$IMG"
 	expect_status 2
