@@ -27,8 +27,9 @@
  *      manifests' and the --keep newest.
  * A kill before 4 leaves the old manifest and its side files; after it,
  * the new ones. A kill in 3b leaves at most a complete file at the new
- * name, which no manifest names yet (the next publish names or removes
- * it), or a temporary, which the next publish removes.
+ * name, which no manifest names yet (the next publish of that image
+ * names it; else it goes once it is not among the --keep newest), or a
+ * temporary, which the next publish removes.
  */
 #include <dirent.h>
 #include <errno.h>
