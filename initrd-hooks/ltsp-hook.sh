@@ -111,13 +111,28 @@ ramboot_is_mountpoint() {
 	grep -qs "^[^ ]* $1 " /proc/mounts
 }
 
+# Does the root at $1 hold the running kernel's modules, if it holds any?
+# A root without /lib/modules (a kernel built with what it needs) is
+# not asked.
+ramboot_has_modules() { # dir
+	[ -d "$1/lib/modules" ] || [ -d "$1/usr/lib/modules" ] || return 0
+	ramboot_r=$(uname -r 2>/dev/null) || return 0
+	[ -n "$ramboot_r" ] || return 0
+	[ -d "$1/lib/modules/$ramboot_r" ] || [ -d "$1/usr/lib/modules/$ramboot_r" ]
+}
+
 # Mount the copy read-only on $ramboot_dir/check and look for what LTSP
 # will use once IMAGE names it: a second image given by a relative path
 # is opened inside the first one, so it must be there (an ISO holding a
 # squashfs); otherwise the copy is the root and needs /etc and
-# /sbin/init (LTSP's install step copies /sbin/init). Status 1 with
-# ramboot_why set when the copy cannot be used; nothing stays mounted.
-ramboot_check_copy() { # ram fstype next-image
+# /sbin/init (LTSP's install step copies /sbin/init). With older-ok
+# empty (the copy is of the file the manifest names, `ramboot publish
+# --content-addressed`), a root that has modules must have the running
+# kernel's: during a rebuild the manifest still names the previous
+# image while LTSP already serves the new image's kernel; refused, LTSP
+# mounts IMAGE, the new image. Status 1 with ramboot_why set when the
+# copy cannot be used; nothing stays mounted.
+ramboot_check_copy() { # ram fstype next-image [older-ok]
 	ramboot_c=$ramboot_dir/check
 	ramboot_why=
 	if ! ramboot_mount_copy "$1" "$2" "$ramboot_c" ro; then
@@ -127,8 +142,11 @@ ramboot_check_copy() { # ram fstype next-image
 	fi
 	case $3 in
 	"" | /*)
-		ramboot_is_root "$ramboot_c" ||
+		if ! ramboot_is_root "$ramboot_c"; then
 			ramboot_why="no root file system in the RAM copy"
+		elif [ -z "${4-1}" ] && ! ramboot_has_modules "$ramboot_c"; then
+			ramboot_why="no modules of the running kernel in the RAM copy"
+		fi
 		;;
 	*)
 		if [ ! -e "$ramboot_c/$3" ]; then
@@ -179,8 +197,14 @@ ramboot_ltsp_main() {
 	# off, prefetch or a fallback: IMAGE unchanged (a copy made but not
 	# announced properly is dropped)
 	ramboot_take_copy "$ramboot_out" || return 0
+	# The file the manifest names (ramboot publish --content-addressed)
+	# may be an older image than the kernel LTSP served.
+	case $(ramboot_report_get source) in
+	*.sha256-????????????????) ramboot_o= ;;
+	*) ramboot_o=1 ;;
+	esac
 	# shellcheck disable=SC2154 # ramboot_ram, ramboot_fstype: set by ramboot_take_copy
-	if ! ramboot_check_copy "$ramboot_ram" "$ramboot_fstype" "$(ramboot_image_next "$IMAGE")"; then
+	if ! ramboot_check_copy "$ramboot_ram" "$ramboot_fstype" "$(ramboot_image_next "$IMAGE")" "$ramboot_o"; then
 		ramboot_drop "$ramboot_ram" "$ramboot_why"
 		return 0
 	fi

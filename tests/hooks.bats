@@ -290,6 +290,35 @@ umount /proc"
 umount $T/run/check"
 }
 
+@test "hooks: ltsp: a copy of the file the manifest names without the running kernel's modules is dropped; with them, or without any, taken" {
+	local kind
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	for kind in other this none other-not-named; do
+		rm -rf "$T/run/check"
+		: >"$T/log"
+		report squashfs
+		check_root
+		if [ "$kind" = other-not-named ]; then
+			echo "source=$T/root/images/x86_64.img" >>"$T/run/report"
+		else
+			echo "source=$T/root/images/x86_64.img.sha256-0123456789abcdef" >>"$T/run/report"
+		fi
+		case $kind in
+		other | other-not-named) mkdir -p "$T/run/check/lib/modules/0.0.0-older" ;;
+		this) mkdir -p "$T/run/check/usr/lib/modules/$(uname -r)" ;;
+		esac
+		ltsp "images/x86_64.img"
+		assert_success
+		if [ "$kind" = other ]; then
+			assert_line "IMAGE=images/x86_64.img"
+			dropped "$T/ram/x86_64.img" "no modules of the running kernel in the RAM copy"
+		else
+			assert_line "IMAGE=$T/ram/x86_64.img"
+			refute_line --partial "leak:"
+		fi
+	done
+}
+
 @test "hooks: ltsp: an absolute /sbin/init symlink is enough" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
 	report squashfs

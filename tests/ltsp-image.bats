@@ -205,6 +205,53 @@ assert_own_manifests() {
 	done
 }
 
+# The content-addressed image a manifest names: there, its bytes.
+assert_ca_named() {
+	local name
+	name=$(sed -n 's/^image //p' "$1")
+	[ -n "$name" ] || fail "$1: no image key"
+	[ -f "$IMAGES/$name" ] || fail "$1: $name is not there"
+	[ "$(img_sha "$IMAGES/$name")" = "$(man_sha "$1")" ] || fail "$1: $name has other bytes"
+}
+
+@test "ltsp image --content-addressed: each manifest names its image's own name, kept across rebuilds and --revert" {
+	need_ltsp_run
+	make_chroot aaaa
+	write_conf "$SERVER_SH" 'RAMBOOT_PUBLISH_OPTIONS=--content-addressed'
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	assert_ca_named "$IMG.manifest"
+	a=$(sed -n 's/^image //p' "$IMG.manifest")
+	# a hard link: no space of its own
+	[ "$(stat -c %i "$IMG")" = "$(stat -c %i "$IMAGES/$a")" ]
+	make_chroot bbbb
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	assert_own_manifests
+	assert_ca_named "$IMG.manifest"
+	assert_ca_named "$IMG.old.manifest"
+	b=$(sed -n 's/^image //p' "$IMG.manifest")
+	# the third image: LTSP drops its backup of the first, whose name
+	# goes too (older than the two newest, named by no manifest)
+	make_chroot cccc
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	c=$(sed -n 's/^image //p' "$IMG.manifest")
+	[ ! -e "$IMAGES/$a" ]
+	run ls "$IMAGES"
+	assert_line "$b"
+	assert_line "$c"
+	# LTSP sees one image (ltsp ipxe, ltsp kernel list images/*.img)
+	run sh -c "cd '$IMAGES' && ls -- *.img"
+	assert_output x86_64.img
+	ltsp image --revert x86_64
+	assert_success
+	assert_own_manifests
+	[ "$(sed -n 's/^image //p' "$IMG.manifest")" = "$b" ]
+	assert_ca_named "$IMG.manifest"
+	assert_ca_named "$IMG.old.manifest"
+}
+
 @test "ltsp image: with the hook script or the ramboot program gone, ltsp image still succeeds" {
 	need_ltsp_run
 	make_chroot aaaa

@@ -511,6 +511,14 @@ static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 	manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
 	if (manifest)
 		rb_debug("manifest %s", manifest);
+	/* A copy or a mapping reads the bytes the manifest describes under
+	 * the name publish --content-addressed gave them, which no rebuild
+	 * changes. Not a prefetch (for the file the boot script mounts), nor
+	 * the cache (the image's own name is its key there). */
+	if (manifest && !cache_used(s) && (s->mode == BOOT_RAM || s->mode == BOOT_LAZY ||
+					  (s->mode == BOOT_OFF && s->verity)) &&
+	    follow_image(s, manifest, image, sizeof(image)))
+		snprintf(rep->source, sizeof(rep->source), "%s", image);
 	if ((s->verity || s->verity_bad) && !verity_first(s, a, image, manifest, rundir, rep))
 		return true;
 	if (s->mode == BOOT_OFF)

@@ -54,6 +54,11 @@ int resolve_image(const struct boot_settings *s, const struct boot_args *a, char
 /* The manifest to use (in buf), or NULL for none. */
 const char *pick_manifest(const struct boot_settings *s, const char *image, char *buf,
 			  size_t len);
+/* The file the manifest's "image" key names beside the image (publish
+ * --content-addressed), into image: true when it is there and image now
+ * names it; false: image unchanged (none named, or not there: a warning). */
+bool follow_image(const struct boot_settings *s, const char *manifest, char *image,
+		  size_t len);
 /* false after a fallback: the settings cannot tell how to verify a copy. */
 bool settings_usable(const struct boot_settings *s, struct boot_report *rep);
 /* The verification of this boot into *p; false after a fallback. */

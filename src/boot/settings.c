@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "lib/ramboot.h"
+#include "lib/sysutil.h"
 #include "boot/bootint.h"
+#include "format/manifest.h"
 #include "load/load.h"
 #include "trust/sign.h"
 
@@ -169,6 +172,66 @@ const char *pick_manifest(const struct boot_settings *s, const char *image,
 	 * manifest that the loader then fails to read: a fallback, never
 	 * an unverified copy. Only no name at all means "no manifest". */
 	return lstat(buf, &st) == 0 || errno != ENOENT ? buf : NULL;
+}
+
+/* The file the manifest names for the image's bytes, read in a child
+ * the boot can give up on (the manifest and the file are on the
+ * network). */
+struct child_follow {
+	struct child_beat cb;
+	const char *manifest;
+	const char *image;
+	int rc;                  /* 0: path is the file, 1: none named */
+	char path[PATH_MAX];
+};
+
+static void follow_child(void *arg)
+{
+	struct child_follow *c = arg;
+	const char *slash = strrchr(c->image, '/');
+	struct manifest m;
+	struct stat st;
+	char err[64];
+	int n;
+
+	c->rc = manifest_load(c->manifest, &m, err, sizeof(err));
+	if (c->rc < 0)
+		return;
+	c->rc = 1;
+	if (m.image[0]) {
+		n = snprintf(c->path, sizeof(c->path), "%.*s%s", slash ? (int)(slash - c->image + 1) :
+			     0, c->image, m.image);
+		c->rc = n < 0 || (size_t)n >= sizeof(c->path) ? -ENAMETOOLONG :
+			stat(c->path, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	}
+	manifest_free(&m);
+}
+
+bool follow_image(const struct boot_settings *s, const char *manifest, char *image,
+		  size_t len)
+{
+	struct child_follow *c;
+	bool moved = false;
+	int rc, status;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return false;
+	memset(c, 0, sizeof(*c));
+	c->manifest = manifest;
+	c->image = image;
+	c->rc = -EIO;
+	rc = child_run(follow_child, c, &c->cb, read_limit(s), &status);
+	/* A manifest that cannot be read is the loader's to report. */
+	if (rc == CHILD_DONE && c->rc < 0 && c->path[0])
+		rb_warn("%s: %s; reading %s", c->path, strerror(-c->rc), image);
+	if (rc == CHILD_DONE && c->rc == 0 && strlen(c->path) < len) {
+		rb_debug("the manifest names %s for the image's bytes", c->path);
+		snprintf(image, len, "%s", c->path);
+		moved = true;
+	}
+	munmap(c, sizeof(*c));
+	return moved;
 }
 
 /* A copy is made only when its verification is what was asked for:

@@ -153,6 +153,14 @@ static const char *key_cindex(struct mstate *st, char *val)
 	return NULL;
 }
 
+static const char *key_image(struct mstate *st, char *val)
+{
+	if (!name_ok(val))
+		return "bad image (a file name beside the image)";
+	strcpy(st->m->image, val);
+	return NULL;
+}
+
 static const char *key_cindex_sha256(struct mstate *st, char *val)
 {
 	if (strlen(val) != 64 || sha256_hex_parse(val, st->m->cindex_sha256) < 0)
@@ -163,7 +171,7 @@ static const char *key_cindex_sha256(struct mstate *st, char *val)
 /* The keys' places in the table below: a bit each in mstate.seen. */
 enum { KI_SIZE, KI_SHA256, KI_MEMLIMIT, KI_COMPRESSION, KI_CHUNK_SIZE, KI_CHUNK,
        KI_VERITY_ROOT, KI_VERITY_SALT, KI_VERITY_HASH, KI_CINDEX, KI_CINDEX_SHA256,
-       KI_COUNT };
+       KI_IMAGE, KI_COUNT };
 #define K_SIZE       (1u << KI_SIZE)
 #define K_SHA256     (1u << KI_SHA256)
 #define K_CHUNK_SIZE (1u << KI_CHUNK_SIZE)
@@ -230,6 +238,7 @@ static const struct mkey {
 	[KI_VERITY_HASH] = { "verity-hash", 2, false, key_verity_hash },
 	[KI_CINDEX] = { "cindex", 2, false, key_cindex },
 	[KI_CINDEX_SHA256] = { "cindex-sha256", 2, false, key_cindex_sha256 },
+	[KI_IMAGE] = { "image", 1, false, key_image },
 };
 
 static int perr(char *err, size_t errlen, unsigned int line, const char *what)
@@ -451,7 +460,7 @@ size_t manifest_format_max(const struct manifest *m)
 {
 	return 256 + sizeof(m->compression) + 64 + sizeof(m->verity_root) +
 		sizeof(m->verity_salt) + sizeof(m->verity_hash) + sizeof(m->cindex) +
-		sizeof(m->cindex_sha256) + 32 + (m->chunk_size ? (size_t)m->nchunks : 0) *
+		sizeof(m->cindex_sha256) + sizeof(m->image) + 32 + (m->chunk_size ? (size_t)m->nchunks : 0) *
 		MANIFEST_CHUNK_LINE;
 }
 
@@ -465,6 +474,8 @@ int manifest_format(const struct manifest *m, char *buf, size_t len)
 		     m->chunk_size ? 2 : 1, m->size, m->sha256,
 		     m->compression[0] ? "compression " : "", m->compression,
 		     m->compression[0] ? "\n" : "");
+	if (n >= 0 && (size_t)n < len && m->image[0])
+		n += snprintf(buf + n, len - (size_t)n, "image %s\n", m->image);
 	if (n >= 0 && (size_t)n < len && m->memlimit)
 		n += snprintf(buf + n, len - (size_t)n, "memlimit %" PRIu64 "\n", m->memlimit);
 	if (n >= 0 && (size_t)n < len && m->chunk_size)

@@ -27,6 +27,14 @@
  * "cindex NAME" and "cindex-sha256 HEX", the two together. A signature of
  * the manifest thus covers the index too.
  *
+ * Any version may name the file that holds the image's bytes, beside the
+ * image: "image NAME" (`ramboot publish --content-addressed` writes it, a
+ * name of its own for each image: IMAGE.sha256- and 16 hex digits of
+ * the image's SHA-256). A client reads that file in place of IMAGE: the
+ * manifest and the bytes it describes then never part, whatever a
+ * rebuild does to IMAGE meanwhile. Older clients ignore the key and
+ * read IMAGE.
+ *
  * Blank lines and lines starting with '#' are ignored; unknown keys are
  * kept for later versions (signature, dm-verity) and ignored: every
  * version of this parser ignores them, so a key added to version 2 (the
@@ -90,6 +98,10 @@ struct manifest {
 	 * by `ramboot publish --cindex`. cindex[0] == '\0': none. */
 	char cindex[MANIFEST_NAME_MAX + 1];          /* its name, beside the image */
 	char cindex_sha256[65];                      /* SHA-256 of its bytes */
+	/* optional, any version: the file holding the image's bytes, beside
+	 * the image (publish --content-addressed). image[0] == '\0': none,
+	 * the image itself. */
+	char image[MANIFEST_NAME_MAX + 1];
 };
 
 /* Parse buf[0..len). Returns 0, or -EINVAL with a message in err

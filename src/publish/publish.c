@@ -13,6 +13,9 @@
  *   3. write the tree under a new name, IMAGE.verity-ROOT16, then the
  *      index, IMAGE.cindex-SHA16 (each aside, fsync, link, directory
  *      fsync);
+ *   3b. with --content-addressed, the image under its own name,
+ *      IMAGE.sha256-SHA16 (fsync of the image, then a hard link, or a
+ *      reflink or copy made aside, synced and named; directory fsync);
  *   4. write the manifest naming them (aside, fsync, rename, directory
  *      fsync): the commit point;
  *   5. remove the hash files and indexes neither the new manifest nor
@@ -20,9 +23,13 @@
  *      LTSP's backup IMAGE.old, which `ltsp image --revert` brings back
  *      as IMAGE. A client that read the previous manifest a moment ago
  *      may still be opening its side files: they stay until the next
- *      publish.
+ *      publish. Content-addressed images stay longer: those three
+ *      manifests' and the --keep newest.
  * A kill before 4 leaves the old manifest and its side files; after it,
- * the new ones.
+ * the new ones. A kill in 3b leaves at most a complete file at the new
+ * name, which no manifest names yet (the next publish of that image
+ * names it; else it goes once it is not among the --keep newest), or a
+ * temporary, which the next publish removes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,10 +37,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,6 +88,11 @@ bool publish_is_hash_name(const char *image_name, const char *name)
 bool publish_is_cindex_name(const char *image_name, const char *name)
 {
 	return is_side_name(image_name, PUBLISH_CINDEX_SUFFIX, name);
+}
+
+bool publish_is_image_name(const char *image_name, const char *name)
+{
+	return is_side_name(image_name, PUBLISH_IMAGE_SUFFIX, name);
 }
 
 int publish_dir_open(const char *image, const char **base)
@@ -315,6 +329,23 @@ static int build_cindex(const struct publish_req *req, int fd, struct publish_ma
 	return 0;
 }
 
+/* --content-addressed: the name of the image's bytes, from the SHA-256
+ * of the image a client gets, into the manifest's "image". */
+static int image_name(const struct publish_req *req, struct publish_made *mk, char *err,
+		      size_t errlen)
+{
+	const char *base = strrchr(req->image, '/');
+	int rc;
+
+	base = base ? base + 1 : req->image;
+	rc = snprintf(mk->m.image, sizeof(mk->m.image), "%s%s%.*s", base, PUBLISH_IMAGE_SUFFIX,
+		      PUBLISH_HASH_HEX, mk->m.sha256);
+	if (rc < 0 || (size_t)rc >= sizeof(mk->m.image))
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a "
+				 "content-addressed name beside it", req->image);
+	return 0;
+}
+
 /* What --verity and --cindex need of the image, before it is read: a
  * raw image of whole blocks, a version 2 manifest. 0 or -errno. */
 static int prechecks(const struct publish_req *req, int fd, const struct stat *st, char *err,
@@ -454,6 +485,11 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 		if (rc < 0)
 			goto out;
 	}
+	if (req->ca) {
+		rc = image_name(req, mk, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
 	mk->m.chunk = chunk;
 	rc = manifest_text(req, mk, err, errlen);
 	mk->m.chunk = NULL;
@@ -475,19 +511,23 @@ bool publish_is_stale_temp(const char *base, const char *manifest, const char *n
 	if (n - 10 == m && !strncmp(name + 1, manifest, m))
 		return true;
 	if (n - 10 != b + strlen(PUBLISH_HASH_SUFFIX) + PUBLISH_HASH_HEX &&
-	    n - 10 != b + strlen(PUBLISH_CINDEX_SUFFIX) + PUBLISH_HASH_HEX)
+	    n - 10 != b + strlen(PUBLISH_CINDEX_SUFFIX) + PUBLISH_HASH_HEX &&
+	    n - 10 != b + strlen(PUBLISH_IMAGE_SUFFIX) + PUBLISH_HASH_HEX)
 		return false;
 	{
 		char inner[NAME_MAX + 1];
 
 		snprintf(inner, sizeof(inner), "%.*s", (int)(n - 10), name + 1);
-		return publish_is_hash_name(base, inner) || publish_is_cindex_name(base, inner);
+		return publish_is_hash_name(base, inner) || publish_is_cindex_name(base, inner) ||
+		       publish_is_image_name(base, inner);
 	}
 }
 
-/* The side files (hash file, chunk index) of the manifests publish keeps
- * (the new one, the previous one, the backup image's). */
-#define SWEEP_KEEP 6
+/* The files (hash file, chunk index, content-addressed image) of the
+ * manifests publish keeps (the new one, the previous one, the backup
+ * image's). */
+#define SWEEP_NAMED 3
+#define SWEEP_KEEP (3 * SWEEP_NAMED)
 
 static bool kept(const char *const keep[SWEEP_KEEP], const char *name)
 {
@@ -499,11 +539,12 @@ static bool kept(const char *const keep[SWEEP_KEEP], const char *name)
 	return false;
 }
 
-/* The side files a manifest names, into keep[0..1] (NULL: none). */
+/* The files a manifest names, into keep[0..SWEEP_NAMED) (NULL: none). */
 static void keep_named(const struct manifest *m, bool have, const char **keep)
 {
 	keep[0] = have && m->verity_root[0] ? m->verity_hash : NULL;
 	keep[1] = have && m->cindex[0] ? m->cindex : NULL;
+	keep[2] = have && m->image[0] ? m->image : NULL;
 }
 
 /* Remove what publish_run no longer needs: the hash files and chunk
@@ -545,10 +586,335 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
 }
 
+/* ---- --content-addressed ----
+ * The image's bytes under IMAGE.sha256-HEX16 (publish.h), which the
+ * manifest names: a client reads that file, so a rebuild that puts a new
+ * image at IMAGE never changes the bytes under a client that read the
+ * manifest before it. `ltsp image` renames IMAGE to IMAGE.old and the new
+ * image to IMAGE, and drops the previous IMAGE.old: a file a client
+ * holds open over NFS lives as long as it has a name, so the names
+ * publish keeps keep the images alive. */
+
+#define CA_COPY_BUF (1u << 20)
+
+static bool same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Still the file publish_make() read (the same inode, size, mtime). */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return same_inode(a, b) && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Copy size bytes of in to out from offset 0: in the kernel when it
+ * can, else through a buffer. 0 or -errno. */
+static int copy_bytes(int in, int out, off_t size)
+{
+	char *buf = NULL;
+	off_t off = 0;
+	bool kernel = true;
+	int rc = 0;
+
+	while (off < size) {
+		size_t want = (size_t)(size - off > (off_t)CA_COPY_BUF ? CA_COPY_BUF : size - off);
+		ssize_t n;
+
+		if (kernel) {
+			off_t ioff = off, ooff = off;
+
+			n = copy_file_range(in, &ioff, out, &ooff, want, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP)) {
+				kernel = false;
+				continue;
+			}
+		} else {
+			if (!buf && !(buf = malloc(CA_COPY_BUF)))
+				return -ENOMEM;
+			n = pread_full(in, buf, want, off);
+			if (n > 0) {
+				rc = pwrite_full(out, buf, (size_t)n, off);
+				if (rc < 0)
+					break;
+			}
+		}
+		if (n < 0) {
+			rc = kernel ? -errno : (int)n;
+			break;
+		}
+		if (n == 0) {
+			rc = -ESTALE;       /* shorter than when it was read */
+			break;
+		}
+		off += n;
+	}
+	free(buf);
+	return rc;
+}
+
+/* Do the files a and b hold the same size bytes? 1, 0, or -errno. */
+static int same_bytes(int a, int b, off_t size)
+{
+	char *x = malloc(CA_COPY_BUF), *y = malloc(CA_COPY_BUF);
+	off_t off = 0;
+	int rc = 1;
+
+	if (!x || !y)
+		rc = -ENOMEM;
+	while (rc == 1 && off < size) {
+		size_t want = (size_t)(size - off > (off_t)CA_COPY_BUF ? CA_COPY_BUF : size - off);
+		ssize_t n = pread_full(a, x, want, off), m = pread_full(b, y, want, off);
+
+		if (n < 0 || m < 0)
+			rc = (int)(n < 0 ? n : m);
+		else if ((size_t)n != want || (size_t)m != want || memcmp(x, y, want))
+			rc = 0;
+		off += (off_t)want;
+	}
+	free(x);
+	free(y);
+	return rc;
+}
+
+/* A file at the content-addressed name already (a republish, a revert):
+ * 1 when it holds the image and stays (the image's own inode, unless
+ * HOW is copy, or the same bytes), 0 when it is to be replaced, -errno
+ * (a message in err) when it is anything but a regular file or cannot be
+ * read. */
+static int ca_present(int dirfd, int fd, const char *name, enum publish_ca ca,
+		      const struct stat *img, const struct stat *at, char *err, size_t errlen)
+{
+	struct stat st;
+	int cfd, rc;
+
+	if (!S_ISREG(at->st_mode))
+		return rb_errfmt(err, errlen, -EEXIST, "%s: %s there: refused", name,
+				 S_ISLNK(at->st_mode) ? "a symbolic link" : "not a regular file");
+	if (same_inode(at, img))
+		return ca == PUBLISH_CA_LINK;
+	if (at->st_size != img->st_size)
+		return 0;
+	cfd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (cfd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", name, strerror(errno));
+	rc = fstat(cfd, &st) < 0 ? -errno : !same_inode(&st, at) ? -ESTALE :
+	     same_bytes(fd, cfd, img->st_size);
+	(void)close(cfd);
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
+	return rc;
+}
+
+/* The image's bytes into a new file that takes name (replacing the
+ * regular file there when at, its stat, is given): a reflink, else a
+ * copy, synced, with the image's mtime (the age sweep_images() goes by).
+ * 0 or -errno. */
+static int ca_copy(int dirfd, int fd, const char *name, const struct stat *img,
+		   const struct stat *at, const char **how, char *err, size_t errlen)
+{
+	struct timespec times[2] = { img->st_atim, img->st_mtim };
+	struct outfile of;
+	int rc;
+
+	/* Never over the image, except over a second name of it (a hard
+	 * link that --content-addressed=copy replaces by a copy). */
+	rc = outfile_openat(&of, dirfd, name, 0644, OUTFILE_SYNC | (at ? OUTFILE_REPLACE : 0),
+			    at && same_inode(at, img) ? NULL : img, err, errlen);
+	if (rc < 0)
+		return rc;
+	*how = "reflink";
+	if (ioctl(of.fd, FICLONE, fd) < 0) {
+		*how = "copy";
+		rc = copy_bytes(fd, of.fd, img->st_size);
+	}
+	if (rc == 0 && futimens(of.fd, times) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		outfile_abort(&of);
+		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
+	}
+	rc = outfile_commit(&of);
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
+	return 0;
+}
+
+/* A hard link to the image at name (no file there). 0, 1 when no link
+ * can be made on this file system (a copy then), -errno. */
+static int ca_link(int dirfd, const char *base, const char *name, const struct stat *img,
+		   char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (linkat(dirfd, base, dirfd, name, 0) < 0) {
+		if (errno == EPERM || errno == EOPNOTSUPP || errno == EMLINK || errno == EXDEV)
+			return 1;
+		return rb_errfmt(err, errlen, -errno, "%s: %s", name, strerror(errno));
+	}
+	/* The link is of the name: it must be the file that was read. */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !same_file(&st, img)) {
+		(void)unlinkat(dirfd, name, 0);
+		return rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read; "
+				 "nothing new named", base);
+	}
+	if (fsync(dirfd) < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: directory fsync failed: %s", name,
+				 strerror(errno));
+	return 0;
+}
+
+/* The image under its content-addressed name mk->m.image, complete and
+ * on disk before the manifest names it. *how: what was done. 0 or
+ * -errno with a message in err; a failure leaves no new name. */
+static int place_image(int dirfd, const char *base, const struct publish_req *req,
+		       const struct publish_made *mk, const char **how, char *err, size_t errlen)
+{
+	const char *name = mk->m.image;
+	struct stat st, at;
+	bool exists = false;
+	int fd, rc;
+
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
+	if (fstat(fd, &st) < 0 || !same_file(&st, &mk->st)) {
+		rc = rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read; nothing "
+			       "new named", req->image);
+		goto out;
+	}
+	/* Its bytes on disk before a name the manifest commits to (a rename
+	 * into place, as `ltsp image` does, syncs nothing). */
+	if (fsync(fd) < 0) {
+		rc = rb_errfmt(err, errlen, -errno, "%s: fsync: %s", req->image, strerror(errno));
+		goto out;
+	}
+	if (fstatat(dirfd, name, &at, AT_SYMLINK_NOFOLLOW) == 0) {
+		rc = ca_present(dirfd, fd, name, req->ca, &mk->st, &at, err, errlen);
+		if (rc != 0) {
+			*how = "already there";
+			rc = rc < 0 ? rc : 0;
+			goto out;
+		}
+		exists = true;
+	} else if (errno != ENOENT) {
+		rc = rb_errfmt(err, errlen, -errno, "%s: %s", name, strerror(errno));
+		goto out;
+	}
+	rc = 1;
+	if (req->ca == PUBLISH_CA_LINK && !exists) {
+		*how = "hard link";
+		rc = ca_link(dirfd, base, name, &mk->st, err, errlen);
+	}
+	if (rc == 1)
+		rc = ca_copy(dirfd, fd, name, &mk->st, exists ? &at : NULL, how, err, errlen);
+out:
+	(void)close(fd);
+	return rc;
+}
+
+/* A content-addressed image found by sweep_images(). */
+struct ca_file {
+	char name[NAME_MAX + 1];
+	struct timespec mtime;
+};
+
+/* Is a newer than b (by mtime, then by name for a stable order)? */
+static bool ca_newer(const struct ca_file *a, const struct ca_file *b)
+{
+	if (a->mtime.tv_sec != b->mtime.tv_sec)
+		return a->mtime.tv_sec > b->mtime.tv_sec;
+	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+		return a->mtime.tv_nsec > b->mtime.tv_nsec;
+	return strcmp(a->name, b->name) > 0;
+}
+
+/*
+ * Remove the content-addressed images of base that none of keep names
+ * (the new manifest's, the previous one's, the backup's) and that are
+ * not among the keep_n newest (by mtime: the image's own, a copy takes
+ * it over). One that shares the image's inode but is not the new
+ * manifest's holds bytes other than its name says (the image was
+ * rewritten in place): it goes too, with a warning.
+ */
+static void sweep_images(int dirfd, const char *prefix, const char *base,
+			 const char *const keep[SWEEP_KEEP], unsigned keep_n,
+			 const struct stat *img, const char *new_name)
+{
+	struct ca_file *f = NULL, *nf;
+	size_t n = 0, cap = 0, i, j;
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	/* A description of its own: a dup would share the offset sweep()
+	 * left at the end of the directory. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool removed = false;
+
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			(void)close(fd);
+		rb_warn("cannot list the directory of %s%s: older images stay", prefix, base);
+		return;
+	}
+	while ((d = readdir(dir))) {
+		if (!publish_is_image_name(base, d->d_name) ||
+		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (same_inode(&st, img) && strcmp(d->d_name, new_name)) {
+			rb_warn("%s%s: the same file as %s%s, which holds another image now "
+				"(rewritten in place?): removed; its readers saw it change (use "
+				"--content-addressed=copy, or rename a new image into place)", prefix,
+				d->d_name, prefix, base);
+			if (unlinkat(dirfd, d->d_name, 0) == 0)
+				removed = true;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			nf = realloc(f, cap * sizeof(*f));
+			if (!nf) {
+				rb_warn("out of memory: older images stay");
+				goto out;
+			}
+			f = nf;
+		}
+		snprintf(f[n].name, sizeof(f[n].name), "%s", d->d_name);
+		f[n].mtime = st.st_mtim;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		size_t newer = 0;
+
+		if (kept(keep, f[i].name))
+			continue;
+		for (j = 0; j < n; j++)
+			newer += j != i && ca_newer(&f[j], &f[i]);
+		if (newer < keep_n)
+			continue;
+		if (unlinkat(dirfd, f[i].name, 0) < 0) {
+			rb_warn("%s%s: cannot remove: %s", prefix, f[i].name, strerror(errno));
+			continue;
+		}
+		removed = true;
+		printf("removed %s%s\n", prefix, f[i].name);
+	}
+out:
+	free(f);
+	(void)closedir(dir);
+	if (removed && fsync(dirfd) < 0)
+		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
-	      "                       [--memlimit=SIZE] IMAGE\n"
+	      "                       [--memlimit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
+	      "                       IMAGE\n"
 	      "\n"
 	      "Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
 	      "dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
@@ -569,6 +935,15 @@ static void usage(FILE *out)
 	      "      --chunk-size=SIZE bytes per chunk, a power of two from 64K to 1G\n"
 	      "                        (default 4M)\n"
 	      "      --memlimit=SIZE   decoder memory clients may use for this image\n"
+	      "      --content-addressed[=HOW]  also name the image by its content,\n"
+	      "                        IMAGE.sha256-HASH (16 hex digits of its SHA-256),\n"
+	      "                        in the manifest: clients read that file, which a\n"
+	      "                        rebuild of IMAGE never changes. HOW: link (default:\n"
+	      "                        a hard link, else a reflink, else a copy) or copy\n"
+	      "                        (a reflink, else a copy: never IMAGE's own file)\n"
+	      "      --keep=N          keep the N newest images so named (default 2), and\n"
+	      "                        those the new, the previous and IMAGE.old.manifest\n"
+	      "                        name; older ones are removed\n"
 	      "  -h, --help            this help\n"
 	      "\n"
 	      "Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
@@ -598,7 +973,7 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
 
 /* The command line into req, and IMAGE checked: -1 to go on, else the
  * exit code (--help, a usage error, no image file). */
-static int publish_args(int argc, char **argv, struct publish_req *req)
+static int publish_args(int argc, char **argv, struct publish_req *req, unsigned *keep_n)
 {
 	static const struct option lo[] = {
 		{ "sign", required_argument, NULL, 'S' },
@@ -606,10 +981,14 @@ static int publish_args(int argc, char **argv, struct publish_req *req)
 		{ "cindex", no_argument, NULL, 'C' },
 		{ "chunk-size", required_argument, NULL, 'c' },
 		{ "memlimit", required_argument, NULL, 'm' },
+		{ "content-addressed", optional_argument, NULL, 'A' },
+		{ "keep", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stat st;
+	bool keep_set = false;
+	char *end;
 	int c;
 
 	optind = 1;
@@ -630,11 +1009,31 @@ static int publish_args(int argc, char **argv, struct publish_req *req)
 			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;
+		case 'A':
+			if (!optarg || !strcmp(optarg, "link"))
+				req->ca = PUBLISH_CA_LINK;
+			else if (!strcmp(optarg, "copy"))
+				req->ca = PUBLISH_CA_COPY;
+			else
+				return rb_usage("publish", "--content-addressed: '%s' is neither "
+						   "link nor copy", optarg);
+			break;
+		case 'k':
+			errno = 0;
+			*keep_n = (unsigned)strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || *keep_n < 1 ||
+			    *keep_n > PUBLISH_KEEP_MAX)
+				return rb_usage("publish", "--keep: '%s' is not a number from 1 to %d",
+						   optarg, PUBLISH_KEEP_MAX);
+			keep_set = true;
+			break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("publish", argv);
 		}
 	}
+	if (keep_set && !req->ca)
+		return rb_usage("publish", "--keep goes with --content-addressed");
 	if (argc - optind != 1)
 		return rb_usage("publish", "need one IMAGE");
 	req->image = argv[optind];
@@ -659,11 +1058,12 @@ int cmd_publish(int argc, char **argv)
 	char err[PATH_MAX + 128];
 	struct stat inputs[2];
 	size_t ninputs = 0;
-	const char *base, *keep[SWEEP_KEEP];
+	const char *base, *keep[SWEEP_KEEP], *how = "";
+	unsigned keep_n = PUBLISH_KEEP_DEFAULT;
 	bool have_prev = false, have_backup = false, keep_all = false;
 	int c, rc, dirfd;
 
-	rc = publish_args(argc, argv, &req);
+	rc = publish_args(argc, argv, &req, &keep_n);
 	if (rc >= 0)
 		return rc;
 	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath) ||
@@ -730,6 +1130,11 @@ int cmd_publish(int argc, char **argv)
 		if (rc < 0)
 			goto fail;
 	}
+	if (req.ca) {
+		rc = place_image(dirfd, base, &req, &mk, &how, err, sizeof(err));
+		if (rc < 0)
+			goto fail;
+	}
 	rc = write_all(mof.fd, mk.text, mk.len);
 	if (rc == 0)
 		rc = outfile_commit(&mof);
@@ -743,14 +1148,20 @@ int cmd_publish(int argc, char **argv)
 	if (req.cindex)
 		printf("%s%s: chunk index, %" PRIu32 " chunks, sha256 %s\n", prefix, mk.m.cindex,
 		       mk.cindex_chunks, mk.m.cindex_sha256);
+	if (req.ca)
+		printf("%s%s: the image, %s\n", prefix, mk.m.image, how);
 	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s%s\n", mpath, mk.m.size,
 	       mk.m.sha256, mk.m.nchunks, req.verity ? ", verity" : "",
 	       req.cindex ? ", cindex" : "", req.key ? ", signed by key " : "",
 	       req.key ? mk.keyid : "");
 	keep_named(&mk.m, true, keep);
-	keep_named(&prev, have_prev, keep + 2);
-	keep_named(&backup, have_backup, keep + 4);
+	keep_named(&prev, have_prev, keep + SWEEP_NAMED);
+	keep_named(&backup, have_backup, keep + 2 * SWEEP_NAMED);
 	sweep(dirfd, prefix, base, mname, keep, keep_all);
+	/* Only a publish that names images by content removes them: another
+	 * one may have been run by hand without --content-addressed. */
+	if (req.ca && !keep_all)
+		sweep_images(dirfd, prefix, base, keep, keep_n, &mk.st, mk.m.image);
 	publish_made_free(&mk);
 	(void)close(dirfd);
 	/* The manifest is named: published, whatever became of the line

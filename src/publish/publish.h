@@ -27,6 +27,26 @@
 #define PUBLISH_HASH_SUFFIX ".verity-"   /* + 16 hex digits of the root hash */
 #define PUBLISH_HASH_HEX    16
 #define PUBLISH_CINDEX_SUFFIX ".cindex-" /* + 16 hex digits of its SHA-256 */
+/* --content-addressed: the image's bytes under a name of their own,
+ * IMAGE + this + 16 hex digits of the image's SHA-256 (the manifest's
+ * sha256, of the image a client gets), which the manifest's "image" key
+ * names. Not "*.img": LTSP lists images/\*.img as images of their own
+ * (ltsp ipxe menus, ltsp kernel). */
+#define PUBLISH_IMAGE_SUFFIX ".sha256-"
+#define PUBLISH_KEEP_DEFAULT 2          /* content-addressed images kept */
+#define PUBLISH_KEEP_MAX 1000
+
+/* How the content-addressed name gets the image's bytes. */
+enum publish_ca {
+	PUBLISH_CA_OFF,
+	/* A hard link to IMAGE (no space, and IMAGE's inode lives on for
+	 * clients that opened IMAGE by its name), else a reflink, else a
+	 * copy. */
+	PUBLISH_CA_LINK,
+	/* Never the inode of IMAGE (for images rewritten in place): a
+	 * reflink, else a copy. */
+	PUBLISH_CA_COPY,
+};
 
 struct publish_req {
 	const char *image;
@@ -45,6 +65,8 @@ struct publish_req {
 	 * NULL: IMAGE's name + PUBLISH_CINDEX_SUFFIX + the first 16 hex
 	 * digits of its SHA-256. */
 	const char *cindex_name;
+	/* Name the image by its content in the manifest (mk->m.image). */
+	enum publish_ca ca;
 };
 
 struct publish_made {
@@ -97,12 +119,16 @@ bool publish_is_hash_name(const char *image_name, const char *name);
 /* Is name one of the chunk indexes publish names for image_name
  * (IMAGE.cindex- and 16 lower-case hex digits)? Pure. */
 bool publish_is_cindex_name(const char *image_name, const char *name);
+/* Is name one of the content-addressed images publish names for
+ * image_name (IMAGE.sha256- and 16 lower-case hex digits)? Pure. */
+bool publish_is_image_name(const char *image_name, const char *name);
 
 /*
  * Is name a temporary outfile.c made (".NAME.XXXXXXXX", 8 hex digits) for
- * the manifest `manifest` or for one of publish's hash files or chunk
- * indexes of image_name? Left behind only by a kill between the link and the rename
- * of a commit; publish removes them. Pure.
+ * the manifest `manifest` or for one of publish's hash files, chunk
+ * indexes or content-addressed images of image_name? Left behind only
+ * by a kill between the link and the rename of a commit; publish
+ * removes them. Pure.
  */
 bool publish_is_stale_temp(const char *image_name, const char *manifest, const char *name);
 

@@ -45,6 +45,8 @@ fallback-minfree itools-ram itools-fallback itools-lazy nbd-lazy ltsp-ram udpcas
 # ramboot.verity=1 and signed manifests
 CASES="$CASES verity-off verity-ram verity-lazy verity-flip verity-noroot
 ltsp-signed ltsp-signed-other"
+# ramboot publish --content-addressed: the image the manifest names
+CASES="$CASES ltsp-ca"
 
 n=0
 failed=0
@@ -613,6 +615,7 @@ run_case() {
 	udpcast-ram) udpcast_case "$c"; return ;;
 	verity-*) verity_case "$c"; return ;;
 	ltsp-signed*) ltsp_signed_case "$c"; return ;;
+	ltsp-ca) ltsp_ca_case "$c"; return ;;
 	esac
 	result "$c"
 }
@@ -1188,6 +1191,67 @@ ltsp_signed_case() {
 			fail "no loop device is backed by the network image"
 		expect_no_leftover
 	fi
+	result "$name"
+}
+
+# ltsp-ca: the LTSP boot of ltsp-ram from a "server" caught inside a
+# rebuild: `ramboot publish --content-addressed` named the image
+# x86_64.img.sha256-HASH in the manifest, then another image (the same
+# one with a byte flipped) was renamed to x86_64.img, not yet
+# published. The client copies the file the manifest names, verified,
+# and LTSP mounts that copy.
+ltsp_ca_setup() {
+	ca=$lt/ca
+	rm -rf "$ca"
+	mkdir -p "$ca/srv/images"
+	cp "$net/x86_64.img" "$ca/srv/images/x86_64.img"
+	"$rbtool" publish --content-addressed "$ca/srv/images/x86_64.img" >> "$lt/setup.log" 2>&1 ||
+		{ fail "ramboot publish --content-addressed failed"; return 1; }
+	ca_name=$(sed -n 's/^image //p' "$ca/srv/images/x86_64.img.manifest")
+	[ -f "$ca/srv/images/$ca_name" ] || { fail "the manifest names no image that is there"; return 1; }
+	cp "$net/x86_64.img" "$ca/new.img"
+	printf 'X' | dd of="$ca/new.img" bs=1 seek=$(($(stat -c %s "$ca/new.img") / 2)) \
+		conv=notrunc status=none
+	mv "$ca/new.img" "$ca/srv/images/x86_64.img"
+	mkfs.ext4 -q -F -L ltsp-srv -d "$ca/srv" "$ca/disk.ext4" 64M >> "$lt/setup.log" 2>&1 ||
+		{ fail "mkfs.ext4 -d failed"; return 1; }
+	rm -rf "$ca/srv"
+	return 0
+}
+
+ltsp_ca_case() {
+	name=$1
+	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
+		skip "$name" "RBTEST_LTSP=0"
+		return
+	fi
+	log=$logs/$name.log
+	why=
+	: > "$log.txt"
+	if ! ltsp_setup_once; then
+		cp "$lt/setup.log" "$log.txt" 2>/dev/null
+		result "$name"
+		return
+	fi
+	if ! once ltsp_ca; then
+		result "$name"
+		return
+	fi
+	boot_debian "$name" "$lt/initrd.combined" 768 \
+		"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram" \
+		"file=$ca/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000"
+	grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
+	grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
+	expect_done || { result "$name"; return; }
+	expect mode_done ram
+	expect source "/root/images/$ca_name"
+	expect hash ok
+	expect fallback ""
+	expect_like ram_path "/run/ramboot/ram/*"
+	expect_ram_copy
+	ram=$(report ram_path)
+	grep -q "^Running: mount -t squashfs -o ro $ram " "$log.txt" ||
+		fail "LTSP did not mount $ram"
 	result "$name"
 }
 

@@ -438,6 +438,43 @@ static void test_verity_keys(void)
 	CHECK(strstr(err, "4096-byte blocks") != NULL);
 }
 
+#define INAME "image x86_64.img.sha256-0123456789abcdef\n"
+
+/* The content-addressed image's name (publish --content-addressed): any
+ * version, a name beside the image, once; formatted and parsed back. */
+static void test_image_key(void)
+{
+	struct manifest m;
+	size_t cap;
+	char *buf;
+	int n;
+
+	CHECK_EQ_INT(parse("ramboot-manifest 1\nsize 131072\nsha256 " HEX "\n" INAME, &m), 0);
+	CHECK_EQ_STR(m.image, "x86_64.img.sha256-0123456789abcdef");
+	manifest_free(&m);
+	CHECK_EQ_INT(parse(V2B INAME, &m), 0);
+	CHECK_EQ_STR(m.image, "x86_64.img.sha256-0123456789abcdef");
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	n = manifest_format(&m, buf, cap);
+	manifest_free(&m);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "\n" INAME) != NULL);
+	CHECK_EQ_INT(parse_n(buf, (size_t)n, &m), 0);
+	CHECK_EQ_STR(m.image, "x86_64.img.sha256-0123456789abcdef");
+	manifest_free(&m);
+	free(buf);
+	CHECK_EQ_INT(parse(V2B, &m), 0);
+	CHECK_EQ_STR(m.image, "");
+	manifest_free(&m);
+	check_refused_why(V2B "image ../x86_64.img\n", "bad image");
+	check_refused_why(V2B "image /srv/ltsp/images/x86_64.img\n", "bad image");
+	check_refused_why(V2B "image ..\n", "bad image");
+	check_refused_why(V2B INAME INAME, "image given twice");
+}
+
 #define CNAME "cindex x86_64.img.cindex-0123456789abcdef\n"
 #define CSUM  "cindex-sha256 " H_EMPTY "\n"
 
@@ -647,6 +684,7 @@ int main(void)
 	RUN(test_format_round_trip);
 	RUN(test_verity_keys);
 	RUN(test_cindex_keys);
+	RUN(test_image_key);
 	RUN(test_unknown_keys_ignored);
 	RUN(test_load_keeps_or_drops_chunks);
 	RUN(test_report_chunk_keys);

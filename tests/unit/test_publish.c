@@ -57,6 +57,14 @@ static void hash_names(void)
 	CHECK(!publish_is_cindex_name("x.img", "x.img.cindex"));
 	CHECK(!publish_is_cindex_name("x.img", "y.img.cindex-0123456789abcdef"));
 	CHECK(!publish_is_cindex_name("x.img", "x.img.verity-0123456789abcdef"));
+	/* --content-addressed: the image's own name */
+	CHECK(publish_is_image_name("x.img", "x.img.sha256-0123456789abcdef"));
+	CHECK(!publish_is_image_name("x.img", "x.img.sha256-0123456789ABCDEF"));
+	CHECK(!publish_is_image_name("x.img", "x.img.sha256-0123456789abcdef0"));
+	CHECK(!publish_is_image_name("x.img", "x.img.sha256-"));
+	CHECK(!publish_is_image_name("x.img", "y.img.sha256-0123456789abcdef"));
+	CHECK(!publish_is_image_name("x.img", "x.img.old.sha256-0123456789abcdef"));
+	CHECK(!publish_is_image_name("x.img", "x.img.cindex-0123456789abcdef"));
 	CHECK(!publish_is_hash_name("x.img", "x.img.cindex-0123456789abcdef"));
 }
 
@@ -67,6 +75,8 @@ static void stale_temps(void)
 	CHECK(publish_is_stale_temp("x.img", m, ".x.img.manifest.0a1b2c3d"));
 	CHECK(publish_is_stale_temp("x.img", m, ".x.img.verity-0123456789abcdef.0a1b2c3d"));
 	CHECK(publish_is_stale_temp("x.img", m, ".x.img.cindex-0123456789abcdef.0a1b2c3d"));
+	CHECK(publish_is_stale_temp("x.img", m, ".x.img.sha256-0123456789abcdef.0a1b2c3d"));
+	CHECK(!publish_is_stale_temp("x.img", m, ".x.img.sha256-0123456789abcdef"));
 	CHECK(!publish_is_stale_temp("x.img", m, ".x.img.cindex.0a1b2c3d"));
 	CHECK(!publish_is_stale_temp("x.img", m, ".y.img.cindex-0123456789abcdef.0a1b2c3d"));
 	CHECK(!publish_is_stale_temp("x.img", m, "x.img.manifest.0a1b2c3d"));
