@@ -92,6 +92,25 @@ report() { # key -> value
 	sed -n "s/^$1=//p" "$R/run/ramboot/report" 2>/dev/null
 }
 
+# The network image on a read-only loop device, as the hook mounts it
+# (losetup -r): $HOOKLOOP, the one a switch moves onto the slot.
+hook_loop() {
+	HOOKLOOP=$(losetup -r -f --show "$IMG")
+	LOOPS+=("$HOOKLOOP")
+}
+
+# The switch after the refresh was done or given up (bounded: 60 s).
+wait_switch() {
+	local i
+	for i in $(seq 1 600); do
+		[ -n "$(report cache_switched)" ] && return 0
+		[ -n "$(report cache_switch_error)" ] && return 0
+		[ -n "$(report cache_error)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The refresh behind the boot has ended (bounded: 60 s).
 wait_refresh() {
 	local i
@@ -178,6 +197,7 @@ nothing_attached() {
 	make_cache
 	refresh
 	serve "$D/b.img"
+	hook_loop
 	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
 	assert_success
 	assert_output ""
@@ -207,6 +227,7 @@ nothing_attached() {
 
 @test "an empty cache: a miss, and the refresh fills slot a" {
 	make_cache
+	hook_loop
 	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
 	assert_success
 	assert_output ""
@@ -315,4 +336,58 @@ nothing_attached() {
 
 @test "a flipped byte in the slot with ramboot.verity=1 falls back (QEMU only)" {
 	skip "device-mapper is not on this host; a QEMU case (tests/boot/) is still to be written"
+}
+
+@test "after the refresh the mounted image's loop device moves onto the new slot (LOOP_CHANGE_FD)" {
+	make_cache
+	refresh
+	serve "$D/b.img"
+	hook_loop
+	mkdir "$T/mnt"
+	mount -t squashfs -o ro "$HOOKLOOP" "$T/mnt"
+	run cat "$T/mnt/etc/marker"
+	assert_output rebuilt
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	[ "$(report cache_switch_error)" = "" ]
+	[ -n "$(report cache_switched)" ]
+	[ -n "$(report cache_refresh_seconds)" ]
+	[ "$(report cache_image)" = "$R$HOOKLOOP" ]
+	# the loop device reads the slot now, still read-only; the network
+	# image is no longer held by it
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output /images/x.img/b
+	run cat "/sys/block/${HOOKLOOP##*/}/ro"
+	assert_output 1
+	run losetup -j "$IMG"
+	assert_output ""
+	# the mounted file system goes on, from the local disk
+	run cat "$T/mnt/etc/marker"
+	assert_output rebuilt
+	cmp "$HOOKLOOP" "$D/b.img"
+	umount "$T/mnt"
+	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status
+	assert_output --partial "cache_switched="
+}
+
+@test "a root on a read-write loop device is not switched: the report says why, the slot waits for the next boot" {
+	make_cache
+	refresh
+	serve "$D/b.img"
+	HOOKLOOP=$(losetup -f --show "$IMG")
+	LOOPS+=("$HOOKLOOP")
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_switched)" = "" ]
+	[[ "$(report cache_switch_error)" == *"${HOOKLOOP##*/}: not read-only"* ]]
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output "$IMG"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_slot)" = b ]
 }

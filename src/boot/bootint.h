@@ -87,6 +87,12 @@ int do_prefetch(const struct boot_settings *s, const char *image, const char *ru
 void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
 	     const char *rundir, struct boot_report *rep);
 
+/* cache.c: after a refresh behind the boot, how long the switch waits
+ * for the loop device the boot's root runs on (the hook sets it up), and
+ * for one that is there but not fit (read-write, another size). */
+#define CACHE_SWITCH_WAIT 120.0
+#define CACHE_SWITCH_UNFIT 2.0
+
 /* cache.c: ramboot.cache= with ramboot=cache or lazy. false when the
  * refresh child took the report over (the boot must not write it). */
 bool do_cache(const struct boot_settings *s, const char *image, const char *manifest,

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/ramboot.h"
@@ -71,18 +72,105 @@ static const char *image_name(const char *image)
 	return slash ? slash + 1 : image;
 }
 
+/* The image the boot runs on, opened before the refresh (its path may be
+ * gone after the switch of root): what the switch looks for its loop
+ * device by. 0, or -errno with why. */
+static int switch_prepare(const char *image, struct loopdev_watch *w, char *why, size_t len)
+{
+	struct stat st;
+	uint64_t size;
+	int fd, rc = 0;
+
+	w->sysblock_fd = w->dev_fd = -1;
+	w->real = NULL;
+	fd = open(image, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (S_ISBLK(st.st_mode))
+		rc = blk_size(fd, &size);
+	else if (S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	else
+		rc = -EINVAL;
+	if (fd >= 0)
+		(void)close(fd);
+	if (rc < 0)
+		return rb_errfmt(why, len, rc, "%s: %s", image, strerror(-rc));
+	return loopdev_watch_open(w, image, &st, size, why, len);
+}
+
+/* After a refresh: the loop device the boot's root runs on, found
+ * through w, moves onto the slot just committed (LOOP_CHANGE_FD, as the
+ * lazy copier's switch to RAM: the same bytes, verified). 0 with *when
+ * (seconds since boot), or -errno with why: the boot runs on from the
+ * network image, the slot is used from the next boot. */
+static int switch_to_slot(const struct loopdev_watch *w, const char *device, const char *name,
+			  const char *sha256, char *loop, size_t looplen, double *when, char *why,
+			  size_t len)
+{
+	double deadline = now_sec() + CACHE_SWITCH_WAIT, unfit = 0;
+	char err[512];
+	uint64_t size;
+	int lfd = -1, sfd, rc;
+
+	/* The hook sets the loop device up after the boot: a refresh that
+	 * ends first waits for it, a while. One that is there but not fit
+	 * (read-write, another size) is given a moment to become so. */
+	for (;;) {
+		why[0] = '\0';
+		rc = loopdev_watch_look(w, &lfd, loop, looplen, why, len);
+		if (rc != 0)
+			break;
+		if (why[0] && !unfit)
+			unfit = now_sec() + CACHE_SWITCH_UNFIT;
+		if (now_sec() >= deadline || (unfit && now_sec() >= unfit)) {
+			if (!why[0])
+				snprintf(why, len, "no read-only loop device is backed by %s within "
+					 "%.0f s: the root is not on one that can be switched",
+					 w->image, CACHE_SWITCH_WAIT);
+			return -ENODEV;
+		}
+		nap_ms(100);
+	}
+	if (rc < 0)
+		return rc;
+	rc = cache_slot_open(device, name, sha256, &sfd, &size, err, sizeof(err));
+	if (rc == 0 && size != w->size) {
+		(void)close(sfd);
+		rc = rb_errfmt(err, sizeof(err), -EINVAL, "the slot is of %" PRIu64 " bytes, the "
+			       "image of %" PRIu64, size, w->size);
+	}
+	if (rc < 0) {
+		(void)close(lfd);
+		return rb_errfmt(why, len, rc, "%s", err);
+	}
+	rc = loopdev_switch(lfd, &w->st, sfd);
+	(void)close(sfd);
+	(void)close(lfd);
+	if (rc < 0)
+		return rb_errfmt(why, len, rc, "/dev/%s: %s", loop, rc == -ESTALE || rc == -ENXIO ?
+				 "no longer backed by the image" : rc == -EPERM ?
+				 "no longer read-only" : strerror(-rc));
+	*when = boot_sec();
+	return 0;
+}
+
 /* The refresh behind the boot, in a detached child at idle priority; it
- * owns the report from now on and amends it when it ends. */
-static void start_refresh(const char *device, const char *image, const char *manifest,
-			  const struct vplan *vp, const char *rundir, const char *logpath,
-			  bool json, struct boot_report *rep)
+ * owns the report from now on and amends it when it ends, and again
+ * after the switch to the slot. */
+static void start_refresh(const struct boot_settings *s, const char *device, const char *image,
+			  const char *manifest, const struct vplan *vp, const char *rundir,
+			  const char *logpath, bool json, struct boot_report *rep)
 {
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
-	struct report_set set[5];
-	char err[512], gen[24], net[24], loc[24], slot[2] = "";
+	struct loopdev_watch w;
+	struct report_set set[6];
+	char err[512], gen[24], net[24], loc[24], secs[24], when[24], loop[32] = "", slot[2] = "";
+	char why[640] = "", dev[PATH_MAX];
+	double t0, at = 0;
 	pid_t pid;
-	int rc, dfd;
+	int rc, dfd, wrc = -1;
 
 	rc = report_write(rep, rundir, json);
 	if (rc < 0)
@@ -99,37 +187,72 @@ static void start_refresh(const char *device, const char *image, const char *man
 	}
 	dfd = boot_child_detach(rundir, logpath);
 	rb_set_cmd("cache");
+	/* Before anything else, while the paths are there. With
+	 * ramboot=lazy the image goes to RAM instead: its loop device is the
+	 * copier's to switch. */
+	memset(&w, 0, sizeof(w));
+	w.sysblock_fd = w.dev_fd = -1;
+	if (s->mode == BOOT_LAZY)
+		snprintf(why, sizeof(why), "ramboot=lazy: the loop device is the lazy copy's to "
+			 "switch");
+	else
+		wrc = switch_prepare(image, &w, why, sizeof(why));
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();
 	memset(&o, 0, sizeof(o));
 	o.image = image;
 	o.manifest = manifest;
 	o.signed_only = vp->signed_only;
+	t0 = now_sec();
 	rc = cache_boot_refresh(device, &o, &r, err, sizeof(err));
+	snprintf(secs, sizeof(secs), "%.3f", now_sec() - t0);
 	if (rc < 0) {
 		rb_warn("cache: refresh of %s: %s", image, err);
 		set[0] = (struct report_set){ RK_CACHE_ERROR, err };
-		rc = 1;
+		set[1] = (struct report_set){ RK_CACHE_REFRESH_SECONDS, secs };
+		if (dfd >= 0)
+			(void)report_amend_at(dfd, set, 2, 0);
+		loopdev_watch_close(&w);
+		_exit(0);
+	}
+	snprintf(gen, sizeof(gen), "%" PRIu64, r.generation);
+	snprintf(net, sizeof(net), "%" PRIu64, r.bytes_network);
+	snprintf(loc, sizeof(loc), "%" PRIu64, r.bytes_local);
+	slot[0] = cstate_slot_name(r.slot);
+	set[0] = (struct report_set){ RK_CACHE, "refreshed" };
+	set[1] = (struct report_set){ RK_CACHE_SLOT, slot };
+	set[2] = (struct report_set){ RK_CACHE_GENERATION, gen };
+	set[3] = (struct report_set){ RK_CACHE_BYTES_NETWORK, net };
+	set[4] = (struct report_set){ RK_CACHE_BYTES_LOCAL, loc };
+	set[5] = (struct report_set){ RK_CACHE_REFRESH_SECONDS, secs };
+	rb_debug("cache: slot %s of %s refreshed, generation %s, %s bytes from the network, "
+		 "%s local", slot, image, gen, net, loc);
+	if (dfd >= 0)
+		(void)report_amend_at(dfd, set, 6, 0);
+	/* The slot holds the image, verified and committed: the running
+	 * image's loop device moves onto it. */
+	if (wrc == 0)
+		wrc = switch_to_slot(&w, device, image_name(image), r.sha256, loop, sizeof(loop), &at,
+				     why, sizeof(why));
+	if (wrc == 0) {
+		snprintf(when, sizeof(when), "%.2f", at);
+		if (rb_path(dev, sizeof(dev), "/dev/%s", loop) < 0)
+			snprintf(dev, sizeof(dev), "/dev/%s", loop);
+		set[0] = (struct report_set){ RK_CACHE_SWITCHED, when };
+		set[1] = (struct report_set){ RK_CACHE_IMAGE, dev };
+		set[2] = (struct report_set){ RK_CACHE_SWITCH_ERROR, "" };
+		rb_note("cache: %s now reads slot %s of %s on %s (switched at %s s)", dev, slot,
+			image_name(image), device, when);
 	} else {
-		/* Here the running image's loop device would move onto the new
-		 * slot (LOOP_CHANGE_FD, as the lazy copier does for RAM): the
-		 * slot holds the same bytes, verified. Not done yet: the boot
-		 * runs on from the network image until the next one. */
-		snprintf(gen, sizeof(gen), "%" PRIu64, r.generation);
-		snprintf(net, sizeof(net), "%" PRIu64, r.bytes_network);
-		snprintf(loc, sizeof(loc), "%" PRIu64, r.bytes_local);
-		slot[0] = cstate_slot_name(r.slot);
-		set[0] = (struct report_set){ RK_CACHE, "refreshed" };
-		set[1] = (struct report_set){ RK_CACHE_SLOT, slot };
-		set[2] = (struct report_set){ RK_CACHE_GENERATION, gen };
-		set[3] = (struct report_set){ RK_CACHE_BYTES_NETWORK, net };
-		set[4] = (struct report_set){ RK_CACHE_BYTES_LOCAL, loc };
-		rc = 5;
-		rb_debug("cache: slot %s of %s refreshed, generation %s, %s bytes from the network, "
-			 "%s local", slot, image, gen, net, loc);
+		set[0] = (struct report_set){ RK_CACHE_SWITCHED, "" };
+		set[1] = (struct report_set){ RK_CACHE_SWITCH_ERROR, why };
+		set[2] = (struct report_set){ RK_CACHE_IMAGE, NULL };
+		rb_note("cache: slot %s of %s is used from the next boot; not switched now: %s",
+			slot, image_name(image), why);
 	}
 	if (dfd >= 0)
-		(void)report_amend_at(dfd, set, (size_t)rc, 0);
+		(void)report_amend_at(dfd, set, 3, 0);
+	loopdev_watch_close(&w);
 	_exit(0);
 }
 
@@ -262,6 +385,6 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	rb_note("the local cache does not hold this image (%s); booting from the network, "
 		"refreshing %s behind the boot", rep->cache_slot[0] == '-' ? "empty" : "another one",
 		r.device);
-	start_refresh(r.device, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
+	start_refresh(s, r.device, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
 	return false;
 }

@@ -52,7 +52,9 @@ struct cache {
  * mount point, gone with the process even after a kill), or a directory
  * (a cache mounted by someone else, or made by cache_init() in a
  * directory). Mounting needs CAP_SYS_ADMIN. The marker must be there.
- * 0 or -errno with err.
+ * Without rw the superblock is read-only too when it can be (not while
+ * a read-write mount of it is there). 0 or -errno with err; -EBUSY for
+ * rw while a read-only mount is there (a slot is the running root).
  */
 int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen);
 void cache_close(struct cache *c);
@@ -162,5 +164,16 @@ void cache_look(const struct cache_look_req *q, struct cache_look_res *r);
  * cache_refresh(), cache_close(). 0 or -errno with err. */
 int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 		       struct cache_refresh_result *r, char *err, size_t errlen);
+
+/* The active slot of image name, open read-only, for a loop device to
+ * take over (the switch after a refresh) or a copy to read (ramboot=lazy
+ * on a hit): the cache mounted read-only down to its superblock (retried
+ * a few seconds while a read-write mount goes), the state read, the slot
+ * opened and its size checked against the state; sha256 (hex), when not
+ * NULL, must be the active slot's image. The open slot alone holds the
+ * detached mount from then on. 0 with *fd and *size, or -errno with err
+ * (-ESTALE: the active slot holds another image). */
+int cache_slot_open(const char *device, const char *name, const char *sha256, int *fd,
+		    uint64_t *size, char *err, size_t errlen);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "lib/hex.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"
@@ -151,6 +152,59 @@ int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 	if (rc < 0)
 		return rc;
 	rc = cache_refresh(&c, o, r, err, errlen);
+	cache_close(&c);
+	return rc;
+}
+
+int cache_slot_open(const char *device, const char *name, const char *sha256, int *fd,
+		    uint64_t *size, char *err, size_t errlen)
+{
+	char why[384], slot[16], hex[65];
+	struct cstate st;
+	struct cache c;
+	struct stat sb;
+	int dir = -1, rc, i;
+
+	*fd = -1;
+	/* A refresh's read-write mount may still be going. */
+	for (i = 0; i < OPEN_TRIES; i++) {
+		rc = cache_open_ro(&c, device, err, errlen);
+		if (rc != -EBUSY)
+			break;
+		nap_ms(100);
+	}
+	if (rc < 0)
+		return rc;
+	rc = cache_image_dir(&c, name, false, &dir, err, errlen);
+	if (rc == 0) {
+		rc = cache_state_read(dir, &st, NULL, why, sizeof(why));
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "state of %s: %s", name, why);
+	}
+	if (rc == 0 && st.active < 0)
+		rc = rb_errfmt(err, errlen, -ENOENT, "%s: no active slot", name);
+	if (rc == 0) {
+		hex_encode(st.slot[st.active].sha256, 32, hex);
+		if (sha256 && strcmp(hex, sha256))
+			rc = rb_errfmt(err, errlen, -ESTALE, "%s: the active slot holds another image "
+				       "now", name);
+	}
+	if (rc == 0) {
+		cache_slot_name(st.active, NULL, slot, sizeof(slot));
+		*fd = openat(dir, slot, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (*fd < 0 || fstat(*fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		    (uint64_t)sb.st_size != st.slot[st.active].size) {
+			rc = *fd < 0 ? -errno : -EINVAL;
+			rb_errfmt(err, errlen, rc, "slot %s: %s", slot, rc == -EINVAL ?
+				  "not the size the state says" : strerror(-rc));
+			close_fd(fd);
+		} else {
+			*size = (uint64_t)sb.st_size;
+		}
+	}
+	if (dir >= 0)
+		(void)close(dir);
+	/* The open slot holds the mount from here on. */
 	cache_close(&c);
 	return rc;
 }

@@ -42,7 +42,7 @@ void lazy_status_write(struct lazy *L)
 	const struct lazy_result *r = L->r;
 	const struct lazy_opts *o = L->o;
 	char buf[16384], t[4][32], num[8][32], err[PATH_MAX + 64];
-	const double times[4] = { r->started, r->verified, r->switched, lazy_boottime() };
+	const double times[4] = { r->started, r->verified, r->switched, boot_sec() };
 	const char *hash;
 	struct outfile of;
 	int n, i, rc;
