@@ -391,3 +391,156 @@ nothing_attached() {
 	[ "$(report cache)" = hit ]
 	[ "$(report cache_slot)" = b ]
 }
+
+# Rewrite the state of x.img in the cache with sed expression $1, its
+# check line made again (a state the refresh could have written).
+edit_state() { # sed-expression
+	local st=$T/m/images/x.img/state body
+	mkdir -p "$T/m"
+	mount "$CACHE" "$T/m"
+	body=$(sed '/^check /d' "$st" | sed "$1")
+	printf '%s\ncheck %s\n' "$body" "$(printf '%s\n' "$body" | sha256sum | cut -d' ' -f1)" >"$st"
+	umount "$T/m"
+}
+
+# Overwrite the first bytes of slot $1 (its file system's superblock).
+rot_slot() { # a|b
+	mkdir -p "$T/m"
+	mount "$CACHE" "$T/m"
+	dd if=/dev/zero of="$T/m/images/x.img/$1" bs=4096 count=1 conv=notrunc status=none
+	umount "$T/m"
+}
+
+@test "a slot that fails its check at boot is marked bad: the network boots, the refresh writes the other slot" {
+	make_cache
+	refresh
+	rot_slot a
+	hook_loop
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report cache_marked_bad)" = a ]
+	[ "$(report fallback)" = "" ]
+	[[ "$(report error)" == *"slot a: no file system that blkid knows: marked bad"* ]]
+	[[ "$stderr" == *"marked bad; the network image boots"* ]]
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	[ -n "$(report cache_switched)" ]
+	cmp "$HOOKLOOP" "$D/a.img"
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_success
+	assert_line "active: b"
+	assert_line --partial "bad: slot a (marked at "
+	run "$RAMBOOT_BIN" cache status --json --cache="$CACHE"
+	assert_output --partial '"bad":["a"]'
+	# the hook's loop device holds slot b now: free it for the next boot
+	losetup -d "$HOOKLOOP"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_slot)" = b ]
+	[ "$(report cache_marked_bad)" = "" ]
+}
+
+@test "a slot marked bad is never booted nor taken as up to date; a refresh rewrites it and the mark goes" {
+	make_cache
+	refresh
+	edit_state "s/^refresh /bad a 1718000500\nrefresh /"
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_success
+	assert_line --partial "bad: slot a (marked at 1718000500"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report cache)" = miss ] || [ "$(report cache)" = refreshed ]
+	[[ "$stderr" == *"its slot is marked bad"* ]]
+	wait_refresh
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_line "active: b"
+	assert_line --partial "bad: slot a"
+	# the image of slot a again: written into a, its mark gone
+	serve "$D/b.img"
+	refresh
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_line "active: a"
+	assert_line "bad: no"
+}
+
+@test "offline: the image cannot be read; with ramboot.cache.offline= a slot young enough boots (cache=offline)" {
+	make_cache
+	refresh
+	rm "$IMG" "$IMG.manifest"
+	# not asked for: the network boot's fallback, the cache not used
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "image not found" ]
+	nothing_attached
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=7d ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = offline ]
+	[ "$(report mode_done)" = cache ]
+	[ "$(report cache_slot)" = a ]
+	[ "$(report fallback)" = "" ]
+	[ "$(report cache_age)" -ge 0 ]
+	[ "$(report cache_age)" -le 604800 ]
+	[[ "$(report error)" == *"x.img: No such file or directory"* ]]
+	[[ "$stderr" == *"cache: OFFLINE: "*"not checked against the server"* ]]
+	loop=$(report cache_image)
+	assert_output "RAMBOOT_IMAGE=$loop"
+	cmp "$loop" "$D/a.img"
+	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status
+	assert_output --partial "OFFLINE"
+}
+
+@test "offline: a slot older than the age allowed, or refreshed in the clock's future, does not boot" {
+	make_cache
+	refresh
+	rm "$IMG" "$IMG.manifest"
+	edit_state "s/^refresh [0-9]*/refresh $(( $(date +%s) - 90000 ))/"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=1d ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report cache)" = fallback ]
+	[ "$(report fallback)" = "cache unusable" ]
+	[[ "$(report error)" == *"no offline boot: "*"more than ramboot.cache.offline= allows (86400 s)"* ]]
+	nothing_attached
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=2d ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = offline ]
+	losetup -d "$(report cache_image)"
+	edit_state "s/^refresh [0-9]*/refresh $(( $(date +%s) + 90000 ))/"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=2d ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = fallback ]
+	[[ "$(report error)" == *"in this clock's future"* ]]
+}
+
+@test "offline: a manifest that cannot be read (EIO) boots the slot; one that is read and refused never does" {
+	make_cache
+	refresh
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ="open:path=*x.img.manifest:errno=EIO" \
+		LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot \
+		--cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=1h ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = offline ]
+	[[ "$(report error)" == *"Input/output error"* ]]
+	LOOPS+=("$(report cache_image)")
+	losetup -d "$(report cache_image)"
+	# an unsigned manifest under ramboot.verify=signed: refused, not offline
+	rb --cmdline="ramboot=cache ramboot.verify=signed ramboot.cache=$CACHE ramboot.cache.offline=1h ramboot.image=/root/images/x.img"
+	[ "$(report fallback)" = "not signed" ]
+	nothing_attached
+}
+
+@test "ramboot.cache.offline= in ramboot.conf and on the command line; bad values are warnings" {
+	printf 'RAMBOOT_CACHE_OFFLINE=3d\n' >"$R/etc/ramboot.conf"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" boot --explain \
+		--cmdline="ramboot.cache=LABEL=x ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output --partial "cache.offline"
+	assert_output --partial "3d"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" boot --query \
+		--cmdline="ramboot.cache=LABEL=x ramboot.cache.offline=soon ramboot.image=/root/images/x.img"
+	[[ "$stderr" == *"invalid value 'soon'"* ]]
+}

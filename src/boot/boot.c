@@ -505,6 +505,9 @@ static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 	snprintf(rep->source, sizeof(rep->source), "%s", image);
 	if (stat(image, &st) < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", image, strerror(errno));
+		/* The server cannot be read: the cache's slot, if allowed. */
+		if (cache_used(s) && do_cache_offline(s, image, msg, rundir, rep))
+			return true;
 		fallback(rep, "image not found", msg);
 		return true;
 	}

@@ -98,6 +98,11 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
 bool do_cache(const struct boot_settings *s, const char *image, const char *manifest,
 	      const struct vplan *vp, const char *rundir, const char *logpath, bool json,
 	      struct boot_report *rep);
+/* cache.c: ramboot.cache.offline=: the server cannot be read (why);
+ * true when the cache's slot boots offline or the fallback is recorded,
+ * false when offline boots are off (the caller's fallback). */
+bool do_cache_offline(const struct boot_settings *s, const char *image, const char *why,
+		      const char *rundir, struct boot_report *rep);
 /* Does this boot use the cache? */
 static inline bool cache_used(const struct boot_settings *s)
 {

@@ -32,6 +32,7 @@
 struct child_look {
 	struct child_beat cb;
 	const char *manifest;         /* NULL: the hash is ramboot.sha256= */
+	bool offline;                 /* no hash: the server cannot be reached */
 	bool signed_only;
 	struct cache_look_req q;
 	char sha256[65];
@@ -59,7 +60,7 @@ static void look_child(void *arg)
 		c->q.size = m.size;
 		manifest_free(&m);
 	}
-	c->q.sha256 = c->sha256;
+	c->q.sha256 = c->offline ? NULL : c->sha256;
 	cache_look(&c->q, &c->r);
 }
 
@@ -158,10 +159,11 @@ static int switch_to_slot(const struct loopdev_watch *w, const char *device, con
 /* The refresh behind the boot, in a detached child at idle priority; it
  * owns the report from now on and amends it when it ends, and again
  * after the switch to the slot. */
-static void start_refresh(const struct boot_settings *s, const char *device, const char *image,
-			  const char *manifest, const struct vplan *vp, const char *rundir,
-			  const char *logpath, bool json, struct boot_report *rep)
+static void start_refresh(const struct boot_settings *s, const struct cache_look_res *lr,
+			  const char *image, const char *manifest, const struct vplan *vp,
+			  const char *rundir, const char *logpath, bool json, struct boot_report *rep)
 {
+	const char *device = lr->device;
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
 	struct loopdev_watch w;
@@ -197,6 +199,12 @@ static void start_refresh(const struct boot_settings *s, const char *device, con
 			 "switch");
 	else
 		wrc = switch_prepare(image, &w, why, sizeof(why));
+	/* The slot that failed its check at boot, marked bad first: should
+	 * the refresh not end, the next boot does not try it again. */
+	if (lr->slot_failed && cache_mark_bad(device, image_name(image), lr->slot, lr->sha256,
+					      err, sizeof(err)) < 0)
+		rb_warn("cache: slot %c of %s not marked bad: %s", cstate_slot_name(lr->slot),
+			image_name(image), err);
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();
 	memset(&o, 0, sizeof(o));
@@ -254,6 +262,20 @@ static void start_refresh(const struct boot_settings *s, const char *device, con
 		(void)report_amend_at(dfd, set, 3, 0);
 	loopdev_watch_close(&w);
 	_exit(0);
+}
+
+/* A read of the server's manifest that failed because the server cannot
+ * be reached (not one that read a manifest and refused it): what
+ * ramboot.cache.offline= boots the cache after. */
+static bool unreachable(int rc)
+{
+	switch (-rc) {
+	case EIO: case ETIMEDOUT: case EHOSTUNREACH: case ENETUNREACH: case EHOSTDOWN:
+	case ENETDOWN: case ECONNREFUSED: case ECONNRESET: case ENOTCONN: case ESTALE:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* The cache could not be used: the network boot, as without it. */
@@ -340,16 +362,30 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (crc == CHILD_DONE && !c->mrc && c->signed_by[0])
 		snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", c->signed_by);
 	if (crc != CHILD_DONE) {
+		bool was_reading = c->manifest && c->mrc == -EIO && !c->sha256[0];
+
 		if (r.loop[0])
 			(void)loopdev_detach(r.loop);
 		snprintf(msg, sizeof(msg), "the look at the cache did not end%s", crc == CHILD_KILLED ?
 			 " in time; left to the kernel" : "");
 		munmap(c, sizeof(*c));
+		/* Still reading the server's manifest: the server does not
+		 * answer. */
+		if (was_reading && do_cache_offline(s, image, msg, rundir, rep))
+			return true;
 		unusable(rep, "cache unusable", msg);
 		return true;
 	}
 	if (c->manifest && c->mrc < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", c->manifest, c->merr);
+		if (unreachable(c->mrc)) {
+			munmap(c, sizeof(*c));
+			if (do_cache_offline(s, image, msg, rundir, rep))
+				return true;
+			rep->cache[0] = '\0';
+			fallback(rep, "bad manifest", msg);
+			return true;
+		}
 		munmap(c, sizeof(*c));
 		rep->cache[0] = '\0';
 		fallback(rep, vp->signed_only ? "not signed" : "bad manifest", msg);
@@ -363,7 +399,17 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	} else if (r.look == CACHE_MISS) {
 		snprintf(rep->cache_slot, sizeof(rep->cache_slot), "-");
 	}
-	if (r.look == CACHE_UNUSABLE) {
+	if (r.look == CACHE_UNUSABLE && r.slot_failed && r.slot >= 0) {
+		/* The slot failed a check of its content (rotted or altered
+		 * since it was verified): marked bad, and a miss. */
+		rep->cache_marked_bad[0] = cstate_slot_name(r.slot);
+		rep->cache_marked_bad[1] = '\0';
+		rb_warn("cache: %s: marked bad; the network image boots and the cache is "
+			"refreshed behind the boot", r.error);
+		snprintf(msg, sizeof(msg), "%s: marked bad", r.error);
+		report_add_error(rep, msg);
+		r.look = CACHE_MISS;
+	} else if (r.look == CACHE_UNUSABLE) {
 		unusable(rep, "cache unusable", r.error);
 		return true;
 	}
@@ -383,8 +429,63 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	else
 		snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
 	rb_note("the local cache does not hold this image (%s); booting from the network, "
-		"refreshing %s behind the boot", rep->cache_slot[0] == '-' ? "empty" : "another one",
-		r.device);
-	start_refresh(s, r.device, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
+		"refreshing %s behind the boot", rep->cache_marked_bad[0] ? "its slot failed a check" :
+		r.slot_bad ? "its slot is marked bad" : rep->cache_slot[0] == '-' ? "empty" :
+		"another one", r.device);
+	start_refresh(s, &r, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
 	return false;
+}
+
+/* ramboot.cache.offline=: the server's manifest (or image) cannot be
+ * read; the active slot boots when it was refreshed no longer than the
+ * age allowed ago (docs/cache.md, "Offline boot"). why: what failed. true
+ * when the slot boots; else the fallback is the caller's. */
+bool do_cache_offline(const struct boot_settings *s, const char *image, const char *why,
+		      const char *rundir, struct boot_report *rep)
+{
+	struct child_look *c;
+	struct cache_look_res r;
+	char msg[1024];
+	int crc, status;
+
+	if (!s->cache_offline || !s->cache[0])
+		return false;
+	if (s->verity || s->verity_bad) {
+		snprintf(msg, sizeof(msg), "%s; ramboot.cache.offline= does not boot with "
+			 "ramboot.verity=1 (the root hash is the server's manifest's)", why);
+		unusable(rep, "cache unusable", msg);
+		return true;
+	}
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return false;
+	memset(c, 0, sizeof(*c));
+	c->offline = true;
+	c->q.spec = s->cache;
+	c->q.name = image_name(image);
+	c->q.offline_age = s->cache_offline;
+	crc = child_run(look_child, c, &c->cb, read_limit(s), &status);
+	r = c->r;
+	munmap(c, sizeof(*c));
+	snprintf(rep->cache_device, sizeof(rep->cache_device), "%s", r.device);
+	if (crc != CHILD_DONE || r.look != CACHE_HIT) {
+		if (crc != CHILD_DONE && r.loop[0])
+			(void)loopdev_detach(r.loop);
+		snprintf(msg, sizeof(msg), "%s; no offline boot: %s", why, crc != CHILD_DONE ?
+			 "the look at the cache did not end" : r.error);
+		unusable(rep, "cache unusable", msg);
+		return true;
+	}
+	snprintf(rep->cache, sizeof(rep->cache), "offline");
+	snprintf(rep->cache_slot, sizeof(rep->cache_slot), "%c", cstate_slot_name(r.slot));
+	rep->cache_generation = r.generation;
+	rep->cache_age = r.age;
+	rb_warn("cache: OFFLINE: %s; booting slot %s of %s, refreshed %" PRId64 " s ago "
+		"(ramboot.cache.offline= allows %" PRId64 " s); not checked against the server",
+		why, rep->cache_slot, image_name(image), r.age, s->cache_offline);
+	report_add_error(rep, why);
+	if (!boot_slot(s, image, NULL, NULL, &r, rundir, rep))
+		return true;
+	snprintf(rep->cache, sizeof(rep->cache), "offline");
+	return true;
 }
