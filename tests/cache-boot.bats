@@ -57,7 +57,11 @@ setup() {
 teardown() {
 	local l
 	wait_refresh || true
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT" || umount -l "$MNT"; fi
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
+		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
+	fi
 	[ -z "${CACHE:-}" ] || losetup -d "$CACHE" 2>/dev/null || true
 }
 
@@ -543,4 +547,38 @@ rot_slot() { # a|b
 	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" boot --query \
 		--cmdline="ramboot.cache=LABEL=x ramboot.cache.offline=soon ramboot.image=/root/images/x.img"
 	[[ "$stderr" == *"invalid value 'soon'"* ]]
+}
+
+@test "ramboot=lazy on a hit: the slot is copied into RAM from the local disk and its loop device switched to the copy" {
+	make_cache
+	refresh
+	cp /proc/meminfo "$R/proc/meminfo"
+	rb --cmdline="ramboot=lazy ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	loop=$(report cache_image)
+	assert_output "RAMBOOT_IMAGE=$loop"
+	[ "$(report cache)" = hit ]
+	[ "$(report mode_done)" = lazy ]
+	[ "$(report fallback)" = "" ]
+	# the hook mounts the slot's loop device
+	MNT=$T/mnt
+	mkdir -p "$MNT"
+	mount -t squashfs -o ro "$loop" "$MNT"
+	for _ in $(seq 600); do
+		[ -n "$(report lazy_switched)" ] && break
+		[ -n "$(report lazy_gave_up)" ] && break
+		sleep 0.1
+	done
+	[ "$(report lazy_gave_up)" = "" ]
+	[ -n "$(report lazy_switched)" ]
+	[ "$(report lazy_source)" = cache ]
+	run grep -x "source=cache" "$R/run/ramboot/lazy"
+	assert_success
+	backing=$(cat "/sys/block/${loop##*/}/loop/backing_file")
+	[[ $backing == "$R/run/ramboot/ram/"* ]]
+	# nothing of the image was read from the network
+	[ "$(opens_of_image)" -eq 0 ]
+	run cat "$MNT/etc/marker"
+	assert_output cached
+	cmp "$loop" "$D/a.img"
 }

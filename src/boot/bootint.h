@@ -83,9 +83,12 @@ void do_ram(const struct boot_settings *s, const char *image, const char *manife
 int do_prefetch(const struct boot_settings *s, const char *image, const char *rundir,
 		const char *logpath, bool json, struct boot_report *rep);
 
-/* boot.c: ramboot=lazy's copier started (boot.c). */
+/* boot.c: ramboot=lazy's copier started (boot.c). From the network
+ * image, waiting for its loop device (image_fd -1, loop NULL); or from a
+ * local copy of its bytes open at image_fd (the cache's slot on a hit)
+ * whose loop device loop is there already. */
 void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
-	     const char *rundir, struct boot_report *rep);
+	     int image_fd, const char *loop, const char *rundir, struct boot_report *rep);
 
 /* cache.c: after a refresh behind the boot, how long the switch waits
  * for the loop device the boot's root runs on (the hook sets it up), and

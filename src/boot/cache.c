@@ -285,6 +285,37 @@ static void unusable(struct boot_report *rep, const char *reason, const char *er
 	fallback(rep, reason, error);
 }
 
+/* ramboot=lazy on a hit: the slot copied into RAM behind the boot, at
+ * disk speed, and the slot's loop device switched to the copy. A copy
+ * that does not start leaves the boot on the slot (one warning line). */
+static void lazy_from_slot(const struct boot_settings *s, const char *image,
+			   const struct vplan *vp, const struct cache_look_res *r,
+			   const char *rundir, struct boot_report *rep)
+{
+	struct boot_report *tmp = malloc(sizeof(*tmp));
+	char err[sizeof(tmp->error)];
+	uint64_t size;
+	int fd = -1, rc;
+
+	rc = tmp ? cache_slot_open(r->device, image_name(image), r->sha256, &fd, &size, err,
+				   sizeof(err)) : rb_errfmt(err, sizeof(err), -ENOMEM, "out of memory");
+	if (rc == 0) {
+		*tmp = *rep;
+		do_lazy(s, image, vp, fd, rep->cache_image, rundir, tmp);
+		(void)close(fd);          /* the copier has its own */
+		if (!strcmp(tmp->mode_done, "lazy"))
+			*rep = *tmp;
+		else
+			snprintf(err, sizeof(err), "%s", tmp->error[0] ? tmp->error : "not started");
+	}
+	free(tmp);
+	if (strcmp(rep->mode_done, "lazy")) {
+		rb_warn("cache: the copy of the slot into RAM (ramboot=lazy): %s; running from the "
+			"local disk", err);
+		report_add_error(rep, err);
+	}
+}
+
 /* A hit: the slot, through dm-verity with ramboot.verity=1. false after
  * a fallback (the loop device is gone then). */
 static bool boot_slot(const struct boot_settings *s, const char *image, const char *manifest,
@@ -320,6 +351,8 @@ static bool boot_slot(const struct boot_settings *s, const char *image, const ch
 	}
 	snprintf(rep->cache_verified, sizeof(rep->cache_verified), s->verity ? "verity" : "refresh");
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
+	if (s->mode == BOOT_LAZY)
+		lazy_from_slot(s, image, vp, r, rundir, rep);
 	rb_note("booting from the local cache: %s, slot %s of %s (generation %" PRIu64 ")%s",
 		rep->cache_device, rep->cache_slot, image_name(image), rep->cache_generation,
 		s->verity ? ", through dm-verity" : ", verified when it was written");
@@ -425,7 +458,7 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (s->verity)
 		print_image(rep->verity_device);
 	if (s->mode == BOOT_LAZY)
-		do_lazy(s, image, vp, rundir, rep);
+		do_lazy(s, image, vp, -1, NULL, rundir, rep);
 	else
 		snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
 	rb_note("the local cache does not hold this image (%s); booting from the network, "

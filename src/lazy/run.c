@@ -20,6 +20,7 @@ void lazy_opts_init(struct lazy_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->target = LAZY_TARGET_TMPFS;
+	o->image_fd = -1;
 	o->min_free = DEFAULT_MIN_FREE;
 	o->stall_timeout = DEFAULT_STALL;
 }
