@@ -168,6 +168,9 @@ nothing_attached() {
 	# the slot is the image, byte for byte
 	cmp "$loop" "$D/a.img"
 	[[ "$stderr" == *"booting from the local cache"* ]]
+	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_line --index 0 "ramboot: running from the local cache (slot a of $R$CACHE, generation 1, verified when it was written)"
 }
 
 @test "RAMBOOT_CACHE alone (ltsp.conf) asks for the cache: a hit" {
@@ -375,6 +378,7 @@ nothing_attached() {
 	umount "$T/mnt"
 	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status
 	assert_output --partial "cache_switched="
+	assert_line --index 0 --partial "ramboot: running from the local cache (slot b of $R$CACHE, generation 2, refreshed behind the boot, switched at "
 }
 
 @test "a root on a read-write loop device is not switched: the report says why, the slot waits for the next boot" {
