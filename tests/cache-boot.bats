@@ -586,3 +586,51 @@ rot_slot() { # a|b
 	assert_output cached
 	cmp "$loop" "$D/a.img"
 }
+
+@test "the switch refused (EINVAL) or the refresh child killed before it: the report says so, the state is committed, the next boot hits" {
+	make_cache
+	refresh
+	serve "$D/b.img"
+	hook_loop
+	# ioctls on the loop devices the switch opens (through its /dev):
+	# 1 and 2 LOOP_GET_STATUS64 (the look, the check), 3 LOOP_CHANGE_FD
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ="ioctl:path=*/root/dev:nth=3:errno=EINVAL" \
+		FAULTINJ_LOG="$T/fi.log" LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot \
+		--cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_switched)" = "" ]
+	[[ "$(report cache_switch_error)" == *"${HOOKLOOP##*/}: Invalid argument"* ]]
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output "$IMG"
+	run grep -c 'action=errno' "$T/fi.log"
+	assert_output 1
+	# killed at the switch: the refresh is committed, nothing switched
+	serve "$D/a.img"
+	losetup -d "$HOOKLOOP"
+	hook_loop
+	: >"$T/fi.log"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ="ioctl:path=*/root/dev:nth=3:signal=KILL" \
+		FAULTINJ_LOG="$T/fi.log" LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot \
+		--cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	for _ in $(seq 300); do
+		grep -q 'action=signal' "$T/fi.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	run grep -c 'action=signal' "$T/fi.log"
+	assert_output 1
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_switched)" = "" ]
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output "$IMG"
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_line "active: a"
+	assert_line "generation: 3"
+	losetup -d "$HOOKLOOP"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_slot)" = a ]
+	cmp "$(report cache_image)" "$D/a.img"
+}
