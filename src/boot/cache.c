@@ -203,7 +203,7 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	 * the refresh not end, the next boot does not try it again. */
 	if (lr->slot_failed && cache_mark_bad(device, image_name(image), lr->slot, lr->sha256,
 					      err, sizeof(err)) < 0)
-		rb_warn("cache: slot %c of %s not marked bad: %s", cstate_slot_name(lr->slot),
+		rb_warn("slot %c of %s not marked bad: %s", cstate_slot_name(lr->slot),
 			image_name(image), err);
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();
@@ -249,13 +249,13 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 		set[0] = (struct report_set){ RK_CACHE_SWITCHED, when };
 		set[1] = (struct report_set){ RK_CACHE_IMAGE, dev };
 		set[2] = (struct report_set){ RK_CACHE_SWITCH_ERROR, "" };
-		rb_note("cache: %s now reads slot %s of %s on %s (switched at %s s)", dev, slot,
+		rb_note("%s now reads slot %s of %s on %s (switched at %s s)", dev, slot,
 			image_name(image), device, when);
 	} else {
 		set[0] = (struct report_set){ RK_CACHE_SWITCHED, "" };
 		set[1] = (struct report_set){ RK_CACHE_SWITCH_ERROR, why };
 		set[2] = (struct report_set){ RK_CACHE_IMAGE, NULL };
-		rb_note("cache: slot %s of %s is used from the next boot; not switched now: %s",
+		rb_note("slot %s of %s is used from the next boot; not switched now: %s",
 			slot, image_name(image), why);
 	}
 	if (dfd >= 0)
