@@ -634,3 +634,17 @@ rot_slot() { # a|b
 	[ "$(report cache_slot)" = a ]
 	cmp "$(report cache_image)" "$D/a.img"
 }
+
+@test "offline with ramboot=lazy: the slot boots and stays on the disk (no manifest to verify a RAM copy against)" {
+	make_cache
+	refresh
+	rm "$IMG" "$IMG.manifest"
+	cp /proc/meminfo "$R/proc/meminfo"
+	rb --cmdline="ramboot=lazy ramboot.cache=$CACHE ramboot.cache.offline=1d ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = offline ]
+	[ "$(report mode_done)" = cache ]
+	[ "$(report fallback)" = "" ]
+	[ ! -e "$R/run/ramboot/lazy" ]
+	assert_output "RAMBOOT_IMAGE=$(report cache_image)"
+}

@@ -351,7 +351,9 @@ static bool boot_slot(const struct boot_settings *s, const char *image, const ch
 	}
 	snprintf(rep->cache_verified, sizeof(rep->cache_verified), s->verity ? "verity" : "refresh");
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
-	if (s->mode == BOOT_LAZY)
+	/* Offline (no vp) there is nothing to verify a copy against: the
+	 * boot stays on the disk. */
+	if (s->mode == BOOT_LAZY && vp)
 		lazy_from_slot(s, image, vp, r, rundir, rep);
 	rb_note("booting from the local cache: %s, slot %s of %s (generation %" PRIu64 ")%s",
 		rep->cache_device, rep->cache_slot, image_name(image), rep->cache_generation,
