@@ -25,6 +25,9 @@ zstd lzo lzo_rle lz4 xz_dec zsmalloc crc32c_generic virtio_net"
 # ramboot.verity=1: device-mapper (/dev/mapper/control appears once dm-mod
 # is loaded) and its verity target, with dm-bufio and reed_solomon.
 MODULES="$MODULES dm-mod dm-verity"
+# ramboot.cache=: ext4 for the cache's file system (jbd2, mbcache and
+# crc16 come as its dependencies; crc32c_generic is above).
+MODULES="$MODULES ext4"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -57,7 +57,11 @@ setup() {
 teardown() {
 	local l
 	wait_refresh || true
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT" || umount -l "$MNT"; fi
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
+		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
+	fi
 	[ -z "${CACHE:-}" ] || losetup -d "$CACHE" 2>/dev/null || true
 }
 
@@ -90,6 +94,25 @@ rb() {
 
 report() { # key -> value
 	sed -n "s/^$1=//p" "$R/run/ramboot/report" 2>/dev/null
+}
+
+# The network image on a read-only loop device, as the hook mounts it
+# (losetup -r): $HOOKLOOP, the one a switch moves onto the slot.
+hook_loop() {
+	HOOKLOOP=$(losetup -r -f --show "$IMG")
+	LOOPS+=("$HOOKLOOP")
+}
+
+# The switch after the refresh was done or given up (bounded: 60 s).
+wait_switch() {
+	local i
+	for i in $(seq 1 600); do
+		[ -n "$(report cache_switched)" ] && return 0
+		[ -n "$(report cache_switch_error)" ] && return 0
+		[ -n "$(report cache_error)" ] && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # The refresh behind the boot has ended (bounded: 60 s).
@@ -145,6 +168,9 @@ nothing_attached() {
 	# the slot is the image, byte for byte
 	cmp "$loop" "$D/a.img"
 	[[ "$stderr" == *"booting from the local cache"* ]]
+	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_line --index 0 "ramboot: running from the local cache (slot a of $R$CACHE, generation 1, verified when it was written)"
 }
 
 @test "RAMBOOT_CACHE alone (ltsp.conf) asks for the cache: a hit" {
@@ -178,6 +204,7 @@ nothing_attached() {
 	make_cache
 	refresh
 	serve "$D/b.img"
+	hook_loop
 	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
 	assert_success
 	assert_output ""
@@ -207,6 +234,7 @@ nothing_attached() {
 
 @test "an empty cache: a miss, and the refresh fills slot a" {
 	make_cache
+	hook_loop
 	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
 	assert_success
 	assert_output ""
@@ -315,4 +343,308 @@ nothing_attached() {
 
 @test "a flipped byte in the slot with ramboot.verity=1 falls back (QEMU only)" {
 	skip "device-mapper is not on this host; a QEMU case (tests/boot/) is still to be written"
+}
+
+@test "after the refresh the mounted image's loop device moves onto the new slot (LOOP_CHANGE_FD)" {
+	make_cache
+	refresh
+	serve "$D/b.img"
+	hook_loop
+	mkdir "$T/mnt"
+	mount -t squashfs -o ro "$HOOKLOOP" "$T/mnt"
+	run cat "$T/mnt/etc/marker"
+	assert_output rebuilt
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	[ "$(report cache_switch_error)" = "" ]
+	[ -n "$(report cache_switched)" ]
+	[ -n "$(report cache_refresh_seconds)" ]
+	[ "$(report cache_image)" = "$R$HOOKLOOP" ]
+	# the loop device reads the slot now, still read-only; the network
+	# image is no longer held by it
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output /images/x.img/b
+	run cat "/sys/block/${HOOKLOOP##*/}/ro"
+	assert_output 1
+	run losetup -j "$IMG"
+	assert_output ""
+	# the mounted file system goes on, from the local disk
+	run cat "$T/mnt/etc/marker"
+	assert_output rebuilt
+	cmp "$HOOKLOOP" "$D/b.img"
+	umount "$T/mnt"
+	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status
+	assert_output --partial "cache_switched="
+	assert_line --index 0 --partial "ramboot: running from the local cache (slot b of $R$CACHE, generation 2, refreshed behind the boot, switched at "
+}
+
+@test "a root on a read-write loop device is not switched: the report says why, the slot waits for the next boot" {
+	make_cache
+	refresh
+	serve "$D/b.img"
+	HOOKLOOP=$(losetup -f --show "$IMG")
+	LOOPS+=("$HOOKLOOP")
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_switched)" = "" ]
+	[[ "$(report cache_switch_error)" == *"${HOOKLOOP##*/}: not read-only"* ]]
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output "$IMG"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_slot)" = b ]
+}
+
+# Rewrite the state of x.img in the cache with sed expression $1, its
+# check line made again (a state the refresh could have written).
+edit_state() { # sed-expression
+	local st=$T/m/images/x.img/state body
+	mkdir -p "$T/m"
+	mount "$CACHE" "$T/m"
+	body=$(sed '/^check /d' "$st" | sed "$1")
+	printf '%s\ncheck %s\n' "$body" "$(printf '%s\n' "$body" | sha256sum | cut -d' ' -f1)" >"$st"
+	umount "$T/m"
+}
+
+# Overwrite the first bytes of slot $1 (its file system's superblock).
+rot_slot() { # a|b
+	mkdir -p "$T/m"
+	mount "$CACHE" "$T/m"
+	dd if=/dev/zero of="$T/m/images/x.img/$1" bs=4096 count=1 conv=notrunc status=none
+	umount "$T/m"
+}
+
+@test "a slot that fails its check at boot is marked bad: the network boots, the refresh writes the other slot" {
+	make_cache
+	refresh
+	rot_slot a
+	hook_loop
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report cache_marked_bad)" = a ]
+	[ "$(report fallback)" = "" ]
+	[[ "$(report error)" == *"slot a: no file system that blkid knows: marked bad"* ]]
+	[[ "$stderr" == *"marked bad; the network image boots"* ]]
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	[ -n "$(report cache_switched)" ]
+	cmp "$HOOKLOOP" "$D/a.img"
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_success
+	assert_line "active: b"
+	assert_line --partial "bad: slot a (marked at "
+	run "$RAMBOOT_BIN" cache status --json --cache="$CACHE"
+	assert_output --partial '"bad":["a"]'
+	# the hook's loop device holds slot b now: free it for the next boot
+	losetup -d "$HOOKLOOP"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_slot)" = b ]
+	[ "$(report cache_marked_bad)" = "" ]
+}
+
+@test "a slot marked bad is never booted nor taken as up to date; a refresh rewrites it and the mark goes" {
+	make_cache
+	refresh
+	edit_state "s/^refresh /bad a 1718000500\nrefresh /"
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_success
+	assert_line --partial "bad: slot a (marked at 1718000500"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report cache)" = miss ] || [ "$(report cache)" = refreshed ]
+	[[ "$stderr" == *"its slot is marked bad"* ]]
+	wait_refresh
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_line "active: b"
+	assert_line --partial "bad: slot a"
+	# the image of slot a again: written into a, its mark gone
+	serve "$D/b.img"
+	refresh
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_line "active: a"
+	assert_line "bad: no"
+}
+
+@test "offline: the image cannot be read; with ramboot.cache.offline= a slot young enough boots (cache=offline)" {
+	make_cache
+	refresh
+	rm "$IMG" "$IMG.manifest"
+	# not asked for: the network boot's fallback, the cache not used
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report fallback)" = "image not found" ]
+	nothing_attached
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=7d ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = offline ]
+	[ "$(report mode_done)" = cache ]
+	[ "$(report cache_slot)" = a ]
+	[ "$(report fallback)" = "" ]
+	[ "$(report cache_age)" -ge 0 ]
+	[ "$(report cache_age)" -le 604800 ]
+	[[ "$(report error)" == *"x.img: No such file or directory"* ]]
+	[[ "$stderr" == *"cache: OFFLINE: "*"not checked against the server"* ]]
+	loop=$(report cache_image)
+	assert_output "RAMBOOT_IMAGE=$loop"
+	cmp "$loop" "$D/a.img"
+	run env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" status
+	assert_output --partial "OFFLINE"
+}
+
+@test "offline: a slot older than the age allowed, or refreshed in the clock's future, does not boot" {
+	make_cache
+	refresh
+	rm "$IMG" "$IMG.manifest"
+	edit_state "s/^refresh [0-9]*/refresh $(( $(date +%s) - 90000 ))/"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=1d ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output ""
+	[ "$(report cache)" = fallback ]
+	[ "$(report fallback)" = "cache unusable" ]
+	[[ "$(report error)" == *"no offline boot: "*"more than ramboot.cache.offline= allows (86400 s)"* ]]
+	nothing_attached
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=2d ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = offline ]
+	losetup -d "$(report cache_image)"
+	edit_state "s/^refresh [0-9]*/refresh $(( $(date +%s) + 90000 ))/"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=2d ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = fallback ]
+	[[ "$(report error)" == *"in this clock's future"* ]]
+}
+
+@test "offline: a manifest that cannot be read (EIO) boots the slot; one that is read and refused never does" {
+	make_cache
+	refresh
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ="open:path=*x.img.manifest:errno=EIO" \
+		LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot \
+		--cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.cache.offline=1h ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = offline ]
+	[[ "$(report error)" == *"Input/output error"* ]]
+	LOOPS+=("$(report cache_image)")
+	losetup -d "$(report cache_image)"
+	# an unsigned manifest under ramboot.verify=signed: refused, not offline
+	rb --cmdline="ramboot=cache ramboot.verify=signed ramboot.cache=$CACHE ramboot.cache.offline=1h ramboot.image=/root/images/x.img"
+	[ "$(report fallback)" = "not signed" ]
+	nothing_attached
+}
+
+@test "ramboot.cache.offline= in ramboot.conf and on the command line; bad values are warnings" {
+	printf 'RAMBOOT_CACHE_OFFLINE=3d\n' >"$R/etc/ramboot.conf"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" boot --explain \
+		--cmdline="ramboot.cache=LABEL=x ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output --partial "cache.offline"
+	assert_output --partial "3d"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" boot --query \
+		--cmdline="ramboot.cache=LABEL=x ramboot.cache.offline=soon ramboot.image=/root/images/x.img"
+	[[ "$stderr" == *"invalid value 'soon'"* ]]
+}
+
+@test "ramboot=lazy on a hit: the slot is copied into RAM from the local disk and its loop device switched to the copy" {
+	make_cache
+	refresh
+	cp /proc/meminfo "$R/proc/meminfo"
+	rb --cmdline="ramboot=lazy ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	loop=$(report cache_image)
+	assert_output "RAMBOOT_IMAGE=$loop"
+	[ "$(report cache)" = hit ]
+	[ "$(report mode_done)" = lazy ]
+	[ "$(report fallback)" = "" ]
+	# the hook mounts the slot's loop device
+	MNT=$T/mnt
+	mkdir -p "$MNT"
+	mount -t squashfs -o ro "$loop" "$MNT"
+	for _ in $(seq 600); do
+		[ -n "$(report lazy_switched)" ] && break
+		[ -n "$(report lazy_gave_up)" ] && break
+		sleep 0.1
+	done
+	[ "$(report lazy_gave_up)" = "" ]
+	[ -n "$(report lazy_switched)" ]
+	[ "$(report lazy_source)" = cache ]
+	run grep -x "source=cache" "$R/run/ramboot/lazy"
+	assert_success
+	backing=$(cat "/sys/block/${loop##*/}/loop/backing_file")
+	[[ $backing == "$R/run/ramboot/ram/"* ]]
+	# nothing of the image was read from the network
+	[ "$(opens_of_image)" -eq 0 ]
+	run cat "$MNT/etc/marker"
+	assert_output cached
+	cmp "$loop" "$D/a.img"
+}
+
+@test "the switch refused (EINVAL) or the refresh child killed before it: the report says so, the state is committed, the next boot hits" {
+	make_cache
+	refresh
+	serve "$D/b.img"
+	hook_loop
+	# ioctls on the loop devices the switch opens (through its /dev):
+	# 1 and 2 LOOP_GET_STATUS64 (the look, the check), 3 LOOP_CHANGE_FD
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ="ioctl:path=*/root/dev:nth=3:errno=EINVAL" \
+		FAULTINJ_LOG="$T/fi.log" LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot \
+		--cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_switch
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_switched)" = "" ]
+	[[ "$(report cache_switch_error)" == *"${HOOKLOOP##*/}: Invalid argument"* ]]
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output "$IMG"
+	run grep -c 'action=errno' "$T/fi.log"
+	assert_output 1
+	# killed at the switch: the refresh is committed, nothing switched
+	serve "$D/a.img"
+	losetup -d "$HOOKLOOP"
+	hook_loop
+	: >"$T/fi.log"
+	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" FAULTINJ="ioctl:path=*/root/dev:nth=3:signal=KILL" \
+		FAULTINJ_LOG="$T/fi.log" LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot \
+		--cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	for _ in $(seq 300); do
+		grep -q 'action=signal' "$T/fi.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	run grep -c 'action=signal' "$T/fi.log"
+	assert_output 1
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_switched)" = "" ]
+	run cat "/sys/block/${HOOKLOOP##*/}/loop/backing_file"
+	assert_output "$IMG"
+	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	assert_line "active: a"
+	assert_line "generation: 3"
+	losetup -d "$HOOKLOOP"
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_slot)" = a ]
+	cmp "$(report cache_image)" "$D/a.img"
+}
+
+@test "offline with ramboot=lazy: the slot boots and stays on the disk (no manifest to verify a RAM copy against)" {
+	make_cache
+	refresh
+	rm "$IMG" "$IMG.manifest"
+	cp /proc/meminfo "$R/proc/meminfo"
+	rb --cmdline="ramboot=lazy ramboot.cache=$CACHE ramboot.cache.offline=1d ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = offline ]
+	[ "$(report mode_done)" = cache ]
+	[ "$(report fallback)" = "" ]
+	[ ! -e "$R/run/ramboot/lazy" ]
+	assert_output "RAMBOOT_IMAGE=$(report cache_image)"
 }

@@ -408,3 +408,41 @@ old_initrd_under_faultinj() {
 	assert_failure
 	refute_line "inst /etc/ramboot/keys/evil.pub"
 }
+
+@test "initramfs-tools hook: ext4 goes in with jbd2, mbcache, crc16 and crc32c (ramboot.cache=)" {
+	[ -f /usr/share/initramfs-tools/hook-functions ] || skip "initramfs-tools not installed"
+	kver=$(uname -r)
+	[ -d "/lib/modules/$kver" ] || kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+	[ -n "$kver" ] || skip "no kernel modules on this host"
+	modinfo -k "$kver" ext4 >/dev/null 2>&1 || skip "ext4 is built into $kver"
+	mkdir -p "$T/data/hooks" "$T/etc" "$T/d/usr/lib" "$T/d/usr/lib64"
+	cp "$STATIC" "$T/data/ramboot.static"
+	cp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/data/hooks/"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/initrd-hooks/initramfs-tools/hook" >"$T/hook"
+	ln -s usr/lib "$T/d/lib"
+	ln -s usr/lib64 "$T/d/lib64"
+	run env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" verbose=n sh "$T/hook"
+	assert_success
+	run find "$T/d" -name '*.ko*' -printf '%f\n'
+	assert_line --regexp '^ext4\.ko'
+	assert_line --regexp '^jbd2\.ko'
+	assert_line --regexp '^mbcache\.ko'
+	assert_line --regexp '^crc16\.ko'
+	assert_line --regexp '^crc32c'
+}
+
+@test "dracut module: ext4 and crc32c among the kernel modules (ramboot.cache=)" {
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		"$TOP/dracut/90ramboot/module-setup.sh" >"$T/module-setup.sh"
+	cat >"$T/run.sh" <<-'EOS'
+		instmods() { printf 'mod %s\n' "$@"; }
+		. "$1"
+		installkernel
+	EOS
+	run bash "$T/run.sh" "$T/module-setup.sh"
+	assert_success
+	assert_line "mod ext4"
+	assert_line "mod crc32c"
+	assert_line "mod dm-verity"
+}

@@ -479,3 +479,37 @@ writer_lazy_keys() {
 	assert_success
 	assert_output "'$(printf '%s\n' "$keys" | tr '\n' ' ' | sed 's/ $//')'"
 }
+
+@test "status: a cache boot: a hit, offline, a refresh running, switched, not switched, failed" {
+	report mode_asked=cache mode_done=cache cache=hit cache_device=/dev/sdb2 cache_slot=a \
+		cache_generation=3 cache_verified=refresh fallback= error=
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: running from the local cache (slot a of /dev/sdb2, generation 3, verified when it was written)'
+	report mode_asked=cache mode_done=cache cache=hit cache_device=/dev/sdb2 cache_slot=b \
+		cache_generation=4 cache_verified=verity
+	run "$RAMBOOT_BIN" status --check
+	assert_output 'ramboot: running from the local cache (slot b of /dev/sdb2, generation 4, every block checked by dm-verity)'
+	report mode_asked=cache mode_done=cache cache=offline cache_device=/dev/sdb2 cache_slot=a \
+		cache_generation=3 cache_verified=refresh cache_age=5400
+	run "$RAMBOOT_BIN" status --check
+	assert_output "ramboot: running from the local cache (slot a of /dev/sdb2, generation 3, verified when it was written) OFFLINE: the server's manifest could not be read; the slot is 5400 s old"
+	report mode_asked=cache mode_done=cache cache=miss cache_device=/dev/sdb2 cache_slot=a cache_generation=3
+	run "$RAMBOOT_BIN" status --check
+	assert_output 'ramboot: running from the network image; the cache is refreshed behind the boot'
+	report mode_asked=cache mode_done=cache cache=refreshed cache_device=/dev/sdb2 cache_slot=b \
+		cache_generation=4 cache_switched=12.50
+	run "$RAMBOOT_BIN" status --check
+	assert_output 'ramboot: running from the local cache (slot b of /dev/sdb2, generation 4, refreshed behind the boot, switched at 12.50 s)'
+	report mode_asked=cache mode_done=cache cache=refreshed cache_device=/dev/sdb2 cache_slot=b \
+		cache_generation=4 'cache_switch_error=/dev/loop0: not read-only'
+	run "$RAMBOOT_BIN" status --check
+	assert_output 'ramboot: running from the network image; the cache was refreshed (slot b, generation 4), used from the next boot: /dev/loop0: not read-only'
+	report mode_asked=cache mode_done=cache cache=miss cache_device=/dev/sdb2 cache_slot=a \
+		'cache_error=No space left on device'
+	run "$RAMBOOT_BIN" status --check
+	assert_output "ramboot: running from the network image; the cache's refresh failed: No space left on device"
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	assert_line 'cache_error=No space left on device'
+}

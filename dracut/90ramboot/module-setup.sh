@@ -34,8 +34,9 @@ depends() {
 # called by dracut
 installkernel() {
     # zstd, lz4, lz4hc: the compressors zram asks for by name; dm-verity
-    # (with dm-mod) for ramboot.verity=1
-    instmods zram squashfs erofs loop overlay zstd lz4 lz4hc dm-verity
+    # (with dm-mod) for ramboot.verity=1; ext4 (with jbd2, mbcache,
+    # crc16, and crc32c, its soft dependency) for ramboot.cache=
+    instmods zram squashfs erofs loop overlay zstd lz4 lz4hc dm-verity ext4 crc32c
 }
 
 # called by dracut; moddir is set by dracut

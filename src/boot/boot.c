@@ -247,7 +247,7 @@ static void lazy_child(void *arg)
 }
 
 void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
-	     const char *rundir, struct boot_report *rep)
+	     int image_fd, const char *loop, const char *rundir, struct boot_report *rep)
 {
 	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
 	struct lazy_opts o;
@@ -258,8 +258,15 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
 		return;
 	lazy_opts_init(&o);
 	o.background = true;
-	o.wait_loop = LAZY_WAIT_LOOP;
 	o.image = image;
+	if (image_fd >= 0) {
+		/* The bytes at disk speed, the loop device the hook mounts. */
+		o.image_fd = image_fd;
+		o.loop = loop;
+		o.source_name = "cache";
+	} else {
+		o.wait_loop = LAZY_WAIT_LOOP;
+	}
 	if (s->target == TARGET_ZRAM) {
 		o.target = LAZY_TARGET_ZRAM;
 	} else {
@@ -288,7 +295,7 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
 		o.stall_timeout = s->timeout;
 	/* The copy from the lab's multicast stream, checked against the
 	 * hash above; from the image when that fails (lazy.md). */
-	if (s->source == SOURCE_UDPCAST)
+	if (s->source == SOURCE_UDPCAST && image_fd < 0)
 		o.udpcast = s->udpcast;
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
 	/* In a child: the copier's own start (it forks again) must not touch
@@ -505,6 +512,9 @@ static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 	snprintf(rep->source, sizeof(rep->source), "%s", image);
 	if (stat(image, &st) < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", image, strerror(errno));
+		/* The server cannot be read: the cache's slot, if allowed. */
+		if (cache_used(s) && do_cache_offline(s, image, msg, rundir, rep))
+			return true;
 		fallback(rep, "image not found", msg);
 		return true;
 	}
@@ -536,7 +546,7 @@ static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 		       do_cache(s, image, manifest, &vp, rundir, logpath, a->json, rep);
 	if (settings_usable(s, rep) && verify_plan(s, manifest, &vp, rep)) {
 		if (s->mode == BOOT_LAZY)
-			do_lazy(s, image, &vp, rundir, rep);
+			do_lazy(s, image, &vp, -1, NULL, rundir, rep);
 		else
 			do_ram(s, image, manifest, &vp, rundir, rep);
 	}

@@ -88,15 +88,29 @@ void do_ram(const struct boot_settings *s, const char *image, const char *manife
 int do_prefetch(const struct boot_settings *s, const char *image, const char *rundir,
 		const char *logpath, bool json, struct boot_report *rep);
 
-/* boot.c: ramboot=lazy's copier started (boot.c). */
+/* boot.c: ramboot=lazy's copier started (boot.c). From the network
+ * image, waiting for its loop device (image_fd -1, loop NULL); or from a
+ * local copy of its bytes open at image_fd (the cache's slot on a hit)
+ * whose loop device loop is there already. */
 void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
-	     const char *rundir, struct boot_report *rep);
+	     int image_fd, const char *loop, const char *rundir, struct boot_report *rep);
+
+/* cache.c: after a refresh behind the boot, how long the switch waits
+ * for the loop device the boot's root runs on (the hook sets it up), and
+ * for one that is there but not fit (read-write, another size). */
+#define CACHE_SWITCH_WAIT 120.0
+#define CACHE_SWITCH_UNFIT 2.0
 
 /* cache.c: ramboot.cache= with ramboot=cache or lazy. false when the
  * refresh child took the report over (the boot must not write it). */
 bool do_cache(const struct boot_settings *s, const char *image, const char *manifest,
 	      const struct vplan *vp, const char *rundir, const char *logpath, bool json,
 	      struct boot_report *rep);
+/* cache.c: ramboot.cache.offline=: the server cannot be read (why);
+ * true when the cache's slot boots offline or the fallback is recorded,
+ * false when offline boots are off (the caller's fallback). */
+bool do_cache_offline(const struct boot_settings *s, const char *image, const char *why,
+		      const char *rundir, struct boot_report *rep);
 /* Does this boot use the cache? */
 static inline bool cache_used(const struct boot_settings *s)
 {

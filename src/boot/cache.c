@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/ramboot.h"
@@ -31,6 +32,7 @@
 struct child_look {
 	struct child_beat cb;
 	const char *manifest;         /* NULL: the hash is ramboot.sha256= */
+	bool offline;                 /* no hash: the server cannot be reached */
 	bool signed_only;
 	struct cache_look_req q;
 	char sha256[65];
@@ -58,7 +60,7 @@ static void look_child(void *arg)
 		c->q.size = m.size;
 		manifest_free(&m);
 	}
-	c->q.sha256 = c->sha256;
+	c->q.sha256 = c->offline ? NULL : c->sha256;
 	cache_look(&c->q, &c->r);
 }
 
@@ -71,18 +73,106 @@ static const char *image_name(const char *image)
 	return slash ? slash + 1 : image;
 }
 
-/* The refresh behind the boot, in a detached child at idle priority; it
- * owns the report from now on and amends it when it ends. */
-static void start_refresh(const char *device, const char *image, const char *manifest,
-			  const struct vplan *vp, const char *rundir, const char *logpath,
-			  bool json, struct boot_report *rep)
+/* The image the boot runs on, opened before the refresh (its path may be
+ * gone after the switch of root): what the switch looks for its loop
+ * device by. 0, or -errno with why. */
+static int switch_prepare(const char *image, struct loopdev_watch *w, char *why, size_t len)
 {
+	struct stat st;
+	uint64_t size;
+	int fd, rc = 0;
+
+	w->sysblock_fd = w->dev_fd = -1;
+	w->real = NULL;
+	fd = open(image, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (S_ISBLK(st.st_mode))
+		rc = blk_size(fd, &size);
+	else if (S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	else
+		rc = -EINVAL;
+	if (fd >= 0)
+		(void)close(fd);
+	if (rc < 0)
+		return rb_errfmt(why, len, rc, "%s: %s", image, strerror(-rc));
+	return loopdev_watch_open(w, image, &st, size, why, len);
+}
+
+/* After a refresh: the loop device the boot's root runs on, found
+ * through w, moves onto the slot just committed (LOOP_CHANGE_FD, as the
+ * lazy copier's switch to RAM: the same bytes, verified). 0 with *when
+ * (seconds since boot), or -errno with why: the boot runs on from the
+ * network image, the slot is used from the next boot. */
+static int switch_to_slot(const struct loopdev_watch *w, const char *device, const char *name,
+			  const char *sha256, char *loop, size_t looplen, double *when, char *why,
+			  size_t len)
+{
+	double deadline = now_sec() + CACHE_SWITCH_WAIT, unfit = 0;
+	char err[512];
+	uint64_t size;
+	int lfd = -1, sfd, rc;
+
+	/* The hook sets the loop device up after the boot: a refresh that
+	 * ends first waits for it, a while. One that is there but not fit
+	 * (read-write, another size) is given a moment to become so. */
+	for (;;) {
+		why[0] = '\0';
+		rc = loopdev_watch_look(w, &lfd, loop, looplen, why, len);
+		if (rc != 0)
+			break;
+		if (why[0] && !unfit)
+			unfit = now_sec() + CACHE_SWITCH_UNFIT;
+		if (now_sec() >= deadline || (unfit && now_sec() >= unfit)) {
+			if (!why[0])
+				snprintf(why, len, "no read-only loop device is backed by %s within "
+					 "%.0f s: the root is not on one that can be switched",
+					 w->image, CACHE_SWITCH_WAIT);
+			return -ENODEV;
+		}
+		nap_ms(100);
+	}
+	if (rc < 0)
+		return rc;
+	rc = cache_slot_open(device, name, sha256, &sfd, &size, err, sizeof(err));
+	if (rc == 0 && size != w->size) {
+		(void)close(sfd);
+		rc = rb_errfmt(err, sizeof(err), -EINVAL, "the slot is of %" PRIu64 " bytes, the "
+			       "image of %" PRIu64, size, w->size);
+	}
+	if (rc < 0) {
+		(void)close(lfd);
+		return rb_errfmt(why, len, rc, "%s", err);
+	}
+	rc = loopdev_switch(lfd, &w->st, sfd);
+	(void)close(sfd);
+	(void)close(lfd);
+	if (rc < 0)
+		return rb_errfmt(why, len, rc, "/dev/%s: %s", loop, rc == -ESTALE || rc == -ENXIO ?
+				 "no longer backed by the image" : rc == -EPERM ?
+				 "no longer read-only" : strerror(-rc));
+	*when = boot_sec();
+	return 0;
+}
+
+/* The refresh behind the boot, in a detached child at idle priority; it
+ * owns the report from now on and amends it when it ends, and again
+ * after the switch to the slot. */
+static void start_refresh(const struct boot_settings *s, const struct cache_look_res *lr,
+			  const char *image, const char *manifest, const struct vplan *vp,
+			  const char *rundir, const char *logpath, bool json, struct boot_report *rep)
+{
+	const char *device = lr->device;
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
-	struct report_set set[5];
-	char err[512], gen[24], net[24], loc[24], slot[2] = "";
+	struct loopdev_watch w;
+	struct report_set set[6];
+	char err[512], gen[24], net[24], loc[24], secs[24], when[24], loop[32] = "", slot[2] = "";
+	char why[640] = "", dev[PATH_MAX];
+	double t0, at = 0;
 	pid_t pid;
-	int rc, dfd;
+	int rc, dfd, wrc = -1;
 
 	rc = report_write(rep, rundir, json);
 	if (rc < 0)
@@ -99,38 +189,93 @@ static void start_refresh(const char *device, const char *image, const char *man
 	}
 	dfd = boot_child_detach(rundir, logpath);
 	rb_set_cmd("cache");
+	/* Before anything else, while the paths are there. With
+	 * ramboot=lazy the image goes to RAM instead: its loop device is the
+	 * copier's to switch. */
+	memset(&w, 0, sizeof(w));
+	w.sysblock_fd = w.dev_fd = -1;
+	if (s->mode == BOOT_LAZY)
+		snprintf(why, sizeof(why), "ramboot=lazy: the loop device is the lazy copy's to "
+			 "switch");
+	else
+		wrc = switch_prepare(image, &w, why, sizeof(why));
+	/* The slot that failed its check at boot, marked bad first: should
+	 * the refresh not end, the next boot does not try it again. */
+	if (lr->slot_failed && cache_mark_bad(device, image_name(image), lr->slot, lr->sha256,
+					      err, sizeof(err)) < 0)
+		rb_warn("slot %c of %s not marked bad: %s", cstate_slot_name(lr->slot),
+			image_name(image), err);
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();
 	memset(&o, 0, sizeof(o));
 	o.image = image;
 	o.manifest = manifest;
 	o.signed_only = vp->signed_only;
+	t0 = now_sec();
 	rc = cache_boot_refresh(device, &o, &r, err, sizeof(err));
+	snprintf(secs, sizeof(secs), "%.3f", now_sec() - t0);
 	if (rc < 0) {
 		rb_warn("cache: refresh of %s: %s", image, err);
 		set[0] = (struct report_set){ RK_CACHE_ERROR, err };
-		rc = 1;
+		set[1] = (struct report_set){ RK_CACHE_REFRESH_SECONDS, secs };
+		if (dfd >= 0)
+			(void)report_amend_at(dfd, set, 2, 0);
+		loopdev_watch_close(&w);
+		_exit(0);
+	}
+	snprintf(gen, sizeof(gen), "%" PRIu64, r.generation);
+	snprintf(net, sizeof(net), "%" PRIu64, r.bytes_network);
+	snprintf(loc, sizeof(loc), "%" PRIu64, r.bytes_local);
+	slot[0] = cstate_slot_name(r.slot);
+	set[0] = (struct report_set){ RK_CACHE, "refreshed" };
+	set[1] = (struct report_set){ RK_CACHE_SLOT, slot };
+	set[2] = (struct report_set){ RK_CACHE_GENERATION, gen };
+	set[3] = (struct report_set){ RK_CACHE_BYTES_NETWORK, net };
+	set[4] = (struct report_set){ RK_CACHE_BYTES_LOCAL, loc };
+	set[5] = (struct report_set){ RK_CACHE_REFRESH_SECONDS, secs };
+	rb_debug("cache: slot %s of %s refreshed, generation %s, %s bytes from the network, "
+		 "%s local", slot, image, gen, net, loc);
+	if (dfd >= 0)
+		(void)report_amend_at(dfd, set, 6, 0);
+	/* The slot holds the image, verified and committed: the running
+	 * image's loop device moves onto it. */
+	if (wrc == 0)
+		wrc = switch_to_slot(&w, device, image_name(image), r.sha256, loop, sizeof(loop), &at,
+				     why, sizeof(why));
+	if (wrc == 0) {
+		snprintf(when, sizeof(when), "%.2f", at);
+		if (rb_path(dev, sizeof(dev), "/dev/%s", loop) < 0)
+			snprintf(dev, sizeof(dev), "/dev/%s", loop);
+		set[0] = (struct report_set){ RK_CACHE_SWITCHED, when };
+		set[1] = (struct report_set){ RK_CACHE_IMAGE, dev };
+		set[2] = (struct report_set){ RK_CACHE_SWITCH_ERROR, "" };
+		rb_note("%s now reads slot %s of %s on %s (switched at %s s)", dev, slot,
+			image_name(image), device, when);
 	} else {
-		/* Here the running image's loop device would move onto the new
-		 * slot (LOOP_CHANGE_FD, as the lazy copier does for RAM): the
-		 * slot holds the same bytes, verified. Not done yet: the boot
-		 * runs on from the network image until the next one. */
-		snprintf(gen, sizeof(gen), "%" PRIu64, r.generation);
-		snprintf(net, sizeof(net), "%" PRIu64, r.bytes_network);
-		snprintf(loc, sizeof(loc), "%" PRIu64, r.bytes_local);
-		slot[0] = cstate_slot_name(r.slot);
-		set[0] = (struct report_set){ RK_CACHE, "refreshed" };
-		set[1] = (struct report_set){ RK_CACHE_SLOT, slot };
-		set[2] = (struct report_set){ RK_CACHE_GENERATION, gen };
-		set[3] = (struct report_set){ RK_CACHE_BYTES_NETWORK, net };
-		set[4] = (struct report_set){ RK_CACHE_BYTES_LOCAL, loc };
-		rc = 5;
-		rb_debug("cache: slot %s of %s refreshed, generation %s, %s bytes from the network, "
-			 "%s local", slot, image, gen, net, loc);
+		set[0] = (struct report_set){ RK_CACHE_SWITCHED, "" };
+		set[1] = (struct report_set){ RK_CACHE_SWITCH_ERROR, why };
+		set[2] = (struct report_set){ RK_CACHE_IMAGE, NULL };
+		rb_note("slot %s of %s is used from the next boot; not switched now: %s",
+			slot, image_name(image), why);
 	}
 	if (dfd >= 0)
-		(void)report_amend_at(dfd, set, (size_t)rc, 0);
+		(void)report_amend_at(dfd, set, 3, 0);
+	loopdev_watch_close(&w);
 	_exit(0);
+}
+
+/* A read of the server's manifest that failed because the server cannot
+ * be reached (not one that read a manifest and refused it): what
+ * ramboot.cache.offline= boots the cache after. */
+static bool unreachable(int rc)
+{
+	switch (-rc) {
+	case EIO: case ETIMEDOUT: case EHOSTUNREACH: case ENETUNREACH: case EHOSTDOWN:
+	case ENETDOWN: case ECONNREFUSED: case ECONNRESET: case ENOTCONN: case ESTALE:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* The cache could not be used: the network boot, as without it. */
@@ -138,6 +283,37 @@ static void unusable(struct boot_report *rep, const char *reason, const char *er
 {
 	snprintf(rep->cache, sizeof(rep->cache), "fallback");
 	fallback(rep, reason, error);
+}
+
+/* ramboot=lazy on a hit: the slot copied into RAM behind the boot, at
+ * disk speed, and the slot's loop device switched to the copy. A copy
+ * that does not start leaves the boot on the slot (one warning line). */
+static void lazy_from_slot(const struct boot_settings *s, const char *image,
+			   const struct vplan *vp, const struct cache_look_res *r,
+			   const char *rundir, struct boot_report *rep)
+{
+	struct boot_report *tmp = malloc(sizeof(*tmp));
+	char err[sizeof(tmp->error)];
+	uint64_t size;
+	int fd = -1, rc;
+
+	rc = tmp ? cache_slot_open(r->device, image_name(image), r->sha256, &fd, &size, err,
+				   sizeof(err)) : rb_errfmt(err, sizeof(err), -ENOMEM, "out of memory");
+	if (rc == 0) {
+		*tmp = *rep;
+		do_lazy(s, image, vp, fd, rep->cache_image, rundir, tmp);
+		(void)close(fd);          /* the copier has its own */
+		if (!strcmp(tmp->mode_done, "lazy"))
+			*rep = *tmp;
+		else
+			snprintf(err, sizeof(err), "%s", tmp->error[0] ? tmp->error : "not started");
+	}
+	free(tmp);
+	if (strcmp(rep->mode_done, "lazy")) {
+		rb_warn("cache: the copy of the slot into RAM (ramboot=lazy): %s; running from the "
+			"local disk", err);
+		report_add_error(rep, err);
+	}
 }
 
 /* A hit: the slot, through dm-verity with ramboot.verity=1. false after
@@ -175,6 +351,10 @@ static bool boot_slot(const struct boot_settings *s, const char *image, const ch
 	}
 	snprintf(rep->cache_verified, sizeof(rep->cache_verified), s->verity ? "verity" : "refresh");
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
+	/* Offline (no vp) there is nothing to verify a copy against: the
+	 * boot stays on the disk. */
+	if (s->mode == BOOT_LAZY && vp)
+		lazy_from_slot(s, image, vp, r, rundir, rep);
 	rb_note("booting from the local cache: %s, slot %s of %s (generation %" PRIu64 ")%s",
 		rep->cache_device, rep->cache_slot, image_name(image), rep->cache_generation,
 		s->verity ? ", through dm-verity" : ", verified when it was written");
@@ -217,16 +397,30 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (crc == CHILD_DONE && !c->mrc && c->signed_by[0])
 		snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", c->signed_by);
 	if (crc != CHILD_DONE) {
+		bool was_reading = c->manifest && c->mrc == -EIO && !c->sha256[0];
+
 		if (r.loop[0])
 			(void)loopdev_detach(r.loop);
 		snprintf(msg, sizeof(msg), "the look at the cache did not end%s", crc == CHILD_KILLED ?
 			 " in time; left to the kernel" : "");
 		munmap(c, sizeof(*c));
+		/* Still reading the server's manifest: the server does not
+		 * answer. */
+		if (was_reading && do_cache_offline(s, image, msg, rundir, rep))
+			return true;
 		unusable(rep, "cache unusable", msg);
 		return true;
 	}
 	if (c->manifest && c->mrc < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", c->manifest, c->merr);
+		if (unreachable(c->mrc)) {
+			munmap(c, sizeof(*c));
+			if (do_cache_offline(s, image, msg, rundir, rep))
+				return true;
+			rep->cache[0] = '\0';
+			fallback(rep, "bad manifest", msg);
+			return true;
+		}
 		munmap(c, sizeof(*c));
 		rep->cache[0] = '\0';
 		fallback(rep, vp->signed_only ? "not signed" : "bad manifest", msg);
@@ -240,7 +434,17 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	} else if (r.look == CACHE_MISS) {
 		snprintf(rep->cache_slot, sizeof(rep->cache_slot), "-");
 	}
-	if (r.look == CACHE_UNUSABLE) {
+	if (r.look == CACHE_UNUSABLE && r.slot_failed && r.slot >= 0) {
+		/* The slot failed a check of its content (rotted or altered
+		 * since it was verified): marked bad, and a miss. */
+		rep->cache_marked_bad[0] = cstate_slot_name(r.slot);
+		rep->cache_marked_bad[1] = '\0';
+		rb_warn("cache: %s: marked bad; the network image boots and the cache is "
+			"refreshed behind the boot", r.error);
+		snprintf(msg, sizeof(msg), "%s: marked bad", r.error);
+		report_add_error(rep, msg);
+		r.look = CACHE_MISS;
+	} else if (r.look == CACHE_UNUSABLE) {
 		unusable(rep, "cache unusable", r.error);
 		return true;
 	}
@@ -256,12 +460,67 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (s->verity)
 		print_image(rep->verity_device);
 	if (s->mode == BOOT_LAZY)
-		do_lazy(s, image, vp, rundir, rep);
+		do_lazy(s, image, vp, -1, NULL, rundir, rep);
 	else
 		snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
 	rb_note("the local cache does not hold this image (%s); booting from the network, "
-		"refreshing %s behind the boot", rep->cache_slot[0] == '-' ? "empty" : "another one",
-		r.device);
-	start_refresh(r.device, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
+		"refreshing %s behind the boot", rep->cache_marked_bad[0] ? "its slot failed a check" :
+		r.slot_bad ? "its slot is marked bad" : rep->cache_slot[0] == '-' ? "empty" :
+		"another one", r.device);
+	start_refresh(s, &r, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
 	return false;
+}
+
+/* ramboot.cache.offline=: the server's manifest (or image) cannot be
+ * read; the active slot boots when it was refreshed no longer than the
+ * age allowed ago (docs/cache.md, "Offline boot"). why: what failed. true
+ * when the slot boots; else the fallback is the caller's. */
+bool do_cache_offline(const struct boot_settings *s, const char *image, const char *why,
+		      const char *rundir, struct boot_report *rep)
+{
+	struct child_look *c;
+	struct cache_look_res r;
+	char msg[1024];
+	int crc, status;
+
+	if (!s->cache_offline || !s->cache[0])
+		return false;
+	if (s->verity || s->verity_bad) {
+		snprintf(msg, sizeof(msg), "%s; ramboot.cache.offline= does not boot with "
+			 "ramboot.verity=1 (the root hash is the server's manifest's)", why);
+		unusable(rep, "cache unusable", msg);
+		return true;
+	}
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return false;
+	memset(c, 0, sizeof(*c));
+	c->offline = true;
+	c->q.spec = s->cache;
+	c->q.name = image_name(image);
+	c->q.offline_age = s->cache_offline;
+	crc = child_run(look_child, c, &c->cb, read_limit(s), &status);
+	r = c->r;
+	munmap(c, sizeof(*c));
+	snprintf(rep->cache_device, sizeof(rep->cache_device), "%s", r.device);
+	if (crc != CHILD_DONE || r.look != CACHE_HIT) {
+		if (crc != CHILD_DONE && r.loop[0])
+			(void)loopdev_detach(r.loop);
+		snprintf(msg, sizeof(msg), "%s; no offline boot: %s", why, crc != CHILD_DONE ?
+			 "the look at the cache did not end" : r.error);
+		unusable(rep, "cache unusable", msg);
+		return true;
+	}
+	snprintf(rep->cache, sizeof(rep->cache), "offline");
+	snprintf(rep->cache_slot, sizeof(rep->cache_slot), "%c", cstate_slot_name(r.slot));
+	rep->cache_generation = r.generation;
+	rep->cache_age = r.age;
+	rb_warn("cache: OFFLINE: %s; booting slot %s of %s, refreshed %" PRId64 " s ago "
+		"(ramboot.cache.offline= allows %" PRId64 " s); not checked against the server",
+		why, rep->cache_slot, image_name(image), r.age, s->cache_offline);
+	report_add_error(rep, why);
+	if (!boot_slot(s, image, NULL, NULL, &r, rundir, rep))
+		return true;
+	snprintf(rep->cache, sizeof(rep->cache), "offline");
+	return true;
 }

@@ -62,7 +62,7 @@ void settings_init(struct boot_settings *s)
 
 const char *const settings_keys[SET_NKEYS] = {
 	"", "image", "decompress", "target", "minfree", "sha256", "manifest",
-	"profile", "verify", "verity", "source", "udpcast", "cache", "timeout", "swap",
+	"profile", "verify", "verity", "source", "udpcast", "cache", "cache.offline", "timeout", "swap",
 	"swap.size", "swap.algorithm", "swap.priority", "debug",
 };
 
@@ -125,6 +125,40 @@ static int parse_bool(const char *val)
 	if (pick(val, no, ARRAY_SIZE(no)) >= 0)
 		return 0;
 	return -1;
+}
+
+/* An age: digits and a unit, s (the default), m, h, d or w ("7d",
+ * "36h", "3600"); "0", "off", "no": none. Ten years at most. */
+static int parse_age(const char *v, int64_t *out)
+{
+	static const struct { char u; int64_t s; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 },
+	};
+	int64_t n = 0, mul = 1;
+	size_t i;
+
+	if (!strcmp(v, "off") || !strcmp(v, "no")) {
+		*out = 0;
+		return 0;
+	}
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	for (; *v >= '0' && *v <= '9'; v++) {
+		n = n * 10 + (*v - '0');
+		if (n > 10LL * 366 * 86400)
+			return -EINVAL;
+	}
+	if (*v) {
+		for (i = 0; i < ARRAY_SIZE(units) && units[i].u != *v; i++)
+			;
+		if (i == ARRAY_SIZE(units) || v[1])
+			return -EINVAL;
+		mul = units[i].s;
+	}
+	if (n * mul > 10LL * 366 * 86400)
+		return -EINVAL;
+	*out = n * mul;
+	return 0;
 }
 
 static bool valid_codec(const char *val)
@@ -318,6 +352,9 @@ static int set_mode(struct boot_settings *s, const char *key, const char *val,
 					 (!strncmp(v, "PARTLABEL=", 10) && v[10])))
 			rc = set_str(s->cache, sizeof(s->cache), v);
 		else
+			return -EINVAL;
+	} else if (!strcmp(key, "cache.offline")) {
+		if (parse_age(v, &s->cache_offline) < 0)
 			return -EINVAL;
 	} else if (!strcmp(key, "timeout")) {
 		double t;

@@ -39,7 +39,7 @@ enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
 /* The settings by name, as settings_set() takes them ("" is ramboot=
  * itself); key_src[] and key_val[] of struct boot_settings are indexed
  * the same way. */
-#define SET_NKEYS 19
+#define SET_NKEYS 20
 extern const char *const settings_keys[SET_NKEYS];
 /* "default", "ramboot.conf", "environment", "command line" */
 const char *set_source_name(enum set_source src);
@@ -79,6 +79,10 @@ struct boot_settings {
 	/* ramboot.cache=: the local-disk cache, LABEL=, UUID=, PARTLABEL=
 	 * or a path; "" none */
 	char cache[SET_PATH_MAX];
+	/* ramboot.cache.offline=AGE: when the server's manifest cannot be
+	 * read, the active slot boots if refreshed no longer than this many
+	 * seconds ago; 0: never (the default) */
+	int64_t cache_offline;
 	char udpcast[256];             /* ramboot.udpcast= options, checked */
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */
@@ -105,7 +109,7 @@ void settings_init(struct boot_settings *s);
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
  * "swap.algorithm", "swap.priority", "timeout", "profile", "verify",
- * "verity", "source", "udpcast", "cache", "debug". val is NULL for a bare
+ * "verity", "source", "udpcast", "cache", "cache.offline", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */

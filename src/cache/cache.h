@@ -52,7 +52,9 @@ struct cache {
  * mount point, gone with the process even after a kill), or a directory
  * (a cache mounted by someone else, or made by cache_init() in a
  * directory). Mounting needs CAP_SYS_ADMIN. The marker must be there.
- * 0 or -errno with err.
+ * Without rw the superblock is read-only too when it can be (not while
+ * a read-write mount of it is there). 0 or -errno with err; -EBUSY for
+ * rw while a read-only mount is there (a slot is the running root).
  */
 int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen);
 void cache_close(struct cache *c);
@@ -128,8 +130,12 @@ enum cache_look { CACHE_UNUSABLE, CACHE_HIT, CACHE_MISS };
 struct cache_look_req {
 	const char *spec;         /* ramboot.cache=: LABEL=, UUID=, PARTLABEL=, /dev/... */
 	const char *name;         /* the image's name in the cache */
-	const char *sha256;       /* the server's image: its SHA-256 (hex) */
+	const char *sha256;       /* the server's image: its SHA-256 (hex);
+				   * NULL: the server cannot be reached, an
+				   * offline look (offline_age) */
 	uint64_t size;            /* and its size; 0: not known */
+	int64_t offline_age;      /* offline: the oldest refresh of the active
+				   * slot that may boot, in seconds */
 };
 
 struct cache_look_res {
@@ -142,7 +148,14 @@ struct cache_look_res {
 				   * device over the slot, kept after this
 				   * process (loopdev_attach_keep) */
 	char fstype[32];          /* CACHE_HIT: blkid's type on it */
-	char error[512];          /* CACHE_UNUSABLE: why */
+	char error[512];          /* CACHE_UNUSABLE: why; CACHE_MISS: why the
+				   * active slot is not booted, "" when it
+				   * holds another image */
+	bool slot_bad;            /* the active slot is marked bad (a miss) */
+	bool slot_failed;         /* CACHE_UNUSABLE: the active slot failed a
+				   * check of its content (its size, no file
+				   * system): to be marked bad */
+	int64_t age;              /* the active slot's refresh, seconds ago */
 };
 
 /*
@@ -153,14 +166,36 @@ struct cache_look_res {
  * SHA-256, and size), puts a read-only loop device over the slot, which
  * holds the slot and the cache's detached mount after this process. The
  * outcome in r->look; nothing stays mounted or attached but the loop
- * device of a hit.
+ * device of a hit. A slot marked bad is a miss. Offline (q->sha256 NULL),
+ * the active slot is a hit when it was refreshed no longer than
+ * q->offline_age seconds ago (by this clock; a refresh in its future is
+ * refused), else the cache is unusable.
  */
 void cache_look(const struct cache_look_req *q, struct cache_look_res *r);
+
+/* Mark slot (0 or 1) of image name bad in its state, committed as a
+ * refresh commits it, when it still holds the image sha256 (hex; NULL:
+ * whatever it holds). The cache mounted read-write (retried a few
+ * seconds while a read-only mount goes); -EBUSY while a refresh of the
+ * image runs. 0 or -errno with err. */
+int cache_mark_bad(const char *device, const char *name, int slot, const char *sha256,
+		   char *err, size_t errlen);
 
 /* The refresh behind a boot: cache_open() of the device (read-write;
  * retried a few seconds while a read-only mount of the look goes),
  * cache_refresh(), cache_close(). 0 or -errno with err. */
 int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 		       struct cache_refresh_result *r, char *err, size_t errlen);
+
+/* The active slot of image name, open read-only, for a loop device to
+ * take over (the switch after a refresh) or a copy to read (ramboot=lazy
+ * on a hit): the cache mounted read-only down to its superblock (retried
+ * a few seconds while a read-write mount goes), the state read, the slot
+ * opened and its size checked against the state; sha256 (hex), when not
+ * NULL, must be the active slot's image. The open slot alone holds the
+ * detached mount from then on. 0 with *fd and *size, or -errno with err
+ * (-ESTALE: the active slot holds another image). */
+int cache_slot_open(const char *device, const char *name, const char *sha256, int *fd,
+		    uint64_t *size, char *err, size_t errlen);
 
 #endif

@@ -323,6 +323,7 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 	const struct cstate *st = &s->st;
 	char sha[65] = "", esc[1024];
 	bool act = s->health == CACHE_OK && st->active >= 0;
+	int i, n;
 
 	if (act)
 		hex_encode(st->slot[st->active].sha256, 32, sha);
@@ -343,8 +344,12 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 			else
 				printf("null");
 			printf(",\"refreshed\":%" PRId64 ",\"bytes_network\":%" PRIu64
-			       ",\"bytes_local\":%" PRIu64, st->refreshed, st->bytes_network,
-			       st->bytes_local);
+			       ",\"bytes_local\":%" PRIu64 ",\"bad\":[", st->refreshed,
+			       st->bytes_network, st->bytes_local);
+			for (i = 0, n = 0; i < 2; i++)
+				if (st->slot[i].bad)
+					printf("%s\"%c\"", n++ ? "," : "", cstate_slot_name(i));
+			printf("]");
 		}
 		if (s->interrupted >= 0)
 			printf(",\"interrupted\":\"%c\"}", cstate_slot_name(s->interrupted));
@@ -365,6 +370,13 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 			printf("active: none\n");
 		printf("refreshed: %" PRId64 "\nbytes_network: %" PRIu64 "\nbytes_local: %" PRIu64
 		       "\n", st->refreshed, st->bytes_network, st->bytes_local);
+		for (i = 0, n = 0; i < 2; i++)
+			if (st->slot[i].bad)
+				printf("bad: slot %c (marked at %" PRId64 ": failed a check at boot; "
+				       "not booted, rewritten by a refresh)\n", cstate_slot_name(i),
+				       st->slot[i].bad_time), n++;
+		if (!n)
+			printf("bad: no\n");
 	}
 	if (s->interrupted >= 0)
 		printf("interrupted: slot %c (written after the state: a refresh that did not "

@@ -7,12 +7,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "lib/hex.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"
@@ -59,6 +63,7 @@ static int attach_slot(int dir, const struct cstate *st, struct cache_look_res *
 		rc = fd < 0 ? -errno : -EINVAL;
 		if (fd >= 0)
 			(void)close(fd);
+		r->slot_failed = rc == -EINVAL;
 		return rb_errfmt(r->error, sizeof(r->error), rc, "slot %s: %s", name, rc == -EINVAL ?
 				 "not the size the state says" : strerror(-rc));
 	}
@@ -76,6 +81,7 @@ static int attach_slot(int dir, const struct cstate *st, struct cache_look_res *
 	if (!r->fstype[0]) {
 		(void)loopdev_detach(r->loop);
 		r->loop[0] = '\0';
+		r->slot_failed = fd >= 0;         /* read, and no file system */
 		return rb_errfmt(r->error, sizeof(r->error), -EINVAL, "slot %s: no file system that "
 				 "blkid knows", name);
 	}
@@ -114,11 +120,36 @@ void cache_look(const struct cache_look_req *q, struct cache_look_res *r)
 	if (rc == 0 && st.active >= 0) {
 		r->slot = st.active;
 		r->generation = st.generation;
+		r->age = (int64_t)time(NULL) - st.refreshed;
+		r->slot_bad = st.slot[st.active].bad;
 		hex_encode(st.slot[st.active].sha256, 32, r->sha256);
 	}
-	if (rc == 0 && (st.active < 0 || strcmp(r->sha256, q->sha256) ||
-			(q->size && q->size != st.slot[st.active].size))) {
+	if (rc == 0 && !q->sha256) {
+		/* Offline: the active slot as it is, when young enough. */
+		if (st.active < 0)
+			rc = rb_errfmt(r->error, sizeof(r->error), -ENOENT, "%s: no slot of %s to "
+				       "boot offline", r->device, q->name);
+		else if (r->slot_bad)
+			rc = rb_errfmt(r->error, sizeof(r->error), -EINVAL, "%s: slot %c of %s is "
+				       "marked bad", r->device, cstate_slot_name(st.active), q->name);
+		else if (r->age < 0)
+			rc = rb_errfmt(r->error, sizeof(r->error), -EINVAL, "%s: slot %c of %s was "
+				       "refreshed %" PRId64 " s in this clock's future: its age "
+				       "cannot be told", r->device, cstate_slot_name(st.active),
+				       q->name, -r->age);
+		else if (r->age > q->offline_age)
+			rc = rb_errfmt(r->error, sizeof(r->error), -ESTALE, "%s: slot %c of %s was "
+				       "refreshed %" PRId64 " s ago, more than ramboot.cache.offline= "
+				       "allows (%" PRId64 " s)", r->device, cstate_slot_name(st.active),
+				       q->name, r->age, q->offline_age);
+		else if ((rc = attach_slot(dir, &st, r)) == 0)
+			r->look = CACHE_HIT;
+	} else if (rc == 0 && (st.active < 0 || strcmp(r->sha256, q->sha256) ||
+			       (q->size && q->size != st.slot[st.active].size) || r->slot_bad)) {
 		r->look = CACHE_MISS;
+		if (r->slot_bad)
+			snprintf(why, sizeof(why), "slot %c is marked bad",
+				 cstate_slot_name(st.active));
 	} else if (rc == 0) {
 		rc = attach_slot(dir, &st, r);
 		if (rc == 0)
@@ -127,7 +158,9 @@ void cache_look(const struct cache_look_req *q, struct cache_look_res *r)
 	if (dir >= 0)
 		(void)close(dir);
 	cache_close(&c);
-	if (r->look != CACHE_UNUSABLE)
+	if (r->look == CACHE_MISS && r->slot_bad)
+		snprintf(r->error, sizeof(r->error), "%s", why);
+	else if (r->look != CACHE_UNUSABLE)
 		r->error[0] = '\0';
 }
 
@@ -151,6 +184,106 @@ int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 	if (rc < 0)
 		return rc;
 	rc = cache_refresh(&c, o, r, err, errlen);
+	cache_close(&c);
+	return rc;
+}
+
+int cache_slot_open(const char *device, const char *name, const char *sha256, int *fd,
+		    uint64_t *size, char *err, size_t errlen)
+{
+	char why[384], slot[16], hex[65];
+	struct cstate st;
+	struct cache c;
+	struct stat sb;
+	int dir = -1, rc, i;
+
+	*fd = -1;
+	/* A refresh's read-write mount may still be going. */
+	for (i = 0; i < OPEN_TRIES; i++) {
+		rc = cache_open_ro(&c, device, err, errlen);
+		if (rc != -EBUSY)
+			break;
+		nap_ms(100);
+	}
+	if (rc < 0)
+		return rc;
+	rc = cache_image_dir(&c, name, false, &dir, err, errlen);
+	if (rc == 0) {
+		rc = cache_state_read(dir, &st, NULL, why, sizeof(why));
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "state of %s: %s", name, why);
+	}
+	if (rc == 0 && st.active < 0)
+		rc = rb_errfmt(err, errlen, -ENOENT, "%s: no active slot", name);
+	if (rc == 0) {
+		hex_encode(st.slot[st.active].sha256, 32, hex);
+		if (sha256 && strcmp(hex, sha256))
+			rc = rb_errfmt(err, errlen, -ESTALE, "%s: the active slot holds another image "
+				       "now", name);
+	}
+	if (rc == 0) {
+		cache_slot_name(st.active, NULL, slot, sizeof(slot));
+		*fd = openat(dir, slot, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (*fd < 0 || fstat(*fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		    (uint64_t)sb.st_size != st.slot[st.active].size) {
+			rc = *fd < 0 ? -errno : -EINVAL;
+			rb_errfmt(err, errlen, rc, "slot %s: %s", slot, rc == -EINVAL ?
+				  "not the size the state says" : strerror(-rc));
+			close_fd(fd);
+		} else {
+			*size = (uint64_t)sb.st_size;
+		}
+	}
+	if (dir >= 0)
+		(void)close(dir);
+	/* The open slot holds the mount from here on. */
+	cache_close(&c);
+	return rc;
+}
+
+int cache_mark_bad(const char *device, const char *name, int slot, const char *sha256,
+		   char *err, size_t errlen)
+{
+	char why[384], hex[65];
+	struct cstate st;
+	struct cache c;
+	int dir = -1, rc, i;
+
+	/* The look's read-only mount, or the loop device of the slot that
+	 * was just given up, may still be going. */
+	for (i = 0; i < OPEN_TRIES; i++) {
+		rc = cache_open(&c, device, true, err, errlen);
+		if (rc != -EBUSY)
+			break;
+		nap_ms(100);
+	}
+	if (rc < 0)
+		return rc;
+	rc = cache_image_dir(&c, name, false, &dir, err, errlen);
+	if (rc == 0 && flock(dir, LOCK_EX | LOCK_NB) < 0)
+		rc = rb_errfmt(err, errlen, errno == EWOULDBLOCK ? -EBUSY : -errno, "%s: a refresh "
+			       "of this image is running", name);
+	if (rc == 0) {
+		rc = cache_state_read(dir, &st, NULL, why, sizeof(why));
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "state of %s: %s", name, why);
+	}
+	if (rc == 0 && (slot < 0 || slot > 1 || !st.slot[slot].used))
+		rc = rb_errfmt(err, errlen, -ENOENT, "%s: slot %c holds no image", name,
+			       cstate_slot_name(slot > 0));
+	if (rc == 0 && sha256) {
+		hex_encode(st.slot[slot].sha256, 32, hex);
+		if (strcmp(hex, sha256))
+			rc = rb_errfmt(err, errlen, -ESTALE, "%s: slot %c holds another image now",
+				       name, cstate_slot_name(slot));
+	}
+	if (rc == 0 && !st.slot[slot].bad) {
+		st.slot[slot].bad = true;
+		st.slot[slot].bad_time = (int64_t)time(NULL);
+		rc = cache_state_commit(dir, &st, err, errlen);
+	}
+	if (dir >= 0)
+		(void)close(dir);             /* the lock goes with it */
 	cache_close(&c);
 	return rc;
 }

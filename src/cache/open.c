@@ -178,7 +178,23 @@ static int cache_mount(struct cache *c, const char *path, bool rw, bool marker, 
 
 int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen)
 {
-	return cache_mount(c, path, rw, true, false, err, errlen);
+	int rc;
+
+	/* A read-only look writes nothing: the superblock read-only too,
+	 * which is also the only way in while a slot is the running root
+	 * (its loop device holds a read-only mount); beside a read-write
+	 * mount (a refresh running), a read-write superblock. */
+	if (!rw) {
+		rc = cache_mount(c, path, false, true, true, err, errlen);
+		if (rc != -EBUSY)
+			return rc;
+	}
+	rc = cache_mount(c, path, rw, true, false, err, errlen);
+	if (rc == -EBUSY && rw)
+		return rb_errfmt(err, errlen, rc, "%s: mounted read-only elsewhere (the running "
+				 "system reads a slot of it: booted from it, or switched to it after "
+				 "a refresh); written from the next boot on", path);
+	return rc;
 }
 
 int cache_open_ro(struct cache *c, const char *path, char *err, size_t errlen)

@@ -479,7 +479,9 @@ static int start(struct refresh *f, struct cache *c, const char *name)
 		char hex[65];
 
 		hex_encode(a->sha256, 32, hex);
-		if (a->size == f->m.size && !strcmp(hex, f->m.sha256)) {
+		/* A slot marked bad is written again (into the other slot,
+		 * as any refresh: the active one is never written). */
+		if (a->size == f->m.size && !strcmp(hex, f->m.sha256) && !a->bad) {
 			f->r->up_to_date = true;
 			return 1;
 		}
@@ -548,7 +550,7 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		goto out;
 	}
 	/* Without a manifest, the same index is the same image. */
-	if (!f.have_m && f.st.active >= 0 &&
+	if (!f.have_m && f.st.active >= 0 && !f.st.slot[f.st.active].bad &&
 	    !memcmp(isum, f.st.slot[f.st.active].cindex_sha256, 32)) {
 		r->up_to_date = true;
 		r->slot = f.st.active;

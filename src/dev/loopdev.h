@@ -83,4 +83,37 @@ int loopdev_attach(int bfd, bool ro, char *name, size_t len, int *loopfd);
 int loopdev_attach_keep(int bfd, char *name, size_t len);
 /* LOOP_CLR_FD on /dev/NAME ("loop4"). 0 or -errno. */
 int loopdev_detach(const char *name);
+/* ---- the switch (loopwatch.c): the lazy copier's, and the cache's ---- */
+
+/* The loop device of an image, looked for through descriptors opened at
+ * the start, so that it is found after a switch of root has moved /sys,
+ * /dev and the image's own path (the boot's hook sets it up later). */
+struct loopdev_watch {
+	int sysblock_fd;         /* /sys/devices/virtual/block, else /sys/block */
+	int dev_fd;              /* /dev (O_PATH) */
+	const char *image;       /* as given: the backing_file text to match */
+	char *real;              /* its canonical path, or NULL */
+	struct stat st;          /* the image, as opened at the start */
+	uint64_t size;           /* its size in bytes */
+};
+
+/* Open what the looks need (through the root prefix). image is kept by
+ * pointer. 0 or -errno with err; loopdev_watch_close() in both cases. */
+int loopdev_watch_open(struct loopdev_watch *w, const char *image, const struct stat *st,
+		       uint64_t size, char *err, size_t errlen);
+void loopdev_watch_close(struct loopdev_watch *w);
+/* One look: 1 with the loop device backed by the image (the very file
+ * st names, by LOOP_GET_STATUS64), read-only and of the image's size:
+ * its name in name and *fd open O_RDONLY. 0 when there is none (yet;
+ * why says what was seen when one was found but is not fit, else it is
+ * left alone), -EEXIST when several are (why says which), or -errno. */
+int loopdev_watch_look(const struct loopdev_watch *w, int *fd, char *name, size_t len,
+		       char *why, size_t whylen);
+
+/* The switch: the loop device at loopfd, still bound to old and still
+ * read-only (checked just before), is backed by newfd from now on
+ * (LOOP_CHANGE_FD; newfd may be closed after). 0, -ESTALE (bound to
+ * another file now), -EPERM (no longer read-only), or -errno (-ENXIO:
+ * unbound; -EINVAL: the kernel refused, the sizes differ). */
+int loopdev_switch(int loopfd, const struct stat *old, int newfd);
 #endif

@@ -48,6 +48,13 @@ ssize_t cstate_format(const struct cstate *s, char *buf, size_t len)
 		p += put_hex(p, sl->cindex_sha256);
 		*p++ = '\n';
 	}
+	for (i = 0; i < 2; i++) {
+		if (!s->slot[i].bad)
+			continue;
+		if (!s->slot[i].used || s->slot[i].bad_time < 0)
+			return -EINVAL;
+		p += sprintf(p, "bad %c %" PRId64 "\n", cstate_slot_name(i), s->slot[i].bad_time);
+	}
 	if (s->refreshed < 0)
 		return -EINVAL;
 	p += sprintf(p, "refresh %" PRId64 " %" PRIu64 " %" PRIu64 "\n", s->refreshed,
@@ -118,6 +125,18 @@ int cstate_parse(const char *buf, size_t len, struct cstate *s, char *err, size_
 		lineno++;
 		if (next_line(buf, len, &pos, line, sizeof(line)) < 0)
 			return rb_errfmt(err, errlen, -EINVAL, "line %d: truncated", lineno);
+		if (!strncmp(line, "bad ", 4)) {
+			int64_t t;
+
+			if (sscanf(line, "bad %c %" SCNd64, &name, &t) != 2 ||
+			    (name != 'a' && name != 'b') || !s->slot[name - 'a'].used ||
+			    s->slot[name - 'a'].bad)
+				return rb_errfmt(err, errlen, -EINVAL, "line %d: bad mark of no slot",
+						 lineno);
+			s->slot[name - 'a'].bad = true;
+			s->slot[name - 'a'].bad_time = t;
+			continue;
+		}
 		if (strncmp(line, "slot ", 5))
 			break;
 		if (sscanf(line, "slot %c %" SCNu64 " %79s %79s %79s", &name, &size, a, b, c) != 5 ||

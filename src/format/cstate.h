@@ -10,6 +10,7 @@
  *   active b
  *   slot a 68194304 SHA256 MANIFEST-SHA256|- CINDEX-SHA256
  *   slot b 68206592 SHA256 MANIFEST-SHA256|- CINDEX-SHA256
+ *   bad a 1718000500
  *   refresh 1718000000 2355322 65838982
  *   check SHA256
  *
@@ -17,7 +18,11 @@
  * slot that holds a verified image (the active one at least): the
  * image's size and SHA-256, the SHA-256 of the manifest file kept beside
  * the slot (- when it was refreshed without one) and of its chunk index
- * file. "refresh" is the last refresh's time (seconds since the epoch)
+ * file. A "bad" line (one per slot, in slot order, only for a slot
+ * line above) marks that slot's copy as one that failed a check after it
+ * was written (a rotted or altered disk; docs/cache.md "A bad slot"),
+ * with the time it was marked: it is not booted, and a refresh does not
+ * take it as up to date. "refresh" is the last refresh's time (seconds since the epoch)
  * and the bytes it read from the image and from the local slot. "check"
  * is the SHA-256 of every byte before its line: a state that rotted on
  * the disk is refused, never trusted.
@@ -44,6 +49,8 @@ struct cstate_slot {
 	uint8_t sha256[32];               /* of the image in the slot */
 	uint8_t manifest_sha256[32];      /* of the slot's manifest file */
 	uint8_t cindex_sha256[32];        /* of the slot's chunk index file */
+	bool bad;                         /* failed a check since it was written */
+	int64_t bad_time;                 /* when it was marked, epoch seconds */
 };
 
 struct cstate {

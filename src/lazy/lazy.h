@@ -40,6 +40,13 @@ enum lazy_target { LAZY_TARGET_TMPFS, LAZY_TARGET_ZRAM };
  * changed by the run. */
 struct lazy_opts {
 	const char *image;         /* the network image (file or block device) */
+	/* The image's bytes already open (O_RDONLY), or -1: image is opened.
+	 * With it, image only names the image (messages, the status file,
+	 * IMAGE.profile, the copy's name): a local copy of the same bytes,
+	 * the local-disk cache's slot under ramboot=lazy (docs/cache.md);
+	 * then source_name says where the bytes come from. */
+	int image_fd;
+	const char *source_name;   /* NULL: "network" (or "udpcast") */
 	const char *loop;          /* its loop device node, NULL: find it */
 	enum lazy_target target;
 	const char *tmpfs;         /* NULL: LAZY_TMPFS_DIR below the root prefix */

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "bgread/pool.h"
+#include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "lazy/lazy.h"
 #include "lib/guard.h"
@@ -75,8 +76,7 @@ struct lazy {
 	struct bgread_loop lp;               /* its counters */
 	int meminfo_fd;
 	/* --wait-loop: where to look for it, opened at the start */
-	int sysblock_fd, dev_fd;
-	char *img_real;                      /* the image's canonical path */
+	struct loopdev_watch lw;
 	/* the boot profile */
 	struct profile prof;
 	const char *profile_state;           /* none, used, mismatch, error */
@@ -105,7 +105,6 @@ struct lazy {
 };
 
 /* run.c */
-double lazy_boottime(void);
 /* Record the first failure; returns its exit code (lib/runerr.h). */
 #define lazy_fail(L, ...) run_fail(RUN_ERROR((L)->r), __VA_ARGS__)
 /* The signal or stall the guard saw, as the run's failure; 0: none. */

@@ -92,7 +92,8 @@ static int open_image(struct lazy *L)
 
 	if ((rc = read_policy(L)) != 0)
 		return rc;
-	L->img_fd = open(o->image, O_RDONLY | O_CLOEXEC);
+	L->img_fd = o->image_fd >= 0 ? fcntl(o->image_fd, F_DUPFD_CLOEXEC, 0) :
+		    open(o->image, O_RDONLY | O_CLOEXEC);
 	if (L->img_fd < 0)
 		return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(errno));
 	if (fstat(L->img_fd, &L->img_st) < 0)

@@ -20,17 +20,9 @@ void lazy_opts_init(struct lazy_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->target = LAZY_TARGET_TMPFS;
+	o->image_fd = -1;
 	o->min_free = DEFAULT_MIN_FREE;
 	o->stall_timeout = DEFAULT_STALL;
-}
-
-double lazy_boottime(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void lazy_close_all(struct lazy *L)
@@ -50,10 +42,7 @@ void lazy_close_all(struct lazy *L)
 	close_fd(&L->img_fd);
 	close_fd(&L->loop_fd);
 	bgread_loop_close(&L->lp);
-	close_fd(&L->sysblock_fd);
-	close_fd(&L->dev_fd);
-	free(L->img_real);
-	L->img_real = NULL;
+	loopdev_watch_close(&L->lw);
 	profile_free(&L->prof);
 	manifest_free(&L->man);
 	close_fd(&L->meminfo_fd);
@@ -130,7 +119,7 @@ static int give_up(struct lazy *L, int rc)
 {
 	lazy_undo(L);
 	lazy_copy_counters(L);
-	L->r->ended = lazy_boottime();
+	L->r->ended = boot_sec();
 	L->state = "gave-up";
 	lazy_status_write(L);
 	lazy_report_amend(L, false);
@@ -154,7 +143,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	L.page = ps >= 4096 && !(ps & (ps - 1)) ? (uint64_t)ps : 4096;
 	L.img_fd = L.loop_fd = L.meminfo_fd = -1;
 	bgread_loop_init(&L.lp);
-	L.sysblock_fd = L.dev_fd = -1;
+	L.lw.sysblock_fd = L.lw.dev_fd = -1;
 	L.profile_state = "none";
 	profile_init(&L.prof);
 	L.status_dirfd = L.cwd_fd = L.log_fd = L.null_fd = -1;
@@ -162,7 +151,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	L.zram_id = L.zram_reset_fd = L.zram_remove_fd = L.zram_ro_fd = -1;
 	L.copy_fd = -1;
 	L.of.fd = L.of.dirfd = -1;
-	r->started = lazy_boottime();
+	r->started = boot_sec();
 
 	/* The guard's signals stay blocked from here to the end, also in
 	 * the moment between the parent's guard and the child's (a
@@ -216,7 +205,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 			give_up(&L, rc);
 		} else {
 			lazy_copy_counters(&L);
-			r->ended = lazy_boottime();
+			r->ended = boot_sec();
 			L.state = "switched";
 			lazy_status_write(&L);
 			lazy_report_amend(&L, true);

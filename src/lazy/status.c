@@ -37,12 +37,21 @@ const char *lazy_fallback_name(enum lazy_fallback f)
 		"unknown";
 }
 
+/* Where the copy's bytes came from: the status file's source=, the
+ * report's lazy_source=. */
+static const char *lazy_source_name(const struct lazy *L)
+{
+	if (L->o->source_name)
+		return L->o->source_name;
+	return L->r->stream && L->r->fallback == LAZY_FB_NONE ? "udpcast" : "network";
+}
+
 void lazy_status_write(struct lazy *L)
 {
 	const struct lazy_result *r = L->r;
 	const struct lazy_opts *o = L->o;
 	char buf[16384], t[4][32], num[8][32], err[PATH_MAX + 64];
-	const double times[4] = { r->started, r->verified, r->switched, lazy_boottime() };
+	const double times[4] = { r->started, r->verified, r->switched, boot_sec() };
 	const char *hash;
 	struct outfile of;
 	int n, i, rc;
@@ -79,7 +88,7 @@ void lazy_status_write(struct lazy *L)
 			{ LK_TARGET, o->target == LAZY_TARGET_ZRAM ? "zram" : "tmpfs" },
 			{ LK_COPY, r->copy }, { LK_SIZE, num[1] }, { LK_STARTED, t[0] },
 			{ LK_UPDATED, t[3] },
-			{ LK_SOURCE, r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
+			{ LK_SOURCE, lazy_source_name(L) },
 			{ LK_SOURCE_FALLBACK, lazy_fallback_name(r->fallback) },
 			{ LK_SOURCE_ERROR, r->fallback_msg }, { LK_BYTES_STREAM, num[2] },
 			{ LK_BYTES_COMPARED, num[3] }, { LK_BYTES_CACHED, num[4] },
@@ -134,7 +143,7 @@ void lazy_report_amend(struct lazy *L, bool switched)
 	struct report_set set[] = {
 		{ RK_LAZY_STARTED, t[0] }, { RK_LAZY_BYTES_CACHED, num[0] },
 		{ RK_LAZY_BYTES_NETWORK, num[1] },
-		{ RK_LAZY_SOURCE, r->stream && r->fallback == LAZY_FB_NONE ? "udpcast" : "network" },
+		{ RK_LAZY_SOURCE, lazy_source_name(L) },
 		{ RK_LAZY_SOURCE_FALLBACK, lazy_fallback_name(r->fallback) },
 		{ RK_LAZY_VERIFIED, t[1] },
 		/* switched: the copy is the root now; else the boot stays on

@@ -15,7 +15,6 @@
 int lazy_switch(struct lazy *L)
 {
 	int new_fd = -1, rc;
-	bool ro = false;
 
 	/* The copy is complete and verified: it may have its name now. */
 	if (L->have_of) {
@@ -38,20 +37,15 @@ int lazy_switch(struct lazy *L)
 		L->zram_ro_fd = -1;
 	}
 	/* The mount may have changed since the start: the loop device must
-	 * still be the image's, and read-only. */
-	rc = loopdev_bound_to(L->loop_fd, &L->img_st, &ro);
-	if (rc <= 0 || !ro) {
-		(void)close(new_fd);
-		if (rc < 0)
-			return lazy_fail(L, LAZY_LOOP, "%s: %s", L->r->loop, strerror(-rc));
-		return lazy_fail(L, LAZY_LOOP, "%s: %s since the copy started", L->r->loop,
-				 rc == 0 ? "no longer backed by the image" : "no longer read-only");
-	}
-	rc = loopdev_change_fd(L->loop_fd, new_fd);
+	 * still be the image's, and read-only (loopdev_switch checks). */
+	rc = loopdev_switch(L->loop_fd, &L->img_st, new_fd);
 	(void)close(new_fd);
+	if (rc == -ESTALE || rc == -EPERM || rc == -ENXIO)
+		return lazy_fail(L, LAZY_LOOP, "%s: %s since the copy started", L->r->loop,
+				 rc == -EPERM ? "no longer read-only" : "no longer backed by the image");
 	if (rc < 0)
 		return lazy_fail(L, LAZY_SWITCH, "%s: LOOP_CHANGE_FD: %s", L->r->loop, strerror(-rc));
-	L->r->switched = lazy_boottime();
+	L->r->switched = boot_sec();
 	/* Nobody reads the network image here any more: drop its pages. */
 	(void)posix_fadvise(L->img_fd, 0, 0, POSIX_FADV_DONTNEED);
 	close_fd(&L->img_fd);

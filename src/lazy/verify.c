@@ -75,6 +75,6 @@ int lazy_verify(struct lazy *L)
 	if (!L->hash_ok)
 		return lazy_fail(L, LAZY_HASH, "%s: SHA-256 mismatch: got %s, expected %s",
 				 L->o->image, L->r->sha256, L->want_sha);
-	L->r->verified = lazy_boottime();
+	L->r->verified = boot_sec();
 	return 0;
 }

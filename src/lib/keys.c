@@ -37,6 +37,8 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_CACHE_GENERATION, "cache_generation", KIND_INT, SHOW_PLAIN),
 	R(RK_CACHE_IMAGE, "cache_image", KIND_TEXT, SHOW_PLAIN),
 	R(RK_CACHE_VERIFIED, "cache_verified", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_MARKED_BAD, "cache_marked_bad", KIND_TEXT, SHOW_PLAIN), /* a | b */
+	R(RK_CACHE_AGE, "cache_age", KIND_INT, SHOW_PLAIN),     /* offline: seconds */
 	R(RK_FSTYPE, "fstype", KIND_TEXT, SHOW_PLAIN),
 	R(RK_SWAP_DEVICE, "swap_device", KIND_TEXT, SHOW_PLAIN),
 	R(RK_SWAP_SIZE, "swap_size", KIND_BYTES, SHOW_PLAIN),
@@ -55,6 +57,9 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_CACHE_BYTES_NETWORK, "cache_bytes_network", KIND_BYTES, SHOW_SIZE),
 	R(RK_CACHE_BYTES_LOCAL, "cache_bytes_local", KIND_BYTES, SHOW_SIZE),
 	R(RK_CACHE_ERROR, "cache_error", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_REFRESH_SECONDS, "cache_refresh_seconds", KIND_DEC, SHOW_PLAIN),
+	R(RK_CACHE_SWITCHED, "cache_switched", KIND_TIME, SHOW_PLAIN),
+	R(RK_CACHE_SWITCH_ERROR, "cache_switch_error", KIND_TEXT, SHOW_PLAIN),
 
 	L(LK_STATE, "state", KIND_TEXT, SHOW_PLAIN),
 	L(LK_PID, "pid", KIND_INT, SHOW_PLAIN),

@@ -175,6 +175,7 @@ int blkid_fstype_fd(int fd, char *type, size_t len);
 int rb_detach(bool quiet);
 
 double now_sec(void);                                  /* CLOCK_MONOTONIC */
+double boot_sec(void);          /* CLOCK_BOOTTIME: seconds since boot, 0 on error */
 void nap_ms(long ms);
 /* Idle I/O priority for this process (and the threads it starts next);
  * returns the old one for io_prio_restore (-1: unknown). */

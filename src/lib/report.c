@@ -27,6 +27,7 @@ void report_init(struct boot_report *r)
 	snprintf(r->mode_asked, sizeof(r->mode_asked), "off");
 	snprintf(r->mode_done, sizeof(r->mode_done), "off");
 	snprintf(r->hash, sizeof(r->hash), "none");
+	r->cache_age = -1;
 }
 
 void report_add_error(struct boot_report *r, const char *msg)
@@ -148,6 +149,9 @@ int report_format(const struct boot_report *r, char *buf, size_t len)
 		kv(&o, RK_CACHE_GENERATION, r->cache_slot[0] ? num : "");
 		kv(&o, RK_CACHE_IMAGE, r->cache_image);
 		kv(&o, RK_CACHE_VERIFIED, r->cache_verified);
+		kv(&o, RK_CACHE_MARKED_BAD, r->cache_marked_bad);
+		snprintf(num, sizeof(num), "%" PRId64, r->cache_age);
+		kv(&o, RK_CACHE_AGE, r->cache_age >= 0 ? num : "");
 	}
 	kv(&o, RK_FSTYPE, r->fstype);
 	kv(&o, RK_SWAP_DEVICE, r->swap_device);
@@ -222,6 +226,11 @@ int report_format_json(const struct boot_report *r, char *buf, size_t len)
 			put(&o, "  \"%s\": null,\n", key_name(RK_CACHE_GENERATION));
 		js(&o, RK_CACHE_IMAGE, r->cache_image, false);
 		js(&o, RK_CACHE_VERIFIED, r->cache_verified, false);
+		js(&o, RK_CACHE_MARKED_BAD, r->cache_marked_bad, false);
+		if (r->cache_age >= 0)
+			put(&o, "  \"%s\": %" PRId64 ",\n", key_name(RK_CACHE_AGE), r->cache_age);
+		else
+			put(&o, "  \"%s\": null,\n", key_name(RK_CACHE_AGE));
 	}
 	js(&o, RK_FSTYPE, r->fstype, false);
 	js(&o, RK_SWAP_DEVICE, r->swap_device, false);

@@ -45,6 +45,9 @@ struct boot_report {
 	uint64_t cache_generation;
 	char cache_image[64];     /* hit: the loop device over the slot */
 	char cache_verified[16];  /* hit: verity | refresh */
+	char cache_marked_bad[4]; /* a | b: the slot this boot marked bad */
+	int64_t cache_age;        /* offline: seconds since the slot's refresh,
+				   * -1: not an offline boot */
 	char fstype[32];
 	char swap_device[64];
 	uint64_t swap_size;

@@ -762,6 +762,15 @@ double now_sec(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double boot_sec(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* tmpfs takes "noswap" from Linux 6.4 on; older kernels refuse the mount
  * and log "Unknown parameter" on the console, so do not ask them. */
 bool tmpfs_has_noswap(void)

@@ -96,6 +96,60 @@ static void lazy_progress(const char *lazy, char *buf, size_t len)
 		 fmt_size(size, s, sizeof(s)));
 }
 
+/* The report's value of k, "" when it has none. */
+static const char *rget(const char *report, enum key_id k, char *buf, size_t len)
+{
+	if (report_text_get(report, key_name(k), buf, len) <= 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* mode_done=cache (docs/cache.md, "At boot"): a hit, an offline boot, a
+ * miss whose refresh runs or ended, and the switch after it. */
+static enum verdict cache_verdict(const char *report, char *buf, size_t len)
+{
+	char c[32], slot[8], gen[32], ver[32], dev[256], at[32], err[512], age[32];
+
+	rget(report, RK_CACHE, c, sizeof(c));
+	rget(report, RK_CACHE_SLOT, slot, sizeof(slot));
+	rget(report, RK_CACHE_GENERATION, gen, sizeof(gen));
+	rget(report, RK_CACHE_DEVICE, dev, sizeof(dev));
+	if (!strcmp(c, "hit") || !strcmp(c, "offline")) {
+		rget(report, RK_CACHE_VERIFIED, ver, sizeof(ver));
+		rget(report, RK_CACHE_AGE, age, sizeof(age));
+		snprintf(buf, len, "running from the local cache (slot %s of %s, generation %s, %s)%s%s%s",
+			 slot, dev, gen, !strcmp(ver, "verity") ? "every block checked by dm-verity" :
+			 "verified when it was written", !strcmp(c, "offline") ?
+			 " OFFLINE: the server's manifest could not be read; the slot is " : "",
+			 !strcmp(c, "offline") ? age : "", !strcmp(c, "offline") ? " s old" : "");
+		return V_DISK;
+	}
+	rget(report, RK_CACHE_SWITCHED, at, sizeof(at));
+	rget(report, RK_CACHE_SWITCH_ERROR, err, sizeof(err));
+	if (!strcmp(c, "refreshed") && at[0]) {
+		snprintf(buf, len, "running from the local cache (slot %s of %s, generation %s, "
+			 "refreshed behind the boot, switched at %s s)", slot, dev, gen, at);
+		return V_DISK;
+	}
+	if (!strcmp(c, "refreshed") && err[0]) {
+		snprintf(buf, len, "running from the network image; the cache was refreshed (slot %s, "
+			 "generation %s), used from the next boot: %s", slot, gen, err);
+		return V_NETWORK;
+	}
+	if (!strcmp(c, "refreshed")) {
+		snprintf(buf, len, "running from the network image; the cache was refreshed (slot %s, "
+			 "generation %s), the switch to it is under way", slot, gen);
+		return V_COPYING;
+	}
+	rget(report, RK_CACHE_ERROR, err, sizeof(err));
+	if (err[0]) {
+		snprintf(buf, len, "running from the network image; the cache's refresh failed: %s", err);
+		return V_NETWORK;
+	}
+	snprintf(buf, len, "running from the network image; the cache is refreshed behind the boot");
+	return V_COPYING;
+}
+
 enum verdict status_verdict(const char *report, const char *lazy, char *buf, size_t len)
 {
 	char asked[64], done[64], why[256], err[512], state[64], v[256];
@@ -156,6 +210,8 @@ enum verdict status_verdict(const char *report, const char *lazy, char *buf, siz
 		lazy_progress(lazy, buf, len);
 		return V_COPYING;
 	}
+	if (!strcmp(done, "cache"))
+		return cache_verdict(report, buf, len);
 	if (!strcmp(done, "prefetch")) {
 		snprintf(buf, len, "running from the network image, read ahead into the page cache (prefetch)");
 		return V_NETWORK;

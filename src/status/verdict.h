@@ -9,7 +9,9 @@
 enum verdict {
 	V_RAM,       /* from a RAM copy (ram, or a lazy copy that switched) */
 	V_NETWORK,   /* from the network image, as asked (off, prefetch) */
-	V_COPYING,   /* from the network image while the lazy copy runs */
+	V_COPYING,   /* from the network image while the lazy copy runs, or
+		      * while the cache's refresh behind the boot runs */
+	V_DISK,      /* from a slot of the local-disk cache (docs/cache.md) */
 	V_FALLBACK,  /* from the network image though RAM was asked for */
 	V_NONE,      /* no report: ramboot did not run */
 };

@@ -111,9 +111,44 @@ static void test_refused(void)
 	CHECK_EQ_INT(cstate_format(&s, text, 16), -ENOSPC);
 }
 
+/* A slot marked bad: its line after the slots, read back; never for a
+ * slot that holds nothing, never twice. */
+static void test_bad_mark(void)
+{
+	char text[CSTATE_MAX], again[CSTATE_MAX];
+	struct cstate s, p;
+	ssize_t n, m;
+
+	sample(&s);
+	s.slot[1].bad = true;
+	s.slot[1].bad_time = 1718000500;
+	n = cstate_format(&s, text, sizeof(text));
+	CHECK(n > 0);
+	CHECK(strstr(text, "\nbad b 1718000500\nrefresh 1718000000 ") != NULL);
+	CHECK_EQ_INT(parse_n(text, (size_t)n, &p), 0);
+	CHECK(p.slot[1].bad);
+	CHECK(!p.slot[0].bad);
+	CHECK_EQ_INT(p.slot[1].bad_time, 1718000500);
+	m = cstate_format(&p, again, sizeof(again));
+	CHECK(m == n && !memcmp(text, again, (size_t)n));
+	/* both slots */
+	s.slot[0].bad = true;
+	n = cstate_format(&s, text, sizeof(text));
+	CHECK(n > 0);
+	CHECK_EQ_INT(parse_n(text, (size_t)n, &p), 0);
+	CHECK(p.slot[0].bad && p.slot[1].bad);
+	/* a mark on a slot that holds nothing */
+	sample(&s);
+	s.active = 1;
+	s.slot[0].used = false;
+	s.slot[0].bad = true;
+	CHECK_EQ_INT(cstate_format(&s, text, sizeof(text)), -EINVAL);
+}
+
 int main(void)
 {
 	RUN(test_roundtrip);
 	RUN(test_refused);
+	RUN(test_bad_mark);
 	return TAP_DONE();
 }
