@@ -25,6 +25,9 @@ zstd lzo lzo_rle lz4 xz_dec zsmalloc crc32c_generic virtio_net"
 # ramboot.verity=1: device-mapper (/dev/mapper/control appears once dm-mod
 # is loaded) and its verity target, with dm-bufio and reed_solomon.
 MODULES="$MODULES dm-mod dm-verity"
+# ramboot.swap.net=: the kernel's NBD client and dm-crypt with aes-xts
+# (aesni_intel where the CPU has AES-NI, else the built-in aes_generic).
+MODULES="$MODULES nbd dm-crypt xts aesni_intel"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
