@@ -41,10 +41,10 @@ wait_until 3000 loaded || echo "RBTEST netmem-load=timeout"
 echo "RBTEST netmem-loaded=$(grep -c '^doc ' /tmp/dochog.out)"
 echo "RBTEST netmem-swaps $(tail -n +2 /proc/swaps | tr -s ' \t' ' ')"
 
-# At least 16 MiB on the network before the pages are touched again;
+# At least 4 MiB on the network before the pages are touched again;
 # what the policy sees, every 10 s meanwhile (few processes: under memory
 # pressure each one stalls, and the policy pauses while the client does).
-on_net() { read -r c _ < "$zdir/bd_stat" && [ "$c" -ge 4096 ]; }
+on_net() { read -r c _ < "$zdir/bd_stat" && [ "$c" -ge 1024 ]; }
 i=0
 while ! on_net && [ $i -lt 60 ]; do
 	read -r c r w < "$zdir/bd_stat"

@@ -891,7 +891,7 @@ netmem_case() {
 		after=$(sed -n 's/^RBTEST netmem-bd-after=//p' "$log.txt")
 		# shellcheck disable=SC2086 # bd_count bd_reads bd_writes
 		set -- $before 0 0 0
-		[ "$1" -ge 4096 ] || fail "fewer than 4096 pages on the network before the re-read: bd_stat '$before'"
+		[ "$1" -ge 1024 ] || fail "fewer than 1024 pages on the network before the re-read: bd_stat '$before'"
 		# shellcheck disable=SC2086
 		set -- $after 0 0 0
 		[ "$2" -gt 0 ] || fail "no page was read back from the network: bd_stat '$after'"
@@ -908,7 +908,7 @@ netmem_case() {
 			grep -q '^swap_net_bytes_written=[1-9][0-9]* (' ||
 			fail "ramboot status does not show the bytes written to the network"
 		used=$(du -k "$store" | cut -f1)
-		[ "${used:-0}" -ge 16384 ] || fail "the server's file holds $used KiB, expected the pages"
+		[ "${used:-0}" -ge 4096 ] || fail "the server's file holds $used KiB, expected the pages"
 		if grep -aq 'RBTEST-NETMEM-MARKER' "$store"; then
 			fail "the server's file holds the marker in plain text"
 		fi
