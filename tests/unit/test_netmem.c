@@ -3,10 +3,15 @@
  * image copy running, the spec of ramboot.swap.net= and the NBD server
  * address. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "dev/nbd.h"
@@ -180,6 +185,124 @@ static void test_server_parse(void)
 	CHECK(nbd_server_parse("10.0.2.2", "", &s) < 0);
 }
 
+/* ---- the handshake against a server of a few lines ---- */
+
+enum fake { FAKE_GO, FAKE_OLD, FAKE_UNKNOWN };
+
+static void be(unsigned char *b, uint64_t v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--, v >>= 8)
+		b[i] = (unsigned char)v;
+}
+
+static void reply(int fd, uint32_t opt, uint32_t type, const unsigned char *data, uint32_t len)
+{
+	unsigned char h[20];
+
+	be(h, 0x0003e889045565a9ULL, 8);
+	be(h + 8, opt, 4);
+	be(h + 12, type, 4);
+	be(h + 16, len, 4);
+	if (write(fd, h, 20) != 20 || (len && write(fd, data, len) != (ssize_t)len))
+		_exit(3);
+}
+
+/* One client: the greeting, then the options until the export is given. */
+static void fake_server(int lfd, enum fake kind)
+{
+	unsigned char g[18], b[512], info[12];
+	int fd = accept(lfd, NULL, NULL);
+
+	if (fd < 0)
+		_exit(2);
+	memcpy(g, "NBDMAGICIHAVEOPT", 16);
+	be(g + 16, 3, 2);    /* fixed newstyle, no zeroes */
+	if (write(fd, g, 18) != 18 || read(fd, b, 4) != 4)
+		_exit(2);
+	for (;;) {
+		uint32_t opt, len;
+
+		if (read(fd, b, 16) != 16)
+			_exit(2);
+		opt = (uint32_t)b[8] << 24 | (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+		len = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+		if (len > sizeof(b) || (len && read(fd, b, len) != (ssize_t)len))
+			_exit(2);
+		if (opt == 7 && kind == FAKE_OLD) {
+			reply(fd, 7, 0x80000001u, NULL, 0);
+		} else if (opt == 7 && kind == FAKE_UNKNOWN) {
+			reply(fd, 7, 0x80000006u, (const unsigned char *)"no", 2);
+			break;
+		} else if (opt == 7) {
+			/* the name's length, the name, no information requests */
+			if (len != 4 + 4 + 2 || memcmp(b + 4, "swap", 4))
+				_exit(4);
+			be(info, 0, 2);
+			be(info + 2, 1ULL << 30, 8);
+			be(info + 10, 1 | 4, 2);
+			reply(fd, 7, 3, info, 12);
+			reply(fd, 7, 1, NULL, 0);
+			break;
+		} else if (opt == 1) {
+			if (len != 4 || memcmp(b, "swap", 4))
+				_exit(4);
+			be(info, 64ULL << 20, 8);
+			be(info + 8, 1, 2);
+			if (write(fd, info, 10) != 10)
+				_exit(2);
+			break;
+		}
+	}
+	sleep(1);
+	_exit(0);
+}
+
+static int handshake_with(enum fake kind, struct nbd_export *ex, char *err, size_t errlen)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	struct nbd_server s;
+	char spec[32];
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd = -1, rc, st;
+	pid_t pid;
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &l) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0)
+		fake_server(lfd, kind);
+	close(lfd);
+	snprintf(spec, sizeof(spec), "127.0.0.1:%u", ntohs(a.sin_port));
+	rc = nbd_server_parse(spec, "swap", &s);
+	if (rc == 0)
+		rc = nbd_open(&s, 5, &fd, ex, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ_INT(WEXITSTATUS(st), 0);
+	return rc;
+}
+
+static void test_handshake(void)
+{
+	struct nbd_export ex;
+	char err[256] = "";
+
+	CHECK_EQ_INT(handshake_with(FAKE_GO, &ex, err, sizeof(err)), 0);
+	CHECK_EQ_INT(ex.size, 1ULL << 30);
+	CHECK_EQ_INT(ex.flags, 5);
+	/* NBD_OPT_GO unknown to the server: NBD_OPT_EXPORT_NAME */
+	CHECK_EQ_INT(handshake_with(FAKE_OLD, &ex, err, sizeof(err)), 0);
+	CHECK_EQ_INT(ex.size, 64ULL << 20);
+	CHECK_EQ_INT(ex.flags, 1);
+	CHECK_EQ_INT(handshake_with(FAKE_UNKNOWN, &ex, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_STR(err, "export 'swap': unknown to the server (reply 0x80000006)");
+}
+
 int main(void)
 {
 	RUN(test_age_writeback);
@@ -189,5 +312,6 @@ int main(void)
 	RUN(test_copy_running);
 	RUN(test_spec);
 	RUN(test_server_parse);
+	RUN(test_handshake);
 	return TAP_DONE();
 }
