@@ -281,7 +281,7 @@ int nbd_open(const struct nbd_server *s, unsigned timeout_s, int *fdp, struct nb
 
 	fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: socket: %s", s->name, strerror(errno));
+		return rb_errfmt(err, errlen, -errno, "socket: %s", strerror(errno));
 	rc = connect(fd, (const struct sockaddr *)&s->addr, s->addrlen) < 0 ? -errno : 0;
 	if (rc == -EINPROGRESS) {
 		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
@@ -296,7 +296,7 @@ int nbd_open(const struct nbd_server *s, unsigned timeout_s, int *fdp, struct nb
 			rc = -v;
 	}
 	if (rc < 0) {
-		rb_errfmt(err, errlen, rc, "%s: connect: %s", s->name, strerror(-rc));
+		rb_errfmt(err, errlen, rc, "connect: %s", strerror(-rc));
 		goto fail;
 	}
 	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -382,62 +382,106 @@ static void nl_nest_end(struct nlmsg *m, size_t off)
 	((struct nlattr *)(m->u.b + off))->nla_len = (uint16_t)(m->u.h.nlmsg_len - off);
 }
 
-/* Send m and read the answers up to the acknowledgement; the attribute
- * want of a reply (a u16 or u32) into *val when val. 0 or -errno. */
-static int nl_talk(int fd, struct nlmsg *m, uint16_t want, uint32_t *val)
+/* The value (a u16 or u32) of the attribute at path (types from the
+ * top; 0 matches any: the entries of a list) among len bytes of
+ * attributes at a. */
+static bool nla_find(const struct nlattr *a, int len, const uint16_t *path, int depth,
+		     uint32_t *val)
 {
-	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+	while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		uint16_t t = a->nla_type & NLA_TYPE_MASK;
+
+		if (!path[0] || t == path[0]) {
+			if (depth > 1 && nla_find((const struct nlattr *)(const void *)(a + 1),
+						  a->nla_len - NLA_HDRLEN, path + 1, depth - 1, val))
+				return true;
+			if (depth == 1 && a->nla_len >= NLA_HDRLEN + 4) {
+				memcpy(val, a + 1, 4);
+				return true;
+			}
+			if (depth == 1 && a->nla_len >= NLA_HDRLEN + 2) {
+				*val = *(const uint16_t *)(const void *)(a + 1);
+				return true;
+			}
+		}
+		len -= NLA_ALIGN(a->nla_len);
+		a = (const struct nlattr *)(const void *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return false;
+}
+
+/* One read of the socket; for each generic-netlink message of command
+ * cmd (0: any), the attribute at path into *val. 1 when a message
+ * matched, 0 when none, 2 at the acknowledgement, -errno. */
+static int nl_read(int fd, uint8_t cmd, const uint16_t *path, int depth, uint32_t *val)
+{
 	union {
 		struct nlmsghdr h;
 		unsigned char b[8192];
 	} r;
+	struct nlmsghdr *h;
 	ssize_t n;
+	int len, found = 0;
+
+	do
+		n = recv(fd, r.b, sizeof(r.b), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	len = (int)n;
+	for (h = &r.h; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		const struct genlmsghdr *g = NLMSG_DATA(h);
+
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+
+			return e->error ? e->error : 2;   /* 0: the acknowledgement */
+		}
+		if (h->nlmsg_type == NLMSG_DONE)
+			return 2;
+		if (h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN) || (cmd && g->cmd != cmd) || !val)
+			continue;
+		if (nla_find((const struct nlattr *)(const void *)((const char *)g + GENL_HDRLEN),
+			     (int)h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), path, depth, val))
+			found = 1;
+	}
+	return found;
+}
+
+/* Send m and read the answers up to the acknowledgement; the attribute
+ * at path of a reply into *val when val. 0 or -errno. */
+static int nl_talk(int fd, struct nlmsg *m, const uint16_t *path, int depth, uint32_t *val)
+{
+	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+	int rc;
 
 	if (sendto(fd, m->u.b, m->u.h.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) < 0)
 		return -errno;
-	for (;;) {
-		struct nlmsghdr *h;
-		int len;
+	do
+		rc = nl_read(fd, 0, path, depth, val);
+	while (rc == 0 || rc == 1);
+	return rc < 0 ? rc : 0;
+}
 
-		do
-			n = recv(fd, r.b, sizeof(r.b), 0);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			return -errno;
-		len = (int)n;
-		for (h = &r.h; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			struct nlattr *a;
-			int alen;
+/* The family's number, or its multicast group's (group). */
+static int nl_family(int fd, bool group, uint32_t *id)
+{
+	static const uint16_t fam[] = { CTRL_ATTR_FAMILY_ID };
+	static const uint16_t grp[] = { CTRL_ATTR_MCAST_GROUPS, 0, CTRL_ATTR_MCAST_GRP_ID };
+	struct nlmsg m;
+	int rc;
 
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-
-				return e->error;   /* 0: the acknowledgement */
-			}
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			alen = (int)h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-			a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
-			while (val && alen >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-			       a->nla_len <= alen) {
-				if ((a->nla_type & NLA_TYPE_MASK) == want) {
-					if (a->nla_len >= NLA_HDRLEN + 4)
-						memcpy(val, a + 1, 4);
-					else if (a->nla_len >= NLA_HDRLEN + 2)
-						*val = *(const uint16_t *)(const void *)(a + 1);
-				}
-				alen -= NLA_ALIGN(a->nla_len);
-				a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-			}
-		}
-	}
+	*id = 0;
+	nl_init(&m, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	nl_put(&m, CTRL_ATTR_FAMILY_NAME, NBD_GENL_FAMILY_NAME, sizeof(NBD_GENL_FAMILY_NAME));
+	rc = nl_talk(fd, &m, group ? grp : fam, group ? 3 : 1, id);
+	return rc == 0 && *id == 0 ? -ENOENT : rc;
 }
 
 /* A netlink socket and the number of the family "nbd". The socket, or
  * -errno (-ENOENT: no such family). */
 static int nl_open(uint16_t *family)
 {
-	struct nlmsg m;
 	struct timeval tv = { .tv_sec = 10 };
 	uint32_t id = 0;
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC), rc;
@@ -445,17 +489,48 @@ static int nl_open(uint16_t *family)
 	if (fd < 0)
 		return -errno;
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	nl_init(&m, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
-	nl_put(&m, CTRL_ATTR_FAMILY_NAME, NBD_GENL_FAMILY_NAME, sizeof(NBD_GENL_FAMILY_NAME));
-	rc = nl_talk(fd, &m, CTRL_ATTR_FAMILY_ID, &id);
-	if (rc == 0 && id == 0)
-		rc = -ENOENT;
+	rc = nl_family(fd, false, &id);
 	if (rc < 0) {
 		(void)close(fd);
 		return rc;
 	}
 	*family = (uint16_t)id;
 	return fd;
+}
+
+int nbd_link_watch_open(void)
+{
+	uint16_t fam;
+	uint32_t grp;
+	int fd = nl_open(&fam), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = nl_family(fd, true, &grp);
+	if (rc == 0 && setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		(void)close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int nbd_link_dead_wait(int fd, int index)
+{
+	static const uint16_t idx[] = { NBD_ATTR_INDEX };
+
+	for (;;) {
+		uint32_t i = UINT32_MAX;
+		int rc = nl_read(fd, NBD_CMD_LINK_DEAD, idx, 1, &i);
+
+		if (rc == -EAGAIN)
+			continue;       /* the receive timeout: nothing yet */
+		if (rc < 0)
+			return rc;      /* -ENOBUFS: notices lost; the caller looks */
+		if (rc == 1 && i == (uint32_t)index)
+			return 0;
+	}
 }
 
 static void nl_socket(struct nlmsg *m, int sock)
@@ -472,6 +547,7 @@ int nbd_kernel_connect(int sock, const struct nbd_export *ex, const struct nbd_t
 		       int *index, char *err, size_t errlen)
 {
 	static const char *const args[] = { "-q", "nbd", NULL };
+	static const uint16_t idx_path[] = { NBD_ATTR_INDEX };
 	struct nlmsg m;
 	uint16_t fam;
 	uint32_t idx = UINT32_MAX;
@@ -490,7 +566,7 @@ int nbd_kernel_connect(int sock, const struct nbd_export *ex, const struct nbd_t
 	nl_u64(&m, NBD_ATTR_TIMEOUT, t->request);
 	nl_u64(&m, NBD_ATTR_DEAD_CONN_TIMEOUT, t->dead_conn);
 	nl_socket(&m, sock);
-	rc = nl_talk(fd, &m, NBD_ATTR_INDEX, &idx);
+	rc = nl_talk(fd, &m, idx_path, 1, &idx);
 	(void)close(fd);
 	if (rc == 0 && idx == UINT32_MAX)
 		rc = -EPROTO;
@@ -511,7 +587,7 @@ int nbd_kernel_reconnect(int index, int sock, char *err, size_t errlen)
 	nl_init(&m, fam, NBD_CMD_RECONFIGURE, NBD_GENL_VERSION);
 	nl_u32(&m, NBD_ATTR_INDEX, (uint32_t)index);
 	nl_socket(&m, sock);
-	rc = nl_talk(fd, &m, 0, NULL);
+	rc = nl_talk(fd, &m, NULL, 0, NULL);
 	(void)close(fd);
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "nbd%d: reconnect: %s", index, strerror(-rc));
@@ -528,7 +604,7 @@ int nbd_kernel_disconnect(int index)
 		return fd;
 	nl_init(&m, fam, NBD_CMD_DISCONNECT, NBD_GENL_VERSION);
 	nl_u32(&m, NBD_ATTR_INDEX, (uint32_t)index);
-	rc = nl_talk(fd, &m, 0, NULL);
+	rc = nl_talk(fd, &m, NULL, 0, NULL);
 	(void)close(fd);
 	return rc;
 }

@@ -72,6 +72,17 @@ int nbd_kernel_connect(int fd, const struct nbd_export *ex, const struct nbd_tim
  * (-ENOSPC: the driver has no dead socket to replace). */
 int nbd_kernel_reconnect(int index, int fd, char *err, size_t errlen);
 
+/* The driver's notices of dead links (NBD_CMD_LINK_DEAD, to the
+ * multicast group "nbd_mc_group"): it sends one when it gives a socket
+ * up (a request timed out, a send failed), and takes a new one
+ * (nbd_kernel_reconnect) only after that. A netlink socket that
+ * receives them, or -errno. */
+int nbd_link_watch_open(void);
+
+/* Block until the notice for device index comes. 0, or -errno
+ * (-ENOBUFS: notices were lost). */
+int nbd_link_dead_wait(int fd, int index);
+
 /* Disconnect the device index (its requests fail from then on). 0 or
  * -errno. */
 int nbd_kernel_disconnect(int index);

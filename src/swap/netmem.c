@@ -284,7 +284,7 @@ int netmem_prepare(const struct netmem_opts *o, int zram_id, struct netmem_tier 
 		why_not(t, "/dev/nbd%d: no device node", t->nbd);
 		goto fail;
 	}
-	if (rb_root_is_real())
+	if (rb_root_is_real() && dm_has_target("crypt") != 1)
 		(void)run_modprobe(dmcrypt);
 	/* A key of this boot only: in the kernel's mapping and nowhere else. */
 	rc = getrandom(key, sizeof(key), 0) == (ssize_t)sizeof(key) ? 0 : -EIO;
@@ -330,6 +330,8 @@ struct runner {
 	int zdir;                  /* /sys/block/zramN */
 	int rundir;
 	int psi;                   /* /proc/pressure/memory; -1 */
+	int nl;                    /* the driver's notices (nbd_link_watch_open) */
+	pthread_mutex_t lock;      /* publish() from both threads */
 	atomic_int up;
 	atomic_uint reconnects;
 	bool by_age;
@@ -360,24 +362,28 @@ static ssize_t at_read(int dir, const char *name, char *buf, size_t len)
 	return n;
 }
 
-/* The link: wait for the driver to give up the socket (it shuts it
- * down when a request times out or the peer closes), then connect again
- * until the driver takes a new one. */
+static void publish(struct runner *r, bool stats);
+
+/* The link: wait for the driver's notice that it gave the socket up (a
+ * request timed out or could not be sent: drivers/block/nbd.c marks the
+ * socket dead only then, and takes a new one only for a dead one), then
+ * connect again until the driver took a new socket. */
 static void *watch(void *arg)
 {
 	struct runner *r = arg;
 	char err[256];
 
 	for (;;) {
-		struct pollfd p = { .fd = r->t->sock, .events = POLLRDHUP };
 		struct nbd_export ex;
 		unsigned wait = 1;
-		int fd, rc;
+		int fd, rc = nbd_link_dead_wait(r->nl, r->t->nbd);
 
-		while (poll(&p, 1, -1) < 0 && errno == EINTR)
-			;
+		if (rc < 0 && rc != -ENOBUFS) {
+			nap_ms(1000);
+			continue;
+		}
 		atomic_store(&r->up, 0);
-		close_fd(&r->t->sock);
+		publish(r, true);
 		rb_warn("network memory %s: connection lost; reconnecting", r->srv.name);
 		for (;;) {
 			nap_ms((long)wait * 1000);
@@ -387,13 +393,13 @@ static void *watch(void *arg)
 			if (rc < 0)
 				continue;
 			rc = nbd_kernel_reconnect(r->t->nbd, fd, err, sizeof(err));
+			(void)close(fd);     /* the driver holds its own reference */
 			if (rc == 0)
 				break;
-			(void)close(fd);
 		}
-		r->t->sock = fd;
 		atomic_fetch_add(&r->reconnects, 1);
 		atomic_store(&r->up, 1);
+		publish(r, true);
 		rb_warn("network memory %s: reconnected", r->srv.name);
 	}
 	return NULL;
@@ -409,7 +415,11 @@ static void publish(struct runner *r, bool stats)
 	const char *state = r->t->state;
 	struct report_set set[5];
 	size_t i, n = 2;
-	bool same = at_read(r->rundir, "report", rep, sizeof(rep)) >= 0;
+	bool same;
+
+	if (stats)
+		pthread_mutex_lock(&r->lock);
+	same = at_read(r->rundir, "report", rep, sizeof(rep)) >= 0;
 
 	if (stats && at_read(r->zdir, "bd_stat", bd, sizeof(bd)) >= 0 &&
 	    sscanf(bd, "%" SCNu64 " %" SCNu64 " %" SCNu64, &count, &reads, &writes) == 3) {
@@ -429,6 +439,8 @@ static void publish(struct runner *r, bool stats)
 		same = value_is(rep, key_name(set[i].key), set[i].val);
 	if (!same)
 		(void)report_amend_at(r->rundir, set, n, REPORT_AMEND_CREATE);
+	if (stats)
+		pthread_mutex_unlock(&r->lock);
 }
 
 static void step(struct runner *r)
@@ -478,10 +490,13 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
 {
 	struct runner r = { .o = o, .t = t, .rundir = rundir, .by_age = true, .last_mark = -1 };
 	char p[PATH_MAX];
+	pthread_attr_t at;
 	pthread_t th;
 
 	atomic_init(&r.up, 1);
 	atomic_init(&r.reconnects, 0);
+	pthread_mutex_init(&r.lock, NULL);
+	close_fd(&t->sock);     /* the driver holds its own reference */
 	if (nbd_server_parse(o->server, o->export, &r.srv) < 0 ||
 	    rb_path(p, sizeof(p), "/sys/block/zram%d", zram_id) < 0 ||
 	    (r.zdir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -492,7 +507,13 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
 	 * only while enabled. */
 	if (at_write(r.zdir, "writeback_limit_enable", "1") < 0)
 		rb_warn("network memory: writeback_limit_enable: no budget");
-	if (pthread_create(&th, NULL, watch, &r) != 0)
+	r.nl = nbd_link_watch_open();
+	if (r.nl < 0)
+		rb_warn("network memory: no notices of lost links (%s): no reconnection",
+			strerror(-r.nl));
+	/* A small stack: every page of this process is locked in RAM. */
+	else if (pthread_attr_init(&at) != 0 || pthread_attr_setstacksize(&at, 256 * 1024) != 0 ||
+	    pthread_create(&th, &at, watch, &r) != 0)
 		rb_warn("network memory: no reconnecting thread");
 	for (;;) {
 		publish(&r, true);
