@@ -486,10 +486,11 @@ static void step(struct runner *r)
 		r->last_mark = s.now;
 }
 
-static void run(const struct netmem_opts *o, struct netmem_tier *t, int zram_id, int rundir)
+static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, int psi,
+		int rundir)
 {
-	struct runner r = { .o = o, .t = t, .rundir = rundir, .by_age = true, .last_mark = -1 };
-	char p[PATH_MAX];
+	struct runner r = { .o = o, .t = t, .zdir = zdir, .psi = psi, .rundir = rundir,
+			    .by_age = true, .last_mark = -1 };
 	pthread_attr_t at;
 	pthread_t th;
 
@@ -497,12 +498,8 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
 	atomic_init(&r.reconnects, 0);
 	pthread_mutex_init(&r.lock, NULL);
 	close_fd(&t->sock);     /* the driver holds its own reference */
-	if (nbd_server_parse(o->server, o->export, &r.srv) < 0 ||
-	    rb_path(p, sizeof(p), "/sys/block/zram%d", zram_id) < 0 ||
-	    (r.zdir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (nbd_server_parse(o->server, o->export, &r.srv) < 0 || zdir < 0)
 		_exit(1);
-	r.psi = rb_path(p, sizeof(p), "/proc/pressure/memory") == 0 ?
-		open(p, O_RDONLY | O_CLOEXEC) : -1;
 	/* The budget of each period is writeback_limit, which counts down
 	 * only while enabled. */
 	if (at_write(r.zdir, "writeback_limit_enable", "1") < 0)
@@ -526,8 +523,9 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 		 const char *rundir)
 {
 	struct runner r = { .o = o, .t = t };
+	char p[PATH_MAX];
 	pid_t pid;
-	int dfd;
+	int dfd, zdir = -1, psi = -1;
 
 	if (!o->server)
 		return 0;
@@ -542,26 +540,34 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 		(void)close(dfd);
 		return 0;
 	}
+	/* Opened here: the child may start after the switch of root, when
+	 * this /sys and /proc are gone; descriptors stay valid. */
+	if (rb_path(p, sizeof(p), "/sys/block/zram%d", zram_id) == 0)
+		zdir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rb_path(p, sizeof(p), "/proc/pressure/memory") == 0)
+		psi = open(p, O_RDONLY | O_CLOEXEC);
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0) {
+	if (pid < 0)
 		rb_warn("network memory: %s; pages stay in zram", strerror(errno));
+	if (pid != 0) {
+		/* Pages on the network come back through the child's
+		 * reconnects: the OOM killer must never pick it. */
+		snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)pid);
+		if (pid > 0)
+			(void)rb_write_str(p, "-1000");
 		(void)close(dfd);
-		return -errno;
-	}
-	if (pid > 0) {
-		(void)close(dfd);
+		close_fd(&zdir);
+		close_fd(&psi);
 		close_fd(&t->sock);   /* the child's now */
-		return 0;
+		return pid < 0 ? -EAGAIN : 0;
 	}
 	if (rb_detach(true) < 0)
 		_exit(1);
 	rb_set_cmd("netmem");
-	/* Pages on the network come back through this process's reconnects:
-	 * it must never wait for its own memory, nor be killed for it. */
+	/* ... nor wait for its own memory. */
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		rb_warn("network memory: mlockall: %s", strerror(errno));
-	(void)write_str_abs("/proc/self/oom_score_adj", "-1000");
-	run(o, t, zram_id, dfd);
+	run(o, t, zdir, psi, dfd);
 	_exit(0);
 }
