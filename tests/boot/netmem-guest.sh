@@ -7,7 +7,7 @@
 # some back (bd_stat), then touches every page again and verifies it.
 # Prints RBTEST netmem-* lines for the host.
 share=${0%/*}
-docs=${RBTEST_NETMEM_DOCS:-24}
+docs=${RBTEST_NETMEM_DOCS:-20}
 zdir=
 
 report() { sed -n "s/^$1=//p" /run/ramboot/report 2>/dev/null | head -n 1; }
@@ -55,6 +55,14 @@ while ! on_net && [ $i -lt 60 ]; do
 done
 on_net || echo "RBTEST netmem-writeback=timeout"
 echo "RBTEST netmem-bd-before=$(cat "$zdir/bd_stat")"
+
+# The host kills the server now and starts it again a few seconds later:
+# the tier sees the connection lost, connects again, and the pages on the
+# server read back through the new connection.
+lost() { [ "$(report swap_net_state)" = lost ]; }
+echo "RBTEST netmem-ready-to-cut"
+wait_until 600 lost && echo "RBTEST netmem-lost=seen"
+wait_until 1200 connected && echo "RBTEST netmem-reconnected=seen"
 touch /tmp/go
 wait "$hog"
 echo "RBTEST netmem-dochog-exit=$?"

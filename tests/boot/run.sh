@@ -842,10 +842,11 @@ nbd_cut_when() {
 # ramboot.swap.net= pointing at qemu-nbd on the host (127.0.0.1, which
 # QEMU's user network shows the guest as 10.0.2.2), serving a sparse
 # file. The guest (tests/boot/netmem-guest.sh, from a share of its own)
-# fills more memory than it has with pages of a marker text, waits until
-# the tier wrote some back to the server, then reads every page again and
-# verifies it. The file on the host must hold data, and no marker: the
-# pages went through dm-crypt.
+# fills more memory than it has with pages of a marker text and waits
+# until the tier wrote some back to the server. The host then kills the
+# server and starts it again; the tier connects again, and the guest
+# reads every page back and verifies it. The file on the host must hold
+# data, and no marker: the pages went through dm-crypt.
 netmem_case() {
 	name=$1
 	why=
@@ -863,21 +864,35 @@ netmem_case() {
 	store=$logs/$name.img
 	rm -f "$store"
 	truncate -s 512M "$store"
-	port=$((20000 + ($$ + 1) % 20000))
-	qemu-nbd --persistent --format=raw --cache=writeback --bind=127.0.0.1 --port="$port" \
-		--export-name=swap "$store" > "$logs/$name.nbd" 2>&1 &
-	nbd_pid=$!
-	mem_saved=$mem
-	mem=256
 	# Under TCG the workload alone takes minutes.
 	timeout_saved=$timeout_s
-	timeout_s=$((timeout_s * 3))
+	timeout_s=$((timeout_s * 5))
+	port=$((20000 + ($$ + 1) % 20000))
+	netmem_serve() {
+		qemu-nbd --persistent --format=raw --cache=writeback --bind=127.0.0.1 --port="$port" \
+			--export-name=swap "$store" >> "$logs/$name.nbd" 2>&1 &
+		echo $! > "$logs/$name.nbd.pid"
+	}
+	: > "$logs/$name.nbd"
+	netmem_serve
+	nbd_pid=$(cat "$logs/$name.nbd.pid")
+	: > "$logs/$name.log"
+	# Once pages are on the server: kill it, and start it again 3 s later.
+	(
+		nbd_cut_when "RBTEST netmem-ready-to-cut" && sleep 3 && netmem_serve &&
+			echo "# $(cut -d' ' -f1 /proc/uptime): server started again" >> "$logs/$name.nbd"
+	) &
+	cutter=$!
+	mem_saved=$mem
+	mem=256
 	boot_extra="-virtfs local,path=$share,mount_tag=rbshare,security_model=none,readonly=on -netdev user,id=n0 -device virtio-net-pci,netdev=n0"
 	boot "$name" 9p "rbtest.ip=10.0.2.15/24 rbtest.share=1 ramboot=off ramboot.swap.net=10.0.2.2:$port,idle=5,period=2,rate=64MiB/s"
 	boot_extra=
 	mem=$mem_saved
 	timeout_s=$timeout_saved
-	kill "$nbd_pid" 2>/dev/null
+	kill "$cutter" 2>/dev/null
+	wait "$cutter" 2>/dev/null
+	kill "$nbd_pid" "$(cat "$logs/$name.nbd.pid")" 2>/dev/null
 	wait "$nbd_pid" 2>/dev/null
 	expect_done && {
 		expect swap_net "10.0.2.2:$port"
@@ -885,7 +900,7 @@ netmem_case() {
 		expect_like swap_device "/dev/zram*"
 		grep -q '^RBTEST netmem-backing=/dev/mapper/ramboot-netmem$' "$log.txt" ||
 			fail "zram's backing device is not the crypt mapping: $(grep '^RBTEST netmem-backing' "$log.txt")"
-		grep -q "^RBTEST netmem-loaded=24\$" "$log.txt" ||
+		grep -q "^RBTEST netmem-loaded=20\$" "$log.txt" ||
 			fail "the workload did not load all its documents: $(grep '^RBTEST netmem-load' "$log.txt")"
 		before=$(sed -n 's/^RBTEST netmem-bd-before=//p' "$log.txt")
 		after=$(sed -n 's/^RBTEST netmem-bd-after=//p' "$log.txt")
@@ -895,9 +910,15 @@ netmem_case() {
 		# shellcheck disable=SC2086
 		set -- $after 0 0 0
 		[ "$2" -gt 0 ] || fail "no page was read back from the network: bd_stat '$after'"
+		grep -q "^# .*server killed" "$logs/$name.nbd" ||
+			fail "the NBD server was never killed"
+		grep -q '^RBTEST netmem-lost=seen$' "$log.txt" ||
+			fail "the report never said the server was lost"
+		grep -q '^RBTEST netmem-reconnected=seen$' "$log.txt" ||
+			fail "the tier did not connect again to the restarted server"
 		grep -q '^RBTEST netmem-dochog-exit=0$' "$log.txt" ||
 			fail "the workload failed: $(grep '^RBTEST netmem-dochog' "$log.txt" | tail -n 3)"
-		grep -q '^RBTEST netmem-dochog verified 24$' "$log.txt" ||
+		grep -q '^RBTEST netmem-dochog verified 20$' "$log.txt" ||
 			fail "the workload did not verify its pages"
 		expect_like swap_net_pages "[1-9]*"
 		expect_like swap_net_bytes_written "[1-9]*"
