@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -565,7 +566,9 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 	if (rb_detach(true) < 0)
 		_exit(1);
 	rb_set_cmd("netmem");
-	/* ... nor wait for its own memory. */
+	/* ... nor wait for its own memory. One malloc arena: a thread's own
+	 * would reserve 64 MiB, and be locked whole. */
+	(void)mallopt(M_ARENA_MAX, 1);
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		rb_warn("network memory: mlockall: %s", strerror(errno));
 	run(o, t, zdir, psi, dfd);

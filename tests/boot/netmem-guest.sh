@@ -7,7 +7,7 @@
 # some back (bd_stat), then touches every page again and verifies it.
 # Prints RBTEST netmem-* lines for the host.
 share=${0%/*}
-docs=${RBTEST_NETMEM_DOCS:-20}
+docs=${RBTEST_NETMEM_DOCS:-18}
 zdir=
 
 report() { sed -n "s/^$1=//p" /run/ramboot/report 2>/dev/null | head -n 1; }
@@ -64,6 +64,11 @@ echo "RBTEST netmem-ready-to-cut"
 wait_until 600 lost && echo "RBTEST netmem-lost=seen"
 wait_until 1200 connected && echo "RBTEST netmem-reconnected=seen"
 touch /tmp/go
+while kill -0 "$hog" 2>/dev/null; do
+	read -r c r w < "$zdir/bd_stat"
+	echo "RBTEST netmem-retouch bd_stat=$c,$r,$w"
+	sleep 10
+done
 wait "$hog"
 echo "RBTEST netmem-dochog-exit=$?"
 sed 's/^/RBTEST netmem-dochog /' /tmp/dochog.out | grep -v ' doc [0-9]*$'
