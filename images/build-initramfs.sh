@@ -28,6 +28,9 @@ MODULES="$MODULES dm-mod dm-verity"
 # ramboot.cache=: ext4 for the cache's file system (jbd2, mbcache and
 # crc16 come as its dependencies; crc32c_generic is above).
 MODULES="$MODULES ext4"
+# ramboot.swap.net=: the kernel's NBD client and dm-crypt with aes-xts
+# (aesni_intel where the CPU has AES-NI, else the built-in aes_generic).
+MODULES="$MODULES nbd dm-crypt xts aesni_intel"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -236,6 +236,67 @@ swapon=/dev/zram2"
 	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: zram2: no backing_dev (kernel without zram writeback): --writeback ignored' ]
 }
 
+@test "swap --net: where it does not pay (4 GiB of RAM), a warning; zram alone, the report says why" {
+	echo none >"$R/sys/block/zram2/backing_dev"
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --no-tune --net=10.0.2.2
+	assert_success
+	assert_output /dev/zram2
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: network memory 10.0.2.2:10809: RAM 4.0 GiB above 2.0 GiB; zram alone' ]
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/class/zram-control/hot_add=2
+/sys/block/zram2/comp_algorithm=lzo-rle
+/sys/block/zram2/disksize=67108864
+swapon=/dev/zram2"
+	run cat "$R/run/ramboot/report"
+	assert_output "swap_net=10.0.2.2:10809
+swap_net_state=RAM 4.0 GiB above 2.0 GiB"
+}
+
+@test "swap --net: a server that refuses the connection is a warning; zram alone" {
+	echo none >"$R/sys/block/zram2/backing_dev"
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --no-tune --net=127.0.0.1:1 --net-max-ram=0
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: network memory 127.0.0.1:1: connect: Connection refused; zram alone' ]
+	run grep -c backing_dev "$RAMBOOT_WRITE_LOG"
+	assert_output 0
+	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = 'connect: Connection refused' ]
+}
+
+@test "swap --net: a kernel without zram writeback; a name that is no address" {
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --no-tune --net=10.0.2.2:10900
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: network memory 10.0.2.2:10900: no zram writeback in this kernel; zram alone' ]
+	zdev 3
+	echo 3 >"$R/sys/class/zram-control/hot_add"
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --no-tune --net=server.lan
+	assert_success
+	[ "${stderr_lines[0]}" = "ramboot: swap: warning: network memory server.lan: 'server.lan' is not ADDRESS[:PORT]; zram alone" ]
+}
+
+@test "swap --net: bad options are usage errors; nothing written" {
+	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --writeback=/dev/vdb
+	assert_failure 2
+	assert_output --partial '--net and --writeback exclude each other'
+	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --net-idle=0
+	assert_failure 2
+	assert_output --partial "--net-idle: '0': expected an integer in 1..86400"
+	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --net-rate=fast
+	assert_failure 2
+	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --net-size=lots
+	assert_failure 2
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+}
+
+@test "boot: ramboot.swap.net= turns zram swap on; a spec that does not parse leaves zram alone" {
+	echo 'ramboot.swap.net=10.0.2.2,colour=blue ramboot.swap.size=64M' >"$R/proc/cmdline"
+	run --separate-stderr env -u RAMBOOT -u RAMBOOT_WRITE_LOG "$RAMBOOT_BIN" boot
+	assert_success
+	[ "${stderr_lines[0]}" = "ramboot: boot: warning: ramboot.swap.net=10.0.2.2,colour=blue: 'colour=blue': not understood; zram alone" ]
+	[ "$(sed -n 's/^swap_device=//p' "$R/run/ramboot/report")" = /dev/zram2 ]
+	[ "$(sed -n 's/^swap_net=//p' "$R/run/ramboot/report")" = 10.0.2.2,colour=blue ]
+	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = "'colour=blue': not understood" ]
+}
+
 @test "swap: bad size expressions are usage errors with the column; nothing written" {
 	snapshot
 	run --separate-stderr "$RAMBOOT_BIN" swap --size='min(ram,'

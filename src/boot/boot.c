@@ -149,6 +149,13 @@ static void debug_log_stop(struct debug_log *d)
 
 /* ---- the work ---- */
 
+/* ramboot.swap.net=: the tier set up with the swap, its process started
+ * once the boot's report is written (netmem_start amends it). */
+static struct netmem_opts boot_net;
+static struct netmem_tier boot_tier;
+static int boot_net_zram = -1;
+static bool boot_net_asked;
+
 static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 {
 	struct swap_opts o;
@@ -159,6 +166,19 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 	if (s->swap != SWAP_ZRAM)
 		return;
 	swap_opts_init(&o);
+	netmem_opts_init(&boot_net);
+	if (s->swap_net[0]) {
+		boot_net_asked = true;
+		memset(&boot_tier, 0, sizeof(boot_tier));
+		if (netmem_spec_parse(s->swap_net, &boot_net, msg, sizeof(msg)) < 0) {
+			rb_warn("ramboot.swap.net=%s: %s; zram alone", s->swap_net, msg);
+			boot_net.server = NULL;
+			snprintf(boot_tier.server, sizeof(boot_tier.server), "%.64s", s->swap_net);
+			snprintf(boot_tier.state, sizeof(boot_tier.state), "%.150s", msg);
+		} else {
+			o.net = &boot_net;
+		}
+	}
 	if (s->swap_size[0]) {
 		o.size = s->swap_size;
 		o.size_name = "ramboot.swap.size";
@@ -172,8 +192,16 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 	if (rc != RB_EXIT_OK) {
 		snprintf(msg, sizeof(msg), "swap: %s", r.error[0] ? r.error : "setup failed");
 		rb_warn("%s", msg);
+		if (o.net) {
+			boot_tier = r.net;
+			snprintf(boot_tier.state, sizeof(boot_tier.state), "no zram swap");
+		}
 		report_add_error(rep, msg);
 		return;
+	}
+	if (o.net) {
+		boot_tier = r.net;
+		boot_net_zram = r.zram_id;
 	}
 	snprintf(rep->swap_device, sizeof(rep->swap_device), "%s", r.device);
 	rep->swap_size = r.size;
@@ -613,6 +641,15 @@ int cmd_boot(int argc, char **argv)
 	if (rc < 0)
 		rb_warn("%s/report: %s", rundir, strerror(-rc));
 out:
+	if (boot_net_asked) {
+		/* After the report: the tier's keys are amended into it. */
+		boot_net_asked = false;
+		if (boot_net.server || boot_tier.state[0]) {
+			if (!boot_net.server)
+				boot_net.server = boot_tier.server;
+			(void)netmem_start(&boot_net, &boot_tier, boot_net_zram, rundir);
+		}
+	}
 	debug_log_stop(&dlog);
 	free(s);
 	free(rep);

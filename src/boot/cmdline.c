@@ -63,7 +63,7 @@ void settings_init(struct boot_settings *s)
 const char *const settings_keys[SET_NKEYS] = {
 	"", "image", "decompress", "target", "minfree", "sha256", "manifest",
 	"profile", "verify", "verity", "source", "udpcast", "cache", "cache.offline", "timeout", "swap",
-	"swap.size", "swap.algorithm", "swap.priority", "debug",
+	"swap.size", "swap.algorithm", "swap.priority", "debug", "swap.net",
 };
 
 const char *set_source_name(enum set_source src)
@@ -257,7 +257,7 @@ static int set_verify(struct boot_settings *s, const char *key, const char *val)
 	return rc;
 }
 
-/* ramboot.swap=, .swap.size=, .swap.algorithm=, .swap.priority=: as
+/* ramboot.swap=, .swap.size=, .swap.algorithm=, .swap.priority=, .swap.net=: as
  * set_verify(). */
 static int set_swap(struct boot_settings *s, const char *key, const char *val)
 {
@@ -279,6 +279,18 @@ static int set_swap(struct boot_settings *s, const char *key, const char *val)
 		if (!plain_token(v))
 			return -EINVAL;
 		rc = set_str(s->swap_algorithm, sizeof(s->swap_algorithm), v);
+	} else if (!strcmp(key, "swap.net")) {
+		/* The network tier needs zram swap: naming a server asks for
+		 * both; "off" or "none" names none. */
+		if (!strcmp(v, "off") || !strcmp(v, "none")) {
+			s->swap_net[0] = '\0';
+			return 0;
+		}
+		if (!*v || !plain_token(v))
+			return -EINVAL;
+		rc = set_str(s->swap_net, sizeof(s->swap_net), v);
+		if (rc == 0)
+			s->swap = SWAP_ZRAM;
 	} else if (!strcmp(key, "swap.priority")) {
 		char *end;
 		long n;

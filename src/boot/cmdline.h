@@ -39,7 +39,7 @@ enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
 /* The settings by name, as settings_set() takes them ("" is ramboot=
  * itself); key_src[] and key_val[] of struct boot_settings are indexed
  * the same way. */
-#define SET_NKEYS 20
+#define SET_NKEYS 21
 extern const char *const settings_keys[SET_NKEYS];
 /* "default", "ramboot.conf", "environment", "command line" */
 const char *set_source_name(enum set_source src);
@@ -59,6 +59,9 @@ struct boot_settings {
 	char swap_algorithm[128];      /* "" : swap's default */
 	int swap_priority;             /* with swap_priority_set */
 	bool swap_priority_set;
+	/* ramboot.swap.net=SERVER[:PORT][,NAME=VALUE...]: the network memory
+	 * tier (docs/netmem.md; checked by swap/netmem.c); "" none */
+	char swap_net[256];
 	bool debug;
 	bool quiet;                    /* the kernel's `quiet` (command line only) */
 	double timeout;                /* ramboot.timeout=: stall timeout, s */
@@ -108,7 +111,7 @@ void settings_init(struct boot_settings *s);
 /* Set one setting by its command-line name without the "ramboot."
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
- * "swap.algorithm", "swap.priority", "timeout", "profile", "verify",
+ * "swap.algorithm", "swap.priority", "swap.net", "timeout", "profile", "verify",
  * "verity", "source", "udpcast", "cache", "cache.offline", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both

@@ -217,8 +217,11 @@ static void node_remove(const char *name, dev_t dev)
 		(void)unlink(path);
 }
 
-int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *dev,
-		     char *err, size_t errlen)
+/* Create the mapping NAME with one target of type over sectors, with
+ * params (what follows the type in a dmsetup table), and its node. The
+ * buffer that carried the table is wiped: a crypt table holds its key. */
+static int dm_create(const char *name, uint32_t flags, const char *type, uint64_t sectors,
+		     const char *params, dev_t *dev, char *err, size_t errlen)
 {
 	union dm_buf *b;
 	struct dm_target_spec *spec;
@@ -230,7 +233,7 @@ int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *
 	if (fd < 0)
 		return fd;
 
-	dm_init(b, name, DM_READONLY_FLAG);
+	dm_init(b, name, flags);
 	rc = dm_ioctl(fd, DM_DEV_CREATE, b);
 	if (rc < 0) {
 		rb_errfmt(err, errlen, rc, "create %s: %s", name,
@@ -241,29 +244,29 @@ int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *
 	}
 	created = true;
 
-	/* One target over the whole data: sectors 0 .. data_blocks * 8. */
-	dm_init(b, name, DM_READONLY_FLAG);
+	dm_init(b, name, flags);
 	b->io.target_count = 1;
 	spec = (void *)((char *)b + DM_DATA_START);   /* 8-byte aligned: DM_DATA_START */
 	spec->sector_start = 0;
-	spec->length = t->data_blocks * (VERITY_BLOCK / 512);
-	snprintf(spec->target_type, sizeof(spec->target_type), "verity");
+	spec->length = sectors;
+	snprintf(spec->target_type, sizeof(spec->target_type), "%s", type);
 	room = sizeof(*b) - DM_DATA_START - sizeof(*spec);
-	rc = dm_verity_params(t, (char *)(spec + 1), room);
-	if (rc < 0) {
-		rb_errfmt(err, errlen, rc, "table of %s: too long", name);
+	plen = strlen(params) + 1;
+	if (plen > room) {
+		rc = rb_errfmt(err, errlen, -ENOSPC, "table of %s: too long", name);
 		goto out;
 	}
-	plen = strlen((char *)(spec + 1)) + 1;
+	memcpy(spec + 1, params, plen);
 	spec->next = (uint32_t)((sizeof(*spec) + plen + 7) & ~(size_t)7);
 	b->io.data_size = (uint32_t)(DM_DATA_START + spec->next);
 	rc = dm_ioctl(fd, DM_TABLE_LOAD, b);
+	explicit_bzero(b, sizeof(*b));
 	if (rc < 0) {
 		/* The kernel says why in its log only; an unknown target
 		 * is the one reason worth telling apart. */
-		if (rc == -EINVAL && dm_has_target("verity") == 0) {
-			rb_errfmt(err, errlen, -EOPNOTSUPP, "table of %s: the kernel has no verity "
-				  "target (modprobe dm-verity)", name);
+		if (rc == -EINVAL && dm_has_target(type) == 0) {
+			rb_errfmt(err, errlen, -EOPNOTSUPP, "table of %s: the kernel has no %s "
+				  "target (modprobe dm-%s)", name, type, type);
 			rc = -EOPNOTSUPP;
 		} else {
 			rb_errfmt(err, errlen, rc, "table of %s: %s (the kernel log says why)", name,
@@ -288,7 +291,43 @@ out:
 			rb_warn("remove %s after a failure: %s", name, strerror(-rc2));
 	}
 	(void)close(fd);
+	explicit_bzero(b, sizeof(*b));
 	free(b);
+	return rc;
+}
+
+int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *dev,
+		     char *err, size_t errlen)
+{
+	char params[1024];
+
+	if (dm_verity_params(t, params, sizeof(params)) < 0)
+		return rb_errfmt(err, errlen, -ENOSPC, "table of %s: too long", name);
+	/* One read-only target over the whole data: sectors 0 .. data_blocks * 8. */
+	return dm_create(name, DM_READONLY_FLAG, "verity", t->data_blocks * (VERITY_BLOCK / 512),
+			 params, dev, err, errlen);
+}
+
+int dm_crypt_create(const char *name, dev_t under, uint64_t sectors, const uint8_t *key,
+		    size_t keylen, dev_t *dev, char *err, size_t errlen)
+{
+	static const char hexd[] = "0123456789abcdef";
+	char params[64 + 2 * DM_CRYPT_KEY_MAX];
+	size_t i, o;
+	int rc;
+
+	if (keylen == 0 || keylen > DM_CRYPT_KEY_MAX)
+		return rb_errfmt(err, errlen, -EINVAL, "crypt key of %zu bytes", keylen);
+	/* <cipher> <key> <iv_offset> <device> <offset>
+	 * (Documentation/admin-guide/device-mapper/dm-crypt.rst) */
+	o = (size_t)snprintf(params, sizeof(params), "aes-xts-plain64 ");
+	for (i = 0; i < keylen; i++) {
+		params[o++] = hexd[key[i] >> 4];
+		params[o++] = hexd[key[i] & 15];
+	}
+	snprintf(params + o, sizeof(params) - o, " 0 %u:%u 0", major(under), minor(under));
+	rc = dm_create(name, 0, "crypt", sectors, params, dev, err, errlen);
+	explicit_bzero(params, sizeof(params));
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Device-mapper, as much of it as a read-only dm-verity mapping needs,
+ * Device-mapper, as much of it as a read-only dm-verity mapping and a
+ * dm-crypt mapping (plain mode: no header, the key given in the table) need,
  * straight through the ioctls of /dev/mapper/control (linux/dm-ioctl.h),
  * without libdevmapper:
  *
@@ -61,6 +62,17 @@ int dm_node_path(const char *name, char *buf, size_t len);
  * -EOPNOTSUPP no verity target, -EINVAL the kernel refused the table. */
 int dm_verity_create(const char *name, const struct dm_verity_target *t, dev_t *dev,
 		     char *err, size_t errlen);
+
+/* The longest key of a crypt mapping: aes-xts with AES-256, 2 x 32 bytes. */
+#define DM_CRYPT_KEY_MAX 64
+
+/* Create and activate the read-write mapping NAME, aes-xts-plain64 with
+ * key over the first sectors of the block device under, and its node.
+ * The table that carried the key is wiped from our memory once loaded
+ * (the kernel keeps its own copy for the mapping's life); the caller
+ * wipes key. 0 or -errno with the reason in err, as dm_verity_create. */
+int dm_crypt_create(const char *name, dev_t under, uint64_t sectors, const uint8_t *key,
+		    size_t keylen, dev_t *dev, char *err, size_t errlen);
 
 /* Remove the mapping NAME and the node /dev/mapper/NAME if it is that
  * device's. 0 or -errno with the reason in err: -ENXIO no such mapping,

@@ -60,6 +60,12 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_CACHE_REFRESH_SECONDS, "cache_refresh_seconds", KIND_DEC, SHOW_PLAIN),
 	R(RK_CACHE_SWITCHED, "cache_switched", KIND_TIME, SHOW_PLAIN),
 	R(RK_CACHE_SWITCH_ERROR, "cache_switch_error", KIND_TEXT, SHOW_PLAIN),
+	R(RK_SWAP_NET, "swap_net", KIND_TEXT, SHOW_PLAIN),      /* ADDRESS:PORT */
+	/* connected | lost | off | why not */
+	R(RK_SWAP_NET_STATE, "swap_net_state", KIND_TEXT, SHOW_PLAIN),
+	R(RK_SWAP_NET_BYTES_WRITTEN, "swap_net_bytes_written", KIND_BYTES, SHOW_SIZE),
+	R(RK_SWAP_NET_BYTES_READ, "swap_net_bytes_read", KIND_BYTES, SHOW_SIZE),
+	R(RK_SWAP_NET_PAGES, "swap_net_pages", KIND_INT, SHOW_PLAIN),
 
 	L(LK_STATE, "state", KIND_TEXT, SHOW_PLAIN),
 	L(LK_PID, "pid", KIND_INT, SHOW_PLAIN),

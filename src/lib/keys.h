@@ -49,6 +49,9 @@ enum key_id {
 	/* added by the cache's refresh behind the boot when it ends */
 	RK_CACHE_BYTES_NETWORK, RK_CACHE_BYTES_LOCAL, RK_CACHE_ERROR, RK_CACHE_REFRESH_SECONDS,
 	RK_CACHE_SWITCHED, RK_CACHE_SWITCH_ERROR,
+	/* added by the network memory tier's process (docs/netmem.md) */
+	RK_SWAP_NET, RK_SWAP_NET_STATE, RK_SWAP_NET_BYTES_WRITTEN, RK_SWAP_NET_BYTES_READ,
+	RK_SWAP_NET_PAGES,
 	/* the lazy copier's status file */
 	LK_STATE, LK_PID, LK_IMAGE, LK_LOOP, LK_TARGET, LK_COPY, LK_SIZE, LK_STARTED,
 	LK_UPDATED, LK_SOURCE, LK_SOURCE_FALLBACK, LK_SOURCE_ERROR, LK_BYTES_STREAM,

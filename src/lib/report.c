@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "lib/keys.h"
@@ -425,7 +426,7 @@ static int amend_read(int dirfd, size_t extra, char **text, size_t *cap)
 	return rc;
 }
 
-int report_amend_at(int dirfd, const struct report_set *set, size_t n, unsigned flags)
+static int amend(int dirfd, const struct report_set *set, size_t n, unsigned flags)
 {
 	struct outfile of;
 	size_t extra = 0, cap = 0, len, i;
@@ -456,5 +457,18 @@ int report_amend_at(int dirfd, const struct report_set *set, size_t n, unsigned 
 		rc = outfile_write(&of, text, len);
 	}
 	free(text);
+	return rc;
+}
+
+int report_amend_at(int dirfd, const struct report_set *set, size_t n, unsigned flags)
+{
+	/* Several processes amend the report (the lazy copier, the cache's
+	 * refresh, the network memory tier): a lock on the directory makes
+	 * each read-modify-rename whole. Without one, as before. */
+	bool locked = flock(dirfd, LOCK_EX) == 0;
+	int rc = amend(dirfd, set, n, flags);
+
+	if (locked)
+		(void)flock(dirfd, LOCK_UN);
 	return rc;
 }

@@ -26,8 +26,10 @@
 #include "swap/swap.h"
 #include "format/swaphdr.h"
 #include "lib/sysutil.h"
+#include "dev/nbd.h"
 #include "dev/zram.h"
 #include "status/status.h"
+#include "lib/report.h"
 
 #ifndef SWAP_FLAG_PREFER
 #define SWAP_FLAG_PREFER 0x8000
@@ -45,10 +47,14 @@
  * (kernel >= 5.8 accepts up to 200); zram swap is. */
 #define ZRAM_SWAPPINESS "180"
 
+/* The default size, by its address: the network tier adds its bytes to
+ * this one only, never to a size that was asked for. */
+static const char swap_default_size[] = DEFAULT_SIZE;
+
 void swap_opts_init(struct swap_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->size = DEFAULT_SIZE;
+	o->size = swap_default_size;
 	o->size_name = "--size";
 	o->algorithm = DEFAULT_ALGORITHMS;
 	o->priority = DEFAULT_PRIORITY;
@@ -315,7 +321,9 @@ static bool local_candidate(const char *name)
 	return true;
 }
 
-static int enable_local_swap(int prio, size_t pagesize)
+/* The local swap partitions: counted, and with enable swapped on. The
+ * number found, or -errno. */
+static int scan_local_swap(bool enable, int prio, size_t pagesize)
 {
 	char p[PATH_MAX];
 	struct dirent *de;
@@ -350,6 +358,8 @@ static int enable_local_swap(int prio, size_t pagesize)
 		if (!swap)
 			continue;
 		found++;
+		if (!enable)
+			continue;
 		if (swaps_find(dev, NULL) == 1) {
 			rb_info("%s: local swap already active", dev);
 			continue;
@@ -363,9 +373,21 @@ static int enable_local_swap(int prio, size_t pagesize)
 			rb_info("%s: local swap, kernel-assigned priority", dev);
 	}
 	closedir(d);
-	if (!found)
+	if (!found && enable)
 		rb_info("no local swap partitions");
-	return 0;
+	return found;
+}
+
+static int enable_local_swap(int prio, size_t pagesize)
+{
+	int rc = scan_local_swap(true, prio, pagesize);
+
+	return rc < 0 ? rc : 0;
+}
+
+bool swap_local_present(void)
+{
+	return scan_local_swap(false, 0, 0) > 0;
 }
 
 /* ---- setup ---- */
@@ -417,7 +439,7 @@ static int swap_check(const struct swap_opts *o, size_t pagesize, uint64_t *size
 /* The attributes in the kernel's order: comp_algorithm, backing_dev and
  * mem_limit while the device has no disksize, then disksize. 0, or -1
  * with r->error set. */
-static int swap_configure(int id, const char *zdir, const struct swap_opts *o, uint64_t size,
+static int swap_configure(int id, const char *zdir, const struct swap_opts *o, uint64_t *size,
 			  uint64_t mem_limit, struct swap_result *r)
 {
 	struct swap_algo_dev algo_dev = {
@@ -435,6 +457,19 @@ static int swap_configure(int id, const char *zdir, const struct swap_opts *o, u
 	if (rc < 0) {
 		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
 		return -1;
+	}
+	if (o->net && netmem_prepare(o->net, id, &r->net) == 1) {
+		rc = zram_set(id, "backing_dev", r->net.backing);
+		if (rc < 0) {
+			netmem_undo(&r->net);
+			snprintf(r->net.state, sizeof(r->net.state), "backing_dev: %s",
+				 strerror(-rc));
+			rb_warn("%s: backing_dev %s: %s; zram alone", zdir, NETMEM_DM_NAME,
+				strerror(-rc));
+		} else if (o->size == swap_default_size) {
+			/* The pages on the network still count in disksize. */
+			*size += r->net.bytes;
+		}
 	}
 	if (o->writeback) {
 		/* backing_dev exists only with CONFIG_ZRAM_WRITEBACK. */
@@ -457,7 +492,7 @@ static int swap_configure(int id, const char *zdir, const struct swap_opts *o, u
 			return -1;
 		}
 	}
-	snprintf(buf, sizeof(buf), "%" PRIu64, size);
+	snprintf(buf, sizeof(buf), "%" PRIu64, *size);
 	rc = zram_set(id, "disksize", buf);
 	if (rc < 0) {
 		FAIL(r, "%s: disksize %s: %s", zdir, buf, strerror(-rc));
@@ -530,6 +565,9 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 
 	memset(r, 0, sizeof(*r));
 	r->priority = o->priority;
+	r->zram_id = -1;
+	r->net.nbd = -1;
+	r->net.sock = -1;
 	ex = swap_check(o, pagesize, &size, &mem_limit, r);
 	if (ex != RB_EXIT_OK)
 		return ex;
@@ -546,6 +584,7 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 	}
 	snprintf(r->device, sizeof(r->device), "/dev/zram%d", id);
 	snprintf(zdir, sizeof(zdir), "zram%d", id);
+	r->zram_id = id;
 
 	/* hot_add hands out a fresh device; still, one that has a disksize
 	 * or is an active swap area belongs to someone else: leave it. */
@@ -557,7 +596,7 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r)
 			FAIL(r, "%s: already initialised or in use: not touching it", zdir);
 		return RB_EXIT_FAIL;
 	}
-	if (swap_configure(id, zdir, o, size, mem_limit, r) < 0 ||
+	if (swap_configure(id, zdir, o, &size, mem_limit, r) < 0 ||
 	    swap_activate(id, o, size, pagesize, &swapped_on, r) < 0)
 		goto fail;
 	r->size = size;
@@ -580,6 +619,8 @@ fail:
 	rc = zram_hot_remove(id);
 	if (rc < 0)
 		rb_warn("%s: hot_remove: %s", zdir, strerror(-rc));
+	r->zram_id = -1;
+	netmem_undo(&r->net);   /* after zram let go of it */
 	return RB_EXIT_FAIL;
 }
 
@@ -658,6 +699,15 @@ static void usage(FILE *out)
 "  --page-cluster=N     vm.page-cluster (default 0)\n"
 "  --keep-zswap         do not disable zswap\n"
 "  --no-tune            change no vm.* or zswap setting\n"
+"  --net=ADDR[:PORT]    network memory tier: idle pages written back, encrypted,\n"
+"                       to this NBD server (port %d; docs/netmem.md)\n"
+"  --net-export=NAME    its export (default %s)\n"
+"  --net-size=SIZE      bytes of the export used (default all)\n"
+"  --net-rate=RATE      written back at most (default 4MiB/s)\n"
+"  --net-idle=S         seconds untouched before a page goes (default %d)\n"
+"  --net-period=S       seconds between writebacks (default %d)\n"
+"  --net-timeout=S      a page on a lost server: an error after S (default %d)\n"
+"  --net-max-ram=SIZE   only with at most this RAM (default 2G; 0: any)\n"
 "  --off DEVICE         release DEVICE: swapoff, reset, hot_remove\n"
 "  --force              with --off: release a device not labelled %s\n"
 "  -v, --verbose        more messages\n"
@@ -665,6 +715,7 @@ static void usage(FILE *out)
 "\n"
 "Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
 		DEFAULT_SIZE, DEFAULT_ALGORITHMS, DEFAULT_PRIORITY, LOCAL_PRIO_GAP,
+		NBD_DEFAULT_PORT, NETMEM_EXPORT, NETMEM_IDLE_AGE, NETMEM_PERIOD, NETMEM_TIMEOUT,
 		SWAPHDR_LABEL);
 }
 
@@ -686,7 +737,8 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 enum {
 	OPT_SIZE = 256, OPT_ALGO, OPT_PRIO, OPT_WB, OPT_MEMLIMIT, OPT_LOCAL,
 	OPT_SWAPPINESS, OPT_PAGECLUSTER, OPT_KEEPZSWAP, OPT_NOTUNE, OPT_OFF,
-	OPT_FORCE, OPT_STATUS, OPT_JSON,
+	OPT_FORCE, OPT_STATUS, OPT_JSON, OPT_NET, OPT_NET_EXPORT, OPT_NET_SIZE, OPT_NET_RATE,
+	OPT_NET_IDLE, OPT_NET_PERIOD, OPT_NET_TIMEOUT, OPT_NET_MAXRAM,
 };
 
 int cmd_swap(int argc, char **argv)
@@ -706,17 +758,27 @@ int cmd_swap(int argc, char **argv)
 		{ "force",        no_argument,       NULL, OPT_FORCE },
 		{ "status",       no_argument,       NULL, OPT_STATUS },
 		{ "json",         no_argument,       NULL, OPT_JSON },
+		{ "net",          required_argument, NULL, OPT_NET },
+		{ "net-export",   required_argument, NULL, OPT_NET_EXPORT },
+		{ "net-size",     required_argument, NULL, OPT_NET_SIZE },
+		{ "net-rate",     required_argument, NULL, OPT_NET_RATE },
+		{ "net-idle",     required_argument, NULL, OPT_NET_IDLE },
+		{ "net-period",   required_argument, NULL, OPT_NET_PERIOD },
+		{ "net-timeout",  required_argument, NULL, OPT_NET_TIMEOUT },
+		{ "net-max-ram",  required_argument, NULL, OPT_NET_MAXRAM },
 		{ "verbose",      no_argument,       NULL, 'v' },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct swap_opts o;
 	struct swap_result r;
+	struct netmem_opts no;
 	const char *off = NULL;
 	bool force = false, status = false, json = false;
-	int c, ex;
+	int c, ex, secs;
 
 	swap_opts_init(&o);
+	netmem_opts_init(&no);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -745,6 +807,27 @@ int cmd_swap(int argc, char **argv)
 		case OPT_FORCE: force = true; break;
 		case OPT_STATUS: status = true; break;
 		case OPT_JSON: json = true; break;
+		case OPT_NET: no.server = optarg; o.net = &no; break;
+		case OPT_NET_EXPORT: no.export = optarg; break;
+		case OPT_NET_SIZE:
+			if (size_arg("swap", "net-size", optarg, UNIT_BYTES, &no.size) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_NET_MAXRAM:
+			if (size_arg("swap", "net-max-ram", optarg, UNIT_BYTES, &no.max_ram) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_NET_RATE:
+			if (rate_arg("swap", "net-rate", optarg, UNIT_BYTES, &no.rate) < 0)
+				return RB_EXIT_USAGE;
+			break;
+		case OPT_NET_IDLE: case OPT_NET_PERIOD: case OPT_NET_TIMEOUT:
+			if (parse_int(c == OPT_NET_IDLE ? "--net-idle" : c == OPT_NET_PERIOD ?
+				      "--net-period" : "--net-timeout", optarg, 1, 86400, &secs) < 0)
+				return RB_EXIT_USAGE;
+			*(c == OPT_NET_IDLE ? &no.idle_age : c == OPT_NET_PERIOD ? &no.period :
+			  &no.timeout) = (unsigned)secs;
+			break;
 		case 'v': rb_verbose++; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -765,6 +848,10 @@ int cmd_swap(int argc, char **argv)
 
 		rb_set_cmd("status");
 		return status_show(&so);
+	}
+	if (o.net && o.writeback) {
+		rb_err("--net and --writeback exclude each other (one backing device)");
+		return RB_EXIT_USAGE;
 	}
 	if (json || (force && !off)) {
 		rb_err("%s only goes with %s", json ? "--json" : "--force",
@@ -792,6 +879,15 @@ int cmd_swap(int argc, char **argv)
 		rb_info("%s: %s swap, %s, %spriority %d", r.device,
 			fmt_size(r.size, h, sizeof(h)), r.algorithm,
 			o.priority == SWAP_PRIO_KERNEL ? "kernel-assigned " : "", r.priority);
+	}
+	if (o.net) {
+		char rundir[PATH_MAX];
+
+		if (r.net.backing[0])
+			rb_info("%s: network memory on %s (%s of export %s), encrypted", r.device,
+				r.net.server, fmt_size(r.net.bytes, rundir, sizeof(rundir)), no.export);
+		if (rb_path(rundir, sizeof(rundir), REPORT_DIR) == 0)
+			(void)netmem_start(&no, &r.net, r.zram_id, rundir);
 	}
 	printf("%s\n", r.device);
 	return fflush(stdout) == 0 ? RB_EXIT_OK : RB_EXIT_FAIL;

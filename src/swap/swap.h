@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "swap/netmem.h"
+
 /* --priority / ramboot.swap.priority: -1 lets the kernel assign one
  * (swapon(2) without SWAP_FLAG_PREFER; it counts down from -2). */
 #define SWAP_PRIO_KERNEL (-1)
@@ -26,6 +28,9 @@ struct swap_opts {
 	int swappiness;          /* -1 (default): 180, or 100 where the kernel caps it */
 	int page_cluster;        /* default 0; -1 leaves the kernel's value */
 	bool keep_zswap;         /* leave zswap as it is (default: disable it) */
+	/* the network memory tier as zram's backing device (netmem.h);
+	 * NULL or no server: none. Excludes writeback. */
+	const struct netmem_opts *net;
 };
 
 void swap_opts_init(struct swap_opts *o);
@@ -36,6 +41,8 @@ struct swap_result {
 	char algorithm[32];
 	int priority;            /* as /proc/swaps shows it */
 	char error[256];         /* one-line error, "" on success */
+	int zram_id;             /* -1 before the device */
+	struct netmem_tier net;  /* with o->net: its state, ready or why not */
 };
 
 /* Returns RB_EXIT_OK, RB_EXIT_FAIL or RB_EXIT_USAGE; on failure the
@@ -48,6 +55,9 @@ int swap_setup(const struct swap_opts *o, struct swap_result *r);
 /* Swapoff, reset and hot-remove a zram device set up by swap_setup();
  * refuses one whose swap label is not "ramboot-zram" unless force. */
 int swap_release(const char *device, bool force, char *error, size_t len);
+
+/* Is there a swap partition on a local disk (TYPE=swap by blkid)? */
+bool swap_local_present(void);
 
 /* swapon(2) flags for a priority: SWAP_FLAG_PREFER with it for 0..32767,
  * none for a negative one (the kernel assigns it). */

@@ -41,7 +41,7 @@ mem=512
 CASES="off ram-blk-zstd ram-9p-zstd ram-9p-xz-sha256 ram-9p-lzo
 ram-zram-target prefetch lazy-9p profile-record lazy-profile lazy-blk-cut lazy-corrupt lazy-minfree
 lazy-stall ltsp-lazy swap-zram fallback-corrupt fallback-sha256
-fallback-minfree itools-ram itools-fallback itools-lazy nbd-lazy ltsp-ram udpcast-ram"
+fallback-minfree itools-ram itools-fallback itools-lazy nbd-lazy ltsp-ram udpcast-ram netmem"
 # ramboot.verity=1 and signed manifests
 CASES="$CASES verity-off verity-ram verity-lazy verity-flip verity-noroot
 ltsp-signed ltsp-signed-other"
@@ -176,6 +176,7 @@ boot() {
 	case $where in
 	blk:*) dev="$dev -drive id=net0,file=${where#blk:},if=virtio,format=raw,readonly=on,throttling.bps-total=$blk_bps" ;;
 	esac
+	dev="$dev $boot_extra"
 	watcher=
 	if [ $# -ge 5 ]; then
 		mon=$logs/$name.mon
@@ -613,6 +614,7 @@ run_case() {
 		ltsp_case "$c"
 		return ;;
 	udpcast-ram) udpcast_case "$c"; return ;;
+	netmem) netmem_case "$c"; return ;;
 	verity-*) verity_case "$c"; return ;;
 	ltsp-signed*) ltsp_signed_case "$c"; return ;;
 	ltsp-ca) ltsp_ca_case "$c"; return ;;
@@ -837,6 +839,106 @@ nbd_cut_when() {
 		sleep 0.1
 		i=$((i + 1))
 	done
+}
+
+# netmem: the network memory tier. A 256 MiB client with
+# ramboot.swap.net= pointing at qemu-nbd on the host (127.0.0.1, which
+# QEMU's user network shows the guest as 10.0.2.2), serving a sparse
+# file. The guest (tests/boot/netmem-guest.sh, from a share of its own)
+# fills most of its memory with pages of a marker text and waits
+# until the tier wrote some back to the server. The host then kills the
+# server and starts it again; the tier connects again, and the guest
+# reads every page back and verifies it. The file on the host must hold
+# data, and no marker: the pages went through dm-crypt.
+netmem_case() {
+	name=$1
+	why=
+	log=$logs/$name.log
+	: > "$log.txt"
+	command -v qemu-nbd >/dev/null || { skip "$name" "qemu-nbd not installed (qemu-utils)"; return; }
+	command -v cc >/dev/null || { skip "$name" "no C compiler for the workload"; return; }
+	share=$logs/$name.share
+	mkdir -p "$share"
+	if ! cc -O2 -static -o "$share/dochog" tests/fixtures/swap/dochog.c 2> "$logs/$name.cc"; then
+		skip "$name" "cannot build a static dochog: $(tail -n 1 "$logs/$name.cc")"
+		return
+	fi
+	cp tests/boot/netmem-guest.sh "$share/case.sh"
+	store=$logs/$name.img
+	rm -f "$store"
+	truncate -s 512M "$store"
+	# Under TCG the workload alone takes minutes.
+	timeout_saved=$timeout_s
+	timeout_s=$((timeout_s * 7))
+	port=$((20000 + ($$ + 1) % 20000))
+	netmem_serve() {
+		qemu-nbd --persistent --format=raw --cache=writeback --bind=127.0.0.1 --port="$port" \
+			--export-name=swap "$store" >> "$logs/$name.nbd" 2>&1 &
+		echo $! > "$logs/$name.nbd.pid"
+	}
+	: > "$logs/$name.nbd"
+	netmem_serve
+	nbd_pid=$(cat "$logs/$name.nbd.pid")
+	: > "$logs/$name.log"
+	# Once pages are on the server: kill it, and start it again 3 s later.
+	(
+		nbd_cut_when "RBTEST netmem-ready-to-cut" && sleep 3 && netmem_serve &&
+			echo "# $(cut -d' ' -f1 /proc/uptime): server started again" >> "$logs/$name.nbd"
+	) &
+	cutter=$!
+	mem_saved=$mem
+	mem=256
+	boot_extra="-virtfs local,path=$share,mount_tag=rbshare,security_model=none,readonly=on -netdev user,id=n0 -device virtio-net-pci,netdev=n0"
+	boot "$name" 9p "rbtest.ip=10.0.2.15/24 rbtest.share=1 ramboot=off ramboot.swap.net=10.0.2.2:$port,idle=15,period=2,rate=64MiB/s"
+	boot_extra=
+	mem=$mem_saved
+	timeout_s=$timeout_saved
+	kill "$cutter" 2>/dev/null
+	wait "$cutter" 2>/dev/null
+	kill "$nbd_pid" "$(cat "$logs/$name.nbd.pid")" 2>/dev/null
+	wait "$nbd_pid" 2>/dev/null
+	expect_done && {
+		expect swap_net "10.0.2.2:$port"
+		expect swap_net_state connected
+		expect_like swap_device "/dev/zram*"
+		grep -q '^RBTEST netmem-backing=/dev/mapper/ramboot-netmem$' "$log.txt" ||
+			fail "zram's backing device is not the crypt mapping: $(grep '^RBTEST netmem-backing' "$log.txt")"
+		grep -q "^RBTEST netmem-loaded=18\$" "$log.txt" ||
+			fail "the workload did not load all its documents: $(grep '^RBTEST netmem-load' "$log.txt")"
+		before=$(sed -n 's/^RBTEST netmem-bd-before=//p' "$log.txt")
+		after=$(sed -n 's/^RBTEST netmem-bd-after=//p' "$log.txt")
+		# shellcheck disable=SC2086 # bd_count bd_reads bd_writes
+		set -- $before 0 0 0
+		[ "$1" -ge 1024 ] || fail "fewer than 1024 pages on the network before the re-read: bd_stat '$before'"
+		# shellcheck disable=SC2086
+		set -- $after 0 0 0
+		[ "$2" -gt 0 ] || fail "no page was read back from the network: bd_stat '$after'"
+		grep -q "^# .*server killed" "$logs/$name.nbd" ||
+			fail "the NBD server was never killed"
+		grep -q '^RBTEST netmem-lost=seen$' "$log.txt" ||
+			fail "the report never said the server was lost"
+		grep -q '^RBTEST netmem-reconnected=seen$' "$log.txt" ||
+			fail "the tier did not connect again to the restarted server"
+		grep -q '^RBTEST netmem-dochog-exit=0$' "$log.txt" ||
+			fail "the workload failed: $(grep '^RBTEST netmem-dochog' "$log.txt" | tail -n 3)"
+		grep -q '^RBTEST netmem-dochog verified 18$' "$log.txt" ||
+			fail "the workload did not verify its pages"
+		expect_like swap_net_pages "[1-9]*"
+		expect_like swap_net_bytes_written "[1-9]*"
+		expect_like swap_net_bytes_read "[1-9]*"
+		grep -q '^RBTEST netmem-daemon pid=[0-9]* VmLck: [1-9][0-9]\{0,3\} kB$' "$log.txt" ||
+			fail "no ramboot process out of the OOM killer's reach with at most 9999 kB locked: $(grep '^RBTEST netmem-daemon' "$log.txt")"
+		sed -n '/^RBTEST-STATUS-BEGIN/,/^RBTEST-STATUS-END/p' "$log.txt" |
+			grep -q '^swap_net_bytes_written=[1-9][0-9]* (' ||
+			fail "ramboot status does not show the bytes written to the network"
+		used=$(du -k "$store" | cut -f1)
+		[ "${used:-0}" -ge 4096 ] || fail "the server's file holds $used KiB, expected the pages"
+		if grep -aq 'RBTEST-NETMEM-MARKER' "$store"; then
+			fail "the server's file holds the marker in plain text"
+		fi
+	}
+	rm -f "$store"
+	result "$name"
 }
 
 # ---------------------------------------------------------------- LTSP

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The network memory tier (netmem.h): its set-up before zram's disksize,
+ * the policy, and the detached process that runs it and keeps the NBD
+ * device connected.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <malloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/fdio.h"
+#include "lib/keys.h"
+#include "lib/ramboot.h"
+#include "lib/report.h"
+#include "lib/sysutil.h"
+#include "dev/dm.h"
+#include "dev/nbd.h"
+#include "dev/zram.h"
+#include "swap/netmem.h"
+#include "swap/swap.h"
+
+/* zram's writeback_limit and bd_stat count these (zram_drv.c: FOUR_K). */
+#define ZRAM_UNIT 4096
+
+void netmem_opts_init(struct netmem_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->export = NETMEM_EXPORT;
+	o->max_ram = NETMEM_MAX_RAM;
+	o->timeout = NETMEM_TIMEOUT;
+	o->period = NETMEM_PERIOD;
+	o->idle_age = NETMEM_IDLE_AGE;
+	o->rate = NETMEM_RATE;
+}
+
+/* ---- the policy ---- */
+
+const char *netmem_act_name(enum netmem_act a)
+{
+	static const char *const n[] = { "wait", "writeback", "pause: server not reachable",
+					 "pause: image copy running", "pause: memory stalls" };
+
+	return (unsigned)a < ARRAY_SIZE(n) ? n[a] : "?";
+}
+
+void netmem_plan_step(const struct netmem_opts *o, const struct netmem_seen *s,
+		      struct netmem_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (!s->link_up) {
+		p->act = NM_PAUSE_LINK;
+		return;
+	}
+	if (s->copy_running) {
+		p->act = NM_PAUSE_COPY;
+		return;
+	}
+	if (s->psi_some10 >= NETMEM_PSI_MAX) {
+		p->act = NM_PAUSE_PRESSURE;
+		return;
+	}
+	p->limit = o->rate * o->period / ZRAM_UNIT;
+	if (p->limit == 0) {
+		p->act = NM_WAIT;
+		return;
+	}
+	p->act = NM_WRITEBACK;
+	if (s->idle_by_age) {
+		/* The kernel picks the pages untouched for idle_age. */
+		snprintf(p->mark_before, sizeof(p->mark_before), "%u", o->idle_age);
+		p->writeback = true;
+	} else if (s->last_mark < 0) {
+		p->mark_after = true;   /* the first mark: nothing is idle yet */
+	} else if (s->now - s->last_mark >= o->idle_age) {
+		/* Still marked: untouched since the mark, idle_age ago. */
+		p->writeback = true;
+		p->mark_after = true;
+	} else {
+		p->act = NM_WAIT;
+		p->limit = 0;
+	}
+}
+
+static bool value_is(const char *text, const char *key, const char *val)
+{
+	char v[64];
+
+	return text && report_text_get(text, key, v, sizeof(v)) == 1 && !strcmp(v, val);
+}
+
+bool netmem_copy_running(const char *lazy, const char *report)
+{
+	char v[64];
+
+	if (lazy && report_text_get(lazy, "state", v, sizeof(v)) == 1 &&
+	    strcmp(v, "switched") && strncmp(v, "gave-up", 7))
+		return true;
+	if (value_is(report, "mode_done", "prefetch") &&
+	    (value_is(report, "bytes", "0") || value_is(report, "bytes", "")))
+		return true;
+	return value_is(report, "cache", "miss") &&
+	       !(report_text_get(report, "cache_error", v, sizeof(v)) == 1 && v[0]);
+}
+
+/* ---- the spec of ramboot.swap.net= ---- */
+
+static int seconds(const char *v, unsigned *out)
+{
+	char *e;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &e, 10);
+	if (!*v || *e || errno || n == 0 || n > 86400)
+		return -EINVAL;
+	*out = (unsigned)n;
+	return 0;
+}
+
+int netmem_spec_parse(const char *spec, struct netmem_opts *o, char *err, size_t errlen)
+{
+	char *item = NULL, *save = NULL, note[160];
+	int rc = 0;
+
+	if (strlen(spec) >= sizeof(o->buf))
+		return rb_errfmt(err, errlen, -EINVAL, "'%.40s...': too long", spec);
+	snprintf(o->buf, sizeof(o->buf), "%s", spec);
+	o->server = strtok_r(o->buf, ",", &save);
+	if (!o->server || spec[0] == ',' || strchr(o->server, '='))
+		return rb_errfmt(err, errlen, -EINVAL, "no server");
+	while (rc == 0 && (item = strtok_r(NULL, ",", &save)) != NULL) {
+		char *v = strchr(item, '=');
+
+		if (!v) {
+			rc = -EINVAL;
+			break;
+		}
+		*v++ = '\0';
+		if (!strcmp(item, "export") && *v)
+			o->export = v;
+		else if (!strcmp(item, "size"))
+			rc = size_parse(v, UNIT_BYTES, &o->size, note, sizeof(note));
+		else if (!strcmp(item, "max-ram"))
+			rc = size_parse(v, UNIT_BYTES, &o->max_ram, note, sizeof(note));
+		else if (!strcmp(item, "rate"))
+			rc = rate_parse(v, UNIT_BYTES, &o->rate, note, sizeof(note));
+		else if (!strcmp(item, "timeout"))
+			rc = seconds(v, &o->timeout);
+		else if (!strcmp(item, "period"))
+			rc = seconds(v, &o->period);
+		else if (!strcmp(item, "idle"))
+			rc = seconds(v, &o->idle_age);
+		else
+			rc = -EINVAL;
+		if (rc > 0)
+			rc = 0;    /* an old spelling: taken */
+		if (rc < 0)
+			return rb_errfmt(err, errlen, -EINVAL, "'%s=%s': not understood", item, v);
+	}
+	if (rc < 0)
+		return rb_errfmt(err, errlen, -EINVAL, "'%s': not NAME=VALUE", item);
+	return 0;
+}
+
+/* ---- set-up ---- */
+
+static void why_not(struct netmem_tier *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void why_not(struct netmem_tier *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->state, sizeof(t->state), fmt, ap);
+	va_end(ap);
+	rb_warn("network memory %s: %s; zram alone", t->server, t->state);
+}
+
+/* Does it pay: little RAM and no local swap disk to page to instead. */
+static bool pays(const struct netmem_opts *o, struct netmem_tier *t)
+{
+	char a[32], b[32];
+	uint64_t ram = 0;
+
+	if (o->max_ram && rb_meminfo("MemTotal", &ram) == 0 && ram > o->max_ram) {
+		why_not(t, "RAM %s above %s", fmt_size(ram, a, sizeof(a)),
+			fmt_size(o->max_ram, b, sizeof(b)));
+		return false;
+	}
+	if (swap_local_present()) {
+		why_not(t, "local swap disk");
+		return false;
+	}
+	return true;
+}
+
+static int node_dev(const char *node, dev_t *dev)
+{
+	struct stat st;
+	int i;
+
+	/* devtmpfs makes the node as the driver adds the disk */
+	for (i = 0; i < 100; i++) {
+		if (stat(node, &st) == 0 && S_ISBLK(st.st_mode)) {
+			*dev = st.st_rdev;
+			return 0;
+		}
+		nap_ms(20);
+	}
+	return -ENOENT;
+}
+
+static struct nbd_timeouts timeouts(unsigned total)
+{
+	struct nbd_timeouts t;
+
+	/* A third to find the request lost, the rest to wait for a new
+	 * connection: a page on the network waits at most total. */
+	t.request = total / 3 < 5 ? 5 : total / 3;
+	t.dead_conn = total > t.request ? total - t.request : 1;
+	return t;
+}
+
+int netmem_prepare(const struct netmem_opts *o, int zram_id, struct netmem_tier *t)
+{
+	static const char *const dmcrypt[] = { "-q", "dm-crypt", NULL };
+	struct nbd_server s;
+	struct nbd_export ex;
+	struct nbd_timeouts to = timeouts(o->timeout);
+	char err[256], node[PATH_MAX], buf[32];
+	uint8_t key[DM_CRYPT_KEY_MAX];
+	dev_t under, dev;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->nbd = -1;
+	t->sock = -1;
+	snprintf(t->state, sizeof(t->state), "off");
+	if (!o->server)
+		return 0;
+	snprintf(t->server, sizeof(t->server), "%s", o->server);
+	if (nbd_server_parse(o->server, o->export, &s) < 0) {
+		why_not(t, "'%s' is not ADDRESS[:PORT]", o->server);
+		return 0;
+	}
+	snprintf(t->server, sizeof(t->server), "%s", s.name);
+	if (zram_get(zram_id, "backing_dev", buf, sizeof(buf)) == -ENOENT) {
+		why_not(t, "no zram writeback in this kernel");
+		return 0;
+	}
+	if (!pays(o, t))
+		return 0;
+	rc = nbd_open(&s, to.request, &t->sock, &ex, err, sizeof(err));
+	if (rc < 0) {
+		why_not(t, "%s", err);
+		return 0;
+	}
+	t->bytes = o->size && o->size < ex.size ? o->size : ex.size;
+	t->bytes -= t->bytes % ZRAM_UNIT;
+	if (t->bytes < 1024 * 1024) {
+		why_not(t, "export '%s' holds %" PRIu64 " bytes", s.export, ex.size);
+		goto fail;
+	}
+	ex.size = t->bytes;
+	rc = nbd_kernel_connect(t->sock, &ex, &to, &t->nbd, err, sizeof(err));
+	if (rc < 0) {
+		why_not(t, "%s", err);
+		goto fail;
+	}
+	if (rb_path(node, sizeof(node), "/dev/nbd%d", t->nbd) < 0 || node_dev(node, &under) < 0) {
+		why_not(t, "/dev/nbd%d: no device node", t->nbd);
+		goto fail;
+	}
+	if (rb_root_is_real() && dm_has_target("crypt") != 1)
+		(void)run_modprobe(dmcrypt);
+	/* A key of this boot only: in the kernel's mapping and nowhere else. */
+	rc = getrandom(key, sizeof(key), 0) == (ssize_t)sizeof(key) ? 0 : -EIO;
+	if (rc == 0)
+		rc = dm_crypt_create(NETMEM_DM_NAME, under, t->bytes / 512, key, sizeof(key), &dev,
+				     err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "getrandom: no key");
+	explicit_bzero(key, sizeof(key));
+	if (rc < 0) {
+		why_not(t, "dm-crypt: %s", err);
+		goto fail;
+	}
+	t->mapped = true;
+	snprintf(t->backing, sizeof(t->backing), "/dev/mapper/%s", NETMEM_DM_NAME);
+	snprintf(t->state, sizeof(t->state), "connected");
+	return 1;
+fail:
+	netmem_undo(t);
+	return 0;
+}
+
+void netmem_undo(struct netmem_tier *t)
+{
+	char err[256];
+
+	if (t->mapped && dm_remove(NETMEM_DM_NAME, err, sizeof(err)) < 0)
+		rb_warn("%s", err);
+	t->mapped = false;
+	t->backing[0] = '\0';
+	if (t->nbd >= 0)
+		(void)nbd_kernel_disconnect(t->nbd);
+	t->nbd = -1;
+	close_fd(&t->sock);
+}
+
+/* ---- the process that runs the policy ---- */
+
+struct runner {
+	const struct netmem_opts *o;
+	struct nbd_server srv;
+	struct netmem_tier *t;
+	int zdir;                  /* /sys/block/zramN */
+	int rundir;
+	int psi;                   /* /proc/pressure/memory; -1 */
+	int nl;                    /* the driver's notices (nbd_link_watch_open) */
+	pthread_mutex_t lock;      /* publish() from both threads */
+	atomic_int up;
+	atomic_uint reconnects;
+	bool by_age;
+	double last_mark;
+};
+
+static int at_write(int dir, const char *name, const char *val)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, val, strlen(val));
+	if (close_checked(fd) < 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
+static ssize_t at_read(int dir, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread_text(fd, buf, len);
+	(void)close(fd);
+	return n;
+}
+
+static void publish(struct runner *r, bool stats);
+
+/* The link: wait for the driver's notice that it gave the socket up (a
+ * request timed out or could not be sent: drivers/block/nbd.c marks the
+ * socket dead only then, and takes a new one only for a dead one), then
+ * connect again until the driver took a new socket. */
+static void *watch(void *arg)
+{
+	struct runner *r = arg;
+	char err[256];
+
+	for (;;) {
+		struct nbd_export ex;
+		unsigned wait = 1;
+		int fd, rc = nbd_link_dead_wait(r->nl, r->t->nbd);
+
+		if (rc < 0 && rc != -ENOBUFS) {
+			nap_ms(1000);
+			continue;
+		}
+		atomic_store(&r->up, 0);
+		publish(r, true);
+		rb_warn("network memory %s: connection lost; reconnecting", r->srv.name);
+		for (;;) {
+			nap_ms((long)wait * 1000);
+			wait = wait < 16 ? wait * 2 : 30;
+			rc = nbd_open(&r->srv, timeouts(r->o->timeout).request, &fd, &ex, err,
+				      sizeof(err));
+			if (rc < 0)
+				continue;
+			rc = nbd_kernel_reconnect(r->t->nbd, fd, err, sizeof(err));
+			(void)close(fd);     /* the driver holds its own reference */
+			if (rc == 0)
+				break;
+		}
+		atomic_fetch_add(&r->reconnects, 1);
+		atomic_store(&r->up, 1);
+		publish(r, true);
+		rb_warn("network memory %s: reconnected", r->srv.name);
+	}
+	return NULL;
+}
+
+/* The report's swap_net* keys, amended when one differs from the file:
+ * after a change, and after a writer that rewrote the report whole. */
+static void publish(struct runner *r, bool stats)
+{
+	static char rep[REPORT_AMEND_MAX];
+	char bd[96], w[24] = "", rd[24] = "", pg[24] = "";
+	uint64_t count, reads, writes;
+	const char *state = r->t->state;
+	struct report_set set[5];
+	size_t i, n = 2;
+	bool same;
+
+	if (stats)
+		pthread_mutex_lock(&r->lock);
+	same = at_read(r->rundir, "report", rep, sizeof(rep)) >= 0;
+
+	if (stats && at_read(r->zdir, "bd_stat", bd, sizeof(bd)) >= 0 &&
+	    sscanf(bd, "%" SCNu64 " %" SCNu64 " %" SCNu64, &count, &reads, &writes) == 3) {
+		snprintf(pg, sizeof(pg), "%" PRIu64, count * ZRAM_UNIT / (uint64_t)getpagesize());
+		snprintf(w, sizeof(w), "%" PRIu64, writes * ZRAM_UNIT);
+		snprintf(rd, sizeof(rd), "%" PRIu64, reads * ZRAM_UNIT);
+		n = 5;
+	}
+	if (stats)
+		state = atomic_load(&r->up) ? "connected" : "lost";
+	set[0] = (struct report_set){ RK_SWAP_NET, r->t->server };
+	set[1] = (struct report_set){ RK_SWAP_NET_STATE, state };
+	set[2] = (struct report_set){ RK_SWAP_NET_BYTES_WRITTEN, w };
+	set[3] = (struct report_set){ RK_SWAP_NET_BYTES_READ, rd };
+	set[4] = (struct report_set){ RK_SWAP_NET_PAGES, pg };
+	for (i = 0; same && i < n; i++)
+		same = value_is(rep, key_name(set[i].key), set[i].val);
+	if (!same)
+		(void)report_amend_at(r->rundir, set, n, REPORT_AMEND_CREATE);
+	if (stats)
+		pthread_mutex_unlock(&r->lock);
+}
+
+static void step(struct runner *r)
+{
+	static char lazy[16384], rep[16384];
+	struct netmem_seen s = { .now = now_sec(), .psi_some10 = -1 };
+	struct netmem_plan p;
+	char psi[256], lim[24];
+	const char *ps;
+	int rc;
+
+	s.link_up = atomic_load(&r->up);
+	s.copy_running = netmem_copy_running(
+		at_read(r->rundir, "lazy", lazy, sizeof(lazy)) >= 0 ? lazy : NULL,
+		at_read(r->rundir, "report", rep, sizeof(rep)) >= 0 ? rep : NULL);
+	if (pread_text(r->psi, psi, sizeof(psi)) > 0 && (ps = strstr(psi, "some avg10=")))
+		s.psi_some10 = strtod(ps + 11, NULL);
+	s.idle_by_age = r->by_age;
+	s.last_mark = r->last_mark;
+	netmem_plan_step(r->o, &s, &p);
+	rb_debug("netmem: %s", netmem_act_name(p.act));
+	if (p.act != NM_WRITEBACK)
+		return;
+	if (p.mark_before[0]) {
+		rc = at_write(r->zdir, "idle", p.mark_before);
+		if (rc == -EINVAL) {
+			/* no seconds in idle: "all", and the age by our clock */
+			r->by_age = false;
+			rb_debug("netmem: idle takes no age; marking all");
+			return;
+		}
+	}
+	if (p.writeback) {
+		snprintf(lim, sizeof(lim), "%" PRIu64, p.limit);
+		(void)at_write(r->zdir, "writeback_limit", lim);
+		/* -EIO: the budget is used up (or the link failed) */
+		rc = at_write(r->zdir, "writeback", "huge_idle");
+		if (rc != -EIO)
+			rc = at_write(r->zdir, "writeback", "idle");
+		rb_debug("netmem: writeback: %s", rc < 0 ? strerror(-rc) : "done");
+	}
+	if (p.mark_after && at_write(r->zdir, "idle", "all") == 0)
+		r->last_mark = s.now;
+}
+
+static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, int psi,
+		int rundir)
+{
+	struct runner r = { .o = o, .t = t, .zdir = zdir, .psi = psi, .rundir = rundir,
+			    .by_age = true, .last_mark = -1 };
+	pthread_attr_t at;
+	pthread_t th;
+
+	atomic_init(&r.up, 1);
+	atomic_init(&r.reconnects, 0);
+	pthread_mutex_init(&r.lock, NULL);
+	close_fd(&t->sock);     /* the driver holds its own reference */
+	if (nbd_server_parse(o->server, o->export, &r.srv) < 0 || zdir < 0)
+		_exit(1);
+	/* The budget of each period is writeback_limit, which counts down
+	 * only while enabled. */
+	if (at_write(r.zdir, "writeback_limit_enable", "1") < 0)
+		rb_warn("network memory: writeback_limit_enable: no budget");
+	r.nl = nbd_link_watch_open();
+	if (r.nl < 0)
+		rb_warn("network memory: no notices of lost links (%s): no reconnection",
+			strerror(-r.nl));
+	/* A small stack: every page of this process is locked in RAM. */
+	else if (pthread_attr_init(&at) != 0 || pthread_attr_setstacksize(&at, 256 * 1024) != 0 ||
+	    pthread_create(&th, &at, watch, &r) != 0)
+		rb_warn("network memory: no reconnecting thread");
+	for (;;) {
+		publish(&r, true);
+		nap_ms((long)o->period * 1000);
+		step(&r);
+	}
+}
+
+int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
+		 const char *rundir)
+{
+	struct runner r = { .o = o, .t = t };
+	char p[PATH_MAX];
+	pid_t pid;
+	int dfd, zdir = -1, psi = -1;
+
+	if (!o->server)
+		return 0;
+	(void)report_mkdir(rundir);
+	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (!t->backing[0]) {
+		r.rundir = dfd;
+		r.zdir = -1;
+		publish(&r, false);
+		(void)close(dfd);
+		return 0;
+	}
+	/* Opened here: the child may start after the switch of root, when
+	 * this /sys and /proc are gone; descriptors stay valid. */
+	if (rb_path(p, sizeof(p), "/sys/block/zram%d", zram_id) == 0)
+		zdir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rb_path(p, sizeof(p), "/proc/pressure/memory") == 0)
+		psi = open(p, O_RDONLY | O_CLOEXEC);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		rb_warn("network memory: %s; pages stay in zram", strerror(errno));
+	if (pid != 0) {
+		/* Pages on the network come back through the child's
+		 * reconnects: the OOM killer must never pick it. */
+		snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)pid);
+		if (pid > 0)
+			(void)rb_write_str(p, "-1000");
+		(void)close(dfd);
+		close_fd(&zdir);
+		close_fd(&psi);
+		close_fd(&t->sock);   /* the child's now */
+		return pid < 0 ? -EAGAIN : 0;
+	}
+	if (rb_detach(true) < 0)
+		_exit(1);
+	rb_set_cmd("netmem");
+	/* ... nor wait for its own memory. One malloc arena: a thread's own
+	 * would reserve 64 MiB, and be locked whole. */
+	(void)mallopt(M_ARENA_MAX, 1);
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		rb_warn("network memory: mlockall: %s", strerror(errno));
+	run(o, t, zdir, psi, dfd);
+	_exit(0);
+}

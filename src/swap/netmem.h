@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The network memory tier (docs/netmem.md): zram's backing device is a
+ * dm-crypt mapping (aes-xts-plain64, a random key made at each set-up,
+ * never written anywhere) over an NBD device of ramboot's own client
+ * (dev/nbd.h). zram stays the only swap device: pages leave RAM only
+ * when the policy below asks zram to write its idle pages back, never in
+ * the kernel's reclaim path.
+ *
+ * What the kernel offers (Documentation/admin-guide/blockdev/zram.rst and
+ * drivers/block/zram/zram_drv.c of 6.1), and so what the policy does:
+ *  - backing_dev is taken only before disksize (backing_dev_store:
+ *    -EBUSY once initialised), and any block device will do;
+ *  - idle takes "all", or with CONFIG_ZRAM_MEMORY_TRACKING (5.16 on) a
+ *    number of seconds: the pages not accessed for that long. Where the
+ *    number is refused (EINVAL), the policy marks "all" and writes back
+ *    what is still marked one idle age later: those pages were not
+ *    touched since;
+ *  - writeback takes "huge_idle" (5.19 on: idle pages that did not
+ *    compress, the most RAM back per page written), then "idle"; it
+ *    writes synchronously and returns -EIO once writeback_limit is used
+ *    up (with writeback_limit_enable), which is the budget's end, not a
+ *    failure;
+ *  - writeback_limit and the three numbers of bd_stat (bd_count,
+ *    bd_reads, bd_writes) count 4 KiB units, whatever the page size.
+ */
+#ifndef RAMBOOT_NETMEM_H
+#define RAMBOOT_NETMEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NETMEM_EXPORT "swap"
+#define NETMEM_MAX_RAM (2ULL << 30)
+#define NETMEM_TIMEOUT 60          /* s: a page on the network waits at most this */
+#define NETMEM_PERIOD 10           /* s between two steps of the policy */
+#define NETMEM_IDLE_AGE 120        /* s untouched before a page may go */
+#define NETMEM_RATE (4ULL << 20)   /* bytes/s written back, at most: the budget */
+#define NETMEM_PSI_MAX 10.0        /* % of "some" memory stall over 10 s: pause */
+#define NETMEM_DM_NAME "ramboot-netmem"
+
+struct netmem_opts {
+	const char *server;        /* "HOST[:PORT]"; NULL: no network tier */
+	const char *export;        /* NETMEM_EXPORT */
+	uint64_t size;             /* bytes of the export used; 0: all of it */
+	uint64_t max_ram;          /* used only with MemTotal at most this; 0: any */
+	unsigned timeout;          /* NETMEM_TIMEOUT */
+	unsigned period;           /* NETMEM_PERIOD */
+	unsigned idle_age;         /* NETMEM_IDLE_AGE */
+	uint64_t rate;             /* NETMEM_RATE; x period: each period's budget */
+	char buf[256];             /* netmem_spec_parse()'s copy of the spec */
+};
+
+void netmem_opts_init(struct netmem_opts *o);
+
+/* ramboot.swap.net=SERVER[:PORT][,export=NAME][,size=SIZE][,rate=RATE]
+ * [,timeout=S][,period=S][,idle=S][,max-ram=SIZE] into o (server and
+ * export point into o->buf). 0 or -EINVAL with the reason in err. */
+int netmem_spec_parse(const char *spec, struct netmem_opts *o, char *err, size_t errlen);
+
+/* The tier of one zram device, from netmem_prepare() on. */
+struct netmem_tier {
+	char server[80];           /* "10.0.2.2:10809"; "" when not asked */
+	/* connected | lost | off | why not ("local swap disk", ...) */
+	char state[160];
+	char backing[64];          /* the crypt mapping's node; "" when none */
+	uint64_t bytes;            /* its size */
+	int nbd;                   /* /dev/nbdN; -1 */
+	int sock;                  /* our descriptor of the driver's socket; -1 */
+	bool mapped;               /* the crypt mapping exists */
+};
+
+/*
+ * Before zram's disksize of /dev/zram<zram_id>: when it pays (MemTotal at most max_ram, no
+ * swap partition on a local disk), connect to the server, hand the
+ * socket to the NBD driver and map the crypt device over it; t->backing
+ * is then zram's backing_dev. Otherwise t->state says why not and
+ * nothing is left. Never fails the caller: 1 when the tier is ready, 0
+ * when not (with one warning line, except when not asked at all).
+ */
+int netmem_prepare(const struct netmem_opts *o, int zram_id, struct netmem_tier *t);
+
+/* Undo netmem_prepare() (zram's set-up failed after it). */
+void netmem_undo(struct netmem_tier *t);
+
+/* Start the policy for /dev/zram<id> in a detached child that outlives
+ * the caller and the switch of root: locked in RAM, out of the OOM
+ * killer's reach; it amends the boot report in rundir (created when
+ * missing) with the swap_net* keys. With t not ready, only the report's
+ * swap_net and swap_net_state are written. 0 or -errno. */
+int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
+		 const char *rundir);
+
+/* ---- the policy: a pure function of what one step saw ---- */
+
+enum netmem_act {
+	NM_WAIT,             /* nothing this period */
+	NM_WRITEBACK,        /* mark, write back, as the plan says */
+	NM_PAUSE_LINK,       /* the server is not reachable */
+	NM_PAUSE_COPY,       /* an image copy is reading the network */
+	NM_PAUSE_PRESSURE,   /* memory stalls (PSI) */
+};
+
+struct netmem_seen {
+	double now;                /* monotonic seconds */
+	bool link_up;
+	bool copy_running;
+	double psi_some10;         /* "some avg10" of /proc/pressure/memory; < 0 unknown */
+	bool idle_by_age;          /* the kernel takes seconds in idle */
+	double last_mark;          /* when "all" was last marked; < 0 never */
+};
+
+struct netmem_plan {
+	enum netmem_act act;
+	char mark_before[24];      /* written to idle before the writeback; "" none */
+	bool writeback;            /* huge_idle, then idle */
+	bool mark_after;           /* "all" after the writeback */
+	uint64_t limit;            /* writeback_limit, 4 KiB units */
+};
+
+void netmem_plan_step(const struct netmem_opts *o, const struct netmem_seen *s,
+		      struct netmem_plan *p);
+
+/* Is a copy of the image running, by the files in the run directory
+ * (their text, NULL when missing): the lazy copier's status file in a
+ * state other than switched or gave-up; the report of a prefetch that
+ * has not counted its bytes; a cache refresh not ended (cache=miss
+ * without cache_error). */
+bool netmem_copy_running(const char *lazy, const char *report);
+
+/* The name of an action, for the debug log. */
+const char *netmem_act_name(enum netmem_act a);
+
+#endif

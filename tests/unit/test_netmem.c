@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The network memory tier's policy (netmem_plan_step), what counts as an
+ * image copy running, the spec of ramboot.swap.net= and the NBD server
+ * address. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "dev/nbd.h"
+#include "swap/netmem.h"
+
+static struct netmem_opts O;
+
+static struct netmem_seen seen(double now)
+{
+	struct netmem_seen s = { .now = now, .link_up = true, .psi_some10 = 0.5,
+				 .idle_by_age = true, .last_mark = -1 };
+
+	return s;
+}
+
+static void test_age_writeback(void)
+{
+	struct netmem_seen s = seen(100);
+	struct netmem_plan p;
+
+	netmem_opts_init(&O);
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WRITEBACK);
+	CHECK_EQ_STR(p.mark_before, "120");
+	CHECK(p.writeback);
+	CHECK(!p.mark_after);
+	/* 4 MiB/s for 10 s, in 4 KiB units */
+	CHECK_EQ_INT(p.limit, 10240);
+}
+
+static void test_budget_follows_rate_and_period(void)
+{
+	struct netmem_seen s = seen(100);
+	struct netmem_plan p;
+
+	netmem_opts_init(&O);
+	O.rate = 1 << 20;
+	O.period = 3;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.limit, 768);
+	O.rate = 0;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WAIT);
+	CHECK(!p.writeback);
+}
+
+static void test_pauses(void)
+{
+	struct netmem_seen s = seen(100);
+	struct netmem_plan p;
+
+	netmem_opts_init(&O);
+	s.link_up = false;
+	s.copy_running = true;
+	s.psi_some10 = 50;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_PAUSE_LINK);       /* the link first */
+	s.link_up = true;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_PAUSE_COPY);
+	s.copy_running = false;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_PAUSE_PRESSURE);
+	CHECK(!p.writeback);
+	CHECK_EQ_STR(p.mark_before, "");
+	s.psi_some10 = NETMEM_PSI_MAX - 0.01;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WRITEBACK);
+	s.psi_some10 = -1;                        /* no PSI in the kernel */
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WRITEBACK);
+}
+
+/* A kernel without seconds in idle: mark all, write back what is still
+ * marked one idle age later, mark again. */
+static void test_mark_all_cycle(void)
+{
+	struct netmem_seen s = seen(100);
+	struct netmem_plan p;
+
+	netmem_opts_init(&O);
+	O.idle_age = 30;
+	s.idle_by_age = false;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WRITEBACK);
+	CHECK(!p.writeback);
+	CHECK(p.mark_after);
+	CHECK_EQ_STR(p.mark_before, "");
+	s.last_mark = 100;
+	s.now = 129.9;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WAIT);
+	CHECK(!p.writeback);
+	CHECK(!p.mark_after);
+	s.now = 130;
+	netmem_plan_step(&O, &s, &p);
+	CHECK_EQ_INT(p.act, NM_WRITEBACK);
+	CHECK(p.writeback);
+	CHECK(p.mark_after);
+	CHECK_EQ_STR(p.mark_before, "");
+}
+
+static void test_copy_running(void)
+{
+	CHECK(!netmem_copy_running(NULL, NULL));
+	CHECK(netmem_copy_running("state=copying\npid=12\n", NULL));
+	CHECK(netmem_copy_running("state=waiting-loop\n", "mode_done=lazy\n"));
+	CHECK(!netmem_copy_running("pid=1\nstate=switched\n", NULL));
+	CHECK(!netmem_copy_running("state=gave-up\n", NULL));
+	CHECK(netmem_copy_running(NULL, "mode_done=prefetch\nbytes=0\n"));
+	CHECK(!netmem_copy_running(NULL, "mode_done=prefetch\nbytes=1048576\n"));
+	CHECK(netmem_copy_running(NULL, "mode_done=off\ncache=miss\ncache_error=\n"));
+	CHECK(!netmem_copy_running(NULL, "cache=miss\ncache_error=disk full\n"));
+	CHECK(!netmem_copy_running(NULL, "cache=refreshed\n"));
+	CHECK(!netmem_copy_running(NULL, "mode_done=ram\nbytes=0\n"));
+}
+
+static void test_spec(void)
+{
+	char err[200] = "";
+
+	netmem_opts_init(&O);
+	CHECK_EQ_INT(netmem_spec_parse("10.0.2.2", &O, err, sizeof(err)), 0);
+	CHECK_EQ_STR(O.server, "10.0.2.2");
+	CHECK_EQ_STR(O.export, "swap");
+	CHECK_EQ_INT(O.timeout, NETMEM_TIMEOUT);
+	netmem_opts_init(&O);
+	CHECK_EQ_INT(netmem_spec_parse("10.0.2.2:10900,export=pool,size=1G,rate=8MiB/s,"
+				       "idle=5,period=2,timeout=30,max-ram=0", &O, err,
+				       sizeof(err)), 0);
+	CHECK_EQ_STR(O.server, "10.0.2.2:10900");
+	CHECK_EQ_STR(O.export, "pool");
+	CHECK_EQ_INT(O.size, 1ULL << 30);
+	CHECK_EQ_INT(O.rate, 8ULL << 20);
+	CHECK_EQ_INT(O.idle_age, 5);
+	CHECK_EQ_INT(O.period, 2);
+	CHECK_EQ_INT(O.timeout, 30);
+	CHECK_EQ_INT(O.max_ram, 0);
+	netmem_opts_init(&O);
+	CHECK(netmem_spec_parse("10.0.2.2,idle=0", &O, err, sizeof(err)) < 0);
+	CHECK_EQ_STR(err, "'idle=0': not understood");
+	CHECK(netmem_spec_parse("10.0.2.2,colour=blue", &O, err, sizeof(err)) < 0);
+	CHECK(netmem_spec_parse("10.0.2.2,size", &O, err, sizeof(err)) < 0);
+	CHECK_EQ_STR(err, "'size': not NAME=VALUE");
+	CHECK(netmem_spec_parse(",idle=3", &O, err, sizeof(err)) < 0);
+}
+
+static void test_server_parse(void)
+{
+	struct nbd_server s;
+	const struct sockaddr_in *a4 = (const void *)&s.addr;
+	const struct sockaddr_in6 *a6 = (const void *)&s.addr;
+
+	CHECK_EQ_INT(nbd_server_parse("10.0.2.2", "swap", &s), 0);
+	CHECK_EQ_STR(s.name, "10.0.2.2:10809");
+	CHECK_EQ_INT(ntohs(a4->sin_port), 10809);
+	CHECK_EQ_STR(s.export, "swap");
+	CHECK_EQ_INT(nbd_server_parse("192.168.67.1:20000", "x", &s), 0);
+	CHECK_EQ_STR(s.name, "192.168.67.1:20000");
+	CHECK_EQ_INT(nbd_server_parse("[fd00::1]:999", "swap", &s), 0);
+	CHECK_EQ_INT(a6->sin6_family, AF_INET6);
+	CHECK_EQ_INT(ntohs(a6->sin6_port), 999);
+	CHECK_EQ_STR(s.name, "[fd00::1]:999");
+	CHECK_EQ_INT(nbd_server_parse("[fd00::1]", "swap", &s), 0);
+	CHECK_EQ_STR(s.name, "[fd00::1]:10809");
+	CHECK(nbd_server_parse("server.lan", "swap", &s) < 0);    /* no resolver */
+	CHECK(nbd_server_parse("10.0.2.2:0", "swap", &s) < 0);
+	CHECK(nbd_server_parse("10.0.2.2:65536", "swap", &s) < 0);
+	CHECK(nbd_server_parse("10.0.2.2:", "swap", &s) < 0);
+	CHECK(nbd_server_parse("[fd00::1", "swap", &s) < 0);
+	CHECK(nbd_server_parse("10.0.2.2", "", &s) < 0);
+}
+
+/* ---- the handshake against a server of a few lines ---- */
+
+enum fake { FAKE_GO, FAKE_OLD, FAKE_UNKNOWN };
+
+static void be(unsigned char *b, uint64_t v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--, v >>= 8)
+		b[i] = (unsigned char)v;
+}
+
+static void reply(int fd, uint32_t opt, uint32_t type, const unsigned char *data, uint32_t len)
+{
+	unsigned char h[20];
+
+	be(h, 0x0003e889045565a9ULL, 8);
+	be(h + 8, opt, 4);
+	be(h + 12, type, 4);
+	be(h + 16, len, 4);
+	if (write(fd, h, 20) != 20 || (len && write(fd, data, len) != (ssize_t)len))
+		_exit(3);
+}
+
+/* One client: the greeting, then the options until the export is given. */
+static void fake_server(int lfd, enum fake kind)
+{
+	unsigned char g[18], b[512], info[12];
+	int fd = accept(lfd, NULL, NULL);
+
+	if (fd < 0)
+		_exit(2);
+	memcpy(g, "NBDMAGICIHAVEOPT", 16);
+	be(g + 16, 3, 2);    /* fixed newstyle, no zeroes */
+	if (write(fd, g, 18) != 18 || read(fd, b, 4) != 4)
+		_exit(2);
+	for (;;) {
+		uint32_t opt, len;
+
+		if (read(fd, b, 16) != 16)
+			_exit(2);
+		opt = (uint32_t)b[8] << 24 | (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+		len = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+		if (len > sizeof(b) || (len && read(fd, b, len) != (ssize_t)len))
+			_exit(2);
+		if (opt == 7 && kind == FAKE_OLD) {
+			reply(fd, 7, 0x80000001u, NULL, 0);
+		} else if (opt == 7 && kind == FAKE_UNKNOWN) {
+			reply(fd, 7, 0x80000006u, (const unsigned char *)"no", 2);
+			break;
+		} else if (opt == 7) {
+			/* the name's length, the name, no information requests */
+			if (len != 4 + 4 + 2 || memcmp(b + 4, "swap", 4))
+				_exit(4);
+			be(info, 0, 2);
+			be(info + 2, 1ULL << 30, 8);
+			be(info + 10, 1 | 4, 2);
+			reply(fd, 7, 3, info, 12);
+			reply(fd, 7, 1, NULL, 0);
+			break;
+		} else if (opt == 1) {
+			if (len != 4 || memcmp(b, "swap", 4))
+				_exit(4);
+			be(info, 64ULL << 20, 8);
+			be(info + 8, 1, 2);
+			if (write(fd, info, 10) != 10)
+				_exit(2);
+			break;
+		}
+	}
+	sleep(1);
+	_exit(0);
+}
+
+static int handshake_with(enum fake kind, struct nbd_export *ex, char *err, size_t errlen)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	struct nbd_server s;
+	char spec[32];
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd = -1, rc, st;
+	pid_t pid;
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &l) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0)
+		fake_server(lfd, kind);
+	close(lfd);
+	snprintf(spec, sizeof(spec), "127.0.0.1:%u", ntohs(a.sin_port));
+	rc = nbd_server_parse(spec, "swap", &s);
+	if (rc == 0)
+		rc = nbd_open(&s, 5, &fd, ex, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ_INT(WEXITSTATUS(st), 0);
+	return rc;
+}
+
+static void test_handshake(void)
+{
+	struct nbd_export ex;
+	char err[256] = "";
+
+	CHECK_EQ_INT(handshake_with(FAKE_GO, &ex, err, sizeof(err)), 0);
+	CHECK_EQ_INT(ex.size, 1ULL << 30);
+	CHECK_EQ_INT(ex.flags, 5);
+	/* NBD_OPT_GO unknown to the server: NBD_OPT_EXPORT_NAME */
+	CHECK_EQ_INT(handshake_with(FAKE_OLD, &ex, err, sizeof(err)), 0);
+	CHECK_EQ_INT(ex.size, 64ULL << 20);
+	CHECK_EQ_INT(ex.flags, 1);
+	CHECK_EQ_INT(handshake_with(FAKE_UNKNOWN, &ex, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_STR(err, "export 'swap': unknown to the server (reply 0x80000006)");
+}
+
+int main(void)
+{
+	RUN(test_age_writeback);
+	RUN(test_budget_follows_rate_and_period);
+	RUN(test_pauses);
+	RUN(test_mark_all_cycle);
+	RUN(test_copy_running);
+	RUN(test_spec);
+	RUN(test_server_parse);
+	RUN(test_handshake);
+	return TAP_DONE();
+}
