@@ -195,10 +195,13 @@ void sink_undo(struct run *u)
 		 * no half image is ever mounted from it. A device nothing
 		 * was written to is left exactly as it was. */
 		if (k->zram_id < 0 && u->r->bytes_out > 0) {
-			static const uint8_t zero[65536];
+			/* Not const: .bss, not 64 KiB of zeros in the binary. */
+			static uint8_t zero[65536];
 
-			if (pwrite(k->fd, zero, sizeof(zero), 0) < 0)
-				rb_warn("%s: cannot wipe: %s", u->r->dest_path, strerror(errno));
+			int rc = pwrite_full(k->fd, zero, sizeof(zero), 0);
+
+			if (rc < 0)
+				rb_warn("%s: cannot wipe: %s", u->r->dest_path, strerror(-rc));
 			(void)fdatasync(k->fd);
 		}
 		(void)close(k->fd);
