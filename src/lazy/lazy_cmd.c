@@ -2,14 +2,62 @@
 /*
  * ramboot lazy: the command line.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "lazy/lazy.h"
 #include "lib/guard.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
+
+enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
+       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,
+       OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
+
+static const struct rb_opt opts[] = {
+	{ "image", required_argument, OPT_IMAGE, "=FILE", "the image (a file or a block device)" },
+	{ "loop", required_argument, OPT_LOOP, "=DEV",
+	  "its loop device (default: the one backed by FILE)" },
+	{ "target", required_argument, OPT_TARGET, "=T", "tmpfs (default) or zram" },
+	{ "tmpfs", required_argument, OPT_TMPFS, "=DIR",
+	  "mount the tmpfs here (default " LAZY_TMPFS_DIR ")" },
+	{ "sha256", required_argument, OPT_SHA, "=HEX", "SHA-256 the copy must have" },
+	{ "manifest", required_argument, OPT_MANIFEST, "=FILE", "size and SHA-256 the copy must have" },
+	{ "signed", no_argument, OPT_SIGNED, NULL, "the manifest must be signed by a trusted key" },
+	{ "keys", required_argument, OPT_KEYS, "=DIR",
+	  "with --signed: the trusted public keys (*.pub)" },
+	{ "min-free", required_argument, OPT_MINFREE, "=SIZE",
+	  "memory that must stay available (default 256M)" },
+	{ "stall-timeout", required_argument, OPT_STALL, "=S",
+	  "give up when a read of FILE takes S seconds\n"
+	  "(default 30, 0: never)" },
+	{ "rate", required_argument, OPT_RATE, "=RATE",
+	  "read at most RATE from FILE (12MiB/s, 100Mbit)\n"
+	  "(page cache hits not counted; default: no cap)" },
+	{ "status", required_argument, OPT_STATUS, "=FILE",
+	  "the status file (default " LAZY_STATUS ")" },
+	{ "background", no_argument, OPT_BACKGROUND, NULL,
+	  "return once all is open and checked; the copy\n"
+	  "goes on in a child (log: the status file + .log)" },
+	{ "wait-loop", required_argument, OPT_WAIT_LOOP, "=S",
+	  "the loop device may come later: open the image and\n"
+	  "all else now, then wait up to S seconds for the\n"
+	  "loop device backed by it (not with --loop)" },
+	{ "profile", required_argument, OPT_PROFILE, "=FILE",
+	  "boot profile: its ranges are copied first when it\n"
+	  "was recorded on FILE's image (default: FILE.profile\n"
+	  "beside the image when there; 'none': no profile)" },
+	{ "udpcast", optional_argument, OPT_UDPCAST, "[=OPTS]",
+	  "take the copy from a udpcast session of the raw\n"
+	  "image (ramboot serve); OPTS: portbase=P,\n"
+	  "interface=IF,start-timeout=S,receive-timeout=S.\n"
+	  "Used only with --sha256 or --manifest; when the\n"
+	  "stream fails, FILE is copied as without it" },
+	{ "verbose", no_argument, 'v', NULL, "more messages" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset optset = RB_OPTSET("vh", 6, 26, opts);
 
 static void usage(FILE *out)
 {
@@ -21,76 +69,22 @@ static void usage(FILE *out)
 	      "the rest, yielding to other reads of the loop device. On any failure the\n"
 	      "copy is freed and the loop device stays on FILE.\n"
 	      "\n"
-	      "Options:\n"
-	      "      --image=FILE        the image (a file or a block device)\n"
-	      "      --loop=DEV          its loop device (default: the one backed by FILE)\n"
-	      "      --target=T          tmpfs (default) or zram\n"
-	      "      --tmpfs=DIR         mount the tmpfs here (default " LAZY_TMPFS_DIR ")\n"
-	      "      --sha256=HEX        SHA-256 the copy must have\n"
-	      "      --manifest=FILE     size and SHA-256 the copy must have\n"
-	      "      --signed            the manifest must be signed by a trusted key\n"
-	      "      --keys=DIR          with --signed: the trusted public keys (*.pub)\n"
-	      "      --min-free=SIZE     memory that must stay available (default 256M)\n"
-	      "      --stall-timeout=S   give up when a read of FILE takes S seconds\n"
-	      "                          (default 30, 0: never)\n"
-	      "      --rate=RATE         read at most RATE from FILE (12MiB/s, 100Mbit)\n"
-	      "                          (page cache hits not counted; default: no cap)\n"
-	      "      --status=FILE       the status file (default " LAZY_STATUS ")\n"
-	      "      --background        return once all is open and checked; the copy\n"
-	      "                          goes on in a child (log: the status file + .log)\n"
-	      "      --wait-loop=S       the loop device may come later: open the image and\n"
-	      "                          all else now, then wait up to S seconds for the\n"
-	      "                          loop device backed by it (not with --loop)\n"
-	      "      --profile=FILE      boot profile: its ranges are copied first when it\n"
-	      "                          was recorded on FILE's image (default: FILE.profile\n"
-	      "                          beside the image when there; 'none': no profile)\n"
-	      "      --udpcast[=OPTS]    take the copy from a udpcast session of the raw\n"
-	      "                          image (ramboot serve); OPTS: portbase=P,\n"
-	      "                          interface=IF,start-timeout=S,receive-timeout=S.\n"
-	      "                          Used only with --sha256 or --manifest; when the\n"
-	      "                          stream fails, FILE is copied as without it\n"
-	      "  -v, --verbose           more messages\n"
-	      "  -h, --help              this help\n"
-	      "\n"
+	      "Options:\n", out);
+	rb_opts_help(out, &optset);
+	fputs("\n"
 	      "Exit codes: 0 switched (with --background: started), 1 gave up (the loop\n"
 	      "device stays on FILE), 2 usage, 3 not enough memory.\n", out);
 }
 
-enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
-       OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,
-       OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
-
-static const struct option longopts[] = {
-	{ "image", required_argument, NULL, OPT_IMAGE },
-	{ "loop", required_argument, NULL, OPT_LOOP },
-	{ "target", required_argument, NULL, OPT_TARGET },
-	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
-	{ "sha256", required_argument, NULL, OPT_SHA },
-	{ "manifest", required_argument, NULL, OPT_MANIFEST },
-	{ "signed", no_argument, NULL, OPT_SIGNED },
-	{ "keys", required_argument, NULL, OPT_KEYS },
-	{ "min-free", required_argument, NULL, OPT_MINFREE },
-	{ "stall-timeout", required_argument, NULL, OPT_STALL },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "status", required_argument, NULL, OPT_STATUS },
-	{ "background", no_argument, NULL, OPT_BACKGROUND },
-	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
-	{ "profile", required_argument, NULL, OPT_PROFILE },
-	{ "udpcast", optional_argument, NULL, OPT_UDPCAST },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 int cmd_lazy(int argc, char **argv)
 {
 	struct lazy_opts o;
+	struct rb_getopt g;
 	int opt;
 
 	lazy_opts_init(&o);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((opt = rb_getopt(&g, argc, argv)) != -1) {
 		switch (opt) {
 		case OPT_IMAGE: o.image = optarg; break;
 		case OPT_LOOP: o.loop = optarg; break;

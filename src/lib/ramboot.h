@@ -21,6 +21,9 @@ enum {
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A macro's value as a string literal: RB_STR(100) is "100". */
+#define RB_STR_(x) #x
+#define RB_STR(x) RB_STR_(x)
 #define KiB (1024ULL)
 #define MiB (1024ULL * 1024)
 #define GiB (1024ULL * 1024 * 1024)

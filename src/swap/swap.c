@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "format/sizeexpr.h"
 #include "swap/swap.h"
@@ -636,38 +636,6 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 
 /* ---- command line ---- */
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
-"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
-"       ramboot swap --status [--json]   the same as ramboot status\n"
-"\n"
-"Options:\n"
-"  --size=EXPR          swap size (default %s); EXPR uses ram (MemTotal),\n"
-"                       sizes (512M, 2G, binary), N%% of ram, + - * /,\n"
-"                       parentheses, min(), max()\n"
-"  --algorithm=LIST     compressors in order of preference (default %s)\n"
-"  --priority=N         swap priority 0..32767 (default %d); -1: the kernel\n"
-"                       assigns one (negative, below every other swap)\n"
-"  --writeback=DEV      backing device for idle/incompressible pages\n"
-"  --mem-limit=EXPR     cap on the RAM the device may use\n"
-"  --local-swap         also enable swap partitions on local disks,\n"
-"                       %d below --priority\n"
-"  --swappiness=N       vm.swappiness (default 180, or 100 on kernels < 5.8)\n"
-"  --page-cluster=N     vm.page-cluster (default 0)\n"
-"  --keep-zswap         do not disable zswap\n"
-"  --no-tune            change no vm.* or zswap setting\n"
-"  --off DEVICE         release DEVICE: swapoff, reset, hot_remove\n"
-"  --force              with --off: release a device not labelled %s\n"
-"  -v, --verbose        more messages\n"
-"  -h, --help           this help\n"
-"\n"
-"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
-		DEFAULT_SIZE, DEFAULT_ALGORITHMS, DEFAULT_PRIORITY, LOCAL_PRIO_GAP,
-		SWAPHDR_LABEL);
-}
-
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 {
 	char *end;
@@ -689,37 +657,62 @@ enum {
 	OPT_FORCE, OPT_STATUS, OPT_JSON,
 };
 
+static const struct rb_opt opts[] = {
+	{ "size", required_argument, OPT_SIZE, "=EXPR",
+	  "swap size (default " DEFAULT_SIZE "); EXPR uses ram (MemTotal),\n"
+	  "sizes (512M, 2G, binary), N% of ram, + - * /,\n"
+	  "parentheses, min(), max()" },
+	{ "algorithm", required_argument, OPT_ALGO, "=LIST",
+	  "compressors in order of preference (default " DEFAULT_ALGORITHMS ")" },
+	{ "priority", required_argument, OPT_PRIO, "=N",
+	  "swap priority 0..32767 (default " RB_STR(DEFAULT_PRIORITY) "); -1: the kernel\n"
+	  "assigns one (negative, below every other swap)" },
+	{ "writeback", required_argument, OPT_WB, "=DEV",
+	  "backing device for idle/incompressible pages" },
+	{ "mem-limit", required_argument, OPT_MEMLIMIT, "=EXPR",
+	  "cap on the RAM the device may use" },
+	{ "local-swap", no_argument, OPT_LOCAL, NULL,
+	  "also enable swap partitions on local disks,\n"
+	  RB_STR(LOCAL_PRIO_GAP) " below --priority" },
+	{ "swappiness", required_argument, OPT_SWAPPINESS, "=N",
+	  "vm.swappiness (default 180, or 100 on kernels < 5.8)" },
+	{ "page-cluster", required_argument, OPT_PAGECLUSTER, "=N", "vm.page-cluster (default 0)" },
+	{ "keep-zswap", no_argument, OPT_KEEPZSWAP, NULL, "do not disable zswap" },
+	{ "no-tune", no_argument, OPT_NOTUNE, NULL, "change no vm.* or zswap setting" },
+	{ "off", required_argument, OPT_OFF, " DEVICE", "release DEVICE: swapoff, reset, hot_remove" },
+	{ "force", no_argument, OPT_FORCE, NULL,
+	  "with --off: release a device not labelled " SWAPHDR_LABEL },
+	{ "status", no_argument, OPT_STATUS, NULL, NULL },
+	{ "json", no_argument, OPT_JSON, NULL, NULL },
+	{ "verbose", no_argument, 'v', NULL, "more messages" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset optset = RB_OPTSET("vh", 2, 23, opts);
+
+static void usage(FILE *out)
+{
+	fputs("Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
+	      "       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
+	      "       ramboot swap --status [--json]   the same as ramboot status\n"
+	      "\n"
+	      "Options:\n", out);
+	rb_opts_help(out, &optset);
+	fputs("\n"
+	      "Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n", out);
+}
+
 int cmd_swap(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "size",         required_argument, NULL, OPT_SIZE },
-		{ "algorithm",    required_argument, NULL, OPT_ALGO },
-		{ "priority",     required_argument, NULL, OPT_PRIO },
-		{ "writeback",    required_argument, NULL, OPT_WB },
-		{ "mem-limit",    required_argument, NULL, OPT_MEMLIMIT },
-		{ "local-swap",   no_argument,       NULL, OPT_LOCAL },
-		{ "swappiness",   required_argument, NULL, OPT_SWAPPINESS },
-		{ "page-cluster", required_argument, NULL, OPT_PAGECLUSTER },
-		{ "keep-zswap",   no_argument,       NULL, OPT_KEEPZSWAP },
-		{ "no-tune",      no_argument,       NULL, OPT_NOTUNE },
-		{ "off",          required_argument, NULL, OPT_OFF },
-		{ "force",        no_argument,       NULL, OPT_FORCE },
-		{ "status",       no_argument,       NULL, OPT_STATUS },
-		{ "json",         no_argument,       NULL, OPT_JSON },
-		{ "verbose",      no_argument,       NULL, 'v' },
-		{ "help",         no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct swap_opts o;
 	struct swap_result r;
 	const char *off = NULL;
 	bool force = false, status = false, json = false;
+	struct rb_getopt g;
 	int c, ex;
 
 	swap_opts_init(&o);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_SIZE: o.size = optarg; break;
 		case OPT_ALGO: o.algorithm = optarg; break;

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Options declared once (opts.h): getopt_long()'s table and --help's
+ * option lines, both from the command's struct rb_optset.
+ */
+#include <string.h>
+
+#include "lib/ramboot.h"
+#include "lib/opts.h"
+
+static bool has_short(const struct rb_optset *set, int val)
+{
+	return val > 0 && val < 256 && val != ':' && strchr(set->shorts, val);
+}
+
+void rb_opts_help(FILE *out, const struct rb_optset *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		const struct rb_opt *o = &set->opts[i];
+		const char *p, *nl, *arg = o->arg ? o->arg : "";
+		int len;
+
+		if (!o->help)
+			continue;
+		if (!o->name) {
+			fputs(o->help, out);
+			continue;
+		}
+		if (has_short(set, o->val))
+			len = fprintf(out, "  -%c, --%s%s", o->val, o->name, arg);
+		else
+			len = fprintf(out, "%*s--%s%s", set->indent, "", o->name, arg);
+		fprintf(out, "%*s", len >= 0 && len < set->col ? set->col - len : 2, "");
+		for (p = o->help; (nl = strchr(p, '\n')); p = nl + 1)
+			fprintf(out, "%.*s\n%*s", (int)(nl - p), p, set->col, "");
+		fprintf(out, "%s\n", p);
+	}
+}
+
+void rb_getopt_init(struct rb_getopt *g, const struct rb_optset *set)
+{
+	size_t i, n = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->set = set;
+	for (i = 0; i < set->n && n < RB_OPTS_MAX; i++) {
+		const struct rb_opt *o = &set->opts[i];
+
+		if (!o->name)
+			continue;
+		g->lo[n] = (struct option){ o->name, o->has_arg, NULL, o->val };
+		g->at[n++] = (unsigned char)i;
+	}
+	/* 0, not 1: getopt_long() starts over from scratch (glibc and musl
+	 * both), whatever a parse before left behind. */
+	optind = 0;
+	opterr = 0;
+}
+
+int rb_getopt(struct rb_getopt *g, int argc, char **argv)
+{
+	int li = -1, c = getopt_long(argc, argv, g->set->shorts, g->lo, &li);
+
+	g->opt = li >= 0 ? &g->set->opts[g->at[li]] : NULL;
+	return c;
+}
