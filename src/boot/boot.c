@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
@@ -39,40 +40,49 @@ struct debug_log {
 	char path[PATH_MAX];
 };
 
+static const struct rb_opt opts[] = {
+	{ "image", required_argument, 'i', "=PATH",
+	  "the image to copy (default: ramboot.image=, else\n"
+	  "the first field of ltsp.image= under the root mount)" },
+	{ "default-image", required_argument, 'D', "=PATH", "the image when no setting names one" },
+	{ "cmdline", required_argument, 'c', "=STRING", "parse STRING instead of /proc/cmdline" },
+	{ "json", no_argument, 'j', NULL, "also write " REPORT_DIR "/report.json" },
+	{ "drop", required_argument, 'X', "=PATH",
+	  "(for the hooks) the RAM copy PATH was not used: free\n"
+	  "it and record the fallback in the report" },
+	{ "reason", required_argument, 'R', "=TEXT", "with --drop: why, for the report" },
+	{ "explain", no_argument, 'E', NULL,
+	  "the dry run: every setting with its source, the\n"
+	  "image, manifest, keys, verification and memory\n"
+	  "verdict; nothing is copied, mounted or written" },
+	{ "query", no_argument, 'Q', NULL,
+	  "(for the hooks) print mode=MODE and image=PATH (the\n"
+	  "image the settings name, empty for none) and stop" },
+	{ "mounted", no_argument, 'M', NULL,
+	  "(for the hooks) the caller mounts the root from the\n"
+	  "image itself: ramboot.verity=1 cannot be met (a\n"
+	  "fallback)" },
+	{ "help", no_argument, 'h', NULL, "show this help" },
+};
+static const struct rb_optset optset = RB_OPTSET("h", 2, 24, opts);
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
-		"                    [--json] [--mounted]\n"
-		"       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
-		"                    --query | --explain\n"
-		"       ramboot boot --drop=PATH [--reason=TEXT]\n"
-		"\n"
-		"Initramfs entry point: act on ramboot= on the kernel command line\n"
-		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
-		"\n"
-		"  --image=PATH          the image to copy (default: ramboot.image=, else\n"
-		"                        the first field of ltsp.image= under the root mount)\n"
-		"  --default-image=PATH  the image when no setting names one\n"
-		"  --cmdline=STRING      parse STRING instead of /proc/cmdline\n"
-		"  --json                also write " REPORT_DIR "/report.json\n"
-		"  --drop=PATH           (for the hooks) the RAM copy PATH was not used: free\n"
-		"                        it and record the fallback in the report\n"
-		"  --reason=TEXT         with --drop: why, for the report\n"
-		"  --explain             the dry run: every setting with its source, the\n"
-		"                        image, manifest, keys, verification and memory\n"
-		"                        verdict; nothing is copied, mounted or written\n"
-		"  --query               (for the hooks) print mode=MODE and image=PATH (the\n"
-		"                        image the settings name, empty for none) and stop\n"
-		"  --mounted             (for the hooks) the caller mounts the root from the\n"
-		"                        image itself: ramboot.verity=1 cannot be met (a\n"
-		"                        fallback)\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
-		"stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
-		"every runtime outcome (failures fall back to the network image and are\n"
-		"recorded in " REPORT_DIR "/report); 2 for a bad command line.\n");
+	fputs("Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+	      "                    [--json] [--mounted]\n"
+	      "       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+	      "                    --query | --explain\n"
+	      "       ramboot boot --drop=PATH [--reason=TEXT]\n"
+	      "\n"
+	      "Initramfs entry point: act on ramboot= on the kernel command line\n"
+	      "(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
+	      "\n", out);
+	rb_opts_help(out, &optset);
+	fputs("\n"
+	      "On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
+	      "stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
+	      "every runtime outcome (failures fall back to the network image and are\n"
+	      "recorded in " REPORT_DIR "/report); 2 for a bad command line.\n", out);
 }
 
 /* ---- debug log ---- */
@@ -390,24 +400,11 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
  * usage error). */
 static int parse_args(int argc, char **argv, struct boot_args *a)
 {
-	static const struct option longopts[] = {
-		{ "image", required_argument, NULL, 'i' },
-		{ "default-image", required_argument, NULL, 'D' },
-		{ "cmdline", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "drop", required_argument, NULL, 'X' },
-		{ "reason", required_argument, NULL, 'R' },
-		{ "query", no_argument, NULL, 'Q' },
-		{ "explain", no_argument, NULL, 'E' },
-		{ "mounted", no_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'i': a->image = optarg; break;
 		case 'D': a->default_image = optarg; break;

@@ -26,6 +26,7 @@
 #include "lib/outfile.h"
 #include "trust/sign.h"
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 
 #ifndef HAVE_LIBARCHIVE
@@ -58,30 +59,42 @@ static const struct item initrd_items[] = {
 	{ "initramfs-tools/order.conf", "conf/conf.d/zz-ramboot.conf", 0644 },
 };
 
+static const struct rb_opt opts[] = {
+	{ "output", required_argument, 'o', "=FILE",
+	  "write an uncompressed newc cpio holding the static\n"
+	  "binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
+	  "LTSP hook, the initramfs-tools boot script and the\n"
+	  "library both source (ramboot-lib.sh)" },
+	{ "binary", required_argument, 'b', "=PATH",
+	  "the static binary (default: DATADIR/ramboot.static\n"
+	  "next to this program, else ./static/ramboot)" },
+	{ "hooks", required_argument, 'H', "=DIR",
+	  "the hook scripts (default: DATADIR/hooks, else\n"
+	  "./initrd-hooks)" },
+	{ "conf", required_argument, 'C', "=PATH",
+	  "the configuration (default: /etc/ramboot.conf if any)" },
+	{ "keys", required_argument, 'K', "=DIR",
+	  "the trusted public keys (*.pub) for signed manifests\n"
+	  "(default: /etc/ramboot/keys if any), packed as\n"
+	  "etc/ramboot/keys/" },
+	{ "udpcast", optional_argument, 'U', "[=PATH]",
+	  "add udp-receiver (default /usr/bin/udp-receiver) as\n"
+	  "usr/bin/udp-receiver with the shared libraries ldd\n"
+	  "names, for ramboot.source=udpcast" },
+	{ "list", required_argument, 'l', "=FILE",
+	  "list an initrd (concatenated, compressed or not)\n"
+	  "and say whether ramboot is inside" },
+	{ "verbose", no_argument, 'v', NULL, NULL },
+	{ "help", no_argument, 'h', NULL, "show this help" },
+};
+static const struct rb_optset optset = RB_OPTSET("o:l:vh", 2, 21, opts);
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
-		"       ramboot initrd --list FILE\n"
-		"\n"
-		"  -o, --output=FILE  write an uncompressed newc cpio holding the static\n"
-		"                     binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
-		"                     LTSP hook, the initramfs-tools boot script and the\n"
-		"                     library both source (ramboot-lib.sh)\n"
-		"  --binary=PATH      the static binary (default: DATADIR/ramboot.static\n"
-		"                     next to this program, else ./static/ramboot)\n"
-		"  --hooks=DIR        the hook scripts (default: DATADIR/hooks, else\n"
-		"                     ./initrd-hooks)\n"
-		"  --conf=PATH        the configuration (default: /etc/ramboot.conf if any)\n"
-		"  --keys=DIR         the trusted public keys (*.pub) for signed manifests\n"
-		"                     (default: /etc/ramboot/keys if any), packed as\n"
-		"                     etc/ramboot/keys/\n"
-		"  --udpcast[=PATH]   add udp-receiver (default /usr/bin/udp-receiver) as\n"
-		"                     usr/bin/udp-receiver with the shared libraries ldd\n"
-		"                     names, for ramboot.source=udpcast\n"
-		"  -l, --list=FILE    list an initrd (concatenated, compressed or not)\n"
-		"                     and say whether ramboot is inside\n"
-		"  -h, --help         show this help\n");
+	fputs("Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
+	      "       ramboot initrd --list FILE\n"
+	      "\n", out);
+	rb_opts_help(out, &optset);
 }
 
 static bool is_file(const char *p)
@@ -693,26 +706,14 @@ static int list_initrd(const char *file)
 
 int cmd_initrd(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "list", required_argument, NULL, 'l' },
-		{ "binary", required_argument, NULL, 'b' },
-		{ "hooks", required_argument, NULL, 'H' },
-		{ "conf", required_argument, NULL, 'C' },
-		{ "keys", required_argument, NULL, 'K' },
-		{ "udpcast", optional_argument, NULL, 'U' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
 	const char *keys = NULL, *udpcast = NULL;
 	char bin[PATH_MAX], hk[PATH_MAX], cf[PATH_MAX], kd[PATH_MAX];
+	struct rb_getopt g;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:l:vh", longopts, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'l': list = optarg; break;

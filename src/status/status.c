@@ -19,6 +19,7 @@
 
 #include "cmd.h"
 #include "lib/keys.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/sysutil.h"
 #include "dev/zram.h"
@@ -49,29 +50,35 @@ struct zdev {
 	int priority;
 };
 
+static const struct rb_opt opts[] = {
+	{ "json", no_argument, 'j', NULL,
+	  "one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
+	  "\"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
+	  "(\"lazy\" only when its file exists)" },
+	{ "check", no_argument, 'c', NULL,
+	  "print the verdict line only; exit 0 when the client runs\n"
+	  "from RAM, 1 when it does not (a fallback, the network image\n"
+	  "as asked, a lazy copy not yet switched, no report)" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset optset = RB_OPTSET("h", 2, 14, opts);
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-"Usage: ramboot status [--json | --check]\n"
-"\n"
-"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
-"\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
-"(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
-"state, bytes copied from the page cache and from the network, timeline)\n"
-"when there is one and, for every initialised zram device, its size,\n"
-"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
-"priority.\n"
-"\n"
-"  --json      one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
-"              \"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
-"              (\"lazy\" only when its file exists)\n"
-"  --check     print the verdict line only; exit 0 when the client runs\n"
-"              from RAM, 1 when it does not (a fallback, the network image\n"
-"              as asked, a lazy copy not yet switched, no report)\n"
-"  -h, --help  this help\n"
-"\n"
-"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
-"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n");
+	fputs("Usage: ramboot status [--json | --check]\n"
+	      "\n"
+	      "Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
+	      "\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
+	      "(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
+	      "state, bytes copied from the page cache and from the network, timeline)\n"
+	      "when there is one and, for every initialised zram device, its size,\n"
+	      "compressor, stored and compressed bytes, ratio, RAM used and swap\n"
+	      "priority.\n"
+	      "\n", out);
+	rb_opts_help(out, &optset);
+	fputs("\n"
+	      "Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
+	      "from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n", out);
 }
 
 /* A JSON string through json_escape(), in pieces of up to 64 bytes cut
@@ -658,18 +665,12 @@ int status_show(const struct status_opts *o)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct status_opts o = { false, false };
+	struct rb_getopt g;
 	int c;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'j': o.json = true; break;
 		case 'c': o.check = true; break;

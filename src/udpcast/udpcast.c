@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <getopt.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "udpcast/udpcast.h"
 
@@ -311,35 +311,6 @@ void udpcast_source_close(void)
 
 /* ---- ramboot serve ---- */
 
-static void serve_usage(FILE *out)
-{
-	fputs("Usage: ramboot serve [OPTIONS] IMAGE\n"
-	      "\n"
-	      "Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
-	      "multicast stream: udp-sender sessions, one after the other.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --rate=RATE       at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
-	      "                        udp-sender --max-bitrate); default: no cap\n"
-	      "      --min-receivers=N start a session once N clients have joined\n"
-	      "                        (default 1)\n"
-	      "      --max-wait=S      start anyway S seconds after the first client\n"
-	      "                        joined, with fewer than N\n"
-	      "      --portbase=P      the even UDP port base, P and P+1 (default 9000)\n"
-	      "      --interface=IF    the network interface (default: udpcast's choice,\n"
-	      "                        an interface with an IPv4 address, one with a link\n"
-	      "                        first)\n"
-	      "      --fec=SPEC        forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
-	      "                        (8x8/128)\n"
-	      "      --once            one session, then exit with its outcome\n"
-	      "  -v, --verbose         more messages\n"
-	      "  -h, --help            this help\n"
-	      "\n"
-	      "SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
-	      "Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
-	      out);
-}
-
 /* --fec: INTERLEAVExREDUNDANCY[/STRIPESIZE], small whole numbers. */
 static bool fec_ok(const char *s)
 {
@@ -442,6 +413,46 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 
 enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
 
+static const struct rb_opt serve_options[] = {
+	{ "rate", required_argument, O_RATE, "=RATE",
+	  "at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
+	  "udp-sender --max-bitrate); default: no cap" },
+	{ "min-receivers", required_argument, O_MINRX, "=N",
+	  "start a session once N clients have joined\n"
+	  "(default 1)" },
+	{ "max-wait", required_argument, O_MAXWAIT, "=S",
+	  "start anyway S seconds after the first client\n"
+	  "joined, with fewer than N" },
+	{ "portbase", required_argument, O_PORT, "=P",
+	  "the even UDP port base, P and P+1 (default 9000)" },
+	{ "interface", required_argument, O_IF, "=IF",
+	  "the network interface (default: udpcast's choice,\n"
+	  "an interface with an IPv4 address, one with a link\n"
+	  "first)" },
+	{ "fec", required_argument, O_FEC, "=SPEC",
+	  "forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
+	  "(8x8/128)" },
+	{ "once", no_argument, O_ONCE, NULL, "one session, then exit with its outcome" },
+	{ "verbose", no_argument, 'v', NULL, "more messages" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset serve_optset = RB_OPTSET("vh", 6, 24, serve_options);
+
+static void serve_usage(FILE *out)
+{
+	fputs("Usage: ramboot serve [OPTIONS] IMAGE\n"
+	      "\n"
+	      "Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
+	      "multicast stream: udp-sender sessions, one after the other.\n"
+	      "\n"
+	      "Options:\n", out);
+	rb_opts_help(out, &serve_optset);
+	fputs("\n"
+	      "SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
+	      "Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
+	      out);
+}
+
 /* An option of serve that takes a value, into s: NULL, or what the
  * value should have been. */
 static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
@@ -470,27 +481,15 @@ static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "min-receivers", required_argument, NULL, O_MINRX },
-		{ "max-wait", required_argument, NULL, O_MAXWAIT },
-		{ "portbase", required_argument, NULL, O_PORT },
-		{ "interface", required_argument, NULL, O_IF },
-		{ "fec", required_argument, NULL, O_FEC },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct serve_opts s = { .min_receivers = 1 };
 	sigset_t set, old;
 	struct stat st;
 	unsigned long session = 0;
-	int c, li = 0, rc = 0, signo = 0;
+	struct rb_getopt g;
+	int c, rc = 0, signo = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", lo, &li)) != -1) {
+	rb_getopt_init(&g, &serve_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		const char *want;
 
 		switch (c) {
@@ -507,7 +506,7 @@ int cmd_serve(int argc, char **argv)
 		case O_MINRX: case O_MAXWAIT: case O_PORT: case O_IF: case O_FEC:
 			want = serve_opt(&s, c, optarg);
 			if (want)
-				return rb_usage("serve", "--%s: '%s' is not %s", lo[li].name, optarg,
+				return rb_usage("serve", "--%s: '%s' is not %s", g.opt->name, optarg,
 						want);
 			break;
 		default:
