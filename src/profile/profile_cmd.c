@@ -12,9 +12,33 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
 #include "profile/profile.h"
+
+enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
+
+static const struct rb_opt record_opts[] = {
+	{ "image", required_argument, OPT_IMAGE, "=FILE",
+	  "the image file (or block device) the boot reads" },
+	{ "out", required_argument, OPT_OUT, "=FILE", "where to write it (default " PROFILE_OUT ")" },
+	{ "interval", required_argument, OPT_INTERVAL, "=S", "seconds between samples (default 0.2)" },
+	{ "until", required_argument, OPT_UNTIL, "=S",
+	  "stop S seconds after the start (default: no limit)" },
+	{ "stop-file", required_argument, OPT_STOPFILE, "=PATH", "stop once PATH exists" },
+	{ "manifest", required_argument, OPT_MANIFEST, "=FILE",
+	  "tag the profile with the image's SHA-256 from its manifest" },
+	{ "sha256", required_argument, OPT_SHA, "=HEX", "the same, given directly" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_optset record_optset = RB_OPTSET("h", 6, 24, record_opts);
+
+static const struct rb_opt merge_opts[] = {
+	{ "output", required_argument, 'o', NULL, NULL },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_optset merge_optset = RB_OPTSET("o:h", 6, 24, merge_opts);
 
 static void usage(FILE *out)
 {
@@ -24,15 +48,10 @@ static void usage(FILE *out)
 	      "       ramboot profile show PROFILE\n"
 	      "\n"
 	      "record: note which ranges of the image FILE get read (its page cache, sampled\n"
-	      "with mincore) in first-touch order until a stop point, then write the profile.\n"
-	      "      --image=FILE      the image file (or block device) the boot reads\n"
-	      "      --out=FILE        where to write it (default " PROFILE_OUT ")\n"
-	      "      --interval=S      seconds between samples (default 0.2)\n"
-	      "      --until=S         stop S seconds after the start (default: no limit)\n"
-	      "      --stop-file=PATH  stop once PATH exists\n"
-	      "      --manifest=FILE   tag the profile with the image's SHA-256 from its manifest\n"
-	      "      --sha256=HEX      the same, given directly\n"
-	      "    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
+	      "with mincore) in first-touch order until a stop point, then write the profile.\n",
+	      out);
+	rb_opts_help(out, &record_optset);
+	fputs("    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
 	      "    recorder's pid is in " PROFILE_PID ").\n"
 	      "--stop: stop the running recorder and wait until it has written the profile.\n"
 	      "merge:  merge profiles of one image recorded on several clients into OUT.\n"
@@ -42,29 +61,16 @@ static void usage(FILE *out)
 	      out);
 }
 
-enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
-
 /* The options of record into *o: -1 when they are good, else the exit
  * code (usage error, or 0 after --help). */
 static int record_parse(int argc, char **argv, struct profile_record_opts *o)
 {
-	static const struct option lo[] = {
-		{ "image", required_argument, NULL, OPT_IMAGE },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "stop-file", required_argument, NULL, OPT_STOPFILE },
-		{ "manifest", required_argument, NULL, OPT_MANIFEST },
-		{ "sha256", required_argument, NULL, OPT_SHA },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	int c;
 
 	profile_record_opts_init(o);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &record_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_IMAGE: o->image = optarg; break;
 		case OPT_OUT: o->out = optarg; break;
@@ -109,20 +115,15 @@ static int cmd_record(int argc, char **argv)
 
 static int cmd_merge(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL;
 	char err[PATH_MAX + 128];
 	const struct profile **pp = NULL;
 	struct profile *in = NULL, merged;
+	struct rb_getopt g;
 	int c, i, n, rc = RB_EXIT_FAIL;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &merge_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;

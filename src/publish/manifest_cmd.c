@@ -15,12 +15,44 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/guard.h"
 #include "lib/outfile.h"
 #include "codec/codec.h"
 #include "format/manifest.h"
 #include "publish/publish.h"
+
+static const struct rb_opt opts[] = {
+	{ "output", required_argument, 'o', "=FILE",
+	  "write to FILE (replaced only once the new one is\n"
+	  "complete) instead of stdout" },
+	{ "decompress", required_argument, 'd', NULL, NULL },
+	{ "threads", required_argument, 'j', NULL, NULL },
+	{ NULL, 0, 0, NULL, "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
+	{ "memlimit", required_argument, 'm', "=SIZE",
+	  "decoder memory clients may use for this image\n"
+	  "(default 256M; for large zstd windows/xz dictionaries)" },
+	{ "sign", required_argument, 'S', "=KEY",
+	  "sign it with the Ed25519 private key KEY\n"
+	  "(ramboot keygen; see ramboot sign)" },
+	{ "chunk-size", required_argument, 'c', "=SIZE",
+	  "bytes per chunk, a power of two from 64K to 1G\n"
+	  "(default 4M; at most 65536 chunks); 0: a version 1\n"
+	  "manifest, without chunks, for older clients" },
+	{ "verity", optional_argument, 'V', "[=HASHFILE]",
+	  "also write the dm-verity hash tree of IMAGE beside\n"
+	  "it (default IMAGE.verity; written first) and record\n"
+	  "verity-root, verity-salt, verity-hash; IMAGE must be\n"
+	  "raw (not compressed), whole 4096-byte blocks" },
+	{ "cindex", optional_argument, 'C', "[=INDEXFILE]",
+	  "also write the chunk index of IMAGE beside it\n"
+	  "(default IMAGE.cindex; written first) and record its\n"
+	  "name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
+	  "be raw" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_optset optset = RB_OPTSET("o:d:j:h", 6, 22, opts);
 
 static void manifest_usage(FILE *out)
 {
@@ -30,27 +62,9 @@ static void manifest_usage(FILE *out)
 	      "\n"
 	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
 	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
-	      "on the client.\n"
-	      "  -o, --output=FILE   write to FILE (replaced only once the new one is\n"
-	      "                      complete) instead of stdout\n"
-	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
-	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
-	      "                      (default 256M; for large zstd windows/xz dictionaries)\n"
-	      "      --sign=KEY      sign it with the Ed25519 private key KEY\n"
-	      "                      (ramboot keygen; see ramboot sign)\n"
-	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
-	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
-	      "                      manifest, without chunks, for older clients\n"
-	      "      --verity[=HASHFILE]  also write the dm-verity hash tree of IMAGE beside\n"
-	      "                      it (default IMAGE.verity; written first) and record\n"
-	      "                      verity-root, verity-salt, verity-hash; IMAGE must be\n"
-	      "                      raw (not compressed), whole 4096-byte blocks\n"
-	      "      --cindex[=INDEXFILE]  also write the chunk index of IMAGE beside it\n"
-	      "                      (default IMAGE.cindex; written first) and record its\n"
-	      "                      name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
-	      "                      be raw\n"
-	      "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
-	      out);
+	      "on the client.\n", out);
+	rb_opts_help(out, &optset);
+	fputs("Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n", out);
 }
 
 /* The command line into req, *outpath and *hasharg: -1 to go on, else
@@ -58,23 +72,11 @@ static void manifest_usage(FILE *out)
 static int manifest_args(int argc, char **argv, struct publish_req *req, const char **outpath,
 			 const char **hasharg, const char **cindexarg)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "decompress", required_argument, NULL, 'd' },
-		{ "threads", required_argument, NULL, 'j' },
-		{ "memlimit", required_argument, NULL, 'm' },
-		{ "chunk-size", required_argument, NULL, 'c' },
-		{ "sign", required_argument, NULL, 'S' },
-		{ "verity", optional_argument, NULL, 'V' },
-		{ "cindex", optional_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': *outpath = optarg; break;
 		case 'd': req->decompress = optarg; break;

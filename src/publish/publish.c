@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "codec/codec.h"
 #include "lib/guard.h"
@@ -545,6 +546,24 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
 }
 
+static const struct rb_opt opts[] = {
+	{ "sign", required_argument, 'S', "=KEY",
+	  "sign the manifest with the Ed25519 private key KEY" },
+	{ "verity", no_argument, 'V', NULL,
+	  "also write the hash tree (IMAGE must be raw, a\n"
+	  "whole number of 4096-byte blocks)" },
+	{ "cindex", no_argument, 'C', NULL,
+	  "also write the chunk index for local-disk caches\n"
+	  "(IMAGE must be raw; reads it once more)" },
+	{ "chunk-size", required_argument, 'c', "=SIZE",
+	  "bytes per chunk, a power of two from 64K to 1G\n"
+	  "(default 4M)" },
+	{ "memlimit", required_argument, 'm', "=SIZE",
+	  "decoder memory clients may use for this image" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset optset = RB_OPTSET("h", 6, 24, opts);
+
 static void usage(FILE *out)
 {
 	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
@@ -560,17 +579,9 @@ static void usage(FILE *out)
 	      "names (the backup 'ltsp image --revert' brings back). Run it after each\n"
 	      "'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
 	      "\n"
-	      "Options:\n"
-	      "      --sign=KEY        sign the manifest with the Ed25519 private key KEY\n"
-	      "      --verity          also write the hash tree (IMAGE must be raw, a\n"
-	      "                        whole number of 4096-byte blocks)\n"
-	      "      --cindex          also write the chunk index for local-disk caches\n"
-	      "                        (IMAGE must be raw; reads it once more)\n"
-	      "      --chunk-size=SIZE bytes per chunk, a power of two from 64K to 1G\n"
-	      "                        (default 4M)\n"
-	      "      --memlimit=SIZE   decoder memory clients may use for this image\n"
-	      "  -h, --help            this help\n"
-	      "\n"
+	      "Options:\n", out);
+	rb_opts_help(out, &optset);
+	fputs("\n"
 	      "Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
 	      "unreadable, compressed or not whole blocks with --verity, changed while\n"
 	      "read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
@@ -600,21 +611,12 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
  * exit code (--help, a usage error, no image file). */
 static int publish_args(int argc, char **argv, struct publish_req *req)
 {
-	static const struct option lo[] = {
-		{ "sign", required_argument, NULL, 'S' },
-		{ "verity", no_argument, NULL, 'V' },
-		{ "cindex", no_argument, NULL, 'C' },
-		{ "chunk-size", required_argument, NULL, 'c' },
-		{ "memlimit", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	struct stat st;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'S': req->key = optarg; break;
 		case 'V': req->verity = true; break;
