@@ -21,6 +21,7 @@
 #include "lib/sha256.h"
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/hex.h"
 #include "format/manifest.h"
@@ -737,19 +738,23 @@ static int getrandom_full(unsigned char *buf, size_t len)
 	return 0;
 }
 
+static const struct rb_opt keygen_opts[] = {
+	{ "force", no_argument, 'f', NULL, "replace existing files" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset keygen_optset = RB_OPTSET("fh", 6, 16, keygen_opts);
+
 static void keygen_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: ramboot keygen [--force] KEY\n"
-		"\n"
-		"Make an Ed25519 key pair for signing manifests: the private key in\n"
-		"KEY (mode 0600) and the public key in KEY.pub. Put KEY.pub into\n"
-		"/etc/ramboot/keys/ where the initrd is built; keep KEY on the server.\n"
-		"\n"
-		"  -f, --force   replace existing files\n"
-		"  -h, --help    this help\n"
-		"\n"
-		"Exit status: 0 made, 1 error, 2 usage.\n");
+	fputs("Usage: ramboot keygen [--force] KEY\n"
+	      "\n"
+	      "Make an Ed25519 key pair for signing manifests: the private key in\n"
+	      "KEY (mode 0600) and the public key in KEY.pub. Put KEY.pub into\n"
+	      "/etc/ramboot/keys/ where the initrd is built; keep KEY on the server.\n"
+	      "\n", out);
+	rb_opts_help(out, &keygen_optset);
+	fputs("\n"
+	      "Exit status: 0 made, 1 error, 2 usage.\n", out);
 }
 
 /* Is DIR (a resolved, absolute path) PREFIX or below it? */
@@ -813,11 +818,7 @@ static bool keygen_place_refused(const char *key)
 
 int cmd_keygen(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	char priv[256], pub[256], pubpath[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[512];
 	unsigned char der[sizeof(der_priv) + 32];
 	struct edkey k;
@@ -826,9 +827,8 @@ int cmd_keygen(int argc, char **argv)
 	size_t np, nu;
 
 	rb_set_cmd("keygen");
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+	rb_getopt_init(&g, &keygen_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'f': flags |= OUTFILE_REPLACE; break;
 		case 'h': keygen_usage(stdout); return RB_EXIT_OK;
@@ -932,39 +932,38 @@ static int check_keys(int n, char **files)
 	return ret;
 }
 
+static const struct rb_opt sign_opts[] = {
+	{ "key", required_argument, 'k', "=KEY",
+	  "the private key (PEM, from ramboot keygen or openssl genpkey)" },
+	{ "check", no_argument, 'c', NULL, "check instead of signing; prints who signed" },
+	{ "check-key", no_argument, 'P', NULL,
+	  "FILE... are public key files: check that each is an\n"
+	  "Ed25519 public key (not a private one, not a link)" },
+	{ "keys", required_argument, 'K', "=DIR", "the trusted public keys for --check" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+};
+static const struct rb_optset sign_optset = RB_OPTSET("k:ch", 6, 19, sign_opts);
+
 static void sign_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: ramboot sign --key=KEY MANIFEST\n"
-		"       ramboot sign --check [--keys=DIR] MANIFEST\n"
-		"       ramboot sign --check-key FILE...\n"
-		"\n"
-		"Sign a manifest in place with the Ed25519 private key KEY (a signature\n"
-		"it has already is replaced), or check its signature against the\n"
-		"public keys (*.pub) in DIR (default /etc/ramboot/keys and\n"
-		"/etc/ltsp/ramboot/keys).\n"
-		"\n"
-		"  -k, --key=KEY    the private key (PEM, from ramboot keygen or openssl genpkey)\n"
-		"  -c, --check      check instead of signing; prints who signed\n"
-		"      --check-key  FILE... are public key files: check that each is an\n"
-		"                   Ed25519 public key (not a private one, not a link)\n"
-		"      --keys=DIR   the trusted public keys for --check\n"
-		"  -h, --help       this help\n"
-		"\n"
-		"Exit status: 0 signed (or the signature is good), 1 error or a\n"
-		"signature that is missing, bad, or by a key not trusted, 2 usage.\n");
+	fputs("Usage: ramboot sign --key=KEY MANIFEST\n"
+	      "       ramboot sign --check [--keys=DIR] MANIFEST\n"
+	      "       ramboot sign --check-key FILE...\n"
+	      "\n"
+	      "Sign a manifest in place with the Ed25519 private key KEY (a signature\n"
+	      "it has already is replaced), or check its signature against the\n"
+	      "public keys (*.pub) in DIR (default /etc/ramboot/keys and\n"
+	      "/etc/ltsp/ramboot/keys).\n"
+	      "\n", out);
+	rb_opts_help(out, &sign_optset);
+	fputs("\n"
+	      "Exit status: 0 signed (or the signature is good), 1 error or a\n"
+	      "signature that is missing, bad, or by a key not trusted, 2 usage.\n", out);
 }
 
 int cmd_sign(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "keys", required_argument, NULL, 'K' },
-		{ "check-key", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	const char *key = NULL, *keys = NULL, *path;
 	char err[512], *buf = NULL, *out = NULL;
 	bool check = false, check_key = false;
@@ -973,9 +972,8 @@ int cmd_sign(int argc, char **argv)
 	long n;
 
 	rb_set_cmd("sign");
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "k:ch", opts, NULL)) != -1) {
+	rb_getopt_init(&g, &sign_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'k': key = optarg; break;
 		case 'c': check = true; break;

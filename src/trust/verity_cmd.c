@@ -15,11 +15,31 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "dev/dm.h"
 #include "format/verity.h"
 
 enum { OPT_SALT = 256, OPT_EXPORT };
+
+/* One table for format and open, so that both take the same long names
+ * (open refuses format's own after the parse); only the help differs. */
+static const struct rb_opt format_opts[] = {
+	{ "salt", required_argument, OPT_SALT, "=HEX",
+	  "the salt ('-': none; default: 32 random bytes)" },
+	{ "export", no_argument, OPT_EXPORT, NULL,
+	  "print VERITY_ROOT_HASH=..., VERITY_SALT=... lines" },
+	{ "force", no_argument, 'f', NULL, "replace an existing HASHFILE (a regular file)" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_opt open_opts[] = {
+	{ "salt", required_argument, OPT_SALT, "=HEX", "the salt HASH_DEV's superblock must have" },
+	{ "export", no_argument, OPT_EXPORT, NULL, NULL },
+	{ "force", no_argument, 'f', NULL, NULL },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_optset format_optset = RB_OPTSET("fh", 2, 18, format_opts);
+static const struct rb_optset open_optset = RB_OPTSET("h", 2, 18, open_opts);
 
 static void usage(FILE *out)
 {
@@ -30,15 +50,13 @@ static void usage(FILE *out)
 	      "format: write the dm-verity hash tree of IMAGE (SHA-256, 4096-byte blocks,\n"
 	      "  with a superblock; what 'veritysetup format' writes) into HASHFILE, and\n"
 	      "  print the root hash and the salt. IMAGE must be a whole number of\n"
-	      "  4096-byte blocks.\n"
-	      "  --salt=HEX      the salt ('-': none; default: 32 random bytes)\n"
-	      "  --export        print VERITY_ROOT_HASH=..., VERITY_SALT=... lines\n"
-	      "  -f, --force     replace an existing HASHFILE (a regular file)\n"
-	      "open: map DATA_DEV read-only as /dev/mapper/NAME, every block checked\n"
+	      "  4096-byte blocks.\n", out);
+	rb_opts_help(out, &format_optset);
+	fputs("open: map DATA_DEV read-only as /dev/mapper/NAME, every block checked\n"
 	      "  against the tree on HASH_DEV (a block device holding HASHFILE, a loop\n"
-	      "  device) whose root hash is ROOTHASH; prints the device's path.\n"
-	      "  --salt=HEX      the salt HASH_DEV's superblock must have\n"
-	      "close: remove the mapping NAME.\n"
+	      "  device) whose root hash is ROOTHASH; prints the device's path.\n", out);
+	rb_opts_help(out, &open_optset);
+	fputs("close: remove the mapping NAME.\n"
 	      "Exit codes: 0 ok, 1 runtime error (I/O, a hash that does not match,\n"
 	      "no dm-verity in the kernel, a mapping in use), 2 usage.\n", out);
 }
@@ -54,19 +72,12 @@ struct verity_opts {
  * code it returns (--help, a usage error, said here). */
 static int verity_opts(int argc, char **argv, bool format, struct verity_opts *o)
 {
-	static const struct option lo[] = {
-		{ "salt", required_argument, NULL, OPT_SALT },
-		{ "help", no_argument, NULL, 'h' },
-		{ "export", no_argument, NULL, OPT_EXPORT },
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, format ? "fh" : "h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, format ? &format_optset : &open_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		if (!format && (c == OPT_EXPORT || c == 'f'))
 			c = '?';   /* format's only */
 		switch (c) {
