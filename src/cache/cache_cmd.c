@@ -18,12 +18,48 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/outfile.h"
 #include "lib/hex.h"
 #include "lib/sysutil.h"
 #include "format/cindex.h"
 #include "cache/cache.h"
+
+static const struct rb_opt init_opts[] = {
+	{ "label", required_argument, 'L', "=LABEL",
+	  "the file system's label (default " CACHE_LABEL_DEFAULT ")" },
+	{ "force", no_argument, 'f', NULL, "format DEV even though it holds a file system" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_opt refresh_opts[] = {
+	{ "cache", required_argument, 'c', "=DEV",
+	  "the cache: a block device, an image file, or the\n"
+	  "directory of a mounted cache" },
+	{ "manifest", required_argument, 'm', "=M", "verify against the manifest M" },
+	{ "signed", no_argument, 'S', NULL, "M must be signed by a trusted key" },
+	{ "keys", required_argument, 'K', "=DIR", "the trusted public keys (default: the system's)" },
+	{ "index", required_argument, 'i', "=I",
+	  "IMAGE's chunk index (default: the one M names, beside\n"
+	  "IMAGE, else computed from IMAGE)" },
+	{ "name", required_argument, 'N', "=NAME", "the image's name in the cache (default: IMAGE's)" },
+	{ "force", no_argument, 'f', NULL, "start over a state that is not trusted" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_opt status_opts[] = {
+	{ "cache", required_argument, 'c', NULL, NULL },
+	{ "json", no_argument, 'j', NULL, "as one JSON object" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_opt index_opts[] = {
+	{ "output", required_argument, 'o', "=FILE",
+	  "write FILE, atomically (replaces a regular file)" },
+	{ "help", no_argument, 'h', NULL, NULL },
+};
+static const struct rb_optset init_optset = RB_OPTSET("fh", 6, 21, init_opts);
+static const struct rb_optset refresh_optset = RB_OPTSET("c:m:i:fh", 6, 22, refresh_opts);
+static const struct rb_optset status_optset = RB_OPTSET("c:h", 6, 21, status_opts);
+static const struct rb_optset index_optset = RB_OPTSET("o:h", 6, 21, index_opts);
 
 static void usage(FILE *out)
 {
@@ -38,30 +74,21 @@ static void usage(FILE *out)
 	      "  system (mkfs.ext4) labelled LABEL, and the cache's marker. A device that\n"
 	      "  is in use, carries the running root, or holds data (a file system or a\n"
 	      "  partition table that is not a cache made with this label) is refused. A\n"
-	      "  directory is made a cache without formatting anything.\n"
-	      "      --label=LABEL  the file system's label (default " CACHE_LABEL_DEFAULT ")\n"
-	      "      --force        format DEV even though it holds a file system\n"
-	      "refresh: fill the inactive slot of IMAGE in the cache from IMAGE, reading\n"
+	      "  directory is made a cache without formatting anything.\n", out);
+	rb_opts_help(out, &init_optset);
+	fputs("refresh: fill the inactive slot of IMAGE in the cache from IMAGE, reading\n"
 	      "  from IMAGE only the chunks the active slot does not have; verify it; make\n"
 	      "  it active. Nothing is read but the manifest when the active slot holds\n"
-	      "  the image already.\n"
-	      "  -c, --cache=DEV     the cache: a block device, an image file, or the\n"
-	      "                      directory of a mounted cache\n"
-	      "  -m, --manifest=M    verify against the manifest M\n"
-	      "      --signed        M must be signed by a trusted key\n"
-	      "      --keys=DIR      the trusted public keys (default: the system's)\n"
-	      "  -i, --index=I       IMAGE's chunk index (default: the one M names, beside\n"
-	      "                      IMAGE, else computed from IMAGE)\n"
-	      "      --name=NAME     the image's name in the cache (default: IMAGE's)\n"
-	      "  -f, --force         start over a state that is not trusted\n"
-	      "status: each image in the cache (or NAME): the state, the active slot,\n"
-	      "  the generation, the image's sha256, the last refresh's bytes.\n"
-	      "      --json         as one JSON object\n"
-	      "index: write the chunk index of IMAGE (content-defined chunks of 16 to\n"
+	      "  the image already.\n", out);
+	rb_opts_help(out, &refresh_optset);
+	fputs("status: each image in the cache (or NAME): the state, the active slot,\n"
+	      "  the generation, the image's sha256, the last refresh's bytes.\n", out);
+	rb_opts_help(out, &status_optset);
+	fputs("index: write the chunk index of IMAGE (content-defined chunks of 16 to\n"
 	      "  256 KiB, 64 KiB on average, the offset, length and SHA-256 of each)\n"
-	      "  to stdout, or to FILE.\n"
-	      "  -o, --output=FILE  write FILE, atomically (replaces a regular file)\n"
-	      "diff: how much of the image of NEW.cindex the image of OLD.cindex holds\n"
+	      "  to stdout, or to FILE.\n", out);
+	rb_opts_help(out, &index_optset);
+	fputs("diff: how much of the image of NEW.cindex the image of OLD.cindex holds\n"
 	      "  (chunks found by hash), and what remains to be read:\n"
 	      "    new: CHUNKS chunks, BYTES bytes\n"
 	      "    reused: CHUNKS chunks, BYTES bytes (PERCENT%)\n"
@@ -73,11 +100,7 @@ static void usage(FILE *out)
 
 static int cmd_index(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	char err[PATH_MAX + 256], *text = NULL;
 	const char *outpath = NULL, *image;
 	struct outfile of;
@@ -86,9 +109,8 @@ static int cmd_index(int argc, char **argv)
 	ssize_t len;
 	int c, fd, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &index_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': outpath = optarg; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
@@ -213,19 +235,13 @@ static int cmd_diff(int argc, char **argv)
 
 static int sub_init(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "label", required_argument, NULL, 'L' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	struct cache_init_opts o = { NULL, false };
 	char err[PATH_MAX + 256];
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fh", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &init_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'L': o.label = optarg; break;
 		case 'f': o.force = true; break;
@@ -246,17 +262,7 @@ static int sub_init(int argc, char **argv)
 
 static int sub_refresh(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "cache", required_argument, NULL, 'c' },
-		{ "manifest", required_argument, NULL, 'm' },
-		{ "index", required_argument, NULL, 'i' },
-		{ "name", required_argument, NULL, 'N' },
-		{ "signed", no_argument, NULL, 'S' },
-		{ "keys", required_argument, NULL, 'K' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
 	const char *dev = NULL;
@@ -265,9 +271,8 @@ static int sub_refresh(int argc, char **argv)
 	int c, rc;
 
 	memset(&o, 0, sizeof(o));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:m:i:fh", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &refresh_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;
 		case 'm': o.manifest = optarg; break;
@@ -375,12 +380,7 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 
 static int sub_status(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "cache", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g;
 	const char *dev = NULL, *only = NULL;
 	char err[PATH_MAX + 256], esc[PATH_MAX * 2];
 	struct cache_image_status s;
@@ -390,9 +390,8 @@ static int sub_status(int argc, char **argv)
 	int c, fd, rc = RB_EXIT_OK;
 	DIR *d;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
+	rb_getopt_init(&g, &status_optset);
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;
 		case 'j': json = true; break;
