@@ -40,50 +40,53 @@ struct debug_log {
 	char path[PATH_MAX];
 };
 
-static const struct rb_opt opts[] = {
-	{ "image", required_argument, 'i', "=PATH",
-	  "the image to copy (default: ramboot.image=, else\n"
-	  "the first field of ltsp.image= under the root mount)" },
-	{ "default-image", required_argument, 'D', "=PATH", "the image when no setting names one" },
-	{ "cmdline", required_argument, 'c', "=STRING", "parse STRING instead of /proc/cmdline" },
-	{ "json", no_argument, 'j', NULL, "also write " REPORT_DIR "/report.json" },
-	{ "drop", required_argument, 'X', "=PATH",
-	  "(for the hooks) the RAM copy PATH was not used: free\n"
-	  "it and record the fallback in the report" },
-	{ "reason", required_argument, 'R', "=TEXT", "with --drop: why, for the report" },
-	{ "explain", no_argument, 'E', NULL,
-	  "the dry run: every setting with its source, the\n"
-	  "image, manifest, keys, verification and memory\n"
-	  "verdict; nothing is copied, mounted or written" },
-	{ "query", no_argument, 'Q', NULL,
-	  "(for the hooks) print mode=MODE and image=PATH (the\n"
-	  "image the settings name, empty for none) and stop" },
-	{ "mounted", no_argument, 'M', NULL,
-	  "(for the hooks) the caller mounts the root from the\n"
-	  "image itself: ramboot.verity=1 cannot be met (a\n"
-	  "fallback)" },
-	{ "help", no_argument, 'h', NULL, "show this help" },
+static const struct rb_optset optset = {
+	.shorts = "h", .indent = 2, .col = 24,
+	.head = "Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+		"                    [--json] [--mounted]\n"
+		"       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+		"                    --query | --explain\n"
+		"       ramboot boot --drop=PATH [--reason=TEXT]\n"
+		"\n"
+		"Initramfs entry point: act on ramboot= on the kernel command line\n"
+		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
+		"\n",
+	.opts = (const struct rb_opt[]){
+		{ "image", 'i', "=PATH",
+		  "the image to copy (default: ramboot.image=, else\n"
+		  "the first field of ltsp.image= under the root mount)" },
+		{ "default-image", 'D', "=PATH",
+		  "the image when no setting names one" },
+		{ "cmdline", 'c', "=STRING",
+		  "parse STRING instead of /proc/cmdline" },
+		{ "json", 'j', NULL,
+		  "also write " REPORT_DIR "/report.json" },
+		{ "drop", 'X', "=PATH",
+		  "(for the hooks) the RAM copy PATH was not used: free\n"
+		  "it and record the fallback in the report" },
+		{ "reason", 'R', "=TEXT",
+		  "with --drop: why, for the report" },
+		{ "explain", 'E', NULL,
+		  "the dry run: every setting with its source, the\n"
+		  "image, manifest, keys, verification and memory\n"
+		  "verdict; nothing is copied, mounted or written" },
+		{ "query", 'Q', NULL,
+		  "(for the hooks) print mode=MODE and image=PATH (the\n"
+		  "image the settings name, empty for none) and stop" },
+		{ "mounted", 'M', NULL,
+		  "(for the hooks) the caller mounts the root from the\n"
+		  "image itself: ramboot.verity=1 cannot be met (a\n"
+		  "fallback)" },
+		{ "help", 'h', NULL,
+		  "show this help" },
+		{ NULL },
+	},
+	.tail = "\n"
+		"On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
+		"stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
+		"every runtime outcome (failures fall back to the network image and are\n"
+		"recorded in " REPORT_DIR "/report); 2 for a bad command line.\n",
 };
-static const struct rb_optset optset = RB_OPTSET("h", 2, 24, opts);
-
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
-	      "                    [--json] [--mounted]\n"
-	      "       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
-	      "                    --query | --explain\n"
-	      "       ramboot boot --drop=PATH [--reason=TEXT]\n"
-	      "\n"
-	      "Initramfs entry point: act on ramboot= on the kernel command line\n"
-	      "(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
-	      "\n", out);
-	rb_opts_help(out, &optset);
-	fputs("\n"
-	      "On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
-	      "stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
-	      "every runtime outcome (failures fall back to the network image and are\n"
-	      "recorded in " REPORT_DIR "/report); 2 for a bad command line.\n", out);
-}
 
 /* ---- debug log ---- */
 
@@ -415,16 +418,16 @@ static int parse_args(int argc, char **argv, struct boot_args *a)
 		case 'Q': a->query = true; break;
 		case 'E': a->explain = true; break;
 		case 'M': a->mounted = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			rb_err("bad option '%s'", argv[optind - 1]);
-			usage(stderr);
+			rb_opts_usage(stderr, &optset);
 			return RB_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		rb_err("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
+		rb_opts_usage(stderr, &optset);
 		return RB_EXIT_USAGE;
 	}
 	if ((a->image && !*a->image) || (a->default_image && !*a->default_image)) {

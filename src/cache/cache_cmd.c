@@ -26,40 +26,59 @@
 #include "format/cindex.h"
 #include "cache/cache.h"
 
-static const struct rb_opt init_opts[] = {
-	{ "label", required_argument, 'L', "=LABEL",
-	  "the file system's label (default " CACHE_LABEL_DEFAULT ")" },
-	{ "force", no_argument, 'f', NULL, "format DEV even though it holds a file system" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset init_optset = {
+	.shorts = "fh", .indent = 6, .col = 21,
+	.opts = (const struct rb_opt[]){
+		{ "label", 'L', "=LABEL",
+		  "the file system's label (default " CACHE_LABEL_DEFAULT ")" },
+		{ "force", 'f', NULL,
+		  "format DEV even though it holds a file system" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_opt refresh_opts[] = {
-	{ "cache", required_argument, 'c', "=DEV",
-	  "the cache: a block device, an image file, or the\n"
-	  "directory of a mounted cache" },
-	{ "manifest", required_argument, 'm', "=M", "verify against the manifest M" },
-	{ "signed", no_argument, 'S', NULL, "M must be signed by a trusted key" },
-	{ "keys", required_argument, 'K', "=DIR", "the trusted public keys (default: the system's)" },
-	{ "index", required_argument, 'i', "=I",
-	  "IMAGE's chunk index (default: the one M names, beside\n"
-	  "IMAGE, else computed from IMAGE)" },
-	{ "name", required_argument, 'N', "=NAME", "the image's name in the cache (default: IMAGE's)" },
-	{ "force", no_argument, 'f', NULL, "start over a state that is not trusted" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset refresh_optset = {
+	.shorts = "c:m:i:fh", .indent = 6, .col = 22,
+	.opts = (const struct rb_opt[]){
+		{ "cache", 'c', "=DEV",
+		  "the cache: a block device, an image file, or the\n"
+		  "directory of a mounted cache" },
+		{ "manifest", 'm', "=M",
+		  "verify against the manifest M" },
+		{ "signed", 'S', NULL,
+		  "M must be signed by a trusted key" },
+		{ "keys", 'K', "=DIR",
+		  "the trusted public keys (default: the system's)" },
+		{ "index", 'i', "=I",
+		  "IMAGE's chunk index (default: the one M names, beside\n"
+		  "IMAGE, else computed from IMAGE)" },
+		{ "name", 'N', "=NAME",
+		  "the image's name in the cache (default: IMAGE's)" },
+		{ "force", 'f', NULL,
+		  "start over a state that is not trusted" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_opt status_opts[] = {
-	{ "cache", required_argument, 'c', NULL, NULL },
-	{ "json", no_argument, 'j', NULL, "as one JSON object" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset status_optset = {
+	.shorts = "c:h", .indent = 6, .col = 21,
+	.opts = (const struct rb_opt[]){
+		{ "cache", 'c', "=DEV", NULL },
+		{ "json", 'j', NULL,
+		  "as one JSON object" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_opt index_opts[] = {
-	{ "output", required_argument, 'o', "=FILE",
-	  "write FILE, atomically (replaces a regular file)" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset index_optset = {
+	.shorts = "o:h", .indent = 6, .col = 21,
+	.opts = (const struct rb_opt[]){
+		{ "output", 'o', "=FILE",
+		  "write FILE, atomically (replaces a regular file)" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_optset init_optset = RB_OPTSET("fh", 6, 21, init_opts);
-static const struct rb_optset refresh_optset = RB_OPTSET("c:m:i:fh", 6, 22, refresh_opts);
-static const struct rb_optset status_optset = RB_OPTSET("c:h", 6, 21, status_opts);
-static const struct rb_optset index_optset = RB_OPTSET("o:h", 6, 21, index_opts);
 
 static void usage(FILE *out)
 {

@@ -59,43 +59,42 @@ static const struct item initrd_items[] = {
 	{ "initramfs-tools/order.conf", "conf/conf.d/zz-ramboot.conf", 0644 },
 };
 
-static const struct rb_opt opts[] = {
-	{ "output", required_argument, 'o', "=FILE",
-	  "write an uncompressed newc cpio holding the static\n"
-	  "binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
-	  "LTSP hook, the initramfs-tools boot script and the\n"
-	  "library both source (ramboot-lib.sh)" },
-	{ "binary", required_argument, 'b', "=PATH",
-	  "the static binary (default: DATADIR/ramboot.static\n"
-	  "next to this program, else ./static/ramboot)" },
-	{ "hooks", required_argument, 'H', "=DIR",
-	  "the hook scripts (default: DATADIR/hooks, else\n"
-	  "./initrd-hooks)" },
-	{ "conf", required_argument, 'C', "=PATH",
-	  "the configuration (default: /etc/ramboot.conf if any)" },
-	{ "keys", required_argument, 'K', "=DIR",
-	  "the trusted public keys (*.pub) for signed manifests\n"
-	  "(default: /etc/ramboot/keys if any), packed as\n"
-	  "etc/ramboot/keys/" },
-	{ "udpcast", optional_argument, 'U', "[=PATH]",
-	  "add udp-receiver (default /usr/bin/udp-receiver) as\n"
-	  "usr/bin/udp-receiver with the shared libraries ldd\n"
-	  "names, for ramboot.source=udpcast" },
-	{ "list", required_argument, 'l', "=FILE",
-	  "list an initrd (concatenated, compressed or not)\n"
-	  "and say whether ramboot is inside" },
-	{ "verbose", no_argument, 'v', NULL, NULL },
-	{ "help", no_argument, 'h', NULL, "show this help" },
+static const struct rb_optset optset = {
+	.shorts = "o:l:vh", .indent = 2, .col = 21,
+	.head = "Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
+		"       ramboot initrd --list FILE\n"
+		"\n",
+	.opts = (const struct rb_opt[]){
+		{ "output", 'o', "=FILE",
+		  "write an uncompressed newc cpio holding the static\n"
+		  "binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
+		  "LTSP hook, the initramfs-tools boot script and the\n"
+		  "library both source (ramboot-lib.sh)" },
+		{ "binary", 'b', "=PATH",
+		  "the static binary (default: DATADIR/ramboot.static\n"
+		  "next to this program, else ./static/ramboot)" },
+		{ "hooks", 'H', "=DIR",
+		  "the hook scripts (default: DATADIR/hooks, else\n"
+		  "./initrd-hooks)" },
+		{ "conf", 'C', "=PATH",
+		  "the configuration (default: /etc/ramboot.conf if any)" },
+		{ "keys", 'K', "=DIR",
+		  "the trusted public keys (*.pub) for signed manifests\n"
+		  "(default: /etc/ramboot/keys if any), packed as\n"
+		  "etc/ramboot/keys/" },
+		{ "udpcast", 'U', "[=PATH]",
+		  "add udp-receiver (default /usr/bin/udp-receiver) as\n"
+		  "usr/bin/udp-receiver with the shared libraries ldd\n"
+		  "names, for ramboot.source=udpcast" },
+		{ "list", 'l', "=FILE",
+		  "list an initrd (concatenated, compressed or not)\n"
+		  "and say whether ramboot is inside" },
+		{ "verbose", 'v', NULL, NULL },
+		{ "help", 'h', NULL,
+		  "show this help" },
+		{ NULL },
+	},
 };
-static const struct rb_optset optset = RB_OPTSET("o:l:vh", 2, 21, opts);
-
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
-	      "       ramboot initrd --list FILE\n"
-	      "\n", out);
-	rb_opts_help(out, &optset);
-}
 
 static bool is_file(const char *p)
 {
@@ -723,10 +722,10 @@ int cmd_initrd(int argc, char **argv)
 		case 'K': keys = optarg; break;
 		case 'U': udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
 		case 'v': rb_verbose = 1; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			rb_err("bad option '%s'", argv[optind - 1]);
-			usage(stderr);
+			rb_opts_usage(stderr, &optset);
 			return RB_EXIT_USAGE;
 		}
 	}
@@ -737,7 +736,7 @@ int cmd_initrd(int argc, char **argv)
 			rb_err("unexpected argument '%s'", argv[optind]);
 		else
 			rb_err("give either -o FILE or --list FILE");
-		usage(stderr);
+		rb_opts_usage(stderr, &optset);
 		return RB_EXIT_USAGE;
 	}
 	if (list)

@@ -15,66 +15,69 @@ enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, 
        OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,
        OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
-static const struct rb_opt opts[] = {
-	{ "image", required_argument, OPT_IMAGE, "=FILE", "the image (a file or a block device)" },
-	{ "loop", required_argument, OPT_LOOP, "=DEV",
-	  "its loop device (default: the one backed by FILE)" },
-	{ "target", required_argument, OPT_TARGET, "=T", "tmpfs (default) or zram" },
-	{ "tmpfs", required_argument, OPT_TMPFS, "=DIR",
-	  "mount the tmpfs here (default " LAZY_TMPFS_DIR ")" },
-	{ "sha256", required_argument, OPT_SHA, "=HEX", "SHA-256 the copy must have" },
-	{ "manifest", required_argument, OPT_MANIFEST, "=FILE", "size and SHA-256 the copy must have" },
-	{ "signed", no_argument, OPT_SIGNED, NULL, "the manifest must be signed by a trusted key" },
-	{ "keys", required_argument, OPT_KEYS, "=DIR",
-	  "with --signed: the trusted public keys (*.pub)" },
-	{ "min-free", required_argument, OPT_MINFREE, "=SIZE",
-	  "memory that must stay available (default 256M)" },
-	{ "stall-timeout", required_argument, OPT_STALL, "=S",
-	  "give up when a read of FILE takes S seconds\n"
-	  "(default 30, 0: never)" },
-	{ "rate", required_argument, OPT_RATE, "=RATE",
-	  "read at most RATE from FILE (12MiB/s, 100Mbit)\n"
-	  "(page cache hits not counted; default: no cap)" },
-	{ "status", required_argument, OPT_STATUS, "=FILE",
-	  "the status file (default " LAZY_STATUS ")" },
-	{ "background", no_argument, OPT_BACKGROUND, NULL,
-	  "return once all is open and checked; the copy\n"
-	  "goes on in a child (log: the status file + .log)" },
-	{ "wait-loop", required_argument, OPT_WAIT_LOOP, "=S",
-	  "the loop device may come later: open the image and\n"
-	  "all else now, then wait up to S seconds for the\n"
-	  "loop device backed by it (not with --loop)" },
-	{ "profile", required_argument, OPT_PROFILE, "=FILE",
-	  "boot profile: its ranges are copied first when it\n"
-	  "was recorded on FILE's image (default: FILE.profile\n"
-	  "beside the image when there; 'none': no profile)" },
-	{ "udpcast", optional_argument, OPT_UDPCAST, "[=OPTS]",
-	  "take the copy from a udpcast session of the raw\n"
-	  "image (ramboot serve); OPTS: portbase=P,\n"
-	  "interface=IF,start-timeout=S,receive-timeout=S.\n"
-	  "Used only with --sha256 or --manifest; when the\n"
-	  "stream fails, FILE is copied as without it" },
-	{ "verbose", no_argument, 'v', NULL, "more messages" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset optset = {
+	.shorts = "vh", .indent = 6, .col = 26,
+	.head = "Usage: ramboot lazy --image=FILE [OPTIONS]\n"
+		"\n"
+		"Copy FILE, the image a read-only loop device is backed by, into RAM while\n"
+		"the system runs from it, verify the copy, and switch the loop device to it\n"
+		"(LOOP_CHANGE_FD). What the page cache holds of FILE is copied first; then\n"
+		"the rest, yielding to other reads of the loop device. On any failure the\n"
+		"copy is freed and the loop device stays on FILE.\n"
+		"\n"
+		"Options:\n",
+	.opts = (const struct rb_opt[]){
+		{ "image", OPT_IMAGE, "=FILE",
+		  "the image (a file or a block device)" },
+		{ "loop", OPT_LOOP, "=DEV",
+		  "its loop device (default: the one backed by FILE)" },
+		{ "target", OPT_TARGET, "=T",
+		  "tmpfs (default) or zram" },
+		{ "tmpfs", OPT_TMPFS, "=DIR",
+		  "mount the tmpfs here (default " LAZY_TMPFS_DIR ")" },
+		{ "sha256", OPT_SHA, "=HEX",
+		  "SHA-256 the copy must have" },
+		{ "manifest", OPT_MANIFEST, "=FILE",
+		  "size and SHA-256 the copy must have" },
+		{ "signed", OPT_SIGNED, NULL,
+		  "the manifest must be signed by a trusted key" },
+		{ "keys", OPT_KEYS, "=DIR",
+		  "with --signed: the trusted public keys (*.pub)" },
+		{ "min-free", OPT_MINFREE, "=SIZE",
+		  "memory that must stay available (default 256M)" },
+		{ "stall-timeout", OPT_STALL, "=S",
+		  "give up when a read of FILE takes S seconds\n"
+		  "(default 30, 0: never)" },
+		{ "rate", OPT_RATE, "=RATE",
+		  "read at most RATE from FILE (12MiB/s, 100Mbit)\n"
+		  "(page cache hits not counted; default: no cap)" },
+		{ "status", OPT_STATUS, "=FILE",
+		  "the status file (default " LAZY_STATUS ")" },
+		{ "background", OPT_BACKGROUND, NULL,
+		  "return once all is open and checked; the copy\n"
+		  "goes on in a child (log: the status file + .log)" },
+		{ "wait-loop", OPT_WAIT_LOOP, "=S",
+		  "the loop device may come later: open the image and\n"
+		  "all else now, then wait up to S seconds for the\n"
+		  "loop device backed by it (not with --loop)" },
+		{ "profile", OPT_PROFILE, "=FILE",
+		  "boot profile: its ranges are copied first when it\n"
+		  "was recorded on FILE's image (default: FILE.profile\n"
+		  "beside the image when there; 'none': no profile)" },
+		{ "udpcast", OPT_UDPCAST, "[=OPTS]",
+		  "take the copy from a udpcast session of the raw\n"
+		  "image (ramboot serve); OPTS: portbase=P,\n"
+		  "interface=IF,start-timeout=S,receive-timeout=S.\n"
+		  "Used only with --sha256 or --manifest; when the\n"
+		  "stream fails, FILE is copied as without it" },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Exit codes: 0 switched (with --background: started), 1 gave up (the loop\n"
+		"device stays on FILE), 2 usage, 3 not enough memory.\n",
 };
-static const struct rb_optset optset = RB_OPTSET("vh", 6, 26, opts);
-
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot lazy --image=FILE [OPTIONS]\n"
-	      "\n"
-	      "Copy FILE, the image a read-only loop device is backed by, into RAM while\n"
-	      "the system runs from it, verify the copy, and switch the loop device to it\n"
-	      "(LOOP_CHANGE_FD). What the page cache holds of FILE is copied first; then\n"
-	      "the rest, yielding to other reads of the loop device. On any failure the\n"
-	      "copy is freed and the loop device stays on FILE.\n"
-	      "\n"
-	      "Options:\n", out);
-	rb_opts_help(out, &optset);
-	fputs("\n"
-	      "Exit codes: 0 switched (with --background: started), 1 gave up (the loop\n"
-	      "device stays on FILE), 2 usage, 3 not enough memory.\n", out);
-}
 
 int cmd_lazy(int argc, char **argv)
 {
@@ -128,7 +131,7 @@ int cmd_lazy(int argc, char **argv)
 			break;
 		case OPT_UDPCAST: o.udpcast = optarg ? optarg : ""; break;
 		case 'v': rb_verbose = 1; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			return rb_usage("lazy", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}

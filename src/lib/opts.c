@@ -3,6 +3,7 @@
  * Options declared once (opts.h): getopt_long()'s table and --help's
  * option lines, both from the command's struct rb_optset.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/ramboot.h"
@@ -15,10 +16,9 @@ static bool has_short(const struct rb_optset *set, int val)
 
 void rb_opts_help(FILE *out, const struct rb_optset *set)
 {
-	size_t i;
+	const struct rb_opt *o;
 
-	for (i = 0; i < set->n; i++) {
-		const struct rb_opt *o = &set->opts[i];
+	for (o = set->opts; o->name || o->help; o++) {
 		const char *p, *nl, *arg = o->arg ? o->arg : "";
 		int len;
 
@@ -39,18 +39,32 @@ void rb_opts_help(FILE *out, const struct rb_optset *set)
 	}
 }
 
+void rb_opts_usage(FILE *out, const struct rb_optset *set)
+{
+	if (set->head)
+		fputs(set->head, out);
+	rb_opts_help(out, set);
+	if (set->tail)
+		fputs(set->tail, out);
+}
+
 void rb_getopt_init(struct rb_getopt *g, const struct rb_optset *set)
 {
 	size_t i, n = 0;
 
 	memset(g, 0, sizeof(*g));
 	g->set = set;
-	for (i = 0; i < set->n && n < RB_OPTS_MAX; i++) {
+	for (i = 0; set->opts[i].name || set->opts[i].help; i++) {
 		const struct rb_opt *o = &set->opts[i];
 
 		if (!o->name)
 			continue;
-		g->lo[n] = (struct option){ o->name, o->has_arg, NULL, o->val };
+		if (n == RB_OPTS_MAX)
+			abort();   /* a table longer than its room: caught by any test */
+		g->lo[n] = (struct option){ o->name,
+					    !o->arg ? no_argument :
+					    o->arg[0] == '[' ? optional_argument : required_argument,
+					    NULL, o->val };
 		g->at[n++] = (unsigned char)i;
 	}
 	/* 0, not 1: getopt_long() starts over from scratch (glibc and musl

@@ -2,46 +2,52 @@
 /*
  * A command's options, declared once: the same table gives getopt_long()
  * its long options and --help its option lines, so that an option cannot
- * be parsed without being listed, or listed under another name.
+ * be parsed without being listed, listed under another name, or listed
+ * with a value it does not take.
  */
 #ifndef RAMBOOT_OPTS_H
 #define RAMBOOT_OPTS_H
 
 #include <getopt.h>
-#include <stddef.h>
 #include <stdio.h>
 
-/* One option, or (name NULL) a line of text among them. */
+/* One option; with name NULL, a line of text among them, or (help NULL
+ * too) the end of the table. */
 struct rb_opt {
 	const char *name;  /* the long name, without "--" */
-	int has_arg;       /* no_argument, required_argument, optional_argument */
 	int val;           /* what rb_getopt() returns: a letter of the short
 			    * options (then --help shows "-x, "), or the
 			    * command's own value */
-	const char *arg;   /* the value as --help spells it after the name
-			    * ("=FILE", " DEVICE", "[=OPTS]"); NULL: none */
+	const char *arg;   /* the value, as --help spells it after the name,
+			    * and so what getopt_long() is told: NULL takes
+			    * none, "[=OPTS]" an optional one, anything else
+			    * ("=FILE", " DEVICE") a required one */
 	const char *help;  /* the text --help shows from the column on, a
 			    * '\n' between its lines; NULL: not listed. A
 			    * text line (name NULL) is printed as it is. */
 };
 
-/* The options of a command, in the order --help lists them. */
+#define RB_OPT_VERBOSE { "verbose", 'v', NULL, "more messages" }
+#define RB_OPT_HELP { "help", 'h', NULL, "this help" }
+#define RB_OPT_HELP_UNLISTED { "help", 'h', NULL, NULL }
+
+/* A command's --help and options: head, the options in the order --help
+ * lists them (at most RB_OPTS_MAX, ended by { NULL }), tail. */
 struct rb_optset {
 	const char *shorts;     /* getopt_long()'s short options: "d:j:fvh" */
 	int indent;             /* where an option without a short form starts */
 	int col;                /* where the text starts (two blanks after a
 				 * longer option) */
+	const char *head;
 	const struct rb_opt *opts;
-	size_t n;
+	const char *tail;
 };
 
 #define RB_OPTS_MAX 32
-/* An optset of the table t (at most RB_OPTS_MAX options). */
-#define RB_OPTSET(shorts, indent, col, t)                                             \
-	{ (shorts), (indent), (col), (t),                                             \
-	  sizeof(char[ARRAY_SIZE(t) <= RB_OPTS_MAX ? 1 : -1]) * ARRAY_SIZE(t) }
 
-/* The option lines of set, as --help shows them. */
+/* --help: head, the option lines, tail. */
+void rb_opts_usage(FILE *out, const struct rb_optset *set);
+/* The option lines alone, for a help of several sets. */
 void rb_opts_help(FILE *out, const struct rb_optset *set);
 
 /* getopt_long() over set: rb_getopt_init() builds its table and starts

@@ -49,86 +49,86 @@ enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PR
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
        OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
-static const struct rb_opt load_options[] = {
-	{ "decompress", required_argument, 'd', "=FMT",
-	  "auto (default: from magic bytes), none, zstd, xz, lzo, gzip" },
-	{ "threads", required_argument, 'j', "=N", "threads (default: online CPUs)" },
-	{ "sha256", required_argument, OPT_SHA, "=HEX", "SHA-256 the written image must have" },
-	{ "manifest", required_argument, OPT_MANIFEST, "=FILE",
-	  "size and SHA-256 the written image must have; with a\n"
-	  "version 2 manifest each chunk is verified as soon as\n"
-	  "it is written, on every core" },
-	{ "signed", no_argument, OPT_SIGNED, NULL,
-	  "the manifest must be signed by a trusted key\n"
-	  "(/etc/ramboot/keys, /etc/ltsp/ramboot/keys)" },
-	{ "keys", required_argument, OPT_KEYS, "=DIR",
-	  "with --signed: the trusted public keys (*.pub)" },
-	{ "retries", required_argument, OPT_RETRIES, "=N",
-	  "read a chunk that fails its hash or its read again,\n"
-	  "up to N times (default 3; a file or block device\n"
-	  "SOURCE, uncompressed, with a version 2 manifest)" },
-	{ "min-free", required_argument, OPT_MINFREE, "=SIZE",
-	  "memory that must stay available (default 256M)" },
-	{ "tmpfs", required_argument, OPT_TMPFS, "=DIR",
-	  "mount a tmpfs sized to the image at DIR; DEST is inside it" },
-	{ "prefetch", no_argument, OPT_PREFETCH, NULL,
-	  "read SOURCE once into the page cache, keep nothing;\n"
-	  "politely: 2 reads of 1 MiB in flight, idle I/O class,\n"
-	  "waiting while the loop device over SOURCE has reads\n"
-	  "in flight, pages already cached skipped" },
-	{ "profile", required_argument, OPT_PROFILE, "=FILE",
-	  "with --prefetch: read the ranges of this boot profile\n"
-	  "first (default SOURCE.profile if there is one; none:\n"
-	  "offset order); used only if recorded on SOURCE" },
-	{ "profile-only", no_argument, OPT_PROFILE_ONLY, NULL,
-	  "with --prefetch: read the profile's ranges, no more" },
-	{ "loop", required_argument, OPT_LOOP, "=DEV",
-	  "with --prefetch: the loop device to yield to (default:\n"
-	  "the one backed by SOURCE)" },
-	{ "wait-loop", required_argument, OPT_WAIT_LOOP, "=S",
-	  "with --prefetch: read nothing until the loop device\n"
-	  "backed by SOURCE appears (the boot mounted it), for\n"
-	  "at most S seconds" },
-	{ "rate", required_argument, OPT_RATE, "=RATE",
-	  "with --prefetch: read at most RATE (12MiB/s, 100Mbit)" },
-	{ "progress", required_argument, OPT_PROGRESS, "=MODE",
-	  "auto, bar, plain, none (default auto)" },
-	{ "expect-fs", required_argument, OPT_EXPECT, "=TYPE",
-	  "fail unless the image is a TYPE filesystem (squashfs, ...)" },
-	{ "udpcast", optional_argument, OPT_UDPCAST, "[=OPTS]",
-	  "the image comes from a udpcast session (ramboot serve):\n"
-	  "udp-receiver's stdout is the SOURCE; OPTS is\n"
-	  "portbase=P,interface=IF,start-timeout=S,\n"
-	  "receive-timeout=S (default: 9000, udpcast's\n"
-	  "choice of interface, 20, 10)" },
-	{ "stall-timeout", required_argument, OPT_STALL, "=S",
-	  "give up when the source delivers nothing for S\n"
-	  "seconds (default 30, 0: never)" },
-	{ "force", no_argument, 'f', NULL,
-	  "replace an existing DEST file (only a regular file,\n"
-	  "never the source; the old one stays until the new\n"
-	  "one is verified)" },
-	{ "verbose", no_argument, 'v', NULL, "more messages" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset load_optset = {
+	.shorts = "d:j:fvh", .indent = 6, .col = 24,
+	.head = "Usage: ramboot load [OPTIONS] SOURCE DEST\n"
+		"       ramboot load [OPTIONS] --prefetch SOURCE\n"
+		"       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
+		"\n"
+		"Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
+		"create, normally in a tmpfs, or a block device such as a zram device),\n"
+		"decompressing on the way.\n"
+		"\n"
+		"Options:\n",
+	.opts = (const struct rb_opt[]){
+		{ "decompress", 'd', "=FMT",
+		  "auto (default: from magic bytes), none, zstd, xz, lzo, gzip" },
+		{ "threads", 'j', "=N",
+		  "threads (default: online CPUs)" },
+		{ "sha256", OPT_SHA, "=HEX",
+		  "SHA-256 the written image must have" },
+		{ "manifest", OPT_MANIFEST, "=FILE",
+		  "size and SHA-256 the written image must have; with a\n"
+		  "version 2 manifest each chunk is verified as soon as\n"
+		  "it is written, on every core" },
+		{ "signed", OPT_SIGNED, NULL,
+		  "the manifest must be signed by a trusted key\n"
+		  "(/etc/ramboot/keys, /etc/ltsp/ramboot/keys)" },
+		{ "keys", OPT_KEYS, "=DIR",
+		  "with --signed: the trusted public keys (*.pub)" },
+		{ "retries", OPT_RETRIES, "=N",
+		  "read a chunk that fails its hash or its read again,\n"
+		  "up to N times (default 3; a file or block device\n"
+		  "SOURCE, uncompressed, with a version 2 manifest)" },
+		{ "min-free", OPT_MINFREE, "=SIZE",
+		  "memory that must stay available (default 256M)" },
+		{ "tmpfs", OPT_TMPFS, "=DIR",
+		  "mount a tmpfs sized to the image at DIR; DEST is inside it" },
+		{ "prefetch", OPT_PREFETCH, NULL,
+		  "read SOURCE once into the page cache, keep nothing;\n"
+		  "politely: 2 reads of 1 MiB in flight, idle I/O class,\n"
+		  "waiting while the loop device over SOURCE has reads\n"
+		  "in flight, pages already cached skipped" },
+		{ "profile", OPT_PROFILE, "=FILE",
+		  "with --prefetch: read the ranges of this boot profile\n"
+		  "first (default SOURCE.profile if there is one; none:\n"
+		  "offset order); used only if recorded on SOURCE" },
+		{ "profile-only", OPT_PROFILE_ONLY, NULL,
+		  "with --prefetch: read the profile's ranges, no more" },
+		{ "loop", OPT_LOOP, "=DEV",
+		  "with --prefetch: the loop device to yield to (default:\n"
+		  "the one backed by SOURCE)" },
+		{ "wait-loop", OPT_WAIT_LOOP, "=S",
+		  "with --prefetch: read nothing until the loop device\n"
+		  "backed by SOURCE appears (the boot mounted it), for\n"
+		  "at most S seconds" },
+		{ "rate", OPT_RATE, "=RATE",
+		  "with --prefetch: read at most RATE (12MiB/s, 100Mbit)" },
+		{ "progress", OPT_PROGRESS, "=MODE",
+		  "auto, bar, plain, none (default auto)" },
+		{ "expect-fs", OPT_EXPECT, "=TYPE",
+		  "fail unless the image is a TYPE filesystem (squashfs, ...)" },
+		{ "udpcast", OPT_UDPCAST, "[=OPTS]",
+		  "the image comes from a udpcast session (ramboot serve):\n"
+		  "udp-receiver's stdout is the SOURCE; OPTS is\n"
+		  "portbase=P,interface=IF,start-timeout=S,\n"
+		  "receive-timeout=S (default: 9000, udpcast's\n"
+		  "choice of interface, 20, 10)" },
+		{ "stall-timeout", OPT_STALL, "=S",
+		  "give up when the source delivers nothing for S\n"
+		  "seconds (default 30, 0: never)" },
+		{ "force", 'f', NULL,
+		  "replace an existing DEST file (only a regular file,\n"
+		  "never the source; the old one stays until the new\n"
+		  "one is verified)" },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
+		"2 usage, 3 not enough memory (the caller should fall back).\n",
 };
-static const struct rb_optset load_optset = RB_OPTSET("d:j:fvh", 6, 24, load_options);
-
-static void load_usage(FILE *out)
-{
-	fputs("Usage: ramboot load [OPTIONS] SOURCE DEST\n"
-	      "       ramboot load [OPTIONS] --prefetch SOURCE\n"
-	      "       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
-	      "\n"
-	      "Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
-	      "create, normally in a tmpfs, or a block device such as a zram device),\n"
-	      "decompressing on the way.\n"
-	      "\n"
-	      "Options:\n", out);
-	rb_opts_help(out, &load_optset);
-	fputs("\n"
-	      "Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
-	      "2 usage, 3 not enough memory (the caller should fall back).\n", out);
-}
 
 /* Does DEST stay inside DIR, by its components? ".." anywhere is
  * refused; an absolute DEST must have DIR's components first. The
@@ -259,7 +259,7 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 	case 'f': o->force = true; break;
 	case 'v': rb_verbose = 1; break;
 	case 'h':
-		load_usage(stdout);
+		rb_opts_usage(stdout, &load_optset);
 		return RB_EXIT_OK;
 	default:
 		return rb_usage("load", "unknown or incomplete option '%s'", argv[optind - 1]);

@@ -19,46 +19,54 @@
 
 enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
 
-static const struct rb_opt record_opts[] = {
-	{ "image", required_argument, OPT_IMAGE, "=FILE",
-	  "the image file (or block device) the boot reads" },
-	{ "out", required_argument, OPT_OUT, "=FILE", "where to write it (default " PROFILE_OUT ")" },
-	{ "interval", required_argument, OPT_INTERVAL, "=S", "seconds between samples (default 0.2)" },
-	{ "until", required_argument, OPT_UNTIL, "=S",
-	  "stop S seconds after the start (default: no limit)" },
-	{ "stop-file", required_argument, OPT_STOPFILE, "=PATH", "stop once PATH exists" },
-	{ "manifest", required_argument, OPT_MANIFEST, "=FILE",
-	  "tag the profile with the image's SHA-256 from its manifest" },
-	{ "sha256", required_argument, OPT_SHA, "=HEX", "the same, given directly" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset record_optset = {
+	.shorts = "h", .indent = 6, .col = 24,
+	.head = "Usage: ramboot profile record --image=FILE [OPTIONS]\n"
+		"       ramboot profile --stop\n"
+		"       ramboot profile merge -o OUT PROFILE...\n"
+		"       ramboot profile show PROFILE\n"
+		"\n"
+		"record: note which ranges of the image FILE get read (its page cache, sampled\n"
+		"with mincore) in first-touch order until a stop point, then write the profile.\n",
+	.opts = (const struct rb_opt[]){
+		{ "image", OPT_IMAGE, "=FILE",
+		  "the image file (or block device) the boot reads" },
+		{ "out", OPT_OUT, "=FILE",
+		  "where to write it (default " PROFILE_OUT ")" },
+		{ "interval", OPT_INTERVAL, "=S",
+		  "seconds between samples (default 0.2)" },
+		{ "until", OPT_UNTIL, "=S",
+		  "stop S seconds after the start (default: no limit)" },
+		{ "stop-file", OPT_STOPFILE, "=PATH",
+		  "stop once PATH exists" },
+		{ "manifest", OPT_MANIFEST, "=FILE",
+		  "tag the profile with the image's SHA-256 from its manifest" },
+		{ "sha256", OPT_SHA, "=HEX",
+		  "the same, given directly" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
+	.tail = "    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
+		"    recorder's pid is in " PROFILE_PID ").\n"
+		"--stop: stop the running recorder and wait until it has written the profile.\n"
+		"merge:  merge profiles of one image recorded on several clients into OUT.\n"
+		"show:   print a profile: identity, ranges in order, bytes, coverage.\n"
+		"\n"
+		"Exit codes: 0 ok, 1 runtime error (I/O, bad profile, no recorder), 2 usage.\n",
 };
-static const struct rb_optset record_optset = RB_OPTSET("h", 6, 24, record_opts);
 
-static const struct rb_opt merge_opts[] = {
-	{ "output", required_argument, 'o', NULL, NULL },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset merge_optset = {
+	.shorts = "o:h", .indent = 6, .col = 24,
+	.opts = (const struct rb_opt[]){
+		{ "output", 'o', "=FILE", NULL },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_optset merge_optset = RB_OPTSET("o:h", 6, 24, merge_opts);
 
 static void usage(FILE *out)
 {
-	fputs("Usage: ramboot profile record --image=FILE [OPTIONS]\n"
-	      "       ramboot profile --stop\n"
-	      "       ramboot profile merge -o OUT PROFILE...\n"
-	      "       ramboot profile show PROFILE\n"
-	      "\n"
-	      "record: note which ranges of the image FILE get read (its page cache, sampled\n"
-	      "with mincore) in first-touch order until a stop point, then write the profile.\n",
-	      out);
-	rb_opts_help(out, &record_optset);
-	fputs("    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
-	      "    recorder's pid is in " PROFILE_PID ").\n"
-	      "--stop: stop the running recorder and wait until it has written the profile.\n"
-	      "merge:  merge profiles of one image recorded on several clients into OUT.\n"
-	      "show:   print a profile: identity, ranges in order, bytes, coverage.\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 runtime error (I/O, bad profile, no recorder), 2 usage.\n",
-	      out);
+	rb_opts_usage(out, &record_optset);
 }
 
 /* The options of record into *o: -1 when they are good, else the exit

@@ -23,49 +23,48 @@
 #include "format/manifest.h"
 #include "publish/publish.h"
 
-static const struct rb_opt opts[] = {
-	{ "output", required_argument, 'o', "=FILE",
-	  "write to FILE (replaced only once the new one is\n"
-	  "complete) instead of stdout" },
-	{ "decompress", required_argument, 'd', NULL, NULL },
-	{ "threads", required_argument, 'j', NULL, NULL },
-	{ NULL, 0, 0, NULL, "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
-	{ "memlimit", required_argument, 'm', "=SIZE",
-	  "decoder memory clients may use for this image\n"
-	  "(default 256M; for large zstd windows/xz dictionaries)" },
-	{ "sign", required_argument, 'S', "=KEY",
-	  "sign it with the Ed25519 private key KEY\n"
-	  "(ramboot keygen; see ramboot sign)" },
-	{ "chunk-size", required_argument, 'c', "=SIZE",
-	  "bytes per chunk, a power of two from 64K to 1G\n"
-	  "(default 4M; at most 65536 chunks); 0: a version 1\n"
-	  "manifest, without chunks, for older clients" },
-	{ "verity", optional_argument, 'V', "[=HASHFILE]",
-	  "also write the dm-verity hash tree of IMAGE beside\n"
-	  "it (default IMAGE.verity; written first) and record\n"
-	  "verity-root, verity-salt, verity-hash; IMAGE must be\n"
-	  "raw (not compressed), whole 4096-byte blocks" },
-	{ "cindex", optional_argument, 'C', "[=INDEXFILE]",
-	  "also write the chunk index of IMAGE beside it\n"
-	  "(default IMAGE.cindex; written first) and record its\n"
-	  "name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
-	  "be raw" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset optset = {
+	.shorts = "o:d:j:h", .indent = 6, .col = 22,
+	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
+		"                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
+		"                        [--cindex[=INDEXFILE]] IMAGE\n"
+		"\n"
+		"Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
+		"image and of each of its chunks, which 'ramboot load --manifest' checks\n"
+		"on the client.\n",
+	.opts = (const struct rb_opt[]){
+		{ "output", 'o', "=FILE",
+		  "write to FILE (replaced only once the new one is\n"
+		  "complete) instead of stdout" },
+		{ "decompress", 'd', "=FMT", NULL },
+		{ "threads", 'j', "=N", NULL },
+		{ NULL, 0, NULL,
+		  "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
+		{ "memlimit", 'm', "=SIZE",
+		  "decoder memory clients may use for this image\n"
+		  "(default 256M; for large zstd windows/xz dictionaries)" },
+		{ "sign", 'S', "=KEY",
+		  "sign it with the Ed25519 private key KEY\n"
+		  "(ramboot keygen; see ramboot sign)" },
+		{ "chunk-size", 'c', "=SIZE",
+		  "bytes per chunk, a power of two from 64K to 1G\n"
+		  "(default 4M; at most 65536 chunks); 0: a version 1\n"
+		  "manifest, without chunks, for older clients" },
+		{ "verity", 'V', "[=HASHFILE]",
+		  "also write the dm-verity hash tree of IMAGE beside\n"
+		  "it (default IMAGE.verity; written first) and record\n"
+		  "verity-root, verity-salt, verity-hash; IMAGE must be\n"
+		  "raw (not compressed), whole 4096-byte blocks" },
+		{ "cindex", 'C', "[=INDEXFILE]",
+		  "also write the chunk index of IMAGE beside it\n"
+		  "(default IMAGE.cindex; written first) and record its\n"
+		  "name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
+		  "be raw" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
+	.tail = "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
 };
-static const struct rb_optset optset = RB_OPTSET("o:d:j:h", 6, 22, opts);
-
-static void manifest_usage(FILE *out)
-{
-	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
-	      "                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
-	      "                        [--cindex[=INDEXFILE]] IMAGE\n"
-	      "\n"
-	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
-	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
-	      "on the client.\n", out);
-	rb_opts_help(out, &optset);
-	fputs("Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n", out);
-}
 
 /* The command line into req, *outpath and *hasharg: -1 to go on, else
  * the exit code (--help, a usage error). */
@@ -104,7 +103,7 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			req->cindex = true;
 			*cindexarg = optarg;
 			break;
-		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("manifest", argv);
 		}

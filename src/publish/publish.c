@@ -546,47 +546,45 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
 }
 
-static const struct rb_opt opts[] = {
-	{ "sign", required_argument, 'S', "=KEY",
-	  "sign the manifest with the Ed25519 private key KEY" },
-	{ "verity", no_argument, 'V', NULL,
-	  "also write the hash tree (IMAGE must be raw, a\n"
-	  "whole number of 4096-byte blocks)" },
-	{ "cindex", no_argument, 'C', NULL,
-	  "also write the chunk index for local-disk caches\n"
-	  "(IMAGE must be raw; reads it once more)" },
-	{ "chunk-size", required_argument, 'c', "=SIZE",
-	  "bytes per chunk, a power of two from 64K to 1G\n"
-	  "(default 4M)" },
-	{ "memlimit", required_argument, 'm', "=SIZE",
-	  "decoder memory clients may use for this image" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset optset = {
+	.shorts = "h", .indent = 6, .col = 24,
+	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
+		"                       [--memlimit=SIZE] IMAGE\n"
+		"\n"
+		"Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
+		"dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
+		"hash) and with --cindex the chunk index IMAGE.cindex-SHA (16 hex digits\n"
+		"of its SHA-256) that it names; each aside, synced and renamed, the\n"
+		"manifest last. A client reading IMAGE.manifest at any moment gets the old\n"
+		"one or the new one, complete, with its side files. Side files older than\n"
+		"the previous manifest's are removed, except those IMAGE.old.manifest\n"
+		"names (the backup 'ltsp image --revert' brings back). Run it after each\n"
+		"'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
+		"\n"
+		"Options:\n",
+	.opts = (const struct rb_opt[]){
+		{ "sign", 'S', "=KEY",
+		  "sign the manifest with the Ed25519 private key KEY" },
+		{ "verity", 'V', NULL,
+		  "also write the hash tree (IMAGE must be raw, a\n"
+		  "whole number of 4096-byte blocks)" },
+		{ "cindex", 'C', NULL,
+		  "also write the chunk index for local-disk caches\n"
+		  "(IMAGE must be raw; reads it once more)" },
+		{ "chunk-size", 'c', "=SIZE",
+		  "bytes per chunk, a power of two from 64K to 1G\n"
+		  "(default 4M)" },
+		{ "memlimit", 'm', "=SIZE",
+		  "decoder memory clients may use for this image" },
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
+		"unreadable, compressed or not whole blocks with --verity, changed while\n"
+		"read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
+		"write of the summary to stdout after the manifest is named is a warning.\n",
 };
-static const struct rb_optset optset = RB_OPTSET("h", 6, 24, opts);
-
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
-	      "                       [--memlimit=SIZE] IMAGE\n"
-	      "\n"
-	      "Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
-	      "dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
-	      "hash) and with --cindex the chunk index IMAGE.cindex-SHA (16 hex digits\n"
-	      "of its SHA-256) that it names; each aside, synced and renamed, the\n"
-	      "manifest last. A client reading IMAGE.manifest at any moment gets the old\n"
-	      "one or the new one, complete, with its side files. Side files older than\n"
-	      "the previous manifest's are removed, except those IMAGE.old.manifest\n"
-	      "names (the backup 'ltsp image --revert' brings back). Run it after each\n"
-	      "'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
-	      "\n"
-	      "Options:\n", out);
-	rb_opts_help(out, &optset);
-	fputs("\n"
-	      "Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
-	      "unreadable, compressed or not whole blocks with --verity, changed while\n"
-	      "read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
-	      "write of the summary to stdout after the manifest is named is a warning.\n", out);
-}
 
 /* A manifest that publish replaces or keeps (PATH): true when it was
  * read into m. One that cannot be read (but is there) keeps every hash
@@ -632,7 +630,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req)
 			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("publish", argv);
 		}

@@ -50,36 +50,34 @@ struct zdev {
 	int priority;
 };
 
-static const struct rb_opt opts[] = {
-	{ "json", no_argument, 'j', NULL,
-	  "one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
-	  "\"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
-	  "(\"lazy\" only when its file exists)" },
-	{ "check", no_argument, 'c', NULL,
-	  "print the verdict line only; exit 0 when the client runs\n"
-	  "from RAM, 1 when it does not (a fallback, the network image\n"
-	  "as asked, a lazy copy not yet switched, no report)" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset optset = {
+	.shorts = "h", .indent = 2, .col = 14,
+	.head = "Usage: ramboot status [--json | --check]\n"
+		"\n"
+		"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
+		"\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
+		"(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
+		"state, bytes copied from the page cache and from the network, timeline)\n"
+		"when there is one and, for every initialised zram device, its size,\n"
+		"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
+		"priority.\n"
+		"\n",
+	.opts = (const struct rb_opt[]){
+		{ "json", 'j', NULL,
+		  "one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
+		  "\"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
+		  "(\"lazy\" only when its file exists)" },
+		{ "check", 'c', NULL,
+		  "print the verdict line only; exit 0 when the client runs\n"
+		  "from RAM, 1 when it does not (a fallback, the network image\n"
+		  "as asked, a lazy copy not yet switched, no report)" },
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
+		"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n",
 };
-static const struct rb_optset optset = RB_OPTSET("h", 2, 14, opts);
-
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot status [--json | --check]\n"
-	      "\n"
-	      "Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
-	      "\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
-	      "(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
-	      "state, bytes copied from the page cache and from the network, timeline)\n"
-	      "when there is one and, for every initialised zram device, its size,\n"
-	      "compressor, stored and compressed bytes, ratio, RAM used and swap\n"
-	      "priority.\n"
-	      "\n", out);
-	rb_opts_help(out, &optset);
-	fputs("\n"
-	      "Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
-	      "from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n", out);
-}
 
 /* A JSON string through json_escape(), in pieces of up to 64 bytes cut
  * before a byte that starts a character, so that a UTF-8 sequence is
@@ -674,10 +672,10 @@ int cmd_status(int argc, char **argv)
 		switch (c) {
 		case 'j': o.json = true; break;
 		case 'c': o.check = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			rb_err("unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
+			rb_opts_usage(stderr, &optset);
 			return RB_EXIT_USAGE;
 		}
 	}

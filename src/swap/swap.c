@@ -657,49 +657,51 @@ enum {
 	OPT_FORCE, OPT_STATUS, OPT_JSON,
 };
 
-static const struct rb_opt opts[] = {
-	{ "size", required_argument, OPT_SIZE, "=EXPR",
-	  "swap size (default " DEFAULT_SIZE "); EXPR uses ram (MemTotal),\n"
-	  "sizes (512M, 2G, binary), N% of ram, + - * /,\n"
-	  "parentheses, min(), max()" },
-	{ "algorithm", required_argument, OPT_ALGO, "=LIST",
-	  "compressors in order of preference (default " DEFAULT_ALGORITHMS ")" },
-	{ "priority", required_argument, OPT_PRIO, "=N",
-	  "swap priority 0..32767 (default " RB_STR(DEFAULT_PRIORITY) "); -1: the kernel\n"
-	  "assigns one (negative, below every other swap)" },
-	{ "writeback", required_argument, OPT_WB, "=DEV",
-	  "backing device for idle/incompressible pages" },
-	{ "mem-limit", required_argument, OPT_MEMLIMIT, "=EXPR",
-	  "cap on the RAM the device may use" },
-	{ "local-swap", no_argument, OPT_LOCAL, NULL,
-	  "also enable swap partitions on local disks,\n"
-	  RB_STR(LOCAL_PRIO_GAP) " below --priority" },
-	{ "swappiness", required_argument, OPT_SWAPPINESS, "=N",
-	  "vm.swappiness (default 180, or 100 on kernels < 5.8)" },
-	{ "page-cluster", required_argument, OPT_PAGECLUSTER, "=N", "vm.page-cluster (default 0)" },
-	{ "keep-zswap", no_argument, OPT_KEEPZSWAP, NULL, "do not disable zswap" },
-	{ "no-tune", no_argument, OPT_NOTUNE, NULL, "change no vm.* or zswap setting" },
-	{ "off", required_argument, OPT_OFF, " DEVICE", "release DEVICE: swapoff, reset, hot_remove" },
-	{ "force", no_argument, OPT_FORCE, NULL,
-	  "with --off: release a device not labelled " SWAPHDR_LABEL },
-	{ "status", no_argument, OPT_STATUS, NULL, NULL },
-	{ "json", no_argument, OPT_JSON, NULL, NULL },
-	{ "verbose", no_argument, 'v', NULL, "more messages" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset optset = {
+	.shorts = "vh", .indent = 2, .col = 23,
+	.head = "Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
+		"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
+		"       ramboot swap --status [--json]   the same as ramboot status\n"
+		"\n"
+		"Options:\n",
+	.opts = (const struct rb_opt[]){
+		{ "size", OPT_SIZE, "=EXPR",
+		  "swap size (default " DEFAULT_SIZE "); EXPR uses ram (MemTotal),\n"
+		  "sizes (512M, 2G, binary), N% of ram, + - * /,\n"
+		  "parentheses, min(), max()" },
+		{ "algorithm", OPT_ALGO, "=LIST",
+		  "compressors in order of preference (default " DEFAULT_ALGORITHMS ")" },
+		{ "priority", OPT_PRIO, "=N",
+		  "swap priority 0..32767 (default " RB_STR(DEFAULT_PRIORITY) "); -1: the kernel\n"
+		  "assigns one (negative, below every other swap)" },
+		{ "writeback", OPT_WB, "=DEV",
+		  "backing device for idle/incompressible pages" },
+		{ "mem-limit", OPT_MEMLIMIT, "=EXPR",
+		  "cap on the RAM the device may use" },
+		{ "local-swap", OPT_LOCAL, NULL,
+		  "also enable swap partitions on local disks,\n"
+		  RB_STR(LOCAL_PRIO_GAP) " below --priority" },
+		{ "swappiness", OPT_SWAPPINESS, "=N",
+		  "vm.swappiness (default 180, or 100 on kernels < 5.8)" },
+		{ "page-cluster", OPT_PAGECLUSTER, "=N",
+		  "vm.page-cluster (default 0)" },
+		{ "keep-zswap", OPT_KEEPZSWAP, NULL,
+		  "do not disable zswap" },
+		{ "no-tune", OPT_NOTUNE, NULL,
+		  "change no vm.* or zswap setting" },
+		{ "off", OPT_OFF, " DEVICE",
+		  "release DEVICE: swapoff, reset, hot_remove" },
+		{ "force", OPT_FORCE, NULL,
+		  "with --off: release a device not labelled " SWAPHDR_LABEL },
+		{ "status", OPT_STATUS, NULL, NULL },
+		{ "json", OPT_JSON, NULL, NULL },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
 };
-static const struct rb_optset optset = RB_OPTSET("vh", 2, 23, opts);
-
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
-	      "       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
-	      "       ramboot swap --status [--json]   the same as ramboot status\n"
-	      "\n"
-	      "Options:\n", out);
-	rb_opts_help(out, &optset);
-	fputs("\n"
-	      "Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n", out);
-}
 
 int cmd_swap(int argc, char **argv)
 {
@@ -739,13 +741,13 @@ int cmd_swap(int argc, char **argv)
 		case OPT_STATUS: status = true; break;
 		case OPT_JSON: json = true; break;
 		case 'v': rb_verbose++; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			if (optopt && optopt < 256)
 				rb_err("unknown option '-%c'", optopt);
 			else
 				rb_err("unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
+			rb_opts_usage(stderr, &optset);
 			return RB_EXIT_USAGE;
 		}
 	}

@@ -738,24 +738,23 @@ static int getrandom_full(unsigned char *buf, size_t len)
 	return 0;
 }
 
-static const struct rb_opt keygen_opts[] = {
-	{ "force", no_argument, 'f', NULL, "replace existing files" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset keygen_optset = {
+	.shorts = "fh", .indent = 6, .col = 16,
+	.head = "Usage: ramboot keygen [--force] KEY\n"
+		"\n"
+		"Make an Ed25519 key pair for signing manifests: the private key in\n"
+		"KEY (mode 0600) and the public key in KEY.pub. Put KEY.pub into\n"
+		"/etc/ramboot/keys/ where the initrd is built; keep KEY on the server.\n"
+		"\n",
+	.opts = (const struct rb_opt[]){
+		{ "force", 'f', NULL,
+		  "replace existing files" },
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Exit status: 0 made, 1 error, 2 usage.\n",
 };
-static const struct rb_optset keygen_optset = RB_OPTSET("fh", 6, 16, keygen_opts);
-
-static void keygen_usage(FILE *out)
-{
-	fputs("Usage: ramboot keygen [--force] KEY\n"
-	      "\n"
-	      "Make an Ed25519 key pair for signing manifests: the private key in\n"
-	      "KEY (mode 0600) and the public key in KEY.pub. Put KEY.pub into\n"
-	      "/etc/ramboot/keys/ where the initrd is built; keep KEY on the server.\n"
-	      "\n", out);
-	rb_opts_help(out, &keygen_optset);
-	fputs("\n"
-	      "Exit status: 0 made, 1 error, 2 usage.\n", out);
-}
 
 /* Is DIR (a resolved, absolute path) PREFIX or below it? */
 static bool path_under(const char *dir, const char *prefix)
@@ -831,7 +830,7 @@ int cmd_keygen(int argc, char **argv)
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'f': flags |= OUTFILE_REPLACE; break;
-		case 'h': keygen_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &keygen_optset); return RB_EXIT_OK;
 		default: return rb_usage_option("keygen", argv);
 		}
 	}
@@ -932,34 +931,34 @@ static int check_keys(int n, char **files)
 	return ret;
 }
 
-static const struct rb_opt sign_opts[] = {
-	{ "key", required_argument, 'k', "=KEY",
-	  "the private key (PEM, from ramboot keygen or openssl genpkey)" },
-	{ "check", no_argument, 'c', NULL, "check instead of signing; prints who signed" },
-	{ "check-key", no_argument, 'P', NULL,
-	  "FILE... are public key files: check that each is an\n"
-	  "Ed25519 public key (not a private one, not a link)" },
-	{ "keys", required_argument, 'K', "=DIR", "the trusted public keys for --check" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset sign_optset = {
+	.shorts = "k:ch", .indent = 6, .col = 19,
+	.head = "Usage: ramboot sign --key=KEY MANIFEST\n"
+		"       ramboot sign --check [--keys=DIR] MANIFEST\n"
+		"       ramboot sign --check-key FILE...\n"
+		"\n"
+		"Sign a manifest in place with the Ed25519 private key KEY (a signature\n"
+		"it has already is replaced), or check its signature against the\n"
+		"public keys (*.pub) in DIR (default /etc/ramboot/keys and\n"
+		"/etc/ltsp/ramboot/keys).\n"
+		"\n",
+	.opts = (const struct rb_opt[]){
+		{ "key", 'k', "=KEY",
+		  "the private key (PEM, from ramboot keygen or openssl genpkey)" },
+		{ "check", 'c', NULL,
+		  "check instead of signing; prints who signed" },
+		{ "check-key", 'P', NULL,
+		  "FILE... are public key files: check that each is an\n"
+		  "Ed25519 public key (not a private one, not a link)" },
+		{ "keys", 'K', "=DIR",
+		  "the trusted public keys for --check" },
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"Exit status: 0 signed (or the signature is good), 1 error or a\n"
+		"signature that is missing, bad, or by a key not trusted, 2 usage.\n",
 };
-static const struct rb_optset sign_optset = RB_OPTSET("k:ch", 6, 19, sign_opts);
-
-static void sign_usage(FILE *out)
-{
-	fputs("Usage: ramboot sign --key=KEY MANIFEST\n"
-	      "       ramboot sign --check [--keys=DIR] MANIFEST\n"
-	      "       ramboot sign --check-key FILE...\n"
-	      "\n"
-	      "Sign a manifest in place with the Ed25519 private key KEY (a signature\n"
-	      "it has already is replaced), or check its signature against the\n"
-	      "public keys (*.pub) in DIR (default /etc/ramboot/keys and\n"
-	      "/etc/ltsp/ramboot/keys).\n"
-	      "\n", out);
-	rb_opts_help(out, &sign_optset);
-	fputs("\n"
-	      "Exit status: 0 signed (or the signature is good), 1 error or a\n"
-	      "signature that is missing, bad, or by a key not trusted, 2 usage.\n", out);
-}
 
 int cmd_sign(int argc, char **argv)
 {
@@ -979,7 +978,7 @@ int cmd_sign(int argc, char **argv)
 		case 'c': check = true; break;
 		case 'K': keys = optarg; break;
 		case 'P': check_key = true; break;
-		case 'h': sign_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &sign_optset); return RB_EXIT_OK;
 		default: return rb_usage_option("sign", argv);
 		}
 	}

@@ -24,22 +24,30 @@ enum { OPT_SALT = 256, OPT_EXPORT };
 
 /* One table for format and open, so that both take the same long names
  * (open refuses format's own after the parse); only the help differs. */
-static const struct rb_opt format_opts[] = {
-	{ "salt", required_argument, OPT_SALT, "=HEX",
-	  "the salt ('-': none; default: 32 random bytes)" },
-	{ "export", no_argument, OPT_EXPORT, NULL,
-	  "print VERITY_ROOT_HASH=..., VERITY_SALT=... lines" },
-	{ "force", no_argument, 'f', NULL, "replace an existing HASHFILE (a regular file)" },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset format_optset = {
+	.shorts = "fh", .indent = 2, .col = 18,
+	.opts = (const struct rb_opt[]){
+		{ "salt", OPT_SALT, "=HEX",
+		  "the salt ('-': none; default: 32 random bytes)" },
+		{ "export", OPT_EXPORT, NULL,
+		  "print VERITY_ROOT_HASH=..., VERITY_SALT=... lines" },
+		{ "force", 'f', NULL,
+		  "replace an existing HASHFILE (a regular file)" },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_opt open_opts[] = {
-	{ "salt", required_argument, OPT_SALT, "=HEX", "the salt HASH_DEV's superblock must have" },
-	{ "export", no_argument, OPT_EXPORT, NULL, NULL },
-	{ "force", no_argument, 'f', NULL, NULL },
-	{ "help", no_argument, 'h', NULL, NULL },
+static const struct rb_optset open_optset = {
+	.shorts = "h", .indent = 2, .col = 18,
+	.opts = (const struct rb_opt[]){
+		{ "salt", OPT_SALT, "=HEX",
+		  "the salt HASH_DEV's superblock must have" },
+		{ "export", OPT_EXPORT, NULL, NULL },
+		{ "force", 'f', NULL, NULL },
+		RB_OPT_HELP_UNLISTED,
+		{ NULL },
+	},
 };
-static const struct rb_optset format_optset = RB_OPTSET("fh", 2, 18, format_opts);
-static const struct rb_optset open_optset = RB_OPTSET("h", 2, 18, open_opts);
 
 static void usage(FILE *out)
 {

@@ -413,45 +413,43 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 
 enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
 
-static const struct rb_opt serve_options[] = {
-	{ "rate", required_argument, O_RATE, "=RATE",
-	  "at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
-	  "udp-sender --max-bitrate); default: no cap" },
-	{ "min-receivers", required_argument, O_MINRX, "=N",
-	  "start a session once N clients have joined\n"
-	  "(default 1)" },
-	{ "max-wait", required_argument, O_MAXWAIT, "=S",
-	  "start anyway S seconds after the first client\n"
-	  "joined, with fewer than N" },
-	{ "portbase", required_argument, O_PORT, "=P",
-	  "the even UDP port base, P and P+1 (default 9000)" },
-	{ "interface", required_argument, O_IF, "=IF",
-	  "the network interface (default: udpcast's choice,\n"
-	  "an interface with an IPv4 address, one with a link\n"
-	  "first)" },
-	{ "fec", required_argument, O_FEC, "=SPEC",
-	  "forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
-	  "(8x8/128)" },
-	{ "once", no_argument, O_ONCE, NULL, "one session, then exit with its outcome" },
-	{ "verbose", no_argument, 'v', NULL, "more messages" },
-	{ "help", no_argument, 'h', NULL, "this help" },
+static const struct rb_optset serve_optset = {
+	.shorts = "vh", .indent = 6, .col = 24,
+	.head = "Usage: ramboot serve [OPTIONS] IMAGE\n"
+		"\n"
+		"Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
+		"multicast stream: udp-sender sessions, one after the other.\n"
+		"\n"
+		"Options:\n",
+	.opts = (const struct rb_opt[]){
+		{ "rate", O_RATE, "=RATE",
+		  "at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
+		  "udp-sender --max-bitrate); default: no cap" },
+		{ "min-receivers", O_MINRX, "=N",
+		  "start a session once N clients have joined\n"
+		  "(default 1)" },
+		{ "max-wait", O_MAXWAIT, "=S",
+		  "start anyway S seconds after the first client\n"
+		  "joined, with fewer than N" },
+		{ "portbase", O_PORT, "=P",
+		  "the even UDP port base, P and P+1 (default 9000)" },
+		{ "interface", O_IF, "=IF",
+		  "the network interface (default: udpcast's choice,\n"
+		  "an interface with an IPv4 address, one with a link\n"
+		  "first)" },
+		{ "fec", O_FEC, "=SPEC",
+		  "forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
+		  "(8x8/128)" },
+		{ "once", O_ONCE, NULL,
+		  "one session, then exit with its outcome" },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP,
+		{ NULL },
+	},
+	.tail = "\n"
+		"SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
+		"Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
 };
-static const struct rb_optset serve_optset = RB_OPTSET("vh", 6, 24, serve_options);
-
-static void serve_usage(FILE *out)
-{
-	fputs("Usage: ramboot serve [OPTIONS] IMAGE\n"
-	      "\n"
-	      "Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
-	      "multicast stream: udp-sender sessions, one after the other.\n"
-	      "\n"
-	      "Options:\n", out);
-	rb_opts_help(out, &serve_optset);
-	fputs("\n"
-	      "SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
-	      "Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
-	      out);
-}
 
 /* An option of serve that takes a value, into s: NULL, or what the
  * value should have been. */
@@ -502,7 +500,7 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_ONCE: s.once = true; break;
 		case 'v': rb_verbose = 1; break;
-		case 'h': serve_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &serve_optset); return RB_EXIT_OK;
 		case O_MINRX: case O_MAXWAIT: case O_PORT: case O_IF: case O_FEC:
 			want = serve_opt(&s, c, optarg);
 			if (want)
