@@ -403,10 +403,9 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
  * usage error). */
 static int parse_args(int argc, char **argv, struct boot_args *a)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	rb_getopt_init(&g, &optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'i': a->image = optarg; break;

@@ -119,7 +119,7 @@ static void usage(FILE *out)
 
 static int cmd_index(int argc, char **argv)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &index_optset };
 	char err[PATH_MAX + 256], *text = NULL;
 	const char *outpath = NULL, *image;
 	struct outfile of;
@@ -128,7 +128,6 @@ static int cmd_index(int argc, char **argv)
 	ssize_t len;
 	int c, fd, rc;
 
-	rb_getopt_init(&g, &index_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': outpath = optarg; break;
@@ -254,12 +253,11 @@ static int cmd_diff(int argc, char **argv)
 
 static int sub_init(int argc, char **argv)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &init_optset };
 	struct cache_init_opts o = { NULL, false };
 	char err[PATH_MAX + 256];
 	int c;
 
-	rb_getopt_init(&g, &init_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'L': o.label = optarg; break;
@@ -281,7 +279,7 @@ static int sub_init(int argc, char **argv)
 
 static int sub_refresh(int argc, char **argv)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &refresh_optset };
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
 	const char *dev = NULL;
@@ -290,7 +288,6 @@ static int sub_refresh(int argc, char **argv)
 	int c, rc;
 
 	memset(&o, 0, sizeof(o));
-	rb_getopt_init(&g, &refresh_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;
@@ -399,7 +396,7 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 
 static int sub_status(int argc, char **argv)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &status_optset };
 	const char *dev = NULL, *only = NULL;
 	char err[PATH_MAX + 256], esc[PATH_MAX * 2];
 	struct cache_image_status s;
@@ -409,7 +406,6 @@ static int sub_status(int argc, char **argv)
 	int c, fd, rc = RB_EXIT_OK;
 	DIR *d;
 
-	rb_getopt_init(&g, &status_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;

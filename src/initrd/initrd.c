@@ -708,10 +708,9 @@ int cmd_initrd(int argc, char **argv)
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
 	const char *keys = NULL, *udpcast = NULL;
 	char bin[PATH_MAX], hk[PATH_MAX], cf[PATH_MAX], kd[PATH_MAX];
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	rb_getopt_init(&g, &optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;

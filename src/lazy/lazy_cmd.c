@@ -82,11 +82,10 @@ static const struct rb_optset optset = {
 int cmd_lazy(int argc, char **argv)
 {
 	struct lazy_opts o;
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	int opt;
 
 	lazy_opts_init(&o);
-	rb_getopt_init(&g, &optset);
 	while ((opt = rb_getopt(&g, argc, argv)) != -1) {
 		switch (opt) {
 		case OPT_IMAGE: o.image = optarg; break;

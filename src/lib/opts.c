@@ -48,12 +48,11 @@ void rb_opts_usage(FILE *out, const struct rb_optset *set)
 		fputs(set->tail, out);
 }
 
-void rb_getopt_init(struct rb_getopt *g, const struct rb_optset *set)
+static void getopt_start(struct rb_getopt *g)
 {
+	const struct rb_optset *set = g->set;
 	size_t i, n = 0;
 
-	memset(g, 0, sizeof(*g));
-	g->set = set;
 	for (i = 0; set->opts[i].name || set->opts[i].help; i++) {
 		const struct rb_opt *o = &set->opts[i];
 
@@ -67,6 +66,8 @@ void rb_getopt_init(struct rb_getopt *g, const struct rb_optset *set)
 					    NULL, o->val };
 		g->at[n++] = (unsigned char)i;
 	}
+	g->lo[n] = (struct option){ NULL, 0, NULL, 0 };
+	g->started = true;
 	/* 0, not 1: getopt_long() starts over from scratch (glibc and musl
 	 * both), whatever a parse before left behind. */
 	optind = 0;
@@ -75,8 +76,11 @@ void rb_getopt_init(struct rb_getopt *g, const struct rb_optset *set)
 
 int rb_getopt(struct rb_getopt *g, int argc, char **argv)
 {
-	int li = -1, c = getopt_long(argc, argv, g->set->shorts, g->lo, &li);
+	int li = -1, c;
 
+	if (!g->started)
+		getopt_start(g);
+	c = getopt_long(argc, argv, g->set->shorts, g->lo, &li);
 	g->opt = li >= 0 ? &g->set->opts[g->at[li]] : NULL;
 	return c;
 }

@@ -9,6 +9,7 @@
 #define RAMBOOT_OPTS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* One option; with name NULL, a line of text among them, or (help NULL
@@ -50,17 +51,18 @@ void rb_opts_usage(FILE *out, const struct rb_optset *set);
 /* The option lines alone, for a help of several sets. */
 void rb_opts_help(FILE *out, const struct rb_optset *set);
 
-/* getopt_long() over set: rb_getopt_init() builds its table and starts
- * over at argv[1] (opterr = 0: the command says what was wrong); then
- * rb_getopt() returns what getopt_long() does, with opt the entry of the
- * long option just read (NULL after a short one). */
+/* getopt_long() over set, begun as struct rb_getopt g = { .set = &set }:
+ * the first call builds getopt_long()'s table and starts over at argv[1]
+ * (opterr = 0: the command says what was wrong); each returns what
+ * getopt_long() does, with opt the entry of the long option just read
+ * (NULL after a short one). */
 struct rb_getopt {
 	const struct rb_optset *set;
 	const struct rb_opt *opt;
+	bool started;
 	struct option lo[RB_OPTS_MAX + 1];
 	unsigned char at[RB_OPTS_MAX];   /* lo[i] is set->opts[at[i]] */
 };
-void rb_getopt_init(struct rb_getopt *g, const struct rb_optset *set);
 int rb_getopt(struct rb_getopt *g, int argc, char **argv);
 
 #endif

@@ -318,11 +318,10 @@ int cmd_load(int argc, char **argv)
 	struct load_opts o;
 	struct load_result r;
 	struct load_cli cli = { .udpcast = false, .stall_given = false };
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &load_optset };
 	int c, rc;
 
 	load_opts_init(&o);
-	rb_getopt_init(&g, &load_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		rc = load_opt(c, optarg, argv, &o, &cli);
 		if (rc >= 0)

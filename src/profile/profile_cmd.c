@@ -73,11 +73,10 @@ static void usage(FILE *out)
  * code (usage error, or 0 after --help). */
 static int record_parse(int argc, char **argv, struct profile_record_opts *o)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &record_optset };
 	int c;
 
 	profile_record_opts_init(o);
-	rb_getopt_init(&g, &record_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_IMAGE: o->image = optarg; break;
@@ -127,10 +126,9 @@ static int cmd_merge(int argc, char **argv)
 	char err[PATH_MAX + 128];
 	const struct profile **pp = NULL;
 	struct profile *in = NULL, merged;
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &merge_optset };
 	int c, i, n, rc = RB_EXIT_FAIL;
 
-	rb_getopt_init(&g, &merge_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;

@@ -71,10 +71,9 @@ static const struct rb_optset optset = {
 static int manifest_args(int argc, char **argv, struct publish_req *req, const char **outpath,
 			 const char **hasharg, const char **cindexarg)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	rb_getopt_init(&g, &optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': *outpath = optarg; break;

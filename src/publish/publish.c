@@ -609,11 +609,10 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
  * exit code (--help, a usage error, no image file). */
 static int publish_args(int argc, char **argv, struct publish_req *req)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	struct stat st;
 	int c;
 
-	rb_getopt_init(&g, &optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'S': req->key = optarg; break;

@@ -664,10 +664,9 @@ int status_show(const struct status_opts *o)
 int cmd_status(int argc, char **argv)
 {
 	struct status_opts o = { false, false };
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	rb_getopt_init(&g, &optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'j': o.json = true; break;

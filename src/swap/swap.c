@@ -709,11 +709,10 @@ int cmd_swap(int argc, char **argv)
 	struct swap_result r;
 	const char *off = NULL;
 	bool force = false, status = false, json = false;
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &optset };
 	int c, ex;
 
 	swap_opts_init(&o);
-	rb_getopt_init(&g, &optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_SIZE: o.size = optarg; break;

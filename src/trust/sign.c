@@ -817,7 +817,7 @@ static bool keygen_place_refused(const char *key)
 
 int cmd_keygen(int argc, char **argv)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &keygen_optset };
 	char priv[256], pub[256], pubpath[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[512];
 	unsigned char der[sizeof(der_priv) + 32];
 	struct edkey k;
@@ -826,7 +826,6 @@ int cmd_keygen(int argc, char **argv)
 	size_t np, nu;
 
 	rb_set_cmd("keygen");
-	rb_getopt_init(&g, &keygen_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'f': flags |= OUTFILE_REPLACE; break;
@@ -962,7 +961,7 @@ static const struct rb_optset sign_optset = {
 
 int cmd_sign(int argc, char **argv)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &sign_optset };
 	const char *key = NULL, *keys = NULL, *path;
 	char err[512], *buf = NULL, *out = NULL;
 	bool check = false, check_key = false;
@@ -971,7 +970,6 @@ int cmd_sign(int argc, char **argv)
 	long n;
 
 	rb_set_cmd("sign");
-	rb_getopt_init(&g, &sign_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'k': key = optarg; break;

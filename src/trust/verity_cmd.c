@@ -80,11 +80,10 @@ struct verity_opts {
  * code it returns (--help, a usage error, said here). */
 static int verity_opts(int argc, char **argv, bool format, struct verity_opts *o)
 {
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = format ? &format_optset : &open_optset };
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	rb_getopt_init(&g, format ? &format_optset : &open_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		if (!format && (c == OPT_EXPORT || c == 'f'))
 			c = '?';   /* format's only */

@@ -483,10 +483,9 @@ int cmd_serve(int argc, char **argv)
 	sigset_t set, old;
 	struct stat st;
 	unsigned long session = 0;
-	struct rb_getopt g;
+	struct rb_getopt g = { .set = &serve_optset };
 	int c, rc = 0, signo = 0;
 
-	rb_getopt_init(&g, &serve_optset);
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		const char *want;
 
