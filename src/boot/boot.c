@@ -418,17 +418,11 @@ static int parse_args(int argc, char **argv, struct boot_args *a)
 		case 'E': a->explain = true; break;
 		case 'M': a->mounted = true; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
-		default:
-			rb_err("bad option '%s'", argv[optind - 1]);
-			rb_opts_usage(stderr, &optset);
-			return RB_EXIT_USAGE;
+		default: return rb_opts_fail(&optset, "bad option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		rb_err("unexpected argument '%s'", argv[optind]);
-		rb_opts_usage(stderr, &optset);
-		return RB_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rb_opts_fail(&optset, "unexpected argument '%s'", argv[optind]);
 	if ((a->image && !*a->image) || (a->default_image && !*a->default_image)) {
 		rb_err("empty image path");
 		return RB_EXIT_USAGE;

@@ -722,22 +722,15 @@ int cmd_initrd(int argc, char **argv)
 		case 'U': udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
-		default:
-			rb_err("bad option '%s'", argv[optind - 1]);
-			rb_opts_usage(stderr, &optset);
-			return RB_EXIT_USAGE;
+		default: return rb_opts_fail(&optset, "bad option '%s'", argv[optind - 1]);
 		}
 	}
 	/* `ramboot initrd --list FILE` and `ramboot initrd -l FILE`; also
 	 * a bare FILE after --list's own argument is refused. */
-	if (optind < argc || (!out && !list) || (out && list)) {
-		if (optind < argc)
-			rb_err("unexpected argument '%s'", argv[optind]);
-		else
-			rb_err("give either -o FILE or --list FILE");
-		rb_opts_usage(stderr, &optset);
-		return RB_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rb_opts_fail(&optset, "unexpected argument '%s'", argv[optind]);
+	if (!out == !list)
+		return rb_opts_fail(&optset, "give either -o FILE or --list FILE");
 	if (list)
 		return list_initrd(list);
 

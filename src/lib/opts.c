@@ -3,6 +3,7 @@
  * Options declared once (opts.h): getopt_long()'s table and --help's
  * option lines, both from the command's struct rb_optset.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,19 @@ void rb_opts_usage(FILE *out, const struct rb_optset *set)
 	rb_opts_help(out, set);
 	if (set->tail)
 		fputs(set->tail, out);
+}
+
+int rb_opts_fail(const struct rb_optset *set, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rb_err("%s", msg);
+	rb_opts_usage(stderr, set);
+	return RB_EXIT_USAGE;
 }
 
 static void getopt_start(struct rb_getopt *g)

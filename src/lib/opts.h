@@ -48,6 +48,10 @@ struct rb_optset {
 
 /* --help: head, the option lines, tail. */
 void rb_opts_usage(FILE *out, const struct rb_optset *set);
+/* A usage error told in full: the message (printf) as an error, then
+ * the whole --help on stderr. Returns RB_EXIT_USAGE. */
+int rb_opts_fail(const struct rb_optset *set, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* The option lines alone, for a help of several sets. */
 void rb_opts_help(FILE *out, const struct rb_optset *set);
 

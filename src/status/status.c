@@ -672,10 +672,7 @@ int cmd_status(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'c': o.check = true; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
-		default:
-			rb_err("unknown option '%s'", argv[optind - 1]);
-			rb_opts_usage(stderr, &optset);
-			return RB_EXIT_USAGE;
+		default: return rb_opts_fail(&optset, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {

@@ -743,11 +743,9 @@ int cmd_swap(int argc, char **argv)
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			if (optopt && optopt < 256)
-				rb_err("unknown option '-%c'", optopt);
-			else
-				rb_err("unknown or incomplete option '%s'", argv[optind - 1]);
-			rb_opts_usage(stderr, &optset);
-			return RB_EXIT_USAGE;
+				return rb_opts_fail(&optset, "unknown option '-%c'", optopt);
+			return rb_opts_fail(&optset, "unknown or incomplete option '%s'",
+					    argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {
