@@ -24,28 +24,42 @@
 
 #define PIPE_WORKER_NICE 5
 
+/* The queues of chunks and of segments: singly linked, first in first
+ * out, through the item's next. */
+#define FIFO_PUSH(q, x)                                                               \
+	do {                                                                          \
+		(x)->next = NULL;                                                     \
+		if ((q)->tail)                                                        \
+			(q)->tail->next = (x);                                        \
+		else                                                                  \
+			(q)->head = (x);                                              \
+		(q)->tail = (x);                                                      \
+	} while (0)
+/* x = the first of q, taken off; NULL when q is empty. */
+#define FIFO_POP(q, x)                                                                \
+	do {                                                                          \
+		(x) = (q)->head;                                                      \
+		if (x) {                                                              \
+			(q)->head = (x)->next;                                        \
+			if (!(q)->head)                                               \
+				(q)->tail = NULL;                                     \
+			(x)->next = NULL;                                             \
+		}                                                                     \
+	} while (0)
+
 static void q_push(struct queue *q, struct chunk *c)
 {
-	c->next = NULL;
-	if (q->tail)
-		q->tail->next = c;
-	else
-		q->head = c;
-	q->tail = c;
+	FIFO_PUSH(q, c);
 	q->n++;
 }
 
 static struct chunk *q_pop(struct queue *q)
 {
-	struct chunk *c = q->head;
+	struct chunk *c;
 
-	if (!c)
-		return NULL;
-	q->head = c->next;
-	if (!q->head)
-		q->tail = NULL;
-	q->n--;
-	c->next = NULL;
+	FIFO_POP(q, c);
+	if (c)
+		q->n--;
 	return c;
 }
 
@@ -148,24 +162,14 @@ static struct chunk *pool_get(struct pipe *p, struct pool *pl)
 
 static void segq_push(struct segq *q, struct seg *s)
 {
-	s->next = NULL;
-	if (q->tail)
-		q->tail->next = s;
-	else
-		q->head = s;
-	q->tail = s;
+	FIFO_PUSH(q, s);
 }
 
 static struct seg *segq_pop(struct segq *q)
 {
-	struct seg *s = q->head;
+	struct seg *s;
 
-	if (s) {
-		q->head = s->next;
-		if (!q->head)
-			q->tail = NULL;
-		s->next = NULL;
-	}
+	FIFO_POP(q, s);
 	return s;
 }
 
