@@ -465,23 +465,10 @@ static int sub_status(int argc, char **argv)
 
 int cmd_cache(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
+	static const struct rb_subcmd subs[] = {
+		{ "init", sub_init }, { "refresh", sub_refresh }, { "status", sub_status },
+		{ "index", cmd_index }, { "diff", cmd_diff },
+	};
 
-	if (!sub)
-		return rb_usage("cache", "need init, refresh, status, index or diff");
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "init"))
-		return sub_init(argc - 1, argv + 1);
-	if (!strcmp(sub, "refresh"))
-		return sub_refresh(argc - 1, argv + 1);
-	if (!strcmp(sub, "status"))
-		return sub_status(argc - 1, argv + 1);
-	if (!strcmp(sub, "index"))
-		return cmd_index(argc - 1, argv + 1);
-	if (!strcmp(sub, "diff"))
-		return cmd_diff(argc - 1, argv + 1);
-	return rb_usage("cache", "unknown command '%s'", sub);
+	return rb_subcmd_run("cache", subs, ARRAY_SIZE(subs), usage, argc, argv);
 }

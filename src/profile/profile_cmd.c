@@ -212,26 +212,20 @@ static int cmd_show(int argc, char **argv)
 	return RB_EXIT_OK;
 }
 
+static int cmd_stop(int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return rb_usage("profile", "--stop takes nothing more");
+	return profile_record_stop() < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+}
+
 int cmd_profile(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
+	static const struct rb_subcmd subs[] = {
+		{ "record", cmd_record }, { "merge", cmd_merge }, { "show", cmd_show },
+		{ "--stop", cmd_stop },
+	};
 
-	if (!sub)
-		return rb_usage("profile", "need record, merge, show or --stop");
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "--stop")) {
-		if (argc != 2)
-			return rb_usage("profile", "--stop takes nothing more");
-		return profile_record_stop() < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "record"))
-		return cmd_record(argc - 1, argv + 1);
-	if (!strcmp(sub, "merge"))
-		return cmd_merge(argc - 1, argv + 1);
-	if (!strcmp(sub, "show"))
-		return cmd_show(argc - 1, argv + 1);
-	return rb_usage("profile", "unknown command '%s'", sub);
+	return rb_subcmd_run("profile", subs, ARRAY_SIZE(subs), usage, argc, argv);
 }
