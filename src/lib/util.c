@@ -85,43 +85,22 @@ void rb_kmsg_open(void)
 	rb_kmsg_fd = fd;
 }
 
-/* "ramboot: load: error: ..." : an error is told from a report line
- * (rb_info) on a console that shows both. */
-void rb_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("error: ", '3', fmt, ap);
-	va_end(ap);
-}
-
-void rb_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("warning: ", '4', fmt, ap);
-	va_end(ap);
-}
-
-void rb_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("", 0, fmt, ap);
-	va_end(ap);
-}
-
-void rb_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("", '6', fmt, ap);
-	va_end(ap);
-}
+/* rb_err(), rb_warn(), rb_info(), rb_note(): vmsg() with the kind and
+ * the kernel log level of each. "ramboot: load: error: ...": an error is
+ * told from a report line (rb_info) on a console that shows both. */
+#define MSG_FN(fn, kind, kmsg)                                                        \
+	void fn(const char *fmt, ...)                                                 \
+	{                                                                             \
+		va_list ap;                                                           \
+                                                                                      \
+		va_start(ap, fmt);                                                    \
+		vmsg(kind, kmsg, fmt, ap);                                            \
+		va_end(ap);                                                           \
+	}
+MSG_FN(rb_err, "error: ", '3')
+MSG_FN(rb_warn, "warning: ", '4')
+MSG_FN(rb_info, "", 0)
+MSG_FN(rb_note, "", '6')
 
 int rb_usage(const char *cmd, const char *fmt, ...)
 {
