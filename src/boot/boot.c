@@ -40,8 +40,11 @@ struct debug_log {
 	char path[PATH_MAX];
 };
 
+enum { OPT_IMAGE = 256, OPT_DEFAULT_IMAGE, OPT_CMDLINE, OPT_JSON, OPT_DROP, OPT_REASON,
+       OPT_QUERY, OPT_EXPLAIN, OPT_MOUNTED };
+
 static const struct rb_optset optset = {
-	.shorts = "h", .indent = 2, .col = 24,
+	.indent = 2, .col = 24,
 	.head = "Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
 		"                    [--json] [--mounted]\n"
 		"       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
@@ -51,36 +54,34 @@ static const struct rb_optset optset = {
 		"Initramfs entry point: act on ramboot= on the kernel command line\n"
 		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
 		"\n",
-	.opts = (const struct rb_opt[]){
-		{ "image", 'i', "=PATH",
+	.opts = RB_OPTS(
+		{ "image", OPT_IMAGE, "=PATH",
 		  "the image to copy (default: ramboot.image=, else\n"
 		  "the first field of ltsp.image= under the root mount)" },
-		{ "default-image", 'D', "=PATH",
+		{ "default-image", OPT_DEFAULT_IMAGE, "=PATH",
 		  "the image when no setting names one" },
-		{ "cmdline", 'c', "=STRING",
+		{ "cmdline", OPT_CMDLINE, "=STRING",
 		  "parse STRING instead of /proc/cmdline" },
-		{ "json", 'j', NULL,
+		{ "json", OPT_JSON, NULL,
 		  "also write " REPORT_DIR "/report.json" },
-		{ "drop", 'X', "=PATH",
+		{ "drop", OPT_DROP, "=PATH",
 		  "(for the hooks) the RAM copy PATH was not used: free\n"
 		  "it and record the fallback in the report" },
-		{ "reason", 'R', "=TEXT",
+		{ "reason", OPT_REASON, "=TEXT",
 		  "with --drop: why, for the report" },
-		{ "explain", 'E', NULL,
+		{ "explain", OPT_EXPLAIN, NULL,
 		  "the dry run: every setting with its source, the\n"
 		  "image, manifest, keys, verification and memory\n"
 		  "verdict; nothing is copied, mounted or written" },
-		{ "query", 'Q', NULL,
+		{ "query", OPT_QUERY, NULL,
 		  "(for the hooks) print mode=MODE and image=PATH (the\n"
 		  "image the settings name, empty for none) and stop" },
-		{ "mounted", 'M', NULL,
+		{ "mounted", OPT_MOUNTED, NULL,
 		  "(for the hooks) the caller mounts the root from the\n"
 		  "image itself: ramboot.verity=1 cannot be met (a\n"
 		  "fallback)" },
 		{ "help", 'h', NULL,
-		  "show this help" },
-		{ NULL },
-	},
+		  "show this help" }),
 	.tail = "\n"
 		"On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
 		"stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
@@ -408,15 +409,15 @@ static int parse_args(int argc, char **argv, struct boot_args *a)
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'i': a->image = optarg; break;
-		case 'D': a->default_image = optarg; break;
-		case 'c': a->cmdline = optarg; break;
-		case 'j': a->json = true; break;
-		case 'X': a->drop = optarg; break;
-		case 'R': a->reason = optarg; break;
-		case 'Q': a->query = true; break;
-		case 'E': a->explain = true; break;
-		case 'M': a->mounted = true; break;
+		case OPT_IMAGE: a->image = optarg; break;
+		case OPT_DEFAULT_IMAGE: a->default_image = optarg; break;
+		case OPT_CMDLINE: a->cmdline = optarg; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_DROP: a->drop = optarg; break;
+		case OPT_REASON: a->reason = optarg; break;
+		case OPT_QUERY: a->query = true; break;
+		case OPT_EXPLAIN: a->explain = true; break;
+		case OPT_MOUNTED: a->mounted = true; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default: return rb_opts_fail(&optset, "bad option '%s'", argv[optind - 1]);
 		}

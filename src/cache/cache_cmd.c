@@ -26,58 +26,52 @@
 #include "format/cindex.h"
 #include "cache/cache.h"
 
+enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON };
+
 static const struct rb_optset init_optset = {
-	.shorts = "fh", .indent = 6, .col = 21,
-	.opts = (const struct rb_opt[]){
-		{ "label", 'L', "=LABEL",
+	.indent = 6, .col = 21,
+	.opts = RB_OPTS(
+		{ "label", OPT_LABEL, "=LABEL",
 		  "the file system's label (default " CACHE_LABEL_DEFAULT ")" },
 		{ "force", 'f', NULL,
 		  "format DEV even though it holds a file system" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 static const struct rb_optset refresh_optset = {
-	.shorts = "c:m:i:fh", .indent = 6, .col = 22,
-	.opts = (const struct rb_opt[]){
+	.indent = 6, .col = 22,
+	.opts = RB_OPTS(
 		{ "cache", 'c', "=DEV",
 		  "the cache: a block device, an image file, or the\n"
 		  "directory of a mounted cache" },
 		{ "manifest", 'm', "=M",
 		  "verify against the manifest M" },
-		{ "signed", 'S', NULL,
+		{ "signed", OPT_SIGNED, NULL,
 		  "M must be signed by a trusted key" },
-		{ "keys", 'K', "=DIR",
+		{ "keys", OPT_KEYS, "=DIR",
 		  "the trusted public keys (default: the system's)" },
 		{ "index", 'i', "=I",
 		  "IMAGE's chunk index (default: the one M names, beside\n"
 		  "IMAGE, else computed from IMAGE)" },
-		{ "name", 'N', "=NAME",
+		{ "name", OPT_NAME, "=NAME",
 		  "the image's name in the cache (default: IMAGE's)" },
 		{ "force", 'f', NULL,
 		  "start over a state that is not trusted" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 static const struct rb_optset status_optset = {
-	.shorts = "c:h", .indent = 6, .col = 21,
-	.opts = (const struct rb_opt[]){
+	.indent = 6, .col = 21,
+	.opts = RB_OPTS(
 		{ "cache", 'c', "=DEV", NULL },
-		{ "json", 'j', NULL,
+		{ "json", OPT_JSON, NULL,
 		  "as one JSON object" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 static const struct rb_optset index_optset = {
-	.shorts = "o:h", .indent = 6, .col = 21,
-	.opts = (const struct rb_opt[]){
+	.indent = 6, .col = 21,
+	.opts = RB_OPTS(
 		{ "output", 'o', "=FILE",
 		  "write FILE, atomically (replaces a regular file)" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 
 static void usage(FILE *out)
@@ -260,7 +254,7 @@ static int sub_init(int argc, char **argv)
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'L': o.label = optarg; break;
+		case OPT_LABEL: o.label = optarg; break;
 		case 'f': o.force = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -293,9 +287,9 @@ static int sub_refresh(int argc, char **argv)
 		case 'c': dev = optarg; break;
 		case 'm': o.manifest = optarg; break;
 		case 'i': o.index = optarg; break;
-		case 'N': o.name = optarg; break;
-		case 'S': o.signed_only = true; break;
-		case 'K': o.keydir = optarg; break;
+		case OPT_NAME: o.name = optarg; break;
+		case OPT_SIGNED: o.signed_only = true; break;
+		case OPT_KEYS: o.keydir = optarg; break;
 		case 'f': o.force = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -409,7 +403,7 @@ static int sub_status(int argc, char **argv)
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;
-		case 'j': json = true; break;
+		case OPT_JSON: json = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);

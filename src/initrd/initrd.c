@@ -59,30 +59,32 @@ static const struct item initrd_items[] = {
 	{ "initramfs-tools/order.conf", "conf/conf.d/zz-ramboot.conf", 0644 },
 };
 
+enum { OPT_BINARY = 256, OPT_HOOKS, OPT_CONF, OPT_KEYS, OPT_UDPCAST };
+
 static const struct rb_optset optset = {
-	.shorts = "o:l:vh", .indent = 2, .col = 21,
+	.indent = 2, .col = 21,
 	.head = "Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
 		"       ramboot initrd --list FILE\n"
 		"\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "output", 'o', "=FILE",
 		  "write an uncompressed newc cpio holding the static\n"
 		  "binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
 		  "LTSP hook, the initramfs-tools boot script and the\n"
 		  "library both source (ramboot-lib.sh)" },
-		{ "binary", 'b', "=PATH",
+		{ "binary", OPT_BINARY, "=PATH",
 		  "the static binary (default: DATADIR/ramboot.static\n"
 		  "next to this program, else ./static/ramboot)" },
-		{ "hooks", 'H', "=DIR",
+		{ "hooks", OPT_HOOKS, "=DIR",
 		  "the hook scripts (default: DATADIR/hooks, else\n"
 		  "./initrd-hooks)" },
-		{ "conf", 'C', "=PATH",
+		{ "conf", OPT_CONF, "=PATH",
 		  "the configuration (default: /etc/ramboot.conf if any)" },
-		{ "keys", 'K', "=DIR",
+		{ "keys", OPT_KEYS, "=DIR",
 		  "the trusted public keys (*.pub) for signed manifests\n"
 		  "(default: /etc/ramboot/keys if any), packed as\n"
 		  "etc/ramboot/keys/" },
-		{ "udpcast", 'U', "[=PATH]",
+		{ "udpcast", OPT_UDPCAST, "[=PATH]",
 		  "add udp-receiver (default /usr/bin/udp-receiver) as\n"
 		  "usr/bin/udp-receiver with the shared libraries ldd\n"
 		  "names, for ramboot.source=udpcast" },
@@ -91,9 +93,7 @@ static const struct rb_optset optset = {
 		  "and say whether ramboot is inside" },
 		{ "verbose", 'v', NULL, NULL },
 		{ "help", 'h', NULL,
-		  "show this help" },
-		{ NULL },
-	},
+		  "show this help" }),
 };
 
 static bool is_file(const char *p)
@@ -715,11 +715,11 @@ int cmd_initrd(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'l': list = optarg; break;
-		case 'b': binary = optarg; break;
-		case 'H': hooks = optarg; break;
-		case 'C': conf = optarg; break;
-		case 'K': keys = optarg; break;
-		case 'U': udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
+		case OPT_BINARY: binary = optarg; break;
+		case OPT_HOOKS: hooks = optarg; break;
+		case OPT_CONF: conf = optarg; break;
+		case OPT_KEYS: keys = optarg; break;
+		case OPT_UDPCAST: udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default: return rb_opts_fail(&optset, "bad option '%s'", argv[optind - 1]);

@@ -16,7 +16,7 @@ enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, 
        OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
 static const struct rb_optset optset = {
-	.shorts = "vh", .indent = 6, .col = 26,
+	.indent = 6, .col = 26,
 	.head = "Usage: ramboot lazy --image=FILE [OPTIONS]\n"
 		"\n"
 		"Copy FILE, the image a read-only loop device is backed by, into RAM while\n"
@@ -26,7 +26,7 @@ static const struct rb_optset optset = {
 		"copy is freed and the loop device stays on FILE.\n"
 		"\n"
 		"Options:\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "image", OPT_IMAGE, "=FILE",
 		  "the image (a file or a block device)" },
 		{ "loop", OPT_LOOP, "=DEV",
@@ -71,9 +71,7 @@ static const struct rb_optset optset = {
 		  "Used only with --sha256 or --manifest; when the\n"
 		  "stream fails, FILE is copied as without it" },
 		RB_OPT_VERBOSE,
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit codes: 0 switched (with --background: started), 1 gave up (the loop\n"
 		"device stays on FILE), 2 usage, 3 not enough memory.\n",

@@ -10,9 +10,9 @@
 #include "lib/ramboot.h"
 #include "lib/opts.h"
 
-static bool has_short(const struct rb_optset *set, int val)
+static bool has_short(int val)
 {
-	return val > 0 && val < 256 && val != ':' && strchr(set->shorts, val);
+	return val > 0 && val < 256;
 }
 
 void rb_opts_help(FILE *out, const struct rb_optset *set)
@@ -29,7 +29,7 @@ void rb_opts_help(FILE *out, const struct rb_optset *set)
 			fputs(o->help, out);
 			continue;
 		}
-		if (has_short(set, o->val))
+		if (has_short(o->val))
 			len = fprintf(out, "  -%c, --%s%s", o->val, o->name, arg);
 		else
 			len = fprintf(out, "%*s--%s%s", set->indent, "", o->name, arg);
@@ -65,21 +65,28 @@ int rb_opts_fail(const struct rb_optset *set, const char *fmt, ...)
 static void getopt_start(struct rb_getopt *g)
 {
 	const struct rb_optset *set = g->set;
-	size_t i, n = 0;
+	size_t i, n = 0, k = 0;
 
 	for (i = 0; set->opts[i].name || set->opts[i].help; i++) {
 		const struct rb_opt *o = &set->opts[i];
+		int has = !o->arg ? no_argument :
+			  o->arg[0] == '[' ? optional_argument : required_argument;
 
 		if (!o->name)
 			continue;
 		if (n == RB_OPTS_MAX)
 			abort();   /* a table longer than its room: caught by any test */
-		g->lo[n] = (struct option){ o->name,
-					    !o->arg ? no_argument :
-					    o->arg[0] == '[' ? optional_argument : required_argument,
-					    NULL, o->val };
+		g->lo[n] = (struct option){ o->name, has, NULL, o->val };
 		g->at[n++] = (unsigned char)i;
+		if (has_short(o->val)) {
+			g->shorts[k++] = (char)o->val;
+			if (has != no_argument)
+				g->shorts[k++] = ':';
+			if (has == optional_argument)
+				g->shorts[k++] = ':';
+		}
 	}
+	g->shorts[k] = '\0';
 	g->lo[n] = (struct option){ NULL, 0, NULL, 0 };
 	g->started = true;
 	/* 0, not 1: getopt_long() starts over from scratch (glibc and musl
@@ -94,7 +101,7 @@ int rb_getopt(struct rb_getopt *g, int argc, char **argv)
 
 	if (!g->started)
 		getopt_start(g);
-	c = getopt_long(argc, argv, g->set->shorts, g->lo, &li);
+	c = getopt_long(argc, argv, g->shorts, g->lo, &li);
 	g->opt = li >= 0 ? &g->set->opts[g->at[li]] : NULL;
 	return c;
 }

@@ -16,9 +16,9 @@
  * too) the end of the table. */
 struct rb_opt {
 	const char *name;  /* the long name, without "--" */
-	int val;           /* what rb_getopt() returns: a letter of the short
-			    * options (then --help shows "-x, "), or the
-			    * command's own value */
+	int val;           /* what rb_getopt() returns: below 256, a letter
+			    * that is the short option too ("-x, " in the
+			    * help); else a value of the command's own */
 	const char *arg;   /* the value, as --help spells it after the name,
 			    * and so what getopt_long() is told: NULL takes
 			    * none, "[=OPTS]" an optional one, anything else
@@ -33,9 +33,8 @@ struct rb_opt {
 #define RB_OPT_HELP_UNLISTED { "help", 'h', NULL, NULL }
 
 /* A command's --help and options: head, the options in the order --help
- * lists them (at most RB_OPTS_MAX, ended by { NULL }), tail. */
+ * lists them (at most RB_OPTS_MAX, RB_OPTS() of them), tail. */
 struct rb_optset {
-	const char *shorts;     /* getopt_long()'s short options: "d:j:fvh" */
 	int indent;             /* where an option without a short form starts */
 	int col;                /* where the text starts (two blanks after a
 				 * longer option) */
@@ -45,6 +44,8 @@ struct rb_optset {
 };
 
 #define RB_OPTS_MAX 32
+/* .opts = RB_OPTS(entry, ...): the entries and the end of the table. */
+#define RB_OPTS(...) ((const struct rb_opt[]){ __VA_ARGS__, { NULL, 0, NULL, NULL } })
 
 /* --help: head, the option lines, tail. */
 void rb_opts_usage(FILE *out, const struct rb_optset *set);
@@ -56,7 +57,7 @@ int rb_opts_fail(const struct rb_optset *set, const char *fmt, ...)
 void rb_opts_help(FILE *out, const struct rb_optset *set);
 
 /* getopt_long() over set, begun as struct rb_getopt g = { .set = &set }:
- * the first call builds getopt_long()'s table and starts over at argv[1]
+ * the first call builds getopt_long()'s tables and starts over at argv[1]
  * (opterr = 0: the command says what was wrong); each returns what
  * getopt_long() does, with opt the entry of the long option just read
  * (NULL after a short one). */
@@ -65,6 +66,7 @@ struct rb_getopt {
 	const struct rb_opt *opt;
 	bool started;
 	struct option lo[RB_OPTS_MAX + 1];
+	char shorts[3 * RB_OPTS_MAX + 1];  /* "d:j:fvh": the letters of opts */
 	unsigned char at[RB_OPTS_MAX];   /* lo[i] is set->opts[at[i]] */
 };
 int rb_getopt(struct rb_getopt *g, int argc, char **argv);

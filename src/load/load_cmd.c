@@ -50,7 +50,7 @@ enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PR
        OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
 static const struct rb_optset load_optset = {
-	.shorts = "d:j:fvh", .indent = 6, .col = 24,
+	.indent = 6, .col = 24,
 	.head = "Usage: ramboot load [OPTIONS] SOURCE DEST\n"
 		"       ramboot load [OPTIONS] --prefetch SOURCE\n"
 		"       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
@@ -60,7 +60,7 @@ static const struct rb_optset load_optset = {
 		"decompressing on the way.\n"
 		"\n"
 		"Options:\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "decompress", 'd', "=FMT",
 		  "auto (default: from magic bytes), none, zstd, xz, lzo, gzip" },
 		{ "threads", 'j', "=N",
@@ -122,9 +122,7 @@ static const struct rb_optset load_optset = {
 		  "never the source; the old one stays until the new\n"
 		  "one is verified)" },
 		RB_OPT_VERBOSE,
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
 		"2 usage, 3 not enough memory (the caller should fall back).\n",

@@ -20,7 +20,7 @@
 enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
 
 static const struct rb_optset record_optset = {
-	.shorts = "h", .indent = 6, .col = 24,
+	.indent = 6, .col = 24,
 	.head = "Usage: ramboot profile record --image=FILE [OPTIONS]\n"
 		"       ramboot profile --stop\n"
 		"       ramboot profile merge -o OUT PROFILE...\n"
@@ -28,7 +28,7 @@ static const struct rb_optset record_optset = {
 		"\n"
 		"record: note which ranges of the image FILE get read (its page cache, sampled\n"
 		"with mincore) in first-touch order until a stop point, then write the profile.\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "image", OPT_IMAGE, "=FILE",
 		  "the image file (or block device) the boot reads" },
 		{ "out", OPT_OUT, "=FILE",
@@ -43,9 +43,7 @@ static const struct rb_optset record_optset = {
 		  "tag the profile with the image's SHA-256 from its manifest" },
 		{ "sha256", OPT_SHA, "=HEX",
 		  "the same, given directly" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 	.tail = "    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
 		"    recorder's pid is in " PROFILE_PID ").\n"
 		"--stop: stop the running recorder and wait until it has written the profile.\n"
@@ -56,12 +54,10 @@ static const struct rb_optset record_optset = {
 };
 
 static const struct rb_optset merge_optset = {
-	.shorts = "o:h", .indent = 6, .col = 24,
-	.opts = (const struct rb_opt[]){
+	.indent = 6, .col = 24,
+	.opts = RB_OPTS(
 		{ "output", 'o', "=FILE", NULL },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 
 static void usage(FILE *out)

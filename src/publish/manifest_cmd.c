@@ -23,8 +23,10 @@
 #include "format/manifest.h"
 #include "publish/publish.h"
 
+enum { OPT_MEMLIMIT = 256, OPT_CHUNK_SIZE, OPT_SIGN, OPT_VERITY, OPT_CINDEX };
+
 static const struct rb_optset optset = {
-	.shorts = "o:d:j:h", .indent = 6, .col = 22,
+	.indent = 6, .col = 22,
 	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
 		"                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
 		"                        [--cindex[=INDEXFILE]] IMAGE\n"
@@ -32,7 +34,7 @@ static const struct rb_optset optset = {
 		"Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
 		"image and of each of its chunks, which 'ramboot load --manifest' checks\n"
 		"on the client.\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "output", 'o', "=FILE",
 		  "write to FILE (replaced only once the new one is\n"
 		  "complete) instead of stdout" },
@@ -40,29 +42,27 @@ static const struct rb_optset optset = {
 		{ "threads", 'j', "=N", NULL },
 		{ NULL, 0, NULL,
 		  "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
-		{ "memlimit", 'm', "=SIZE",
+		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
 		  "decoder memory clients may use for this image\n"
 		  "(default 256M; for large zstd windows/xz dictionaries)" },
-		{ "sign", 'S', "=KEY",
+		{ "sign", OPT_SIGN, "=KEY",
 		  "sign it with the Ed25519 private key KEY\n"
 		  "(ramboot keygen; see ramboot sign)" },
-		{ "chunk-size", 'c', "=SIZE",
+		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M; at most 65536 chunks); 0: a version 1\n"
 		  "manifest, without chunks, for older clients" },
-		{ "verity", 'V', "[=HASHFILE]",
+		{ "verity", OPT_VERITY, "[=HASHFILE]",
 		  "also write the dm-verity hash tree of IMAGE beside\n"
 		  "it (default IMAGE.verity; written first) and record\n"
 		  "verity-root, verity-salt, verity-hash; IMAGE must be\n"
 		  "raw (not compressed), whole 4096-byte blocks" },
-		{ "cindex", 'C', "[=INDEXFILE]",
+		{ "cindex", OPT_CINDEX, "[=INDEXFILE]",
 		  "also write the chunk index of IMAGE beside it\n"
 		  "(default IMAGE.cindex; written first) and record its\n"
 		  "name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
 		  "be raw" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 	.tail = "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
 };
 
@@ -82,23 +82,23 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			if (parse_threads("manifest", optarg, &req->threads))
 				return RB_EXIT_USAGE;
 			break;
-		case 'm':
+		case OPT_MEMLIMIT:
 			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;
-		case 'c':
+		case OPT_CHUNK_SIZE:
 			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
 				return RB_EXIT_USAGE;
 			if (req->chunk_size && !manifest_chunk_size_ok(req->chunk_size))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
-		case 'S': req->key = optarg; break;
-		case 'V':
+		case OPT_SIGN: req->key = optarg; break;
+		case OPT_VERITY:
 			req->verity = true;
 			*hasharg = optarg;
 			break;
-		case 'C':
+		case OPT_CINDEX:
 			req->cindex = true;
 			*cindexarg = optarg;
 			break;

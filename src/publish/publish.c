@@ -546,8 +546,10 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
 }
 
+enum { OPT_SIGN = 256, OPT_VERITY, OPT_CINDEX, OPT_CHUNK_SIZE, OPT_MEMLIMIT };
+
 static const struct rb_optset optset = {
-	.shorts = "h", .indent = 6, .col = 24,
+	.indent = 6, .col = 24,
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
 		"                       [--memlimit=SIZE] IMAGE\n"
 		"\n"
@@ -562,23 +564,21 @@ static const struct rb_optset optset = {
 		"'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
 		"\n"
 		"Options:\n",
-	.opts = (const struct rb_opt[]){
-		{ "sign", 'S', "=KEY",
+	.opts = RB_OPTS(
+		{ "sign", OPT_SIGN, "=KEY",
 		  "sign the manifest with the Ed25519 private key KEY" },
-		{ "verity", 'V', NULL,
+		{ "verity", OPT_VERITY, NULL,
 		  "also write the hash tree (IMAGE must be raw, a\n"
 		  "whole number of 4096-byte blocks)" },
-		{ "cindex", 'C', NULL,
+		{ "cindex", OPT_CINDEX, NULL,
 		  "also write the chunk index for local-disk caches\n"
 		  "(IMAGE must be raw; reads it once more)" },
-		{ "chunk-size", 'c', "=SIZE",
+		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M)" },
-		{ "memlimit", 'm', "=SIZE",
+		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
 		  "decoder memory clients may use for this image" },
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
 		"unreadable, compressed or not whole blocks with --verity, changed while\n"
@@ -615,17 +615,17 @@ static int publish_args(int argc, char **argv, struct publish_req *req)
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'S': req->key = optarg; break;
-		case 'V': req->verity = true; break;
-		case 'C': req->cindex = true; break;
-		case 'c':
+		case OPT_SIGN: req->key = optarg; break;
+		case OPT_VERITY: req->verity = true; break;
+		case OPT_CINDEX: req->cindex = true; break;
+		case OPT_CHUNK_SIZE:
 			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
 				return RB_EXIT_USAGE;
 			if (!manifest_chunk_size_ok(req->chunk_size))
 				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G", optarg);
 			break;
-		case 'm':
+		case OPT_MEMLIMIT:
 			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;

@@ -50,8 +50,10 @@ struct zdev {
 	int priority;
 };
 
+enum { OPT_JSON = 256, OPT_CHECK };
+
 static const struct rb_optset optset = {
-	.shorts = "h", .indent = 2, .col = 14,
+	.indent = 2, .col = 14,
 	.head = "Usage: ramboot status [--json | --check]\n"
 		"\n"
 		"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
@@ -62,18 +64,16 @@ static const struct rb_optset optset = {
 		"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
 		"priority.\n"
 		"\n",
-	.opts = (const struct rb_opt[]){
-		{ "json", 'j', NULL,
+	.opts = RB_OPTS(
+		{ "json", OPT_JSON, NULL,
 		  "one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
 		  "\"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
 		  "(\"lazy\" only when its file exists)" },
-		{ "check", 'c', NULL,
+		{ "check", OPT_CHECK, NULL,
 		  "print the verdict line only; exit 0 when the client runs\n"
 		  "from RAM, 1 when it does not (a fallback, the network image\n"
 		  "as asked, a lazy copy not yet switched, no report)" },
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
 		"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n",
@@ -669,8 +669,8 @@ int cmd_status(int argc, char **argv)
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'j': o.json = true; break;
-		case 'c': o.check = true; break;
+		case OPT_JSON: o.json = true; break;
+		case OPT_CHECK: o.check = true; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default: return rb_opts_fail(&optset, "unknown option '%s'", argv[optind - 1]);
 		}

@@ -658,13 +658,13 @@ enum {
 };
 
 static const struct rb_optset optset = {
-	.shorts = "vh", .indent = 2, .col = 23,
+	.indent = 2, .col = 23,
 	.head = "Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
 		"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
 		"       ramboot swap --status [--json]   the same as ramboot status\n"
 		"\n"
 		"Options:\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "size", OPT_SIZE, "=EXPR",
 		  "swap size (default " DEFAULT_SIZE "); EXPR uses ram (MemTotal),\n"
 		  "sizes (512M, 2G, binary), N% of ram, + - * /,\n"
@@ -696,9 +696,7 @@ static const struct rb_optset optset = {
 		{ "status", OPT_STATUS, NULL, NULL },
 		{ "json", OPT_JSON, NULL, NULL },
 		RB_OPT_VERBOSE,
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
 };

@@ -739,19 +739,17 @@ static int getrandom_full(unsigned char *buf, size_t len)
 }
 
 static const struct rb_optset keygen_optset = {
-	.shorts = "fh", .indent = 6, .col = 16,
+	.indent = 6, .col = 16,
 	.head = "Usage: ramboot keygen [--force] KEY\n"
 		"\n"
 		"Make an Ed25519 key pair for signing manifests: the private key in\n"
 		"KEY (mode 0600) and the public key in KEY.pub. Put KEY.pub into\n"
 		"/etc/ramboot/keys/ where the initrd is built; keep KEY on the server.\n"
 		"\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "force", 'f', NULL,
 		  "replace existing files" },
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit status: 0 made, 1 error, 2 usage.\n",
 };
@@ -930,8 +928,10 @@ static int check_keys(int n, char **files)
 	return ret;
 }
 
+enum { OPT_KEYS = 256, OPT_CHECK_KEY };
+
 static const struct rb_optset sign_optset = {
-	.shorts = "k:ch", .indent = 6, .col = 19,
+	.indent = 6, .col = 19,
 	.head = "Usage: ramboot sign --key=KEY MANIFEST\n"
 		"       ramboot sign --check [--keys=DIR] MANIFEST\n"
 		"       ramboot sign --check-key FILE...\n"
@@ -941,19 +941,17 @@ static const struct rb_optset sign_optset = {
 		"public keys (*.pub) in DIR (default /etc/ramboot/keys and\n"
 		"/etc/ltsp/ramboot/keys).\n"
 		"\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "key", 'k', "=KEY",
 		  "the private key (PEM, from ramboot keygen or openssl genpkey)" },
 		{ "check", 'c', NULL,
 		  "check instead of signing; prints who signed" },
-		{ "check-key", 'P', NULL,
+		{ "check-key", OPT_CHECK_KEY, NULL,
 		  "FILE... are public key files: check that each is an\n"
 		  "Ed25519 public key (not a private one, not a link)" },
-		{ "keys", 'K', "=DIR",
+		{ "keys", OPT_KEYS, "=DIR",
 		  "the trusted public keys for --check" },
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit status: 0 signed (or the signature is good), 1 error or a\n"
 		"signature that is missing, bad, or by a key not trusted, 2 usage.\n",
@@ -974,8 +972,8 @@ int cmd_sign(int argc, char **argv)
 		switch (c) {
 		case 'k': key = optarg; break;
 		case 'c': check = true; break;
-		case 'K': keys = optarg; break;
-		case 'P': check_key = true; break;
+		case OPT_KEYS: keys = optarg; break;
+		case OPT_CHECK_KEY: check_key = true; break;
 		case 'h': rb_opts_usage(stdout, &sign_optset); return RB_EXIT_OK;
 		default: return rb_usage_option("sign", argv);
 		}

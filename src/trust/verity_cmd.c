@@ -22,31 +22,24 @@
 
 enum { OPT_SALT = 256, OPT_EXPORT };
 
-/* One table for format and open, so that both take the same long names
- * (open refuses format's own after the parse); only the help differs. */
+/* open takes --salt only: format's other options are unknown to it. */
 static const struct rb_optset format_optset = {
-	.shorts = "fh", .indent = 2, .col = 18,
-	.opts = (const struct rb_opt[]){
+	.indent = 2, .col = 18,
+	.opts = RB_OPTS(
 		{ "salt", OPT_SALT, "=HEX",
 		  "the salt ('-': none; default: 32 random bytes)" },
 		{ "export", OPT_EXPORT, NULL,
 		  "print VERITY_ROOT_HASH=..., VERITY_SALT=... lines" },
 		{ "force", 'f', NULL,
 		  "replace an existing HASHFILE (a regular file)" },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 static const struct rb_optset open_optset = {
-	.shorts = "h", .indent = 2, .col = 18,
-	.opts = (const struct rb_opt[]){
+	.indent = 2, .col = 18,
+	.opts = RB_OPTS(
 		{ "salt", OPT_SALT, "=HEX",
 		  "the salt HASH_DEV's superblock must have" },
-		{ "export", OPT_EXPORT, NULL, NULL },
-		{ "force", 'f', NULL, NULL },
-		RB_OPT_HELP_UNLISTED,
-		{ NULL },
-	},
+		RB_OPT_HELP_UNLISTED),
 };
 
 static void usage(FILE *out)
@@ -85,8 +78,6 @@ static int verity_opts(int argc, char **argv, bool format, struct verity_opts *o
 
 	memset(o, 0, sizeof(*o));
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
-		if (!format && (c == OPT_EXPORT || c == 'f'))
-			c = '?';   /* format's only */
 		switch (c) {
 		case OPT_SALT:
 			if (verity_hex_parse(optarg, o->salt, sizeof(o->salt), &o->salt_len) < 0)

@@ -414,14 +414,14 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
 
 static const struct rb_optset serve_optset = {
-	.shorts = "vh", .indent = 6, .col = 24,
+	.indent = 6, .col = 24,
 	.head = "Usage: ramboot serve [OPTIONS] IMAGE\n"
 		"\n"
 		"Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
 		"multicast stream: udp-sender sessions, one after the other.\n"
 		"\n"
 		"Options:\n",
-	.opts = (const struct rb_opt[]){
+	.opts = RB_OPTS(
 		{ "rate", O_RATE, "=RATE",
 		  "at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
 		  "udp-sender --max-bitrate); default: no cap" },
@@ -443,9 +443,7 @@ static const struct rb_optset serve_optset = {
 		{ "once", O_ONCE, NULL,
 		  "one session, then exit with its outcome" },
 		RB_OPT_VERBOSE,
-		RB_OPT_HELP,
-		{ NULL },
-	},
+		RB_OPT_HELP),
 	.tail = "\n"
 		"SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
 		"Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
