@@ -63,6 +63,14 @@ static struct chunk *q_pop(struct queue *q)
 	return c;
 }
 
+/* Wake every thread of the pipeline waiting on its state, which the
+ * caller changed under the lock, and let go of the lock. */
+static void wake_unlock(struct pipe *p)
+{
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
 static int pool_init(struct pool *pl, unsigned int n)
 {
 	unsigned int i;
@@ -188,8 +196,7 @@ void pipe_fail(struct pipe *p, int err, enum pipe_stage where, const char *fmt, 
 			va_end(ap);
 		}
 	}
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 int pipe_error(struct pipe *p)
@@ -384,8 +391,7 @@ static void *reader_main(void *arg)
 			free(again);
 			pthread_mutex_lock(&p->lock);
 			p->retry_busy = false;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			wake_unlock(p);
 			continue;
 		}
 		c = pool_take_locked(&p->inpool);
@@ -425,8 +431,7 @@ static void *reader_main(void *arg)
 		c->eof = eof;
 		/* Once queued, c belongs to the codec: not touched again. */
 		q_push(&p->inq, c);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 		if (eof) {
 			if (p->ck.retries <= 0)
 				return NULL;
@@ -478,8 +483,7 @@ void pipe_emit(struct pipe *p, struct chunk *c)
 {
 	pthread_mutex_lock(&p->lock);
 	q_push(&p->outq, c);
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 void pipe_chunk_done(struct pipe *p, struct chunk *c, int err)
@@ -487,8 +491,7 @@ void pipe_chunk_done(struct pipe *p, struct chunk *c, int err)
 	pthread_mutex_lock(&p->lock);
 	c->ready = true;
 	c->error = err;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 void pipe_pass_through(struct pipe *p, struct chunk *c)
@@ -576,8 +579,7 @@ static void hash_enqueue(struct pipe *p, struct chunk *c, uint64_t at)
 		q_push(&p->hashq, c);
 	while ((sg = segq_pop(&segs)) != NULL)
 		segq_push(&p->wk[sg->idx % (uint32_t)p->ck.workers].q, sg);
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 /* At the end of the output, recording chunk hashes: the last chunk,
@@ -615,13 +617,11 @@ static void *writer_main(void *arg)
 		if (p->error || (p->out_closed && !p->outq.head)) {
 			hash_flush_locked(p, out);
 			p->writer_done = true;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			wake_unlock(p);
 			return NULL;
 		}
 		c = q_pop(&p->outq);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 
 		if (c->error) {
 			pipe_fail(p, c->error, PS_DECODE, NULL);
@@ -681,13 +681,11 @@ static void *hasher_main(void *arg)
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (p->error || (!p->hashq.head && p->writer_done)) {
 			p->hasher_done = true;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			wake_unlock(p);
 			return NULL;
 		}
 		c = q_pop(&p->hashq);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 		SHA256_Update(&p->sha, c->data, c->len);
 		chunk_unref(p, c);
 	}
@@ -714,8 +712,7 @@ static void chunk_hashed(struct pipe *p, uint32_t idx, const uint8_t d[32], bool
 		again->idx = idx;
 		pthread_mutex_lock(&p->lock);
 		segq_push(&p->retryq, again);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 		return;
 	}
 	chunk_range(p, idx, &off, &len);
@@ -844,8 +841,7 @@ int pipe_finish(struct pipe *p)
 	/* The codec driver is done: no more output. */
 	pthread_mutex_lock(&p->lock);
 	p->out_closed = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 	if (p->writer_started)
 		pthread_join(p->writer, NULL);
 	if (p->hasher_started)
@@ -861,8 +857,7 @@ int pipe_finish(struct pipe *p)
 	while (!p->error && p->reader_started && (p->retryq.head || p->retry_busy))
 		pthread_cond_wait(&p->cond, &p->lock);
 	p->verify_done = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 	if (p->reader_started) {
 		/* A reader blocked on a pipe or a dead NFS server is not
 		 * waited for after an error: cancelled in read(). One that
