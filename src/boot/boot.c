@@ -44,7 +44,6 @@ enum { OPT_IMAGE = 256, OPT_DEFAULT_IMAGE, OPT_CMDLINE, OPT_JSON, OPT_DROP, OPT_
        OPT_QUERY, OPT_EXPLAIN, OPT_MOUNTED };
 
 static const struct rb_optset optset = {
-	.indent = 2, .col = 24,
 	.head = "Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
 		"                    [--json] [--mounted]\n"
 		"       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
@@ -87,6 +86,7 @@ static const struct rb_optset optset = {
 		"stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
 		"every runtime outcome (failures fall back to the network image and are\n"
 		"recorded in " REPORT_DIR "/report); 2 for a bad command line.\n",
+	.indent = 2, .col = 24,
 };
 
 /* ---- debug log ---- */
@@ -384,16 +384,13 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 	o.until = 600;
 	if (manifest && stat(manifest, &st) == 0 && S_ISREG(st.st_mode))
 		o.manifest = manifest;
-	fflush(NULL);
-	pid = fork();
+	pid = boot_fork("recording a boot profile", image);
 	if (pid < 0) {
 		rb_warn("ramboot.profile=record: %s", strerror(errno));
 		return;
 	}
-	if (pid > 0) {
-		rb_debug("recording a boot profile of %s in process %d", image, (int)pid);
+	if (pid > 0)
 		return;
-	}
 	if (rb_detach(false) < 0)
 		_exit(1);
 	rb_set_cmd("profile");

@@ -29,16 +29,15 @@
 enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON };
 
 static const struct rb_optset init_optset = {
-	.indent = 6, .col = 21,
 	.opts = RB_OPTS(
 		{ "label", OPT_LABEL, "=LABEL",
 		  "the file system's label (default " CACHE_LABEL_DEFAULT ")" },
 		{ "force", 'f', NULL,
 		  "format DEV even though it holds a file system" },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 21,
 };
 static const struct rb_optset refresh_optset = {
-	.indent = 6, .col = 22,
 	.opts = RB_OPTS(
 		{ "cache", 'c', "=DEV",
 		  "the cache: a block device, an image file, or the\n"
@@ -57,21 +56,22 @@ static const struct rb_optset refresh_optset = {
 		{ "force", 'f', NULL,
 		  "start over a state that is not trusted" },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 22,
 };
 static const struct rb_optset status_optset = {
-	.indent = 6, .col = 21,
 	.opts = RB_OPTS(
 		{ "cache", 'c', "=DEV", NULL },
 		{ "json", OPT_JSON, NULL,
 		  "as one JSON object" },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 21,
 };
 static const struct rb_optset index_optset = {
-	.indent = 6, .col = 21,
 	.opts = RB_OPTS(
 		{ "output", 'o', "=FILE",
 		  "write FILE, atomically (replaces a regular file)" },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 21,
 };
 
 static void usage(FILE *out)

@@ -62,7 +62,6 @@ static const struct item initrd_items[] = {
 enum { OPT_BINARY = 256, OPT_HOOKS, OPT_CONF, OPT_KEYS, OPT_UDPCAST };
 
 static const struct rb_optset optset = {
-	.indent = 2, .col = 21,
 	.head = "Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
 		"       ramboot initrd --list FILE\n"
 		"\n",
@@ -94,6 +93,7 @@ static const struct rb_optset optset = {
 		{ "verbose", 'v', NULL, NULL },
 		{ "help", 'h', NULL,
 		  "show this help" }),
+	.indent = 2, .col = 21,
 };
 
 static bool is_file(const char *p)

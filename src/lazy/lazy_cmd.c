@@ -16,7 +16,6 @@ enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, 
        OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
 static const struct rb_optset optset = {
-	.indent = 6, .col = 26,
 	.head = "Usage: ramboot lazy --image=FILE [OPTIONS]\n"
 		"\n"
 		"Copy FILE, the image a read-only loop device is backed by, into RAM while\n"
@@ -75,6 +74,7 @@ static const struct rb_optset optset = {
 	.tail = "\n"
 		"Exit codes: 0 switched (with --background: started), 1 gave up (the loop\n"
 		"device stays on FILE), 2 usage, 3 not enough memory.\n",
+	.indent = 6, .col = 26,
 };
 
 int cmd_lazy(int argc, char **argv)

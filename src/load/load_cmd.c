@@ -50,7 +50,6 @@ enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PR
        OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
 static const struct rb_optset load_optset = {
-	.indent = 6, .col = 24,
 	.head = "Usage: ramboot load [OPTIONS] SOURCE DEST\n"
 		"       ramboot load [OPTIONS] --prefetch SOURCE\n"
 		"       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
@@ -126,6 +125,7 @@ static const struct rb_optset load_optset = {
 	.tail = "\n"
 		"Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
 		"2 usage, 3 not enough memory (the caller should fall back).\n",
+	.indent = 6, .col = 24,
 };
 
 /* Does DEST stay inside DIR, by its components? ".." anywhere is

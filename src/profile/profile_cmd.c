@@ -20,7 +20,6 @@
 enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
 
 static const struct rb_optset record_optset = {
-	.indent = 6, .col = 24,
 	.head = "Usage: ramboot profile record --image=FILE [OPTIONS]\n"
 		"       ramboot profile --stop\n"
 		"       ramboot profile merge -o OUT PROFILE...\n"
@@ -51,13 +50,14 @@ static const struct rb_optset record_optset = {
 		"show:   print a profile: identity, ranges in order, bytes, coverage.\n"
 		"\n"
 		"Exit codes: 0 ok, 1 runtime error (I/O, bad profile, no recorder), 2 usage.\n",
+	.indent = 6, .col = 24,
 };
 
 static const struct rb_optset merge_optset = {
-	.indent = 6, .col = 24,
 	.opts = RB_OPTS(
 		{ "output", 'o', "=FILE", NULL },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 24,
 };
 
 static void usage(FILE *out)

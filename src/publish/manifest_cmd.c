@@ -26,7 +26,6 @@
 enum { OPT_MEMLIMIT = 256, OPT_CHUNK_SIZE, OPT_SIGN, OPT_VERITY, OPT_CINDEX };
 
 static const struct rb_optset optset = {
-	.indent = 6, .col = 22,
 	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
 		"                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
 		"                        [--cindex[=INDEXFILE]] IMAGE\n"
@@ -64,6 +63,7 @@ static const struct rb_optset optset = {
 		  "be raw" },
 		RB_OPT_HELP_UNLISTED),
 	.tail = "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
+	.indent = 6, .col = 22,
 };
 
 /* The command line into req, *outpath and *hasharg: -1 to go on, else

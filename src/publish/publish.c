@@ -549,7 +549,6 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 enum { OPT_SIGN = 256, OPT_VERITY, OPT_CINDEX, OPT_CHUNK_SIZE, OPT_MEMLIMIT };
 
 static const struct rb_optset optset = {
-	.indent = 6, .col = 24,
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
 		"                       [--memlimit=SIZE] IMAGE\n"
 		"\n"
@@ -584,6 +583,7 @@ static const struct rb_optset optset = {
 		"unreadable, compressed or not whole blocks with --verity, changed while\n"
 		"read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
 		"write of the summary to stdout after the manifest is named is a warning.\n",
+	.indent = 6, .col = 24,
 };
 
 /* A manifest that publish replaces or keeps (PATH): true when it was

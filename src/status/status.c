@@ -53,7 +53,6 @@ struct zdev {
 enum { OPT_JSON = 256, OPT_CHECK };
 
 static const struct rb_optset optset = {
-	.indent = 2, .col = 14,
 	.head = "Usage: ramboot status [--json | --check]\n"
 		"\n"
 		"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
@@ -77,6 +76,7 @@ static const struct rb_optset optset = {
 	.tail = "\n"
 		"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
 		"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n",
+	.indent = 2, .col = 14,
 };
 
 /* A JSON string through json_escape(), in pieces of up to 64 bytes cut

@@ -658,7 +658,6 @@ enum {
 };
 
 static const struct rb_optset optset = {
-	.indent = 2, .col = 23,
 	.head = "Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
 		"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
 		"       ramboot swap --status [--json]   the same as ramboot status\n"
@@ -699,6 +698,7 @@ static const struct rb_optset optset = {
 		RB_OPT_HELP),
 	.tail = "\n"
 		"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
+	.indent = 2, .col = 23,
 };
 
 int cmd_swap(int argc, char **argv)

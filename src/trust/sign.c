@@ -739,7 +739,6 @@ static int getrandom_full(unsigned char *buf, size_t len)
 }
 
 static const struct rb_optset keygen_optset = {
-	.indent = 6, .col = 16,
 	.head = "Usage: ramboot keygen [--force] KEY\n"
 		"\n"
 		"Make an Ed25519 key pair for signing manifests: the private key in\n"
@@ -752,6 +751,7 @@ static const struct rb_optset keygen_optset = {
 		RB_OPT_HELP),
 	.tail = "\n"
 		"Exit status: 0 made, 1 error, 2 usage.\n",
+	.indent = 6, .col = 16,
 };
 
 /* Is DIR (a resolved, absolute path) PREFIX or below it? */
@@ -931,7 +931,6 @@ static int check_keys(int n, char **files)
 enum { OPT_KEYS = 256, OPT_CHECK_KEY };
 
 static const struct rb_optset sign_optset = {
-	.indent = 6, .col = 19,
 	.head = "Usage: ramboot sign --key=KEY MANIFEST\n"
 		"       ramboot sign --check [--keys=DIR] MANIFEST\n"
 		"       ramboot sign --check-key FILE...\n"
@@ -955,6 +954,7 @@ static const struct rb_optset sign_optset = {
 	.tail = "\n"
 		"Exit status: 0 signed (or the signature is good), 1 error or a\n"
 		"signature that is missing, bad, or by a key not trusted, 2 usage.\n",
+	.indent = 6, .col = 19,
 };
 
 int cmd_sign(int argc, char **argv)

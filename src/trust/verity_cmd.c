@@ -24,7 +24,6 @@ enum { OPT_SALT = 256, OPT_EXPORT };
 
 /* open takes --salt only: format's other options are unknown to it. */
 static const struct rb_optset format_optset = {
-	.indent = 2, .col = 18,
 	.opts = RB_OPTS(
 		{ "salt", OPT_SALT, "=HEX",
 		  "the salt ('-': none; default: 32 random bytes)" },
@@ -33,13 +32,14 @@ static const struct rb_optset format_optset = {
 		{ "force", 'f', NULL,
 		  "replace an existing HASHFILE (a regular file)" },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 2, .col = 18,
 };
 static const struct rb_optset open_optset = {
-	.indent = 2, .col = 18,
 	.opts = RB_OPTS(
 		{ "salt", OPT_SALT, "=HEX",
 		  "the salt HASH_DEV's superblock must have" },
 		RB_OPT_HELP_UNLISTED),
+	.indent = 2, .col = 18,
 };
 
 static void usage(FILE *out)

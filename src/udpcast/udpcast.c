@@ -414,7 +414,6 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
 
 static const struct rb_optset serve_optset = {
-	.indent = 6, .col = 24,
 	.head = "Usage: ramboot serve [OPTIONS] IMAGE\n"
 		"\n"
 		"Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
@@ -447,6 +446,7 @@ static const struct rb_optset serve_optset = {
 	.tail = "\n"
 		"SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
 		"Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
+	.indent = 6, .col = 24,
 };
 
 /* An option of serve that takes a value, into s: NULL, or what the
