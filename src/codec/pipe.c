@@ -65,6 +65,15 @@ static struct chunk *q_pop(struct queue *q)
 
 /* Wake every thread of the pipeline waiting on its state, which the
  * caller changed under the lock, and let go of the lock. */
+/* Under the lock, for a thread behind the writer (the hasher, a chunk
+ * worker): wait until queue q has an item, or none will come (an error,
+ * or the writer done with q empty). */
+#define WAIT_WORK(p, q)                                                               \
+	do {                                                                          \
+		while (!(p)->error && !(q)->head && !(p)->writer_done)                \
+			pthread_cond_wait(&(p)->cond, &(p)->lock);                    \
+	} while (0)
+
 static void wake_unlock(struct pipe *p)
 {
 	pthread_cond_broadcast(&p->cond);
@@ -677,9 +686,8 @@ static void *hasher_main(void *arg)
 		struct chunk *c;
 
 		pthread_mutex_lock(&p->lock);
-		while (!p->error && !p->hashq.head && !p->writer_done)
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->error || (!p->hashq.head && p->writer_done)) {
+		WAIT_WORK(p, &p->hashq);
+		if (p->error || !p->hashq.head) {
 			p->hasher_done = true;
 			wake_unlock(p);
 			return NULL;
@@ -737,9 +745,8 @@ static void *worker_main(void *arg)
 		struct seg *sg;
 
 		pthread_mutex_lock(&p->lock);
-		while (!p->error && !w->q.head && !p->writer_done)
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->error || (!w->q.head && p->writer_done)) {
+		WAIT_WORK(p, &w->q);
+		if (p->error || !w->q.head) {
 			pthread_mutex_unlock(&p->lock);
 			return NULL;
 		}
