@@ -194,10 +194,6 @@ static int cmd_diff(int argc, char **argv)
 	uint64_t rbytes = 0, fbytes = 0;
 	uint32_t i, rchunks = 0;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (argc != 3)
 		return rb_usage("cache", "diff needs OLD.cindex and NEW.cindex");
 	if (cindex_load(argv[1], &old, err, sizeof(err)) < 0) {
@@ -460,8 +456,9 @@ static int sub_status(int argc, char **argv)
 int cmd_cache(int argc, char **argv)
 {
 	static const struct rb_subcmd subs[] = {
-		{ "init", sub_init }, { "refresh", sub_refresh }, { "status", sub_status },
-		{ "index", cmd_index }, { "diff", cmd_diff },
+		{ "init", sub_init, false }, { "refresh", sub_refresh, false },
+		{ "status", sub_status, false }, { "index", cmd_index, false },
+		{ "diff", cmd_diff, true },
 	};
 
 	return rb_subcmd_run("cache", subs, ARRAY_SIZE(subs), usage, argc, argv);

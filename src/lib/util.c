@@ -126,6 +126,11 @@ int rb_usage_option(const char *cmd, char *const argv[])
 	return rb_usage(cmd, "unknown or incomplete option '%s'", arg ? arg : "?");
 }
 
+static bool is_help(const char *arg)
+{
+	return arg && (!strcmp(arg, "-h") || !strcmp(arg, "--help"));
+}
+
 int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
 		  void (*usage)(FILE *out), int argc, char **argv)
 {
@@ -133,13 +138,19 @@ int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
 	char names[256];
 	size_t i, len = 0;
 
-	if (sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"))) {
+	if (is_help(sub)) {
 		usage(stdout);
 		return RB_EXIT_OK;
 	}
-	for (i = 0; sub && i < n; i++)
-		if (!strcmp(sub, subs[i].name))
-			return subs[i].fn(argc - 1, argv + 1);
+	for (i = 0; sub && i < n; i++) {
+		if (strcmp(sub, subs[i].name))
+			continue;
+		if (subs[i].noopts && argc == 3 && is_help(argv[2])) {
+			usage(stdout);
+			return RB_EXIT_OK;
+		}
+		return subs[i].fn(argc - 1, argv + 1);
+	}
 	if (sub)
 		return rb_usage(cmd, "unknown command '%s'", sub);
 	/* "need a, b or c" */

@@ -175,10 +175,6 @@ static int cmd_show(int argc, char **argv)
 	uint64_t bytes;
 	size_t i;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (argc != 2)
 		return rb_usage("profile", "show needs one PROFILE");
 	if (profile_load(argv[1], &p, err, sizeof(err)) < 0) {
@@ -219,8 +215,8 @@ static int cmd_stop(int argc, char **argv)
 int cmd_profile(int argc, char **argv)
 {
 	static const struct rb_subcmd subs[] = {
-		{ "record", cmd_record }, { "merge", cmd_merge }, { "show", cmd_show },
-		{ "--stop", cmd_stop },
+		{ "record", cmd_record, false }, { "merge", cmd_merge, false },
+		{ "show", cmd_show, true }, { "--stop", cmd_stop, false },
 	};
 
 	return rb_subcmd_run("profile", subs, ARRAY_SIZE(subs), usage, argc, argv);

@@ -267,10 +267,6 @@ static int cmd_close(int argc, char **argv)
 {
 	char err[256];
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (argc != 2)
 		return rb_usage("verity", "close needs one NAME");
 	if (!dm_name_valid(argv[1]))
@@ -285,9 +281,9 @@ static int cmd_close(int argc, char **argv)
 int cmd_verity(int argc, char **argv)
 {
 	static const struct rb_subcmd subs[] = {
-		{ "format", cmd_format },
-		{ "open", cmd_open },
-		{ "close", cmd_close },
+		{ "format", cmd_format, false },
+		{ "open", cmd_open, false },
+		{ "close", cmd_close, true },
 	};
 
 	return rb_subcmd_run("verity", subs, ARRAY_SIZE(subs), usage, argc, argv);
