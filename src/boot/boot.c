@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
@@ -39,10 +40,11 @@ struct debug_log {
 	char path[PATH_MAX];
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
+enum { OPT_IMAGE = 256, OPT_DEFAULT_IMAGE, OPT_CMDLINE, OPT_JSON, OPT_DROP, OPT_REASON,
+       OPT_QUERY, OPT_EXPLAIN, OPT_MOUNTED };
+
+static const struct rb_optset optset = {
+	.head = "Usage: ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
 		"                    [--json] [--mounted]\n"
 		"       ramboot boot [--image=PATH] [--default-image=PATH] [--cmdline=STRING]\n"
 		"                    --query | --explain\n"
@@ -50,30 +52,42 @@ static void usage(FILE *out)
 		"\n"
 		"Initramfs entry point: act on ramboot= on the kernel command line\n"
 		"(off | prefetch | ram | lazy), the RAMBOOT_* environment and " CONF_PATH ".\n"
-		"\n"
-		"  --image=PATH          the image to copy (default: ramboot.image=, else\n"
-		"                        the first field of ltsp.image= under the root mount)\n"
-		"  --default-image=PATH  the image when no setting names one\n"
-		"  --cmdline=STRING      parse STRING instead of /proc/cmdline\n"
-		"  --json                also write " REPORT_DIR "/report.json\n"
-		"  --drop=PATH           (for the hooks) the RAM copy PATH was not used: free\n"
-		"                        it and record the fallback in the report\n"
-		"  --reason=TEXT         with --drop: why, for the report\n"
-		"  --explain             the dry run: every setting with its source, the\n"
-		"                        image, manifest, keys, verification and memory\n"
-		"                        verdict; nothing is copied, mounted or written\n"
-		"  --query               (for the hooks) print mode=MODE and image=PATH (the\n"
-		"                        image the settings name, empty for none) and stop\n"
-		"  --mounted             (for the hooks) the caller mounts the root from the\n"
-		"                        image itself: ramboot.verity=1 cannot be met (a\n"
-		"                        fallback)\n"
-		"  -h, --help            show this help\n"
-		"\n"
+		"\n",
+	.opts = RB_OPTS(
+		{ "image", OPT_IMAGE, "=PATH",
+		  "the image to copy (default: ramboot.image=, else\n"
+		  "the first field of ltsp.image= under the root mount)" },
+		{ "default-image", OPT_DEFAULT_IMAGE, "=PATH",
+		  "the image when no setting names one" },
+		{ "cmdline", OPT_CMDLINE, "=STRING",
+		  "parse STRING instead of /proc/cmdline" },
+		{ "json", OPT_JSON, NULL,
+		  "also write " REPORT_DIR "/report.json" },
+		{ "drop", OPT_DROP, "=PATH",
+		  "(for the hooks) the RAM copy PATH was not used: free\n"
+		  "it and record the fallback in the report" },
+		{ "reason", OPT_REASON, "=TEXT",
+		  "with --drop: why, for the report" },
+		{ "explain", OPT_EXPLAIN, NULL,
+		  "the dry run: every setting with its source, the\n"
+		  "image, manifest, keys, verification and memory\n"
+		  "verdict; nothing is copied, mounted or written" },
+		{ "query", OPT_QUERY, NULL,
+		  "(for the hooks) print mode=MODE and image=PATH (the\n"
+		  "image the settings name, empty for none) and stop" },
+		{ "mounted", OPT_MOUNTED, NULL,
+		  "(for the hooks) the caller mounts the root from the\n"
+		  "image itself: ramboot.verity=1 cannot be met (a\n"
+		  "fallback)" },
+		{ "help", 'h', NULL,
+		  "show this help" }),
+	.tail = "\n"
 		"On a RAM copy, and with ramboot.verity=1 (the dm-verity mapping to mount),\n"
 		"stdout is one line: RAMBOOT_IMAGE=<path>. Exit status 0 in\n"
 		"every runtime outcome (failures fall back to the network image and are\n"
-		"recorded in " REPORT_DIR "/report); 2 for a bad command line.\n");
-}
+		"recorded in " REPORT_DIR "/report); 2 for a bad command line.\n",
+	.indent = 2, .col = 24,
+};
 
 /* ---- debug log ---- */
 
@@ -405,16 +419,13 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 	o.until = 600;
 	if (manifest && stat(manifest, &st) == 0 && S_ISREG(st.st_mode))
 		o.manifest = manifest;
-	fflush(NULL);
-	pid = fork();
+	pid = boot_fork("recording a boot profile", image);
 	if (pid < 0) {
 		rb_warn("ramboot.profile=record: %s", strerror(errno));
 		return;
 	}
-	if (pid > 0) {
-		rb_debug("recording a boot profile of %s in process %d", image, (int)pid);
+	if (pid > 0)
 		return;
-	}
 	if (rb_detach(false) < 0)
 		_exit(1);
 	rb_set_cmd("profile");
@@ -425,46 +436,26 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
  * usage error). */
 static int parse_args(int argc, char **argv, struct boot_args *a)
 {
-	static const struct option longopts[] = {
-		{ "image", required_argument, NULL, 'i' },
-		{ "default-image", required_argument, NULL, 'D' },
-		{ "cmdline", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "drop", required_argument, NULL, 'X' },
-		{ "reason", required_argument, NULL, 'R' },
-		{ "query", no_argument, NULL, 'Q' },
-		{ "explain", no_argument, NULL, 'E' },
-		{ "mounted", no_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'i': a->image = optarg; break;
-		case 'D': a->default_image = optarg; break;
-		case 'c': a->cmdline = optarg; break;
-		case 'j': a->json = true; break;
-		case 'X': a->drop = optarg; break;
-		case 'R': a->reason = optarg; break;
-		case 'Q': a->query = true; break;
-		case 'E': a->explain = true; break;
-		case 'M': a->mounted = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			rb_err("bad option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return RB_EXIT_USAGE;
+		case OPT_IMAGE: a->image = optarg; break;
+		case OPT_DEFAULT_IMAGE: a->default_image = optarg; break;
+		case OPT_CMDLINE: a->cmdline = optarg; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_DROP: a->drop = optarg; break;
+		case OPT_REASON: a->reason = optarg; break;
+		case OPT_QUERY: a->query = true; break;
+		case OPT_EXPLAIN: a->explain = true; break;
+		case OPT_MOUNTED: a->mounted = true; break;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
+		default: return rb_opts_fail(&optset, "bad option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		rb_err("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return RB_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rb_opts_fail(&optset, "unexpected argument '%s'", argv[optind]);
 	if ((a->image && !*a->image) || (a->default_image && !*a->default_image)) {
 		rb_err("empty image path");
 		return RB_EXIT_USAGE;

@@ -131,6 +131,12 @@ int boot_drop(const char *path, const char *reason);
 int boot_query(const struct boot_settings *s, const struct boot_args *a);
 int boot_explain(const struct boot_settings *s, const struct boot_args *a);
 
+/* fork() for a child that outlives the boot, stdio flushed first (no
+ * buffered line is written twice): 0 in the child; in the boot the
+ * child's pid, logged as "WHAT of IMAGE in process PID"; -1 with errno
+ * when there is no child. */
+pid_t boot_fork(const char *what, const char *image);
+
 /* In the child of a fork that outlives the boot (the prefetch, the
  * cache's refresh): detached (rb_detach), stderr to the debug log at
  * logpath when there is one; the run directory's descriptor (-1 when it

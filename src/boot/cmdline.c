@@ -103,6 +103,11 @@ static int set_str(char *dst, size_t len, const char *val)
 	return 0;
 }
 
+/* A setting's text into its field (an array), or -EINVAL when the value
+ * did not pass its check (ok false). */
+#define SET_STR(field, val) set_str((field), sizeof(field), (val))
+#define SET_IF(ok, field, val) ((ok) ? SET_STR(field, val) : -EINVAL)
+
 static int pick(const char *val, const char *const *names, size_t n)
 {
 	size_t i;
@@ -229,7 +234,7 @@ static int set_verify(struct boot_settings *s, const char *key, const char *val)
 			s->verify_bad = true;
 			return -EINVAL;
 		}
-		rc = set_str(s->manifest, sizeof(s->manifest), v);
+		rc = SET_STR(s->manifest, v);
 		s->verify_bad = rc < 0;
 	} else if (!strcmp(key, "verify")) {
 		size_t k;
@@ -272,13 +277,9 @@ static int set_swap(struct boot_settings *s, const char *key, const char *val)
 		else
 			return -EINVAL;
 	} else if (!strcmp(key, "swap.size")) {
-		if (!plain_token(v))
-			return -EINVAL;
-		rc = set_str(s->swap_size, sizeof(s->swap_size), v);
+		rc = SET_IF(plain_token(v), s->swap_size, v);
 	} else if (!strcmp(key, "swap.algorithm")) {
-		if (!plain_token(v))
-			return -EINVAL;
-		rc = set_str(s->swap_algorithm, sizeof(s->swap_algorithm), v);
+		rc = SET_IF(plain_token(v), s->swap_algorithm, v);
 	} else if (!strcmp(key, "swap.net")) {
 		/* The network tier needs zram swap: naming a server asks for
 		 * both; "off" or "none" names none. */
@@ -286,9 +287,7 @@ static int set_swap(struct boot_settings *s, const char *key, const char *val)
 			s->swap_net[0] = '\0';
 			return 0;
 		}
-		if (!*v || !plain_token(v))
-			return -EINVAL;
-		rc = set_str(s->swap_net, sizeof(s->swap_net), v);
+		rc = SET_IF(*v && plain_token(v), s->swap_net, v);
 		if (rc == 0)
 			s->swap = SWAP_ZRAM;
 	} else if (!strcmp(key, "swap.priority")) {
@@ -325,16 +324,11 @@ static int set_mode(struct boot_settings *s, const char *key, const char *val,
 		s->mode = (enum boot_mode)i;
 		s->mode_source = src;
 	} else if (!strcmp(key, "image")) {
-		if (!*v)
-			return -EINVAL;
-		rc = set_str(s->image, sizeof(s->image), v);
+		rc = SET_IF(*v, s->image, v);
 	} else if (!strcmp(key, "decompress")) {
-		if (!valid_codec(v))
-			return -EINVAL;
-		rc = set_str(s->decompress, sizeof(s->decompress), v);
+		rc = SET_IF(valid_codec(v), s->decompress, v);
 	} else if (!strcmp(key, "target")) {
-		i = pick(v, target_names, ARRAY_SIZE(target_names));
-		if (i < 0)
+		if ((i = pick(v, target_names, ARRAY_SIZE(target_names))) < 0)
 			return -EINVAL;
 		s->target = (enum boot_target)i;
 	} else if (!strcmp(key, "profile")) {
@@ -343,15 +337,14 @@ static int set_mode(struct boot_settings *s, const char *key, const char *val,
 			s->profile_record = true;
 		} else if (!strcmp(v, "off") || !strcmp(v, "none")) {
 			s->profile_record = false;
-			rc = set_str(s->profile, sizeof(s->profile), "none");
+			rc = SET_STR(s->profile, "none");
 		} else if (*v) {
-			rc = set_str(s->profile, sizeof(s->profile), v);
+			rc = SET_STR(s->profile, v);
 		} else {
 			return -EINVAL;
 		}
 	} else if (!strcmp(key, "source")) {
-		i = pick(v, source_names, ARRAY_SIZE(source_names));
-		if (i < 0)
+		if ((i = pick(v, source_names, ARRAY_SIZE(source_names))) < 0)
 			return -EINVAL;
 		s->source = (enum boot_source)i;
 	} else if (!strcmp(key, "cache")) {
@@ -362,7 +355,7 @@ static int set_mode(struct boot_settings *s, const char *key, const char *val,
 		else if (v[0] == '/' || ((!strncmp(v, "LABEL=", 6) && v[6]) ||
 					 (!strncmp(v, "UUID=", 5) && v[5]) ||
 					 (!strncmp(v, "PARTLABEL=", 10) && v[10])))
-			rc = set_str(s->cache, sizeof(s->cache), v);
+			rc = SET_STR(s->cache, v);
 		else
 			return -EINVAL;
 	} else if (!strcmp(key, "cache.offline")) {
@@ -419,7 +412,7 @@ static int set_one(struct boot_settings *s, const char *key, const char *val,
 			add_warn(s, "%s: %s, ignored", origin, err);
 			return -EINVAL;
 		}
-		rc = set_str(s->udpcast, sizeof(s->udpcast), v);
+		rc = SET_STR(s->udpcast, v);
 	}
 	if (rc == -ENOENT) {
 		add_warn(s, "%s: unknown setting, ignored", origin);
@@ -529,7 +522,7 @@ void settings_parse_cmdline(struct boot_settings *s, const char *cmdline)
 			continue;
 		}
 		if (!strcmp(name, "ltsp.image")) {
-			if (has_val && set_str(s->ltsp_image, sizeof(s->ltsp_image), val) < 0)
+			if (has_val && SET_STR(s->ltsp_image, val) < 0)
 				add_warn(s, "ltsp.image=: value too long, ignored");
 			continue;
 		}
@@ -606,18 +599,10 @@ static int conf_word(const char *p, const char *end, char *out, size_t olen,
 	while (p < end && !isspace((unsigned char)*p) && *p != '#') {
 		char c = *p++;
 
-		if (c == '\'') {
-			while (p < end && *p != '\'') {
-				if (o + 1 < olen)
-					out[o++] = *p;
-				p++;
-			}
-			if (p >= end)
-				return -EINVAL;
-			p++;
-		} else if (c == '"') {
-			while (p < end && *p != '"') {
-				if (*p == '\\' && p + 1 < end && strchr("\"\\$`", p[1]))
+		if (c == '\'' || c == '"') {
+			/* to the closing quote; escapes only between "" */
+			while (p < end && *p != c) {
+				if (c == '"' && *p == '\\' && p + 1 < end && strchr("\"\\$`", p[1]))
 					p++;
 				if (o + 1 < olen)
 					out[o++] = *p;

@@ -325,6 +325,17 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	return 1;
 }
 
+pid_t boot_fork(const char *what, const char *image)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid > 0)
+		rb_debug("%s of %s in process %d", what, image, (int)pid);
+	return pid;
+}
+
 int boot_child_detach(const char *rundir, const char *logpath)
 {
 	/* The report's directory, held open: the child may end after the
@@ -469,16 +480,13 @@ int do_prefetch(const struct boot_settings *s, const char *image,
 	rc = report_write(rep, rundir, json);
 	if (rc < 0)
 		rb_warn("%s/report: %s", rundir, strerror(-rc));
-	fflush(NULL);
-	pid = fork();
+	pid = boot_fork("prefetch", image);
 	if (pid < 0) {
 		fallback(rep, "prefetch failed", strerror(errno));
 		return -1;
 	}
-	if (pid > 0) {
-		rb_debug("prefetch of %s in process %d", image, (int)pid);
+	if (pid > 0)
 		return 0;
-	}
 	dfd = boot_child_detach(rundir, logpath);
 	r = calloc(1, sizeof(*r));
 	if (!r)

@@ -18,12 +18,61 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/outfile.h"
 #include "lib/hex.h"
 #include "lib/sysutil.h"
 #include "format/cindex.h"
 #include "cache/cache.h"
+
+enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON };
+
+static const struct rb_optset init_optset = {
+	.opts = RB_OPTS(
+		{ "label", OPT_LABEL, "=LABEL",
+		  "the file system's label (default " CACHE_LABEL_DEFAULT ")" },
+		{ "force", 'f', NULL,
+		  "format DEV even though it holds a file system" },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 21,
+};
+static const struct rb_optset refresh_optset = {
+	.opts = RB_OPTS(
+		{ "cache", 'c', "=DEV",
+		  "the cache: a block device, an image file, or the\n"
+		  "directory of a mounted cache" },
+		{ "manifest", 'm', "=M",
+		  "verify against the manifest M" },
+		{ "signed", OPT_SIGNED, NULL,
+		  "M must be signed by a trusted key" },
+		{ "keys", OPT_KEYS, "=DIR",
+		  "the trusted public keys (default: the system's)" },
+		{ "index", 'i', "=I",
+		  "IMAGE's chunk index (default: the one M names, beside\n"
+		  "IMAGE, else computed from IMAGE)" },
+		{ "name", OPT_NAME, "=NAME",
+		  "the image's name in the cache (default: IMAGE's)" },
+		{ "force", 'f', NULL,
+		  "start over a state that is not trusted" },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 22,
+};
+static const struct rb_optset status_optset = {
+	.opts = RB_OPTS(
+		{ "cache", 'c', "=DEV", NULL },
+		{ "json", OPT_JSON, NULL,
+		  "as one JSON object" },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 21,
+};
+static const struct rb_optset index_optset = {
+	.opts = RB_OPTS(
+		{ "output", 'o', "=FILE",
+		  "write FILE, atomically (replaces a regular file)" },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 21,
+};
 
 static void usage(FILE *out)
 {
@@ -38,30 +87,21 @@ static void usage(FILE *out)
 	      "  system (mkfs.ext4) labelled LABEL, and the cache's marker. A device that\n"
 	      "  is in use, carries the running root, or holds data (a file system or a\n"
 	      "  partition table that is not a cache made with this label) is refused. A\n"
-	      "  directory is made a cache without formatting anything.\n"
-	      "      --label=LABEL  the file system's label (default " CACHE_LABEL_DEFAULT ")\n"
-	      "      --force        format DEV even though it holds a file system\n"
-	      "refresh: fill the inactive slot of IMAGE in the cache from IMAGE, reading\n"
+	      "  directory is made a cache without formatting anything.\n", out);
+	rb_opts_help(out, &init_optset);
+	fputs("refresh: fill the inactive slot of IMAGE in the cache from IMAGE, reading\n"
 	      "  from IMAGE only the chunks the active slot does not have; verify it; make\n"
 	      "  it active. Nothing is read but the manifest when the active slot holds\n"
-	      "  the image already.\n"
-	      "  -c, --cache=DEV     the cache: a block device, an image file, or the\n"
-	      "                      directory of a mounted cache\n"
-	      "  -m, --manifest=M    verify against the manifest M\n"
-	      "      --signed        M must be signed by a trusted key\n"
-	      "      --keys=DIR      the trusted public keys (default: the system's)\n"
-	      "  -i, --index=I       IMAGE's chunk index (default: the one M names, beside\n"
-	      "                      IMAGE, else computed from IMAGE)\n"
-	      "      --name=NAME     the image's name in the cache (default: IMAGE's)\n"
-	      "  -f, --force         start over a state that is not trusted\n"
-	      "status: each image in the cache (or NAME): the state, the active slot,\n"
-	      "  the generation, the image's sha256, the last refresh's bytes.\n"
-	      "      --json         as one JSON object\n"
-	      "index: write the chunk index of IMAGE (content-defined chunks of 16 to\n"
+	      "  the image already.\n", out);
+	rb_opts_help(out, &refresh_optset);
+	fputs("status: each image in the cache (or NAME): the state, the active slot,\n"
+	      "  the generation, the image's sha256, the last refresh's bytes.\n", out);
+	rb_opts_help(out, &status_optset);
+	fputs("index: write the chunk index of IMAGE (content-defined chunks of 16 to\n"
 	      "  256 KiB, 64 KiB on average, the offset, length and SHA-256 of each)\n"
-	      "  to stdout, or to FILE.\n"
-	      "  -o, --output=FILE  write FILE, atomically (replaces a regular file)\n"
-	      "diff: how much of the image of NEW.cindex the image of OLD.cindex holds\n"
+	      "  to stdout, or to FILE.\n", out);
+	rb_opts_help(out, &index_optset);
+	fputs("diff: how much of the image of NEW.cindex the image of OLD.cindex holds\n"
 	      "  (chunks found by hash), and what remains to be read:\n"
 	      "    new: CHUNKS chunks, BYTES bytes\n"
 	      "    reused: CHUNKS chunks, BYTES bytes (PERCENT%)\n"
@@ -73,11 +113,7 @@ static void usage(FILE *out)
 
 static int cmd_index(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &index_optset };
 	char err[PATH_MAX + 256], *text = NULL;
 	const char *outpath = NULL, *image;
 	struct outfile of;
@@ -86,9 +122,7 @@ static int cmd_index(int argc, char **argv)
 	ssize_t len;
 	int c, fd, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': outpath = optarg; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
@@ -160,10 +194,6 @@ static int cmd_diff(int argc, char **argv)
 	uint64_t rbytes = 0, fbytes = 0;
 	uint32_t i, rchunks = 0;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (argc != 3)
 		return rb_usage("cache", "diff needs OLD.cindex and NEW.cindex");
 	if (cindex_load(argv[1], &old, err, sizeof(err)) < 0) {
@@ -213,21 +243,14 @@ static int cmd_diff(int argc, char **argv)
 
 static int sub_init(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "label", required_argument, NULL, 'L' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &init_optset };
 	struct cache_init_opts o = { NULL, false };
 	char err[PATH_MAX + 256];
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fh", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'L': o.label = optarg; break;
+		case OPT_LABEL: o.label = optarg; break;
 		case 'f': o.force = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -246,17 +269,7 @@ static int sub_init(int argc, char **argv)
 
 static int sub_refresh(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "cache", required_argument, NULL, 'c' },
-		{ "manifest", required_argument, NULL, 'm' },
-		{ "index", required_argument, NULL, 'i' },
-		{ "name", required_argument, NULL, 'N' },
-		{ "signed", no_argument, NULL, 'S' },
-		{ "keys", required_argument, NULL, 'K' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &refresh_optset };
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
 	const char *dev = NULL;
@@ -265,16 +278,14 @@ static int sub_refresh(int argc, char **argv)
 	int c, rc;
 
 	memset(&o, 0, sizeof(o));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:m:i:fh", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;
 		case 'm': o.manifest = optarg; break;
 		case 'i': o.index = optarg; break;
-		case 'N': o.name = optarg; break;
-		case 'S': o.signed_only = true; break;
-		case 'K': o.keydir = optarg; break;
+		case OPT_NAME: o.name = optarg; break;
+		case OPT_SIGNED: o.signed_only = true; break;
+		case OPT_KEYS: o.keydir = optarg; break;
 		case 'f': o.force = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
@@ -387,12 +398,7 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 
 static int sub_status(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "cache", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &status_optset };
 	const char *dev = NULL, *only = NULL;
 	char err[PATH_MAX + 256], esc[PATH_MAX * 2];
 	struct cache_image_status s;
@@ -402,12 +408,10 @@ static int sub_status(int argc, char **argv)
 	int c, fd, rc = RB_EXIT_OK;
 	DIR *d;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': dev = optarg; break;
-		case 'j': json = true; break;
+		case OPT_JSON: json = true; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
 		default:
 			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -463,23 +467,11 @@ static int sub_status(int argc, char **argv)
 
 int cmd_cache(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
+	static const struct rb_subcmd subs[] = {
+		{ "init", sub_init, false }, { "refresh", sub_refresh, false },
+		{ "status", sub_status, false }, { "index", cmd_index, false },
+		{ "diff", cmd_diff, true },
+	};
 
-	if (!sub)
-		return rb_usage("cache", "need init, refresh, status, index or diff");
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "init"))
-		return sub_init(argc - 1, argv + 1);
-	if (!strcmp(sub, "refresh"))
-		return sub_refresh(argc - 1, argv + 1);
-	if (!strcmp(sub, "status"))
-		return sub_status(argc - 1, argv + 1);
-	if (!strcmp(sub, "index"))
-		return cmd_index(argc - 1, argv + 1);
-	if (!strcmp(sub, "diff"))
-		return cmd_diff(argc - 1, argv + 1);
-	return rb_usage("cache", "unknown command '%s'", sub);
+	return rb_subcmd_run("cache", subs, ARRAY_SIZE(subs), usage, argc, argv);
 }

@@ -126,7 +126,7 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 
 	if (c->drive)
 		return c->drive(p, first, cfg);
-	rc = c->init(&st, cfg);
+	rc = c->stream.init(&st, cfg);
 	if (rc < 0) {
 		pipe_put_input(p, in);
 		pipe_fail(p, rc, PS_DECODE, "%s: cannot initialise the decoder", c->name);
@@ -149,7 +149,7 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 				goto fail_in;
 			il = b.in_len;
 			ol = b.out_len;
-			rc = c->step(st, &b, msg, sizeof(msg));
+			rc = c->stream.step(st, &b, msg, sizeof(msg));
 			if (rc < 0)
 				goto fail_in;
 			if (il == b.in_len && ol == b.out_len) {
@@ -169,7 +169,7 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 	for (;;) {
 		if (b.out_len == 0 && (rc = emit_full(p, &out, &b)) < 0)
 			goto fail;
-		rc = c->finish(st, &b, msg, sizeof(msg));
+		rc = c->stream.finish(st, &b, msg, sizeof(msg));
 		if (rc != -EAGAIN)
 			break;
 	}
@@ -177,7 +177,7 @@ int codec_drive(const struct codec *c, struct pipe *p, struct chunk *first,
 		goto fail;
 	out->len = out->cap - b.out_len;
 	pipe_pass_through(p, out);
-	c->end(st);
+	c->stream.end(st);
 	return 0;
 
 fail_in:
@@ -187,7 +187,7 @@ fail:
 	if (out)
 		pipe_put_input(p, out);
 	if (st)
-		c->end(st);
+		c->stream.end(st);
 	pipe_fail(p, rc, PS_DECODE, "%s: %s", c->name, msg[0] ? msg : strerror(-rc));
 	return rc;
 }

@@ -59,10 +59,9 @@ struct codec_cfg {
 	uint64_t memlimit;       /* decoder memory limit, bytes; 0: the default */
 };
 
-struct codec {
-	const char *name;
-	const uint8_t *magic;
-	size_t magic_len;
+/* The hooks of a codec that decodes step by step: codec_drive() runs
+ * them, one loop for all of them (gzip, lzo, xz). */
+struct codec_stream {
 	/* 0 or -errno; *state for the other calls. */
 	int (*init)(void **state, const struct codec_cfg *cfg);
 	/* Consume from in, produce into out. Returns 0 to be called again
@@ -73,7 +72,18 @@ struct codec {
 	 * still produce output (call again while it returns -EAGAIN). */
 	int (*finish)(void *state, struct codec_buf *b, char *msg, size_t msglen);
 	void (*end)(void *state);
-	/* Optional: run the whole decode itself (parallel codecs). Returns
+};
+
+/* .magic and .magic_len of a codec, from one array. */
+#define CODEC_MAGIC(m) .magic = (m), .magic_len = sizeof(m)
+
+struct codec {
+	const char *name;
+	const uint8_t *magic;
+	size_t magic_len;
+	/* The step hooks; or, instead, drive: */
+	struct codec_stream stream;
+	/* Run the whole decode itself (parallel codecs). Returns
 	 * 0 or -errno; the first input chunk is handed in. */
 	int (*drive)(struct pipe *p, struct chunk *first, const struct codec_cfg *cfg);
 	/* Optional: output size from a seekable source, -errno if unknown;

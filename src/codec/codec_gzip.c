@@ -122,13 +122,8 @@ static int gz_content_size(int fd, uint64_t file_size, uint64_t *out, int *exact
 static const uint8_t gz_magic[] = { 0x1f, 0x8b, 0x08 };
 
 const struct codec codec_gzip = {
-	.name = "gzip",
-	.magic = gz_magic,
-	.magic_len = sizeof(gz_magic),
-	.init = gz_init,
-	.step = gz_step,
-	.finish = gz_finish,
-	.end = gz_end,
+	.name = "gzip", CODEC_MAGIC(gz_magic),
+	.stream = { gz_init, gz_step, gz_finish, gz_end },
 	.content_size = gz_content_size,
 	.mem_bound = gz_mem_bound,
 };

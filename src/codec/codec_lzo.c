@@ -333,13 +333,8 @@ static uint64_t lzo_mem_need(int fd, uint64_t file_size, const struct codec_cfg 
 }
 
 const struct codec codec_lzo = {
-	.name = "lzo",
-	.magic = lzop_magic,
-	.magic_len = LZOP_MAGIC_LEN,
-	.init = lzop_init,
-	.step = lzo_step,
-	.finish = lzo_finish,
-	.end = lzo_end,
+	.name = "lzo", CODEC_MAGIC(lzop_magic),
+	.stream = { lzop_init, lzo_step, lzo_finish, lzo_end },
 	.mem_bound = lzo_mem_bound,
 	.mem_need = lzo_mem_need,
 };

@@ -298,13 +298,8 @@ static uint64_t xz_mem_need(int fd, uint64_t file_size, const struct codec_cfg *
 static const uint8_t xz_magic[] = { 0xfd, '7', 'z', 'X', 'Z', 0x00 };
 
 const struct codec codec_xz = {
-	.name = "xz",
-	.magic = xz_magic,
-	.magic_len = sizeof(xz_magic),
-	.init = xz_init,
-	.step = xz_step,
-	.finish = xz_finish,
-	.end = xz_end,
+	.name = "xz", CODEC_MAGIC(xz_magic),
+	.stream = { xz_init, xz_step, xz_finish, xz_end },
 	.content_size = xz_content_size,
 	.mem_bound = xz_mem_bound,
 	.mem_need = xz_mem_need,

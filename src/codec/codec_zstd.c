@@ -984,9 +984,7 @@ static int zstd_content_size(int fd, uint64_t file_size, uint64_t *out, int *exa
 static const uint8_t zstd_magic[] = { 0x28, 0xb5, 0x2f, 0xfd };
 
 const struct codec codec_zstd = {
-	.name = "zstd",
-	.magic = zstd_magic,
-	.magic_len = sizeof(zstd_magic),
+	.name = "zstd", CODEC_MAGIC(zstd_magic),
 	.drive = zstd_drive,
 	.content_size = zstd_content_size,
 	.mem_bound = zstd_mem_bound,

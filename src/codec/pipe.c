@@ -24,29 +24,60 @@
 
 #define PIPE_WORKER_NICE 5
 
+/* The queues of chunks and of segments: singly linked, first in first
+ * out, through the item's next. */
+#define FIFO_PUSH(q, x)                                                               \
+	do {                                                                          \
+		(x)->next = NULL;                                                     \
+		if ((q)->tail)                                                        \
+			(q)->tail->next = (x);                                        \
+		else                                                                  \
+			(q)->head = (x);                                              \
+		(q)->tail = (x);                                                      \
+	} while (0)
+/* x = the first of q, taken off; NULL when q is empty. */
+#define FIFO_POP(q, x)                                                                \
+	do {                                                                          \
+		(x) = (q)->head;                                                      \
+		if (x) {                                                              \
+			(q)->head = (x)->next;                                        \
+			if (!(q)->head)                                               \
+				(q)->tail = NULL;                                     \
+			(x)->next = NULL;                                             \
+		}                                                                     \
+	} while (0)
+
 static void q_push(struct queue *q, struct chunk *c)
 {
-	c->next = NULL;
-	if (q->tail)
-		q->tail->next = c;
-	else
-		q->head = c;
-	q->tail = c;
+	FIFO_PUSH(q, c);
 	q->n++;
 }
 
 static struct chunk *q_pop(struct queue *q)
 {
-	struct chunk *c = q->head;
+	struct chunk *c;
 
-	if (!c)
-		return NULL;
-	q->head = c->next;
-	if (!q->head)
-		q->tail = NULL;
-	q->n--;
-	c->next = NULL;
+	FIFO_POP(q, c);
+	if (c)
+		q->n--;
 	return c;
+}
+
+/* Wake every thread of the pipeline waiting on its state, which the
+ * caller changed under the lock, and let go of the lock. */
+/* Under the lock, for a thread behind the writer (the hasher, a chunk
+ * worker): wait until queue q has an item, or none will come (an error,
+ * or the writer done with q empty). */
+#define WAIT_WORK(p, q)                                                               \
+	do {                                                                          \
+		while (!(p)->error && !(q)->head && !(p)->writer_done)                \
+			pthread_cond_wait(&(p)->cond, &(p)->lock);                    \
+	} while (0)
+
+static void wake_unlock(struct pipe *p)
+{
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 }
 
 static int pool_init(struct pool *pl, unsigned int n)
@@ -148,24 +179,14 @@ static struct chunk *pool_get(struct pipe *p, struct pool *pl)
 
 static void segq_push(struct segq *q, struct seg *s)
 {
-	s->next = NULL;
-	if (q->tail)
-		q->tail->next = s;
-	else
-		q->head = s;
-	q->tail = s;
+	FIFO_PUSH(q, s);
 }
 
 static struct seg *segq_pop(struct segq *q)
 {
-	struct seg *s = q->head;
+	struct seg *s;
 
-	if (s) {
-		q->head = s->next;
-		if (!q->head)
-			q->tail = NULL;
-		s->next = NULL;
-	}
+	FIFO_POP(q, s);
 	return s;
 }
 
@@ -184,8 +205,7 @@ void pipe_fail(struct pipe *p, int err, enum pipe_stage where, const char *fmt, 
 			va_end(ap);
 		}
 	}
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 int pipe_error(struct pipe *p)
@@ -380,8 +400,7 @@ static void *reader_main(void *arg)
 			free(again);
 			pthread_mutex_lock(&p->lock);
 			p->retry_busy = false;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			wake_unlock(p);
 			continue;
 		}
 		c = pool_take_locked(&p->inpool);
@@ -421,8 +440,7 @@ static void *reader_main(void *arg)
 		c->eof = eof;
 		/* Once queued, c belongs to the codec: not touched again. */
 		q_push(&p->inq, c);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 		if (eof) {
 			if (p->ck.retries <= 0)
 				return NULL;
@@ -474,8 +492,7 @@ void pipe_emit(struct pipe *p, struct chunk *c)
 {
 	pthread_mutex_lock(&p->lock);
 	q_push(&p->outq, c);
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 void pipe_chunk_done(struct pipe *p, struct chunk *c, int err)
@@ -483,8 +500,7 @@ void pipe_chunk_done(struct pipe *p, struct chunk *c, int err)
 	pthread_mutex_lock(&p->lock);
 	c->ready = true;
 	c->error = err;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 void pipe_pass_through(struct pipe *p, struct chunk *c)
@@ -572,8 +588,7 @@ static void hash_enqueue(struct pipe *p, struct chunk *c, uint64_t at)
 		q_push(&p->hashq, c);
 	while ((sg = segq_pop(&segs)) != NULL)
 		segq_push(&p->wk[sg->idx % (uint32_t)p->ck.workers].q, sg);
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 }
 
 /* At the end of the output, recording chunk hashes: the last chunk,
@@ -611,13 +626,11 @@ static void *writer_main(void *arg)
 		if (p->error || (p->out_closed && !p->outq.head)) {
 			hash_flush_locked(p, out);
 			p->writer_done = true;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			wake_unlock(p);
 			return NULL;
 		}
 		c = q_pop(&p->outq);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 
 		if (c->error) {
 			pipe_fail(p, c->error, PS_DECODE, NULL);
@@ -673,17 +686,14 @@ static void *hasher_main(void *arg)
 		struct chunk *c;
 
 		pthread_mutex_lock(&p->lock);
-		while (!p->error && !p->hashq.head && !p->writer_done)
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->error || (!p->hashq.head && p->writer_done)) {
+		WAIT_WORK(p, &p->hashq);
+		if (p->error || !p->hashq.head) {
 			p->hasher_done = true;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			wake_unlock(p);
 			return NULL;
 		}
 		c = q_pop(&p->hashq);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 		SHA256_Update(&p->sha, c->data, c->len);
 		chunk_unref(p, c);
 	}
@@ -710,8 +720,7 @@ static void chunk_hashed(struct pipe *p, uint32_t idx, const uint8_t d[32], bool
 		again->idx = idx;
 		pthread_mutex_lock(&p->lock);
 		segq_push(&p->retryq, again);
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
+		wake_unlock(p);
 		return;
 	}
 	chunk_range(p, idx, &off, &len);
@@ -736,9 +745,8 @@ static void *worker_main(void *arg)
 		struct seg *sg;
 
 		pthread_mutex_lock(&p->lock);
-		while (!p->error && !w->q.head && !p->writer_done)
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->error || (!w->q.head && p->writer_done)) {
+		WAIT_WORK(p, &w->q);
+		if (p->error || !w->q.head) {
 			pthread_mutex_unlock(&p->lock);
 			return NULL;
 		}
@@ -840,8 +848,7 @@ int pipe_finish(struct pipe *p)
 	/* The codec driver is done: no more output. */
 	pthread_mutex_lock(&p->lock);
 	p->out_closed = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 	if (p->writer_started)
 		pthread_join(p->writer, NULL);
 	if (p->hasher_started)
@@ -857,8 +864,7 @@ int pipe_finish(struct pipe *p)
 	while (!p->error && p->reader_started && (p->retryq.head || p->retry_busy))
 		pthread_cond_wait(&p->cond, &p->lock);
 	p->verify_done = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	wake_unlock(p);
 	if (p->reader_started) {
 		/* A reader blocked on a pipe or a dead NFS server is not
 		 * waited for after an error: cancelled in read(). One that

@@ -243,22 +243,35 @@ static double parse_unary(struct parser *p)
 	return c == '-' ? -v : v;
 }
 
+/* The next token when it is one of the operators ops: true with *op
+ * its offset, the parser past it. */
+static bool take_op(struct parser *p, const char *ops, size_t *op)
+{
+	skip_space(p);
+	*op = p->pos;
+	if (!p->s[*op] || !strchr(ops, p->s[*op]))
+		return false;
+	p->pos++;
+	return true;
+}
+
+/* v, the result of the operator at op, checked against the bound. */
+static double bounded(struct parser *p, double v, size_t op)
+{
+	if (v > MAX_MIB || v < -MAX_MIB)
+		fail(p, op, -ERANGE, "result too large");
+	return v;
+}
+
 static double parse_term(struct parser *p)
 {
 	double v = parse_unary(p);
 	bool bare = p->bare;
-	size_t bpos = p->bare_pos, blen = p->bare_len;
+	size_t op, bpos = p->bare_pos, blen = p->bare_len;
 
-	while (!p->rc) {
-		size_t op;
-		double w;
+	while (!p->rc && take_op(p, "*/", &op)) {
+		double w = parse_unary(p);
 
-		skip_space(p);
-		op = p->pos;
-		if (p->s[op] != '*' && p->s[op] != '/')
-			break;
-		p->pos++;
-		w = parse_unary(p);
 		if (p->rc)
 			break;
 		/* size * factor, size / factor: a size; factors alone: a factor */
@@ -272,8 +285,7 @@ static double parse_term(struct parser *p)
 			}
 			v /= w;
 		}
-		if ((v > MAX_MIB || v < -MAX_MIB))
-			fail(p, op, -ERANGE, "result too large");
+		v = bounded(p, v, op);
 	}
 	p->bare = bare;
 	p->bare_pos = bpos;
@@ -285,7 +297,7 @@ static double parse_expr(struct parser *p)
 {
 	double v;
 	bool bare;
-	size_t bpos, blen;
+	size_t op, bpos, blen;
 
 	if (++p->depth > MAX_DEPTH) {
 		fail(p, p->pos, -EINVAL, "expression nested too deeply");
@@ -295,25 +307,16 @@ static double parse_expr(struct parser *p)
 	bare = p->bare;
 	bpos = p->bare_pos;
 	blen = p->bare_len;
-	while (!p->rc) {
-		size_t op;
-		double w;
+	while (!p->rc && take_op(p, "+-", &op)) {
+		double w = parse_term(p);
 
-		skip_space(p);
-		op = p->pos;
-		if (p->s[op] != '+' && p->s[op] != '-')
-			break;
-		p->pos++;
-		w = parse_term(p);
 		/* ram - 512: the plain number is a size in MiB */
 		if (bare && !p->bare)
 			note_bare(p, bpos, blen);
 		else if (!bare && p->bare)
 			note_bare(p, p->bare_pos, p->bare_len);
 		bare = bare && p->bare;
-		v = p->s[op] == '+' ? v + w : v - w;
-		if ((v > MAX_MIB || v < -MAX_MIB))
-			fail(p, op, -ERANGE, "result too large");
+		v = bounded(p, p->s[op] == '+' ? v + w : v - w, op);
 	}
 	p->bare = bare;
 	p->bare_pos = bpos;

@@ -26,6 +26,7 @@
 #include "lib/outfile.h"
 #include "trust/sign.h"
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 
 #ifndef HAVE_LIBARCHIVE
@@ -58,31 +59,42 @@ static const struct item initrd_items[] = {
 	{ "initramfs-tools/order.conf", "conf/conf.d/zz-ramboot.conf", 0644 },
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
+enum { OPT_BINARY = 256, OPT_HOOKS, OPT_CONF, OPT_KEYS, OPT_UDPCAST };
+
+static const struct rb_optset optset = {
+	.head = "Usage: ramboot initrd -o FILE [--binary=PATH] [--hooks=DIR] [--conf=PATH]\n"
 		"       ramboot initrd --list FILE\n"
-		"\n"
-		"  -o, --output=FILE  write an uncompressed newc cpio holding the static\n"
-		"                     binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
-		"                     LTSP hook, the initramfs-tools boot script and the\n"
-		"                     library both source (ramboot-lib.sh)\n"
-		"  --binary=PATH      the static binary (default: DATADIR/ramboot.static\n"
-		"                     next to this program, else ./static/ramboot)\n"
-		"  --hooks=DIR        the hook scripts (default: DATADIR/hooks, else\n"
-		"                     ./initrd-hooks)\n"
-		"  --conf=PATH        the configuration (default: /etc/ramboot.conf if any)\n"
-		"  --keys=DIR         the trusted public keys (*.pub) for signed manifests\n"
-		"                     (default: /etc/ramboot/keys if any), packed as\n"
-		"                     etc/ramboot/keys/\n"
-		"  --udpcast[=PATH]   add udp-receiver (default /usr/bin/udp-receiver) as\n"
-		"                     usr/bin/udp-receiver with the shared libraries ldd\n"
-		"                     names, for ramboot.source=udpcast\n"
-		"  -l, --list=FILE    list an initrd (concatenated, compressed or not)\n"
-		"                     and say whether ramboot is inside\n"
-		"  -h, --help         show this help\n");
-}
+		"\n",
+	.opts = RB_OPTS(
+		{ "output", 'o', "=FILE",
+		  "write an uncompressed newc cpio holding the static\n"
+		  "binary (usr/sbin/ramboot), /etc/ramboot.conf, the\n"
+		  "LTSP hook, the initramfs-tools boot script and the\n"
+		  "library both source (ramboot-lib.sh)" },
+		{ "binary", OPT_BINARY, "=PATH",
+		  "the static binary (default: DATADIR/ramboot.static\n"
+		  "next to this program, else ./static/ramboot)" },
+		{ "hooks", OPT_HOOKS, "=DIR",
+		  "the hook scripts (default: DATADIR/hooks, else\n"
+		  "./initrd-hooks)" },
+		{ "conf", OPT_CONF, "=PATH",
+		  "the configuration (default: /etc/ramboot.conf if any)" },
+		{ "keys", OPT_KEYS, "=DIR",
+		  "the trusted public keys (*.pub) for signed manifests\n"
+		  "(default: /etc/ramboot/keys if any), packed as\n"
+		  "etc/ramboot/keys/" },
+		{ "udpcast", OPT_UDPCAST, "[=PATH]",
+		  "add udp-receiver (default /usr/bin/udp-receiver) as\n"
+		  "usr/bin/udp-receiver with the shared libraries ldd\n"
+		  "names, for ramboot.source=udpcast" },
+		{ "list", 'l', "=FILE",
+		  "list an initrd (concatenated, compressed or not)\n"
+		  "and say whether ramboot is inside" },
+		{ "verbose", 'v', NULL, NULL },
+		{ "help", 'h', NULL,
+		  "show this help" }),
+	.indent = 2, .col = 21,
+};
 
 static bool is_file(const char *p)
 {
@@ -693,52 +705,32 @@ static int list_initrd(const char *file)
 
 int cmd_initrd(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "list", required_argument, NULL, 'l' },
-		{ "binary", required_argument, NULL, 'b' },
-		{ "hooks", required_argument, NULL, 'H' },
-		{ "conf", required_argument, NULL, 'C' },
-		{ "keys", required_argument, NULL, 'K' },
-		{ "udpcast", optional_argument, NULL, 'U' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL, *list = NULL, *binary = NULL, *hooks = NULL, *conf = NULL;
 	const char *keys = NULL, *udpcast = NULL;
 	char bin[PATH_MAX], hk[PATH_MAX], cf[PATH_MAX], kd[PATH_MAX];
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:l:vh", longopts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'l': list = optarg; break;
-		case 'b': binary = optarg; break;
-		case 'H': hooks = optarg; break;
-		case 'C': conf = optarg; break;
-		case 'K': keys = optarg; break;
-		case 'U': udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
+		case OPT_BINARY: binary = optarg; break;
+		case OPT_HOOKS: hooks = optarg; break;
+		case OPT_CONF: conf = optarg; break;
+		case OPT_KEYS: keys = optarg; break;
+		case OPT_UDPCAST: udpcast = optarg ? optarg : "/usr/bin/udp-receiver"; break;
 		case 'v': rb_verbose = 1; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			rb_err("bad option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return RB_EXIT_USAGE;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
+		default: return rb_opts_fail(&optset, "bad option '%s'", argv[optind - 1]);
 		}
 	}
 	/* `ramboot initrd --list FILE` and `ramboot initrd -l FILE`; also
 	 * a bare FILE after --list's own argument is refused. */
-	if (optind < argc || (!out && !list) || (out && list)) {
-		if (optind < argc)
-			rb_err("unexpected argument '%s'", argv[optind]);
-		else
-			rb_err("give either -o FILE or --list FILE");
-		usage(stderr);
-		return RB_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rb_opts_fail(&optset, "unexpected argument '%s'", argv[optind]);
+	if (!out == !list)
+		return rb_opts_fail(&optset, "give either -o FILE or --list FILE");
 	if (list)
 		return list_initrd(list);
 

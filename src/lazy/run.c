@@ -27,6 +27,13 @@ void lazy_opts_init(struct lazy_opts *o)
 
 void lazy_close_all(struct lazy *L)
 {
+	int *const fds[] = {
+		&L->copy_fd, &L->zram_ro_fd, &L->zram_reset_fd, &L->zram_remove_fd,
+		&L->img_fd, &L->loop_fd, &L->meminfo_fd,
+		&L->tmpfs_fd, &L->tmpfs_parent_fd, &L->status_dirfd, &L->cwd_fd,
+		&L->log_fd, &L->null_fd,
+	};
+
 	if (L->have_of) {
 		/* Only the parent of a background copier gets here with it:
 		 * its descriptor, not the child's file. */
@@ -35,23 +42,11 @@ void lazy_close_all(struct lazy *L)
 		L->have_of = false;
 		L->copy_fd = -1;
 	}
-	close_fd(&L->copy_fd);
-	close_fd(&L->zram_ro_fd);
-	close_fd(&L->zram_reset_fd);
-	close_fd(&L->zram_remove_fd);
-	close_fd(&L->img_fd);
-	close_fd(&L->loop_fd);
+	close_fds(fds, ARRAY_SIZE(fds));
 	bgread_loop_close(&L->lp);
 	loopdev_watch_close(&L->lw);
 	profile_free(&L->prof);
 	manifest_free(&L->man);
-	close_fd(&L->meminfo_fd);
-	close_fd(&L->tmpfs_fd);
-	close_fd(&L->tmpfs_parent_fd);
-	close_fd(&L->status_dirfd);
-	close_fd(&L->cwd_fd);
-	close_fd(&L->log_fd);
-	close_fd(&L->null_fd);
 	if (L->cp && !L->cp_abandoned) {
 		bgread_pool_free(L->cp->pool);
 		bgread_ranges_free(&L->cp->order);
@@ -156,11 +151,7 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	/* The guard's signals stay blocked from here to the end, also in
 	 * the moment between the parent's guard and the child's (a
 	 * signal then waits for the child's guard, or is the parent's). */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGQUIT);
+	guard_signals(&sigs);
 	pthread_sigmask(SIG_BLOCK, &sigs, &saved);
 	/* From here on a signal is a cancellation, undone below. */
 	if (guard_start(&guard, o->stall_timeout, NULL) == 0)

@@ -24,3 +24,11 @@ void close_fd(int *fd)
 		(void)close(*fd);
 	*fd = -1;
 }
+
+void close_fds(int *const fds[], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		close_fd(fds[i]);
+}

@@ -17,5 +17,7 @@ ssize_t pread_text(int fd, char *buf, size_t len);
 
 /* Close *fd when it is open and set it to -1. */
 void close_fd(int *fd);
+/* close_fd() of each of the n descriptors at fds, in order. */
+void close_fds(int *const fds[], size_t n);
 
 #endif

@@ -16,13 +16,18 @@
  * rather than at its next tick; never a cancellation. */
 #define GUARD_WAKE SIGUSR2
 
+void guard_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+}
+
 static void fill_sets(sigset_t *taken, sigset_t *all)
 {
-	sigemptyset(taken);
-	sigaddset(taken, SIGTERM);
-	sigaddset(taken, SIGINT);
-	sigaddset(taken, SIGHUP);
-	sigaddset(taken, SIGQUIT);
+	guard_signals(taken);
 	sigaddset(taken, GUARD_WAKE);
 	*all = *taken;
 	sigaddset(all, SIGPIPE);

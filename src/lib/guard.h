@@ -45,6 +45,9 @@ struct guard {
 	int signo;
 };
 
+/* The signals a guard takes as a cancellation: TERM, INT, HUP, QUIT. */
+void guard_signals(sigset_t *set);
+
 /* Block the signals in the calling thread (and so in every thread it
  * starts from now on) and start the guard thread. 0 or -errno; on
  * failure nothing is changed. */

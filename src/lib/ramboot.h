@@ -21,6 +21,9 @@ enum {
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A macro's value as a string literal: RB_STR(100) is "100". */
+#define RB_STR_(x) #x
+#define RB_STR(x) RB_STR_(x)
 #define KiB (1024ULL)
 #define MiB (1024ULL * 1024)
 #define GiB (1024ULL * 1024 * 1024)
@@ -44,11 +47,13 @@ int rb_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf
  * CMD; returns RB_EXIT_USAGE. */
 int rb_usage_option(const char *cmd, char *const argv[]);
 /* `ramboot CMD SUB [ARGS]`: the function of SUB in subs (n of them)
- * with argv from SUB on; "-h" or "--help" as SUB is usage(stdout). No
+ * with argv from SUB on; "-h" or "--help" as SUB is usage(stdout), and
+ * so is `SUB -h` (or --help) alone for a SUB that takes no options. No
  * SUB or an unknown one is a usage error naming those there are. */
 struct rb_subcmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	bool noopts;      /* its arguments are operands, never options */
 };
 int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
 		  void (*usage)(FILE *out), int argc, char **argv);

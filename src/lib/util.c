@@ -85,43 +85,22 @@ void rb_kmsg_open(void)
 	rb_kmsg_fd = fd;
 }
 
-/* "ramboot: load: error: ..." : an error is told from a report line
- * (rb_info) on a console that shows both. */
-void rb_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("error: ", '3', fmt, ap);
-	va_end(ap);
-}
-
-void rb_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("warning: ", '4', fmt, ap);
-	va_end(ap);
-}
-
-void rb_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("", 0, fmt, ap);
-	va_end(ap);
-}
-
-void rb_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("", '6', fmt, ap);
-	va_end(ap);
-}
+/* rb_err(), rb_warn(), rb_info(), rb_note(): vmsg() with the kind and
+ * the kernel log level of each. "ramboot: load: error: ...": an error is
+ * told from a report line (rb_info) on a console that shows both. */
+#define MSG_FN(fn, kind, kmsg)                                                        \
+	void fn(const char *fmt, ...)                                                 \
+	{                                                                             \
+		va_list ap;                                                           \
+                                                                                      \
+		va_start(ap, fmt);                                                    \
+		vmsg(kind, kmsg, fmt, ap);                                            \
+		va_end(ap);                                                           \
+	}
+MSG_FN(rb_err, "error: ", '3')
+MSG_FN(rb_warn, "warning: ", '4')
+MSG_FN(rb_info, "", 0)
+MSG_FN(rb_note, "", '6')
 
 int rb_usage(const char *cmd, const char *fmt, ...)
 {
@@ -147,6 +126,11 @@ int rb_usage_option(const char *cmd, char *const argv[])
 	return rb_usage(cmd, "unknown or incomplete option '%s'", arg ? arg : "?");
 }
 
+static bool is_help(const char *arg)
+{
+	return arg && (!strcmp(arg, "-h") || !strcmp(arg, "--help"));
+}
+
 int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
 		  void (*usage)(FILE *out), int argc, char **argv)
 {
@@ -154,13 +138,19 @@ int rb_subcmd_run(const char *cmd, const struct rb_subcmd *subs, size_t n,
 	char names[256];
 	size_t i, len = 0;
 
-	if (sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"))) {
+	if (is_help(sub)) {
 		usage(stdout);
 		return RB_EXIT_OK;
 	}
-	for (i = 0; sub && i < n; i++)
-		if (!strcmp(sub, subs[i].name))
-			return subs[i].fn(argc - 1, argv + 1);
+	for (i = 0; sub && i < n; i++) {
+		if (strcmp(sub, subs[i].name))
+			continue;
+		if (subs[i].noopts && argc == 3 && is_help(argv[2])) {
+			usage(stdout);
+			return RB_EXIT_OK;
+		}
+		return subs[i].fn(argc - 1, argv + 1);
+	}
 	if (sub)
 		return rb_usage(cmd, "unknown command '%s'", sub);
 	/* "need a, b or c" */

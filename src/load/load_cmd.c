@@ -3,7 +3,6 @@
  * The commands of the loader: `ramboot load` and `ramboot manifest`.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "codec/codec.h"
 #include "load/loadint.h"
@@ -20,64 +20,6 @@
 #include "trust/sign.h"
 #include "lib/outfile.h"
 #include "udpcast/udpcast.h"
-
-static void load_usage(FILE *out)
-{
-	fputs("Usage: ramboot load [OPTIONS] SOURCE DEST\n"
-	      "       ramboot load [OPTIONS] --prefetch SOURCE\n"
-	      "       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
-	      "\n"
-	      "Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
-	      "create, normally in a tmpfs, or a block device such as a zram device),\n"
-	      "decompressing on the way.\n"
-	      "\n"
-	      "Options:\n"
-	      "  -d, --decompress=FMT  auto (default: from magic bytes), none, zstd, xz, lzo, gzip\n"
-	      "  -j, --threads=N       threads (default: online CPUs)\n"
-	      "      --sha256=HEX      SHA-256 the written image must have\n"
-	      "      --manifest=FILE   size and SHA-256 the written image must have; with a\n"
-	      "                        version 2 manifest each chunk is verified as soon as\n"
-	      "                        it is written, on every core\n"
-	      "      --signed          the manifest must be signed by a trusted key\n"
-	      "                        (/etc/ramboot/keys, /etc/ltsp/ramboot/keys)\n"
-	      "      --keys=DIR        with --signed: the trusted public keys (*.pub)\n"
-	      "      --retries=N       read a chunk that fails its hash or its read again,\n"
-	      "                        up to N times (default 3; a file or block device\n"
-	      "                        SOURCE, uncompressed, with a version 2 manifest)\n"
-	      "      --min-free=SIZE   memory that must stay available (default 256M)\n"
-	      "      --tmpfs=DIR       mount a tmpfs sized to the image at DIR; DEST is inside it\n"
-	      "      --prefetch        read SOURCE once into the page cache, keep nothing;\n"
-	      "                        politely: 2 reads of 1 MiB in flight, idle I/O class,\n"
-	      "                        waiting while the loop device over SOURCE has reads\n"
-	      "                        in flight, pages already cached skipped\n"
-	      "      --profile=FILE    with --prefetch: read the ranges of this boot profile\n"
-	      "                        first (default SOURCE.profile if there is one; none:\n"
-	      "                        offset order); used only if recorded on SOURCE\n"
-	      "      --profile-only    with --prefetch: read the profile's ranges, no more\n"
-	      "      --loop=DEV        with --prefetch: the loop device to yield to (default:\n"
-	      "                        the one backed by SOURCE)\n"
-	      "      --wait-loop=S     with --prefetch: read nothing until the loop device\n"
-	      "                        backed by SOURCE appears (the boot mounted it), for\n"
-	      "                        at most S seconds\n"
-	      "      --rate=RATE       with --prefetch: read at most RATE (12MiB/s, 100Mbit)\n"
-	      "      --progress=MODE   auto, bar, plain, none (default auto)\n"
-	      "      --expect-fs=TYPE  fail unless the image is a TYPE filesystem (squashfs, ...)\n"
-	      "      --udpcast[=OPTS]  the image comes from a udpcast session (ramboot serve):\n"
-	      "                        udp-receiver's stdout is the SOURCE; OPTS is\n"
-	      "                        portbase=P,interface=IF,start-timeout=S,\n"
-	      "                        receive-timeout=S (default: 9000, udpcast's\n"
-	      "                        choice of interface, 20, 10)\n"
-	      "      --stall-timeout=S give up when the source delivers nothing for S\n"
-	      "                        seconds (default 30, 0: never)\n"
-	      "  -f, --force           replace an existing DEST file (only a regular file,\n"
-	      "                        never the source; the old one stays until the new\n"
-	      "                        one is verified)\n"
-	      "  -v, --verbose         more messages\n"
-	      "  -h, --help            this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
-	      "2 usage, 3 not enough memory (the caller should fall back).\n", out);
-}
 
 static void summary(const struct load_opts *o, const struct load_result *r)
 {
@@ -107,33 +49,84 @@ enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PR
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
        OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
 
-static const struct option load_longopts[] = {
-	{ "decompress", required_argument, NULL, 'd' },
-	{ "threads", required_argument, NULL, 'j' },
-	{ "sha256", required_argument, NULL, OPT_SHA },
-	{ "manifest", required_argument, NULL, OPT_MANIFEST },
-	{ "min-free", required_argument, NULL, OPT_MINFREE },
-	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
-	{ "prefetch", no_argument, NULL, OPT_PREFETCH },
-	{ "progress", required_argument, NULL, OPT_PROGRESS },
-	{ "expect-fs", required_argument, NULL, OPT_EXPECT },
-	{ "stall-timeout", required_argument, NULL, OPT_STALL },
-	{ "profile", required_argument, NULL, OPT_PROFILE },
-	{ "profile-only", no_argument, NULL, OPT_PROFILE_ONLY },
-	{ "loop", required_argument, NULL, OPT_LOOP },
-	{ "wait-loop", required_argument, NULL, OPT_WAIT_LOOP },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "retries", required_argument, NULL, OPT_RETRIES },
-	{ "signed", no_argument, NULL, OPT_SIGNED },
-	{ "keys", required_argument, NULL, OPT_KEYS },
-	{ "udpcast", optional_argument, NULL, OPT_UDPCAST },
-	{ "force", no_argument, NULL, 'f' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const struct rb_optset load_optset = {
+	.head = "Usage: ramboot load [OPTIONS] SOURCE DEST\n"
+		"       ramboot load [OPTIONS] --prefetch SOURCE\n"
+		"       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
+		"\n"
+		"Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
+		"create, normally in a tmpfs, or a block device such as a zram device),\n"
+		"decompressing on the way.\n"
+		"\n"
+		"Options:\n",
+	.opts = RB_OPTS(
+		{ "decompress", 'd', "=FMT",
+		  "auto (default: from magic bytes), none, zstd, xz, lzo, gzip" },
+		{ "threads", 'j', "=N",
+		  "threads (default: online CPUs)" },
+		{ "sha256", OPT_SHA, "=HEX",
+		  "SHA-256 the written image must have" },
+		{ "manifest", OPT_MANIFEST, "=FILE",
+		  "size and SHA-256 the written image must have; with a\n"
+		  "version 2 manifest each chunk is verified as soon as\n"
+		  "it is written, on every core" },
+		{ "signed", OPT_SIGNED, NULL,
+		  "the manifest must be signed by a trusted key\n"
+		  "(/etc/ramboot/keys, /etc/ltsp/ramboot/keys)" },
+		{ "keys", OPT_KEYS, "=DIR",
+		  "with --signed: the trusted public keys (*.pub)" },
+		{ "retries", OPT_RETRIES, "=N",
+		  "read a chunk that fails its hash or its read again,\n"
+		  "up to N times (default 3; a file or block device\n"
+		  "SOURCE, uncompressed, with a version 2 manifest)" },
+		{ "min-free", OPT_MINFREE, "=SIZE",
+		  "memory that must stay available (default 256M)" },
+		{ "tmpfs", OPT_TMPFS, "=DIR",
+		  "mount a tmpfs sized to the image at DIR; DEST is inside it" },
+		{ "prefetch", OPT_PREFETCH, NULL,
+		  "read SOURCE once into the page cache, keep nothing;\n"
+		  "politely: 2 reads of 1 MiB in flight, idle I/O class,\n"
+		  "waiting while the loop device over SOURCE has reads\n"
+		  "in flight, pages already cached skipped" },
+		{ "profile", OPT_PROFILE, "=FILE",
+		  "with --prefetch: read the ranges of this boot profile\n"
+		  "first (default SOURCE.profile if there is one; none:\n"
+		  "offset order); used only if recorded on SOURCE" },
+		{ "profile-only", OPT_PROFILE_ONLY, NULL,
+		  "with --prefetch: read the profile's ranges, no more" },
+		{ "loop", OPT_LOOP, "=DEV",
+		  "with --prefetch: the loop device to yield to (default:\n"
+		  "the one backed by SOURCE)" },
+		{ "wait-loop", OPT_WAIT_LOOP, "=S",
+		  "with --prefetch: read nothing until the loop device\n"
+		  "backed by SOURCE appears (the boot mounted it), for\n"
+		  "at most S seconds" },
+		{ "rate", OPT_RATE, "=RATE",
+		  "with --prefetch: read at most RATE (12MiB/s, 100Mbit)" },
+		{ "progress", OPT_PROGRESS, "=MODE",
+		  "auto, bar, plain, none (default auto)" },
+		{ "expect-fs", OPT_EXPECT, "=TYPE",
+		  "fail unless the image is a TYPE filesystem (squashfs, ...)" },
+		{ "udpcast", OPT_UDPCAST, "[=OPTS]",
+		  "the image comes from a udpcast session (ramboot serve):\n"
+		  "udp-receiver's stdout is the SOURCE; OPTS is\n"
+		  "portbase=P,interface=IF,start-timeout=S,\n"
+		  "receive-timeout=S (default: 9000, udpcast's\n"
+		  "choice of interface, 20, 10)" },
+		{ "stall-timeout", OPT_STALL, "=S",
+		  "give up when the source delivers nothing for S\n"
+		  "seconds (default 30, 0: never)" },
+		{ "force", 'f', NULL,
+		  "replace an existing DEST file (only a regular file,\n"
+		  "never the source; the old one stays until the new\n"
+		  "one is verified)" },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP),
+	.tail = "\n"
+		"Exit codes: 0 ok, 1 runtime error (I/O, corrupt input, verification failed),\n"
+		"2 usage, 3 not enough memory (the caller should fall back).\n",
+	.indent = 6, .col = 24,
 };
-
-
 
 /* Does DEST stay inside DIR, by its components? ".." anywhere is
  * refused; an absolute DEST must have DIR's components first. The
@@ -182,35 +175,21 @@ struct load_cli {
 static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct load_cli *cli)
 {
 	switch (c) {
-	case 'd':
-		o->decompress = arg;
-		break;
+	case 'd': o->decompress = arg; break;
 	case 'j':
 		if (parse_threads("load", arg, &o->threads))
 			return RB_EXIT_USAGE;
 		break;
-	case OPT_SHA:
-		o->sha256 = arg;
-		break;
-	case OPT_MANIFEST:
-		o->manifest = arg;
-		break;
-	case OPT_SIGNED:
-		o->signed_only = true;
-		break;
-	case OPT_KEYS:
-		o->keydir = arg;
-		break;
+	case OPT_SHA: o->sha256 = arg; break;
+	case OPT_MANIFEST: o->manifest = arg; break;
+	case OPT_SIGNED: o->signed_only = true; break;
+	case OPT_KEYS: o->keydir = arg; break;
 	case OPT_MINFREE:
 		if (size_arg("load", "min-free", arg, UNIT_BYTES, &o->min_free) < 0)
 			return RB_EXIT_USAGE;
 		break;
-	case OPT_TMPFS:
-		o->tmpfs = arg;
-		break;
-	case OPT_PREFETCH:
-		o->prefetch = true;
-		break;
+	case OPT_TMPFS: o->tmpfs = arg; break;
+	case OPT_PREFETCH: o->prefetch = true; break;
 	case OPT_PROGRESS:
 		if (!strcmp(arg, "auto"))
 			o->progress = PROGRESS_AUTO;
@@ -224,9 +203,7 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 			return rb_usage("load", "--progress: '%s' is not auto, bar, plain or "
 					   "none", arg);
 		break;
-	case OPT_EXPECT:
-		o->expect_fs = arg;
-		break;
+	case OPT_EXPECT: o->expect_fs = arg; break;
 	case OPT_STALL:
 		if (parse_seconds(arg, &o->stall_timeout) < 0)
 			return rb_usage("load", "--stall-timeout: '%s' is not a number of "
@@ -246,9 +223,7 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 			return rb_usage("load", "%s", "--profile: need a FILE or none");
 		o->profile = arg;
 		break;
-	case OPT_PROFILE_ONLY:
-		o->profile_only = true;
-		break;
+	case OPT_PROFILE_ONLY: o->profile_only = true; break;
 	case OPT_LOOP:
 		if (!loop_name_ok(arg))
 			return rb_usage("load", "--loop: '%s' is not a loop device (loopN or "
@@ -279,14 +254,10 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 		o->retries = (int)v;
 		break;
 	}
-	case 'f':
-		o->force = true;
-		break;
-	case 'v':
-		rb_verbose = 1;
-		break;
+	case 'f': o->force = true; break;
+	case 'v': rb_verbose = 1; break;
 	case 'h':
-		load_usage(stdout);
+		rb_opts_usage(stdout, &load_optset);
 		return RB_EXIT_OK;
 	default:
 		return rb_usage("load", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -345,12 +316,11 @@ int cmd_load(int argc, char **argv)
 	struct load_opts o;
 	struct load_result r;
 	struct load_cli cli = { .udpcast = false, .stall_given = false };
+	struct rb_getopt g = { .set = &load_optset };
 	int c, rc;
 
 	load_opts_init(&o);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "d:j:fvh", load_longopts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		rc = load_opt(c, optarg, argv, &o, &cli);
 		if (rc >= 0)
 			return rc;

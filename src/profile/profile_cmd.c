@@ -12,59 +12,68 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
 #include "profile/profile.h"
 
+enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
+
+static const struct rb_optset record_optset = {
+	.head = "Usage: ramboot profile record --image=FILE [OPTIONS]\n"
+		"       ramboot profile --stop\n"
+		"       ramboot profile merge -o OUT PROFILE...\n"
+		"       ramboot profile show PROFILE\n"
+		"\n"
+		"record: note which ranges of the image FILE get read (its page cache, sampled\n"
+		"with mincore) in first-touch order until a stop point, then write the profile.\n",
+	.opts = RB_OPTS(
+		{ "image", OPT_IMAGE, "=FILE",
+		  "the image file (or block device) the boot reads" },
+		{ "out", OPT_OUT, "=FILE",
+		  "where to write it (default " PROFILE_OUT ")" },
+		{ "interval", OPT_INTERVAL, "=S",
+		  "seconds between samples (default 0.2)" },
+		{ "until", OPT_UNTIL, "=S",
+		  "stop S seconds after the start (default: no limit)" },
+		{ "stop-file", OPT_STOPFILE, "=PATH",
+		  "stop once PATH exists" },
+		{ "manifest", OPT_MANIFEST, "=FILE",
+		  "tag the profile with the image's SHA-256 from its manifest" },
+		{ "sha256", OPT_SHA, "=HEX",
+		  "the same, given directly" },
+		RB_OPT_HELP_UNLISTED),
+	.tail = "    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
+		"    recorder's pid is in " PROFILE_PID ").\n"
+		"--stop: stop the running recorder and wait until it has written the profile.\n"
+		"merge:  merge profiles of one image recorded on several clients into OUT.\n"
+		"show:   print a profile: identity, ranges in order, bytes, coverage.\n"
+		"\n"
+		"Exit codes: 0 ok, 1 runtime error (I/O, bad profile, no recorder), 2 usage.\n",
+	.indent = 6, .col = 24,
+};
+
+static const struct rb_optset merge_optset = {
+	.opts = RB_OPTS(
+		{ "output", 'o', "=FILE", NULL },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 6, .col = 24,
+};
+
 static void usage(FILE *out)
 {
-	fputs("Usage: ramboot profile record --image=FILE [OPTIONS]\n"
-	      "       ramboot profile --stop\n"
-	      "       ramboot profile merge -o OUT PROFILE...\n"
-	      "       ramboot profile show PROFILE\n"
-	      "\n"
-	      "record: note which ranges of the image FILE get read (its page cache, sampled\n"
-	      "with mincore) in first-touch order until a stop point, then write the profile.\n"
-	      "      --image=FILE      the image file (or block device) the boot reads\n"
-	      "      --out=FILE        where to write it (default " PROFILE_OUT ")\n"
-	      "      --interval=S      seconds between samples (default 0.2)\n"
-	      "      --until=S         stop S seconds after the start (default: no limit)\n"
-	      "      --stop-file=PATH  stop once PATH exists\n"
-	      "      --manifest=FILE   tag the profile with the image's SHA-256 from its manifest\n"
-	      "      --sha256=HEX      the same, given directly\n"
-	      "    It also stops on SIGTERM, SIGINT and 'ramboot profile --stop' (the\n"
-	      "    recorder's pid is in " PROFILE_PID ").\n"
-	      "--stop: stop the running recorder and wait until it has written the profile.\n"
-	      "merge:  merge profiles of one image recorded on several clients into OUT.\n"
-	      "show:   print a profile: identity, ranges in order, bytes, coverage.\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 runtime error (I/O, bad profile, no recorder), 2 usage.\n",
-	      out);
+	rb_opts_usage(out, &record_optset);
 }
-
-enum { OPT_IMAGE = 256, OPT_OUT, OPT_INTERVAL, OPT_UNTIL, OPT_STOPFILE, OPT_MANIFEST, OPT_SHA };
 
 /* The options of record into *o: -1 when they are good, else the exit
  * code (usage error, or 0 after --help). */
 static int record_parse(int argc, char **argv, struct profile_record_opts *o)
 {
-	static const struct option lo[] = {
-		{ "image", required_argument, NULL, OPT_IMAGE },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "stop-file", required_argument, NULL, OPT_STOPFILE },
-		{ "manifest", required_argument, NULL, OPT_MANIFEST },
-		{ "sha256", required_argument, NULL, OPT_SHA },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &record_optset };
 	int c;
 
 	profile_record_opts_init(o);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_IMAGE: o->image = optarg; break;
 		case OPT_OUT: o->out = optarg; break;
@@ -109,20 +118,14 @@ static int cmd_record(int argc, char **argv)
 
 static int cmd_merge(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL;
 	char err[PATH_MAX + 128];
 	const struct profile **pp = NULL;
 	struct profile *in = NULL, merged;
+	struct rb_getopt g = { .set = &merge_optset };
 	int c, i, n, rc = RB_EXIT_FAIL;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return RB_EXIT_OK;
@@ -172,10 +175,6 @@ static int cmd_show(int argc, char **argv)
 	uint64_t bytes;
 	size_t i;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (argc != 2)
 		return rb_usage("profile", "show needs one PROFILE");
 	if (profile_load(argv[1], &p, err, sizeof(err)) < 0) {
@@ -205,26 +204,20 @@ static int cmd_show(int argc, char **argv)
 	return RB_EXIT_OK;
 }
 
+static int cmd_stop(int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return rb_usage("profile", "--stop takes nothing more");
+	return profile_record_stop() < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+}
+
 int cmd_profile(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
+	static const struct rb_subcmd subs[] = {
+		{ "record", cmd_record, false }, { "merge", cmd_merge, false },
+		{ "show", cmd_show, true }, { "--stop", cmd_stop, false },
+	};
 
-	if (!sub)
-		return rb_usage("profile", "need record, merge, show or --stop");
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "--stop")) {
-		if (argc != 2)
-			return rb_usage("profile", "--stop takes nothing more");
-		return profile_record_stop() < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
-	}
-	if (!strcmp(sub, "record"))
-		return cmd_record(argc - 1, argv + 1);
-	if (!strcmp(sub, "merge"))
-		return cmd_merge(argc - 1, argv + 1);
-	if (!strcmp(sub, "show"))
-		return cmd_show(argc - 1, argv + 1);
-	return rb_usage("profile", "unknown command '%s'", sub);
+	return rb_subcmd_run("profile", subs, ARRAY_SIZE(subs), usage, argc, argv);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/guard.h"
 #include "lib/outfile.h"
@@ -22,59 +23,58 @@
 #include "format/manifest.h"
 #include "publish/publish.h"
 
-static void manifest_usage(FILE *out)
-{
-	fputs("Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
-	      "                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
-	      "                        [--cindex[=INDEXFILE]] IMAGE\n"
-	      "\n"
-	      "Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
-	      "image and of each of its chunks, which 'ramboot load --manifest' checks\n"
-	      "on the client.\n"
-	      "  -o, --output=FILE   write to FILE (replaced only once the new one is\n"
-	      "                      complete) instead of stdout\n"
-	      "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n"
-	      "      --memlimit=SIZE decoder memory clients may use for this image\n"
-	      "                      (default 256M; for large zstd windows/xz dictionaries)\n"
-	      "      --sign=KEY      sign it with the Ed25519 private key KEY\n"
-	      "                      (ramboot keygen; see ramboot sign)\n"
-	      "      --chunk-size=SIZE  bytes per chunk, a power of two from 64K to 1G\n"
-	      "                      (default 4M; at most 65536 chunks); 0: a version 1\n"
-	      "                      manifest, without chunks, for older clients\n"
-	      "      --verity[=HASHFILE]  also write the dm-verity hash tree of IMAGE beside\n"
-	      "                      it (default IMAGE.verity; written first) and record\n"
-	      "                      verity-root, verity-salt, verity-hash; IMAGE must be\n"
-	      "                      raw (not compressed), whole 4096-byte blocks\n"
-	      "      --cindex[=INDEXFILE]  also write the chunk index of IMAGE beside it\n"
-	      "                      (default IMAGE.cindex; written first) and record its\n"
-	      "                      name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
-	      "                      be raw\n"
-	      "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
-	      out);
-}
+enum { OPT_MEMLIMIT = 256, OPT_CHUNK_SIZE, OPT_SIGN, OPT_VERITY, OPT_CINDEX };
+
+static const struct rb_optset optset = {
+	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
+		"                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
+		"                        [--cindex[=INDEXFILE]] IMAGE\n"
+		"\n"
+		"Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
+		"image and of each of its chunks, which 'ramboot load --manifest' checks\n"
+		"on the client.\n",
+	.opts = RB_OPTS(
+		{ "output", 'o', "=FILE",
+		  "write to FILE (replaced only once the new one is\n"
+		  "complete) instead of stdout" },
+		{ "decompress", 'd', "=FMT", NULL },
+		{ "threads", 'j', "=N", NULL },
+		{ NULL, 0, NULL,
+		  "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
+		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
+		  "decoder memory clients may use for this image\n"
+		  "(default 256M; for large zstd windows/xz dictionaries)" },
+		{ "sign", OPT_SIGN, "=KEY",
+		  "sign it with the Ed25519 private key KEY\n"
+		  "(ramboot keygen; see ramboot sign)" },
+		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
+		  "bytes per chunk, a power of two from 64K to 1G\n"
+		  "(default 4M; at most 65536 chunks); 0: a version 1\n"
+		  "manifest, without chunks, for older clients" },
+		{ "verity", OPT_VERITY, "[=HASHFILE]",
+		  "also write the dm-verity hash tree of IMAGE beside\n"
+		  "it (default IMAGE.verity; written first) and record\n"
+		  "verity-root, verity-salt, verity-hash; IMAGE must be\n"
+		  "raw (not compressed), whole 4096-byte blocks" },
+		{ "cindex", OPT_CINDEX, "[=INDEXFILE]",
+		  "also write the chunk index of IMAGE beside it\n"
+		  "(default IMAGE.cindex; written first) and record its\n"
+		  "name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
+		  "be raw" },
+		RB_OPT_HELP_UNLISTED),
+	.tail = "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
+	.indent = 6, .col = 22,
+};
 
 /* The command line into req, *outpath and *hasharg: -1 to go on, else
  * the exit code (--help, a usage error). */
 static int manifest_args(int argc, char **argv, struct publish_req *req, const char **outpath,
 			 const char **hasharg, const char **cindexarg)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "decompress", required_argument, NULL, 'd' },
-		{ "threads", required_argument, NULL, 'j' },
-		{ "memlimit", required_argument, NULL, 'm' },
-		{ "chunk-size", required_argument, NULL, 'c' },
-		{ "sign", required_argument, NULL, 'S' },
-		{ "verity", optional_argument, NULL, 'V' },
-		{ "cindex", optional_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:d:j:h", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': *outpath = optarg; break;
 		case 'd': req->decompress = optarg; break;
@@ -82,27 +82,27 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			if (parse_threads("manifest", optarg, &req->threads))
 				return RB_EXIT_USAGE;
 			break;
-		case 'm':
+		case OPT_MEMLIMIT:
 			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;
-		case 'c':
+		case OPT_CHUNK_SIZE:
 			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
 				return RB_EXIT_USAGE;
 			if (req->chunk_size && !manifest_chunk_size_ok(req->chunk_size))
 				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G (or 0)", optarg);
 			break;
-		case 'S': req->key = optarg; break;
-		case 'V':
+		case OPT_SIGN: req->key = optarg; break;
+		case OPT_VERITY:
 			req->verity = true;
 			*hasharg = optarg;
 			break;
-		case 'C':
+		case OPT_CINDEX:
 			req->cindex = true;
 			*cindexarg = optarg;
 			break;
-		case 'h': manifest_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("manifest", argv);
 		}

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "codec/codec.h"
 #include "lib/guard.h"
@@ -910,47 +911,57 @@ out:
 		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
 }
 
-static void usage(FILE *out)
-{
-	fputs("Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
-	      "                       [--memlimit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
-	      "                       IMAGE\n"
-	      "\n"
-	      "Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
-	      "dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
-	      "hash) and with --cindex the chunk index IMAGE.cindex-SHA (16 hex digits\n"
-	      "of its SHA-256) that it names; each aside, synced and renamed, the\n"
-	      "manifest last. A client reading IMAGE.manifest at any moment gets the old\n"
-	      "one or the new one, complete, with its side files. Side files older than\n"
-	      "the previous manifest's are removed, except those IMAGE.old.manifest\n"
-	      "names (the backup 'ltsp image --revert' brings back). Run it after each\n"
-	      "'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
-	      "\n"
-	      "Options:\n"
-	      "      --sign=KEY        sign the manifest with the Ed25519 private key KEY\n"
-	      "      --verity          also write the hash tree (IMAGE must be raw, a\n"
-	      "                        whole number of 4096-byte blocks)\n"
-	      "      --cindex          also write the chunk index for local-disk caches\n"
-	      "                        (IMAGE must be raw; reads it once more)\n"
-	      "      --chunk-size=SIZE bytes per chunk, a power of two from 64K to 1G\n"
-	      "                        (default 4M)\n"
-	      "      --memlimit=SIZE   decoder memory clients may use for this image\n"
-	      "      --content-addressed[=HOW]  also name the image by its content,\n"
-	      "                        IMAGE.sha256-HASH (16 hex digits of its SHA-256),\n"
-	      "                        in the manifest: clients read that file, which a\n"
-	      "                        rebuild of IMAGE never changes. HOW: link (default:\n"
-	      "                        a hard link, else a reflink, else a copy) or copy\n"
-	      "                        (a reflink, else a copy: never IMAGE's own file)\n"
-	      "      --keep=N          keep the N newest images so named (default 2), and\n"
-	      "                        those the new, the previous and IMAGE.old.manifest\n"
-	      "                        name; older ones are removed\n"
-	      "  -h, --help            this help\n"
-	      "\n"
-	      "Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
-	      "unreadable, compressed or not whole blocks with --verity, changed while\n"
-	      "read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
-	      "write of the summary to stdout after the manifest is named is a warning.\n", out);
-}
+enum { OPT_SIGN = 256, OPT_VERITY, OPT_CINDEX, OPT_CHUNK_SIZE, OPT_MEMLIMIT, OPT_CA, OPT_KEEP };
+
+static const struct rb_optset optset = {
+	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
+		"                       [--memlimit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
+		"                       IMAGE\n"
+		"\n"
+		"Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
+		"dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
+		"hash) and with --cindex the chunk index IMAGE.cindex-SHA (16 hex digits\n"
+		"of its SHA-256) that it names; each aside, synced and renamed, the\n"
+		"manifest last. A client reading IMAGE.manifest at any moment gets the old\n"
+		"one or the new one, complete, with its side files. Side files older than\n"
+		"the previous manifest's are removed, except those IMAGE.old.manifest\n"
+		"names (the backup 'ltsp image --revert' brings back). Run it after each\n"
+		"'ltsp image' (ltsp.conf's [ramboot_server] does).\n"
+		"\n"
+		"Options:\n",
+	.opts = RB_OPTS(
+		{ "sign", OPT_SIGN, "=KEY",
+		  "sign the manifest with the Ed25519 private key KEY" },
+		{ "verity", OPT_VERITY, NULL,
+		  "also write the hash tree (IMAGE must be raw, a\n"
+		  "whole number of 4096-byte blocks)" },
+		{ "cindex", OPT_CINDEX, NULL,
+		  "also write the chunk index for local-disk caches\n"
+		  "(IMAGE must be raw; reads it once more)" },
+		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
+		  "bytes per chunk, a power of two from 64K to 1G\n"
+		  "(default 4M)" },
+		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
+		  "decoder memory clients may use for this image" },
+		{ "content-addressed", OPT_CA, "[=HOW]",
+		  "also name the image by its content,\n"
+		  "IMAGE.sha256-HASH (16 hex digits of its SHA-256),\n"
+		  "in the manifest: clients read that file, which a\n"
+		  "rebuild of IMAGE never changes. HOW: link (default:\n"
+		  "a hard link, else a reflink, else a copy) or copy\n"
+		  "(a reflink, else a copy: never IMAGE's own file)" },
+		{ "keep", OPT_KEEP, "=N",
+		  "keep the N newest images so named (default 2), and\n"
+		  "those the new, the previous and IMAGE.old.manifest\n"
+		  "name; older ones are removed" },
+		RB_OPT_HELP),
+	.tail = "\n"
+		"Exit codes: 0 published, 1 runtime error (nothing new is named: IMAGE\n"
+		"unreadable, compressed or not whole blocks with --verity, changed while\n"
+		"read, a link at IMAGE.manifest, a write error), 2 usage. A failed\n"
+		"write of the summary to stdout after the manifest is named is a warning.\n",
+	.indent = 6, .col = 24,
+};
 
 /* A manifest that publish replaces or keeps (PATH): true when it was
  * read into m. One that cannot be read (but is there) keeps every hash
@@ -975,41 +986,29 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
  * exit code (--help, a usage error, no image file). */
 static int publish_args(int argc, char **argv, struct publish_req *req, unsigned *keep_n)
 {
-	static const struct option lo[] = {
-		{ "sign", required_argument, NULL, 'S' },
-		{ "verity", no_argument, NULL, 'V' },
-		{ "cindex", no_argument, NULL, 'C' },
-		{ "chunk-size", required_argument, NULL, 'c' },
-		{ "memlimit", required_argument, NULL, 'm' },
-		{ "content-addressed", optional_argument, NULL, 'A' },
-		{ "keep", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &optset };
 	struct stat st;
 	bool keep_set = false;
 	char *end;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'S': req->key = optarg; break;
-		case 'V': req->verity = true; break;
-		case 'C': req->cindex = true; break;
-		case 'c':
+		case OPT_SIGN: req->key = optarg; break;
+		case OPT_VERITY: req->verity = true; break;
+		case OPT_CINDEX: req->cindex = true; break;
+		case OPT_CHUNK_SIZE:
 			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
 				return RB_EXIT_USAGE;
 			if (!manifest_chunk_size_ok(req->chunk_size))
 				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
 						   "from 64K to 1G", optarg);
 			break;
-		case 'm':
+		case OPT_MEMLIMIT:
 			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
 				return RB_EXIT_USAGE;
 			break;
-		case 'A':
+		case OPT_CA:
 			if (!optarg || !strcmp(optarg, "link"))
 				req->ca = PUBLISH_CA_LINK;
 			else if (!strcmp(optarg, "copy"))
@@ -1018,7 +1017,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 				return rb_usage("publish", "--content-addressed: '%s' is neither "
 						   "link nor copy", optarg);
 			break;
-		case 'k':
+		case OPT_KEEP:
 			errno = 0;
 			*keep_n = (unsigned)strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-' || *keep_n < 1 ||
@@ -1027,7 +1026,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 						   optarg, PUBLISH_KEEP_MAX);
 			keep_set = true;
 			break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("publish", argv);
 		}

@@ -19,6 +19,7 @@
 
 #include "cmd.h"
 #include "lib/keys.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/sysutil.h"
 #include "dev/zram.h"
@@ -49,30 +50,34 @@ struct zdev {
 	int priority;
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: ramboot status [--json | --check]\n"
-"\n"
-"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
-"\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
-"(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
-"state, bytes copied from the page cache and from the network, timeline)\n"
-"when there is one and, for every initialised zram device, its size,\n"
-"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
-"priority.\n"
-"\n"
-"  --json      one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
-"              \"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
-"              (\"lazy\" only when its file exists)\n"
-"  --check     print the verdict line only; exit 0 when the client runs\n"
-"              from RAM, 1 when it does not (a fallback, the network image\n"
-"              as asked, a lazy copy not yet switched, no report)\n"
-"  -h, --help  this help\n"
-"\n"
-"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
-"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n");
-}
+enum { OPT_JSON = 256, OPT_CHECK };
+
+static const struct rb_optset optset = {
+	.head = "Usage: ramboot status [--json | --check]\n"
+		"\n"
+		"Prints what the client runs from, in one line (\"running from RAM (...)\",\n"
+		"\"FALLBACK to the network image: REASON\", ...), then the boot report\n"
+		"(" REPORT ", keys with a value only), the lazy copy (" LAZY ":\n"
+		"state, bytes copied from the page cache and from the network, timeline)\n"
+		"when there is one and, for every initialised zram device, its size,\n"
+		"compressor, stored and compressed bytes, ratio, RAM used and swap\n"
+		"priority.\n"
+		"\n",
+	.opts = RB_OPTS(
+		{ "json", OPT_JSON, NULL,
+		  "one JSON object: {\"verdict\": \"...\", \"in_ram\": BOOL,\n"
+		  "\"report\": {...}, \"lazy\": {...}, \"zram\": [...]}\n"
+		  "(\"lazy\" only when its file exists)" },
+		{ "check", OPT_CHECK, NULL,
+		  "print the verdict line only; exit 0 when the client runs\n"
+		  "from RAM, 1 when it does not (a fallback, the network image\n"
+		  "as asked, a lazy copy not yet switched, no report)" },
+		RB_OPT_HELP),
+	.tail = "\n"
+		"Exit codes: 0 ok (also when there is nothing to show; with --check: runs\n"
+		"from RAM), 1 with --check: not from RAM, or stdout failed, 2 usage.\n",
+	.indent = 2, .col = 14,
+};
 
 /* A JSON string through json_escape(), in pieces of up to 64 bytes cut
  * before a byte that starts a character, so that a UTF-8 sequence is
@@ -658,26 +663,16 @@ int status_show(const struct status_opts *o)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct status_opts o = { false, false };
+	struct rb_getopt g = { .set = &optset };
 	int c;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'j': o.json = true; break;
-		case 'c': o.check = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			rb_err("unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return RB_EXIT_USAGE;
+		case OPT_JSON: o.json = true; break;
+		case OPT_CHECK: o.check = true; break;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
+		default: return rb_opts_fail(&optset, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {

@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "format/sizeexpr.h"
 #include "swap/swap.h"
@@ -677,48 +677,6 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 
 /* ---- command line ---- */
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
-"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
-"       ramboot swap --status [--json]   the same as ramboot status\n"
-"\n"
-"Options:\n"
-"  --size=EXPR          swap size (default %s); EXPR uses ram (MemTotal),\n"
-"                       sizes (512M, 2G, binary), N%% of ram, + - * /,\n"
-"                       parentheses, min(), max()\n"
-"  --algorithm=LIST     compressors in order of preference (default %s)\n"
-"  --priority=N         swap priority 0..32767 (default %d); -1: the kernel\n"
-"                       assigns one (negative, below every other swap)\n"
-"  --writeback=DEV      backing device for idle/incompressible pages\n"
-"  --mem-limit=EXPR     cap on the RAM the device may use\n"
-"  --local-swap         also enable swap partitions on local disks,\n"
-"                       %d below --priority\n"
-"  --swappiness=N       vm.swappiness (default 180, or 100 on kernels < 5.8)\n"
-"  --page-cluster=N     vm.page-cluster (default 0)\n"
-"  --keep-zswap         do not disable zswap\n"
-"  --no-tune            change no vm.* or zswap setting\n"
-"  --net=ADDR[:PORT]    network memory tier: idle pages written back, encrypted,\n"
-"                       to this NBD server (port %d; docs/netmem.md)\n"
-"  --net-export=NAME    its export (default %s)\n"
-"  --net-size=SIZE      bytes of the export used (default all)\n"
-"  --net-rate=RATE      written back at most (default 4MiB/s)\n"
-"  --net-idle=S         seconds untouched before a page goes (default %d)\n"
-"  --net-period=S       seconds between writebacks (default %d)\n"
-"  --net-timeout=S      a page on a lost server: an error after S (default %d)\n"
-"  --net-max-ram=SIZE   only with at most this RAM (default 2G; 0: any)\n"
-"  --off DEVICE         release DEVICE: swapoff, reset, hot_remove\n"
-"  --force              with --off: release a device not labelled %s\n"
-"  -v, --verbose        more messages\n"
-"  -h, --help           this help\n"
-"\n"
-"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
-		DEFAULT_SIZE, DEFAULT_ALGORITHMS, DEFAULT_PRIORITY, LOCAL_PRIO_GAP,
-		NBD_DEFAULT_PORT, NETMEM_EXPORT, NETMEM_IDLE_AGE, NETMEM_PERIOD, NETMEM_TIMEOUT,
-		SWAPHDR_LABEL);
-}
-
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 {
 	char *end;
@@ -741,47 +699,80 @@ enum {
 	OPT_NET_IDLE, OPT_NET_PERIOD, OPT_NET_TIMEOUT, OPT_NET_MAXRAM,
 };
 
+static const struct rb_optset optset = {
+	.head = "Usage: ramboot swap [OPTIONS]           set up one zram swap device\n"
+		"       ramboot swap --off DEVICE        swapoff and release a device ramboot set up\n"
+		"       ramboot swap --status [--json]   the same as ramboot status\n"
+		"\n"
+		"Options:\n",
+	.opts = RB_OPTS(
+		{ "size", OPT_SIZE, "=EXPR",
+		  "swap size (default " DEFAULT_SIZE "); EXPR uses ram (MemTotal),\n"
+		  "sizes (512M, 2G, binary), N% of ram, + - * /,\n"
+		  "parentheses, min(), max()" },
+		{ "algorithm", OPT_ALGO, "=LIST",
+		  "compressors in order of preference (default " DEFAULT_ALGORITHMS ")" },
+		{ "priority", OPT_PRIO, "=N",
+		  "swap priority 0..32767 (default " RB_STR(DEFAULT_PRIORITY) "); -1: the kernel\n"
+		  "assigns one (negative, below every other swap)" },
+		{ "writeback", OPT_WB, "=DEV",
+		  "backing device for idle/incompressible pages" },
+		{ "mem-limit", OPT_MEMLIMIT, "=EXPR",
+		  "cap on the RAM the device may use" },
+		{ "local-swap", OPT_LOCAL, NULL,
+		  "also enable swap partitions on local disks,\n"
+		  RB_STR(LOCAL_PRIO_GAP) " below --priority" },
+		{ "swappiness", OPT_SWAPPINESS, "=N",
+		  "vm.swappiness (default 180, or 100 on kernels < 5.8)" },
+		{ "page-cluster", OPT_PAGECLUSTER, "=N",
+		  "vm.page-cluster (default 0)" },
+		{ "keep-zswap", OPT_KEEPZSWAP, NULL,
+		  "do not disable zswap" },
+		{ "no-tune", OPT_NOTUNE, NULL,
+		  "change no vm.* or zswap setting" },
+		{ "net", OPT_NET, "=ADDR[:PORT]",
+		  "network memory tier: idle pages written back, encrypted,\n"
+		  "to this NBD server (port " RB_STR(NBD_DEFAULT_PORT) "; docs/netmem.md)" },
+		{ "net-export", OPT_NET_EXPORT, "=NAME",
+		  "its export (default " NETMEM_EXPORT ")" },
+		{ "net-size", OPT_NET_SIZE, "=SIZE",
+		  "bytes of the export used (default all)" },
+		{ "net-rate", OPT_NET_RATE, "=RATE",
+		  "written back at most (default 4MiB/s)" },
+		{ "net-idle", OPT_NET_IDLE, "=S",
+		  "seconds untouched before a page goes (default " RB_STR(NETMEM_IDLE_AGE) ")" },
+		{ "net-period", OPT_NET_PERIOD, "=S",
+		  "seconds between writebacks (default " RB_STR(NETMEM_PERIOD) ")" },
+		{ "net-timeout", OPT_NET_TIMEOUT, "=S",
+		  "a page on a lost server: an error after S (default " RB_STR(NETMEM_TIMEOUT) ")" },
+		{ "net-max-ram", OPT_NET_MAXRAM, "=SIZE",
+		  "only with at most this RAM (default 2G; 0: any)" },
+		{ "off", OPT_OFF, " DEVICE",
+		  "release DEVICE: swapoff, reset, hot_remove" },
+		{ "force", OPT_FORCE, NULL,
+		  "with --off: release a device not labelled " SWAPHDR_LABEL },
+		{ "status", OPT_STATUS, NULL, NULL },
+		{ "json", OPT_JSON, NULL, NULL },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP),
+	.tail = "\n"
+		"Prints the device on stdout. Exit codes: 0 ok, 1 runtime error, 2 usage.\n",
+	.indent = 2, .col = 23,
+};
+
 int cmd_swap(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "size",         required_argument, NULL, OPT_SIZE },
-		{ "algorithm",    required_argument, NULL, OPT_ALGO },
-		{ "priority",     required_argument, NULL, OPT_PRIO },
-		{ "writeback",    required_argument, NULL, OPT_WB },
-		{ "mem-limit",    required_argument, NULL, OPT_MEMLIMIT },
-		{ "local-swap",   no_argument,       NULL, OPT_LOCAL },
-		{ "swappiness",   required_argument, NULL, OPT_SWAPPINESS },
-		{ "page-cluster", required_argument, NULL, OPT_PAGECLUSTER },
-		{ "keep-zswap",   no_argument,       NULL, OPT_KEEPZSWAP },
-		{ "no-tune",      no_argument,       NULL, OPT_NOTUNE },
-		{ "off",          required_argument, NULL, OPT_OFF },
-		{ "force",        no_argument,       NULL, OPT_FORCE },
-		{ "status",       no_argument,       NULL, OPT_STATUS },
-		{ "json",         no_argument,       NULL, OPT_JSON },
-		{ "net",          required_argument, NULL, OPT_NET },
-		{ "net-export",   required_argument, NULL, OPT_NET_EXPORT },
-		{ "net-size",     required_argument, NULL, OPT_NET_SIZE },
-		{ "net-rate",     required_argument, NULL, OPT_NET_RATE },
-		{ "net-idle",     required_argument, NULL, OPT_NET_IDLE },
-		{ "net-period",   required_argument, NULL, OPT_NET_PERIOD },
-		{ "net-timeout",  required_argument, NULL, OPT_NET_TIMEOUT },
-		{ "net-max-ram",  required_argument, NULL, OPT_NET_MAXRAM },
-		{ "verbose",      no_argument,       NULL, 'v' },
-		{ "help",         no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct swap_opts o;
 	struct swap_result r;
 	struct netmem_opts no;
 	const char *off = NULL;
 	bool force = false, status = false, json = false;
+	struct rb_getopt g = { .set = &optset };
 	int c, ex, secs;
 
 	swap_opts_init(&o);
 	netmem_opts_init(&no);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_SIZE: o.size = optarg; break;
 		case OPT_ALGO: o.algorithm = optarg; break;
@@ -829,14 +820,12 @@ int cmd_swap(int argc, char **argv)
 			  &no.timeout) = (unsigned)secs;
 			break;
 		case 'v': rb_verbose++; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			if (optopt && optopt < 256)
-				rb_err("unknown option '-%c'", optopt);
-			else
-				rb_err("unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return RB_EXIT_USAGE;
+				return rb_opts_fail(&optset, "unknown option '-%c'", optopt);
+			return rb_opts_fail(&optset, "unknown or incomplete option '%s'",
+					    argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {

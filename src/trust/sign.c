@@ -21,6 +21,7 @@
 #include "lib/sha256.h"
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "lib/hex.h"
 #include "format/manifest.h"
@@ -737,20 +738,21 @@ static int getrandom_full(unsigned char *buf, size_t len)
 	return 0;
 }
 
-static void keygen_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: ramboot keygen [--force] KEY\n"
+static const struct rb_optset keygen_optset = {
+	.head = "Usage: ramboot keygen [--force] KEY\n"
 		"\n"
 		"Make an Ed25519 key pair for signing manifests: the private key in\n"
 		"KEY (mode 0600) and the public key in KEY.pub. Put KEY.pub into\n"
 		"/etc/ramboot/keys/ where the initrd is built; keep KEY on the server.\n"
-		"\n"
-		"  -f, --force   replace existing files\n"
-		"  -h, --help    this help\n"
-		"\n"
-		"Exit status: 0 made, 1 error, 2 usage.\n");
-}
+		"\n",
+	.opts = RB_OPTS(
+		{ "force", 'f', NULL,
+		  "replace existing files" },
+		RB_OPT_HELP),
+	.tail = "\n"
+		"Exit status: 0 made, 1 error, 2 usage.\n",
+	.indent = 6, .col = 16,
+};
 
 /* Is DIR (a resolved, absolute path) PREFIX or below it? */
 static bool path_under(const char *dir, const char *prefix)
@@ -813,11 +815,7 @@ static bool keygen_place_refused(const char *key)
 
 int cmd_keygen(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &keygen_optset };
 	char priv[256], pub[256], pubpath[PATH_MAX], keyid[SIGN_KEYID_LEN + 1], err[512];
 	unsigned char der[sizeof(der_priv) + 32];
 	struct edkey k;
@@ -826,12 +824,10 @@ int cmd_keygen(int argc, char **argv)
 	size_t np, nu;
 
 	rb_set_cmd("keygen");
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'f': flags |= OUTFILE_REPLACE; break;
-		case 'h': keygen_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &keygen_optset); return RB_EXIT_OK;
 		default: return rb_usage_option("keygen", argv);
 		}
 	}
@@ -932,10 +928,10 @@ static int check_keys(int n, char **files)
 	return ret;
 }
 
-static void sign_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: ramboot sign --key=KEY MANIFEST\n"
+enum { OPT_KEYS = 256, OPT_CHECK_KEY };
+
+static const struct rb_optset sign_optset = {
+	.head = "Usage: ramboot sign --key=KEY MANIFEST\n"
 		"       ramboot sign --check [--keys=DIR] MANIFEST\n"
 		"       ramboot sign --check-key FILE...\n"
 		"\n"
@@ -943,28 +939,27 @@ static void sign_usage(FILE *out)
 		"it has already is replaced), or check its signature against the\n"
 		"public keys (*.pub) in DIR (default /etc/ramboot/keys and\n"
 		"/etc/ltsp/ramboot/keys).\n"
-		"\n"
-		"  -k, --key=KEY    the private key (PEM, from ramboot keygen or openssl genpkey)\n"
-		"  -c, --check      check instead of signing; prints who signed\n"
-		"      --check-key  FILE... are public key files: check that each is an\n"
-		"                   Ed25519 public key (not a private one, not a link)\n"
-		"      --keys=DIR   the trusted public keys for --check\n"
-		"  -h, --help       this help\n"
-		"\n"
+		"\n",
+	.opts = RB_OPTS(
+		{ "key", 'k', "=KEY",
+		  "the private key (PEM, from ramboot keygen or openssl genpkey)" },
+		{ "check", 'c', NULL,
+		  "check instead of signing; prints who signed" },
+		{ "check-key", OPT_CHECK_KEY, NULL,
+		  "FILE... are public key files: check that each is an\n"
+		  "Ed25519 public key (not a private one, not a link)" },
+		{ "keys", OPT_KEYS, "=DIR",
+		  "the trusted public keys for --check" },
+		RB_OPT_HELP),
+	.tail = "\n"
 		"Exit status: 0 signed (or the signature is good), 1 error or a\n"
-		"signature that is missing, bad, or by a key not trusted, 2 usage.\n");
-}
+		"signature that is missing, bad, or by a key not trusted, 2 usage.\n",
+	.indent = 6, .col = 19,
+};
 
 int cmd_sign(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "keys", required_argument, NULL, 'K' },
-		{ "check-key", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = &sign_optset };
 	const char *key = NULL, *keys = NULL, *path;
 	char err[512], *buf = NULL, *out = NULL;
 	bool check = false, check_key = false;
@@ -973,15 +968,13 @@ int cmd_sign(int argc, char **argv)
 	long n;
 
 	rb_set_cmd("sign");
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "k:ch", opts, NULL)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'k': key = optarg; break;
 		case 'c': check = true; break;
-		case 'K': keys = optarg; break;
-		case 'P': check_key = true; break;
-		case 'h': sign_usage(stdout); return RB_EXIT_OK;
+		case OPT_KEYS: keys = optarg; break;
+		case OPT_CHECK_KEY: check_key = true; break;
+		case 'h': rb_opts_usage(stdout, &sign_optset); return RB_EXIT_OK;
 		default: return rb_usage_option("sign", argv);
 		}
 	}

@@ -15,11 +15,32 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "dev/dm.h"
 #include "format/verity.h"
 
 enum { OPT_SALT = 256, OPT_EXPORT };
+
+/* open takes --salt only: format's other options are unknown to it. */
+static const struct rb_optset format_optset = {
+	.opts = RB_OPTS(
+		{ "salt", OPT_SALT, "=HEX",
+		  "the salt ('-': none; default: 32 random bytes)" },
+		{ "export", OPT_EXPORT, NULL,
+		  "print VERITY_ROOT_HASH=..., VERITY_SALT=... lines" },
+		{ "force", 'f', NULL,
+		  "replace an existing HASHFILE (a regular file)" },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 2, .col = 18,
+};
+static const struct rb_optset open_optset = {
+	.opts = RB_OPTS(
+		{ "salt", OPT_SALT, "=HEX",
+		  "the salt HASH_DEV's superblock must have" },
+		RB_OPT_HELP_UNLISTED),
+	.indent = 2, .col = 18,
+};
 
 static void usage(FILE *out)
 {
@@ -30,15 +51,13 @@ static void usage(FILE *out)
 	      "format: write the dm-verity hash tree of IMAGE (SHA-256, 4096-byte blocks,\n"
 	      "  with a superblock; what 'veritysetup format' writes) into HASHFILE, and\n"
 	      "  print the root hash and the salt. IMAGE must be a whole number of\n"
-	      "  4096-byte blocks.\n"
-	      "  --salt=HEX      the salt ('-': none; default: 32 random bytes)\n"
-	      "  --export        print VERITY_ROOT_HASH=..., VERITY_SALT=... lines\n"
-	      "  -f, --force     replace an existing HASHFILE (a regular file)\n"
-	      "open: map DATA_DEV read-only as /dev/mapper/NAME, every block checked\n"
+	      "  4096-byte blocks.\n", out);
+	rb_opts_help(out, &format_optset);
+	fputs("open: map DATA_DEV read-only as /dev/mapper/NAME, every block checked\n"
 	      "  against the tree on HASH_DEV (a block device holding HASHFILE, a loop\n"
-	      "  device) whose root hash is ROOTHASH; prints the device's path.\n"
-	      "  --salt=HEX      the salt HASH_DEV's superblock must have\n"
-	      "close: remove the mapping NAME.\n"
+	      "  device) whose root hash is ROOTHASH; prints the device's path.\n", out);
+	rb_opts_help(out, &open_optset);
+	fputs("close: remove the mapping NAME.\n"
 	      "Exit codes: 0 ok, 1 runtime error (I/O, a hash that does not match,\n"
 	      "no dm-verity in the kernel, a mapping in use), 2 usage.\n", out);
 }
@@ -54,21 +73,11 @@ struct verity_opts {
  * code it returns (--help, a usage error, said here). */
 static int verity_opts(int argc, char **argv, bool format, struct verity_opts *o)
 {
-	static const struct option lo[] = {
-		{ "salt", required_argument, NULL, OPT_SALT },
-		{ "help", no_argument, NULL, 'h' },
-		{ "export", no_argument, NULL, OPT_EXPORT },
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct rb_getopt g = { .set = format ? &format_optset : &open_optset };
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, format ? "fh" : "h", lo, NULL)) != -1) {
-		if (!format && (c == OPT_EXPORT || c == 'f'))
-			c = '?';   /* format's only */
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_SALT:
 			if (verity_hex_parse(optarg, o->salt, sizeof(o->salt), &o->salt_len) < 0)
@@ -258,10 +267,6 @@ static int cmd_close(int argc, char **argv)
 {
 	char err[256];
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (argc != 2)
 		return rb_usage("verity", "close needs one NAME");
 	if (!dm_name_valid(argv[1]))
@@ -276,9 +281,9 @@ static int cmd_close(int argc, char **argv)
 int cmd_verity(int argc, char **argv)
 {
 	static const struct rb_subcmd subs[] = {
-		{ "format", cmd_format },
-		{ "open", cmd_open },
-		{ "close", cmd_close },
+		{ "format", cmd_format, false },
+		{ "open", cmd_open, false },
+		{ "close", cmd_close, true },
 	};
 
 	return rb_subcmd_run("verity", subs, ARRAY_SIZE(subs), usage, argc, argv);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <getopt.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "udpcast/udpcast.h"
 
@@ -311,35 +311,6 @@ void udpcast_source_close(void)
 
 /* ---- ramboot serve ---- */
 
-static void serve_usage(FILE *out)
-{
-	fputs("Usage: ramboot serve [OPTIONS] IMAGE\n"
-	      "\n"
-	      "Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
-	      "multicast stream: udp-sender sessions, one after the other.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --rate=RATE       at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
-	      "                        udp-sender --max-bitrate); default: no cap\n"
-	      "      --min-receivers=N start a session once N clients have joined\n"
-	      "                        (default 1)\n"
-	      "      --max-wait=S      start anyway S seconds after the first client\n"
-	      "                        joined, with fewer than N\n"
-	      "      --portbase=P      the even UDP port base, P and P+1 (default 9000)\n"
-	      "      --interface=IF    the network interface (default: udpcast's choice,\n"
-	      "                        an interface with an IPv4 address, one with a link\n"
-	      "                        first)\n"
-	      "      --fec=SPEC        forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
-	      "                        (8x8/128)\n"
-	      "      --once            one session, then exit with its outcome\n"
-	      "  -v, --verbose         more messages\n"
-	      "  -h, --help            this help\n"
-	      "\n"
-	      "SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
-	      "Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
-	      out);
-}
-
 /* --fec: INTERLEAVExREDUNDANCY[/STRIPESIZE], small whole numbers. */
 static bool fec_ok(const char *s)
 {
@@ -442,6 +413,42 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 
 enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
 
+static const struct rb_optset serve_optset = {
+	.head = "Usage: ramboot serve [OPTIONS] IMAGE\n"
+		"\n"
+		"Send IMAGE to every client that runs 'ramboot load --udpcast' in one\n"
+		"multicast stream: udp-sender sessions, one after the other.\n"
+		"\n"
+		"Options:\n",
+	.opts = RB_OPTS(
+		{ "rate", O_RATE, "=RATE",
+		  "at most RATE on the wire (500Mbit, 1Gbit, 50MiB/s;\n"
+		  "udp-sender --max-bitrate); default: no cap" },
+		{ "min-receivers", O_MINRX, "=N",
+		  "start a session once N clients have joined\n"
+		  "(default 1)" },
+		{ "max-wait", O_MAXWAIT, "=S",
+		  "start anyway S seconds after the first client\n"
+		  "joined, with fewer than N" },
+		{ "portbase", O_PORT, "=P",
+		  "the even UDP port base, P and P+1 (default 9000)" },
+		{ "interface", O_IF, "=IF",
+		  "the network interface (default: udpcast's choice,\n"
+		  "an interface with an IPv4 address, one with a link\n"
+		  "first)" },
+		{ "fec", O_FEC, "=SPEC",
+		  "forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
+		  "(8x8/128)" },
+		{ "once", O_ONCE, NULL,
+		  "one session, then exit with its outcome" },
+		RB_OPT_VERBOSE,
+		RB_OPT_HELP),
+	.tail = "\n"
+		"SIGTERM, SIGINT or SIGHUP ends the running session and the command (exit 0).\n"
+		"Exit codes: 0 ok, 1 runtime error (with --once: the session failed), 2 usage.\n",
+	.indent = 6, .col = 24,
+};
+
 /* An option of serve that takes a value, into s: NULL, or what the
  * value should have been. */
 static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
@@ -470,27 +477,14 @@ static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "min-receivers", required_argument, NULL, O_MINRX },
-		{ "max-wait", required_argument, NULL, O_MAXWAIT },
-		{ "portbase", required_argument, NULL, O_PORT },
-		{ "interface", required_argument, NULL, O_IF },
-		{ "fec", required_argument, NULL, O_FEC },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct serve_opts s = { .min_receivers = 1 };
 	sigset_t set, old;
 	struct stat st;
 	unsigned long session = 0;
-	int c, li = 0, rc = 0, signo = 0;
+	struct rb_getopt g = { .set = &serve_optset };
+	int c, rc = 0, signo = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", lo, &li)) != -1) {
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		const char *want;
 
 		switch (c) {
@@ -503,11 +497,11 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_ONCE: s.once = true; break;
 		case 'v': rb_verbose = 1; break;
-		case 'h': serve_usage(stdout); return RB_EXIT_OK;
+		case 'h': rb_opts_usage(stdout, &serve_optset); return RB_EXIT_OK;
 		case O_MINRX: case O_MAXWAIT: case O_PORT: case O_IF: case O_FEC:
 			want = serve_opt(&s, c, optarg);
 			if (want)
-				return rb_usage("serve", "--%s: '%s' is not %s", lo[li].name, optarg,
+				return rb_usage("serve", "--%s: '%s' is not %s", g.opt->name, optarg,
 						want);
 			break;
 		default:

@@ -154,9 +154,9 @@ struct sub_case {
 static int run_sub(void *arg)
 {
 	static const struct rb_subcmd subs[] = {
-		{ "format", sub_fn },
-		{ "open", sub_fn },
-		{ "close", sub_fn },
+		{ "format", sub_fn, false },
+		{ "open", sub_fn, false },
+		{ "close", sub_fn, false },
 	};
 	struct sub_case *c = arg;
 
