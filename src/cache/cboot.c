@@ -166,21 +166,32 @@ void cache_look(const struct cache_look_req *q, struct cache_look_res *r)
 
 #define OPEN_TRIES 50                 /* 100 ms apart */
 
+/* The cache opened after another mount of it: the boot's look's
+ * read-only mount (the kernel lets a detached mount go after its last
+ * descriptor), the loop device of a slot just given up, or a refresh's
+ * read-write mount may still be going, and the kernel refuses the other
+ * kind of mount of the same file system until then. rw: read-write, else
+ * read-only down to the superblock (cache_open_ro). 0 or -errno. */
+static int open_after(struct cache *c, const char *device, bool rw, char *err, size_t errlen)
+{
+	int rc = -EBUSY, i;
+
+	for (i = 0; i < OPEN_TRIES && rc == -EBUSY; i++) {
+		if (i)
+			nap_ms(100);
+		rc = rw ? cache_open(c, device, true, err, errlen) :
+			  cache_open_ro(c, device, err, errlen);
+	}
+	return rc;
+}
+
 int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 		       struct cache_refresh_result *r, char *err, size_t errlen)
 {
 	struct cache c;
-	int rc, i;
+	int rc;
 
-	/* The look's read-only mount may still be going (the kernel lets
-	 * a detached mount go after its last descriptor): a read-write
-	 * mount of the same file system is refused until then. */
-	for (i = 0; i < OPEN_TRIES; i++) {
-		rc = cache_open(&c, device, true, err, errlen);
-		if (rc != -EBUSY)
-			break;
-		nap_ms(100);
-	}
+	rc = open_after(&c, device, true, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = cache_refresh(&c, o, r, err, errlen);
@@ -195,16 +206,10 @@ int cache_slot_open(const char *device, const char *name, const char *sha256, in
 	struct cstate st;
 	struct cache c;
 	struct stat sb;
-	int dir = -1, rc, i;
+	int dir = -1, rc;
 
 	*fd = -1;
-	/* A refresh's read-write mount may still be going. */
-	for (i = 0; i < OPEN_TRIES; i++) {
-		rc = cache_open_ro(&c, device, err, errlen);
-		if (rc != -EBUSY)
-			break;
-		nap_ms(100);
-	}
+	rc = open_after(&c, device, false, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = cache_image_dir(&c, name, false, &dir, err, errlen);
@@ -247,16 +252,9 @@ int cache_mark_bad(const char *device, const char *name, int slot, const char *s
 	char why[384], hex[65];
 	struct cstate st;
 	struct cache c;
-	int dir = -1, rc, i;
+	int dir = -1, rc;
 
-	/* The look's read-only mount, or the loop device of the slot that
-	 * was just given up, may still be going. */
-	for (i = 0; i < OPEN_TRIES; i++) {
-		rc = cache_open(&c, device, true, err, errlen);
-		if (rc != -EBUSY)
-			break;
-		nap_ms(100);
-	}
+	rc = open_after(&c, device, true, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = cache_image_dir(&c, name, false, &dir, err, errlen);

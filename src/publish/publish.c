@@ -62,23 +62,13 @@
 #include "trust/sign.h"
 #include "format/verity.h"
 
-static bool all_hex(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 /* IMAGE + suffix + PUBLISH_HASH_HEX lower-case hex digits. */
 static bool is_side_name(const char *image_name, const char *suffix, const char *name)
 {
 	size_t b = strlen(image_name), s = strlen(suffix);
 
 	return strlen(name) == b + s + PUBLISH_HASH_HEX && !strncmp(name, image_name, b) &&
-	       !strncmp(name + b, suffix, s) && all_hex(name + b + s, PUBLISH_HASH_HEX);
+	       !strncmp(name + b, suffix, s) && hex_lower(name + b + s, PUBLISH_HASH_HEX);
 }
 
 bool publish_is_hash_name(const char *image_name, const char *name)
@@ -507,7 +497,7 @@ bool publish_is_stale_temp(const char *base, const char *manifest, const char *n
 {
 	size_t n = strlen(name), b = strlen(base), m = strlen(manifest);
 
-	if (n < 10 || name[0] != '.' || name[n - 9] != '.' || !all_hex(name + n - 8, 8))
+	if (n < 10 || name[0] != '.' || name[n - 9] != '.' || !hex_lower(name + n - 8, 8))
 		return false;
 	if (n - 10 == m && !strncmp(name + 1, manifest, m))
 		return true;

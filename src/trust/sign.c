@@ -144,16 +144,6 @@ static long b64_decode(unsigned char *out, size_t cap, const char *in, size_t n)
 
 /* ---- the signature line ---- */
 
-static bool is_hex_lower(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 /* Does a line start at p (within buf[0..len))? The key, as the manifest
  * parser sees it: "signature" followed by a blank or the line's end. */
 static bool starts_signature(const char *p, size_t left)
@@ -177,7 +167,7 @@ static int parse_line(const char *p, size_t n, struct sign_line *line, char *err
 				 "(want \"signature ed25519 KEYID BASE64\")");
 	id = p + pl;
 	b64 = id + SIGN_KEYID_LEN + 1;
-	if (!is_hex_lower(id, SIGN_KEYID_LEN) || id[SIGN_KEYID_LEN] != ' ')
+	if (!hex_lower(id, SIGN_KEYID_LEN) || id[SIGN_KEYID_LEN] != ' ')
 		return rb_errfmt(err, errlen, -EINVAL, "signature line: bad key id");
 	if (b64[SIGN_B64_LEN - 2] != '=' || b64[SIGN_B64_LEN - 1] != '=')
 		return rb_errfmt(err, errlen, -EINVAL, "signature line: bad signature");
