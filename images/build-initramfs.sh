@@ -25,6 +25,8 @@ zstd lzo lzo_rle lz4 xz_dec zsmalloc crc32c_generic virtio_net"
 # ramboot.verity=1: device-mapper (/dev/mapper/control appears once dm-mod
 # is loaded) and its verity target, with dm-bufio and reed_solomon.
 MODULES="$MODULES dm-mod dm-verity"
+# ramboot.cache=: the local disk cache is an ext4 file system.
+MODULES="$MODULES ext4"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
