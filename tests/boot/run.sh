@@ -1392,8 +1392,9 @@ verity_case() {
 #                     line more in /etc/rbtest-id): a package upgrade
 # srv.ext4 is the LTSP "server" disk holding net1 as images/.
 #
-#   ltsp-cache-cold   LTSP, an empty cache: the network boot, and the
-#                     refresh behind it commits slot a, generation 1
+#   ltsp-cache-cold   LTSP, an empty cache, the server at 4 Mbit: the
+#                     network boot, and the refresh behind it, past the
+#                     switch of root, commits slot a, generation 1
 #   ltsp-cache-hot    LTSP, the same cache: a hit, the image not read
 #                     from the server disk
 #   cache-powercut    net2 over a cache holding net1, the cache disk slow:
@@ -1623,10 +1624,14 @@ cache_case() {
 	interrupted0=$(cstat interrupted)
 	case $name in
 	ltsp-cache-*)
-		# Every request to a block device traced from the start.
+		# Every request to a block device traced from the start. The
+		# cold boot's server at 4 Mbit: its refresh (5 MB) outlasts
+		# the initramfs, as a real image's does.
+		bps=125000000
+		[ "$name" = ltsp-cache-cold ] && bps=524288
 		boot_debian "$name" "$lt/initrd.combined" 768 \
 			"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init $cache_args trace_event=block:block_rq_issue trace_buf_size=1M rbtest.trace=vda" \
-			"file=$cc/srv.ext4,if=virtio,format=raw,throttling.bps-total=125000000" \
+			"file=$cc/srv.ext4,if=virtio,format=raw,throttling.bps-total=$bps" \
 			"-drive file=$cdisk,if=virtio,format=raw"
 		grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
 		grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
@@ -1668,10 +1673,11 @@ cache_case() {
 		! grep -q '^RBTEST loop loop[0-9]*=/root/images/' "$log.txt" ||
 			fail "a loop device is over the network image"
 		# Not one block of the image file read from the server disk;
-		# what was read (its file system, the manifest) is far less
-		# than the image.
+		# what was read (its file system probed by udev and by the
+		# look for the cache's label, the manifest) is less than the
+		# image.
 		expect_no_image_read vda "$cc/srv.ext4" /images/x86_64.img
-		expect_blk_read vda $((cimg1_size / 2))
+		expect_blk_read vda "$cimg1_size"
 		echo "# ltsp-cache-hot: $img_reads reads, $blk_read bytes from the server disk, none of the image's blocks (image: $cimg1_size bytes)" ;;
 	cache-powercut)
 		# The cache disk at 512 KB/s: the refresh's writes take
