@@ -434,6 +434,19 @@ cell() {
 			else if (n % 2) print v[(n - 1) / 2]; else print (v[n / 2 - 1] + v[n / 2]) / 2
 		}' "$results"
 }
+# pratio LINK MODE COLUMN: the median over the rounds of MODE / off in the
+# same round (boots minutes apart: the host's load drifts less between them)
+pratio() {
+	awk -F '\t' -v l="$1" -v m="$2" -v c="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$2 == l && $(col[c]) != "-" && $(col[c]) != "" { if ($3 == m) a[$1] = $(col[c]); if ($3 == "off") o[$1] = $(col[c]) }
+		END {
+			for (r in a) if ((r in o) && o[r] + 0 > 0) v[n++] = a[r] / o[r]
+			if (!n) { print "-"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			printf "%.2f\n", (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+		}' "$results"
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'; }
 fmt_s() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.1f\n", v }'; }
 fmt_mb() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.2f MB\n", v / 1e6 }'; }
@@ -448,7 +461,10 @@ spread() {
 }
 yn() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "not measured"; else if (a + 0 <= b + 0) print "met"; else print "not met" }'; }
 
-elapsed=${elapsed:-?}
+if [ -z "${elapsed:-}" ]; then
+	# A run cut short: from the start of the rounds to its last boot.
+	elapsed=$(( $(stat -c %Y "$results") - $(stat -c %Y "$cache/run.vars") ))
+fi
 table=$cache/table.md
 {
 	echo "Measured $(date -u +%Y-%m-%d) by \`make bench-cache\` (bench/cache-bench.sh)."
@@ -460,11 +476,12 @@ table=$cache/table.md
 	if [ "$runs" -lt 3 ]; then
 		echo "- Fewer rounds than 3 (the run was cut short): a cell is one boot, or the mean of two, not a median"
 	fi
+	echo "- The host's load average when the table was made: $(cut -d' ' -f1-3 /proc/loadavg) (a machine shared with other work: TCG boot times vary with it)"
 	echo "- Modes: off \`ramboot=off\`; cold \`ramboot=cache\` on an empty cache (the network boot, the refresh behind it); hot \`ramboot=cache\` on a cache that holds the image; hot+lazy \`ramboot=lazy\` with that cache; ram \`ramboot=ram\`; the cache named by \`ramboot.cache=LABEL=ramboot-cache\`"
 	echo "- Times: seconds since the guest kernel started; root-ready: the client's init runs; login-ready: the login is done. network: bytes read from the server disk (/sys/block/vda/stat, ext4 metadata and the manifest included) at the end of the boot, after a refresh behind it ended; local: bytes read from / written to the cache disk (vdb); cache: the report's \`cache=\` (error: \`cache_error=\` set)"
 	echo
-	echo "| link | mode | root-ready s | login-ready s | network | local read | local written | cache | root-ready / off | login-ready / off |"
-	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"
+	echo "| link | mode | root-ready s | login-ready s | network | local read | local written | cache | root-ready / off | login-ready / off | login-ready / off, same round |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"
 	for l in $links; do
 		off_root=$(cell "$l" off root)
 		off_login=$(cell "$l" off login)
@@ -472,7 +489,7 @@ table=$cache/table.md
 			rr=$(cell "$l" "$m" root)
 			lr=$(cell "$l" "$m" login)
 			cs=$(awk -F '\t' -v l="$l" -v m="$m" '$2 == l && $3 == m { print $9 }' "$results" | sort -u | paste -sd/)
-			echo "| $l Mbit | $m | $(spread "$l" "$m" root) | $(spread "$l" "$m" login) | $(fmt_mb "$(cell "$l" "$m" net)") | $(fmt_mb "$(cell "$l" "$m" local_read)") | $(fmt_mb "$(cell "$l" "$m" local_written)") | ${cs:--} | $(ratio "$rr" "$off_root") | $(ratio "$lr" "$off_login") |"
+			echo "| $l Mbit | $m | $(spread "$l" "$m" root) | $(spread "$l" "$m" login) | $(fmt_mb "$(cell "$l" "$m" net)") | $(fmt_mb "$(cell "$l" "$m" local_read)") | $(fmt_mb "$(cell "$l" "$m" local_written)") | ${cs:--} | $(ratio "$rr" "$off_root") | $(ratio "$lr" "$off_login") | $(pratio "$l" "$m" login) |"
 		done
 	done
 	echo
@@ -492,13 +509,13 @@ table=$cache/table.md
 	echo
 	echo "| target | measured | met? |"
 	echo "|---|---|---|"
-	ol=$(cell 20 off login)
-	cold_x=$(ratio "$(cell 20 cold login)" "$ol")
-	hot_x=$(ratio "$(cell 20 hot login)" "$ol")
+	# The ratios of the targets: per round, then the median (see pratio).
+	cold_x=$(pratio 20 cold login)
+	hot_x=$(pratio 20 hot login)
 	hot_net=$(cell 20 hot net)
-	echo "| cold login-ready <= 1.05x off (20 Mbit) | $cold_x | $(yn "$cold_x" 1.05) |"
-	echo "| cold login-ready <= 1.05x off (100 Mbit) | $(ratio "$(cell 100 cold login)" "$(cell 100 off login)") | $(yn "$(ratio "$(cell 100 cold login)" "$(cell 100 off login)")" 1.05) |"
-	echo "| hot login-ready <= 0.7x off (20 Mbit) | $hot_x | $(yn "$hot_x" 0.7) |"
+	echo "| cold login-ready <= 1.05x off (20 Mbit, same round) | $cold_x | $(yn "$cold_x" 1.05) |"
+	echo "| cold login-ready <= 1.05x off (100 Mbit, same round) | $(pratio 100 cold login) | $(yn "$(pratio 100 cold login)" 1.05) |"
+	echo "| hot login-ready <= 0.7x off (20 Mbit, same round) | $hot_x | $(yn "$hot_x" 0.7) |"
 	hot_lim=$((man_size + idx_size + 1048576))
 	echo "| hot network bytes <= manifest + index + 1 MiB ($hot_lim) | ${hot_net%.*} | $(yn "$hot_net" "$hot_lim") |"
 	if [ "$delta" != - ]; then
