@@ -6,6 +6,8 @@
 #   make bench      loader benchmark against cp/dd/zstd/xz/lzop/gzip
 #   make bench-swap compressed-swap capacity benchmark
 #   make bench-boot boot times by mode and link speed in QEMU (docs/benchmarks.md)
+#   make bench-cache the local-disk cache against off and ram, in QEMU with
+#                   the real LTSP initrd (docs/benchmarks.md)
 #   make bench-lab  a lab of 1 to 8 clients: one multicast stream against
 #                   unicast copies over a capped link (root; docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
@@ -64,7 +66,7 @@ MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot bench-lab demo install clean fuzz unit man check-package
+.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -165,6 +167,10 @@ bench-swap:
 bench-boot:
 	$(PROJECT_MAKE) all static
 	bench/boot-bench.sh
+
+bench-cache:
+	$(PROJECT_MAKE) all static
+	bench/cache-bench.sh
 
 bench-lab:
 	$(PROJECT_MAKE) all

@@ -193,6 +193,10 @@ ramboot_ltsp_main() {
 	ramboot_root=$(ramboot_strip_slash "${rootmnt:-/root}")
 	ramboot_src=$(ramboot_image_path "$IMAGE" "$ramboot_root")
 	ramboot_export_settings
+	# A hit of the local disk cache is a loop device over its slot, made
+	# before LTSP loop-mounts anything: Debian's initramfs has no
+	# /dev/loop-control until the loop module is loaded.
+	modprobe -q loop 2>/dev/null
 	ramboot_out=$("$ramboot_bin" boot --image="$ramboot_src") || ramboot_out=
 	# off, prefetch or a fallback: IMAGE unchanged (a copy made but not
 	# announced properly is dropped)

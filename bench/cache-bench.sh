@@ -1,0 +1,547 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench/cache-bench.sh - the local-disk image cache (docs/cache.md) against
+# the network boot and the RAM copy, in QEMU with the real LTSP initrd, over
+# a 100 Mbit and a 20 Mbit link; and the founding measurement's four
+# figures for a 200 MB read, and the network bytes of a one-package
+# rebuild.
+#
+# The client: ltsp.img + Debian's initrd.img (as tests/boot/run.sh's LTSP
+# cases make it); the "server" is an ext4 virtio disk (vda) holding
+# images/x86_64.img with its manifest and chunk index (`ramboot manifest
+# --cindex`), throttled with QEMU's throttling.bps-total to the link rate;
+# the cache is a second virtio disk (vdb, not throttled: a local disk),
+# made with `ramboot cache init` through a loop device. The image is a
+# zstd squashfs of real files from /usr/share and /usr/lib; its init
+# (bench/cache-bench-init) prints the time the root was reached, reads a
+# fixed quarter of the image's files (the "login"), prints the time again,
+# waits for a lazy switch or a refresh behind the boot to end, and prints
+# the bytes read from the server disk and read from and written to the
+# cache disk (/sys/block/vdX/stat).
+#
+# Modes, interleaved in each round (the order rotated by one each round):
+#   off        ramboot=off (the cache disk attached, not named)
+#   cold       ramboot=cache on an empty cache: the network boot, the
+#              refresh behind it
+#   hot        ramboot=cache on a cache that holds the image (filled on the
+#              host with `ramboot cache refresh`)
+#   hot+lazy   ramboot=lazy with the same cache
+#   ram        ramboot=ram
+# Each boot gets its own copy of the cache disk (sparse): modes do not see
+# each other's writes.
+#
+# Then, at 100 Mbit, one boot with a third disk (vdc, throttled) holding a
+# raw file of CACHEBENCH_SEED_MB of random bytes: the seed's four figures
+# (none / cold / hot / page cache, see bench/cache-bench-init). And on the
+# host, the delta of a one-package rebuild: the files the image holds of
+# one installed Debian package, each changed in every 4 KiB (as a rebuild
+# of the package changes every block), the image rebuilt, `ramboot cache
+# refresh` from the old image's cache: its network bytes, against the
+# package's compressed size (its files, tar | xz -6, as in a .deb).
+#
+#   CACHEBENCH_RUNS=n        rounds (default 3)
+#   CACHEBENCH_LINKS="100 20"  link rates in Mbit/s
+#   CACHEBENCH_MODES="off cold hot hot+lazy ram"
+#   CACHEBENCH_MB=n          size of the client image, MB (default 24)
+#   CACHEBENCH_SEED_MB=n     the seed's read, MB (default 200; 0: skipped)
+#   CACHEBENCH_PKG=name      the package of the delta (default: the
+#                            installed package the image holds most bytes
+#                            of, between 100 KB and 2 MB)
+#   CACHEBENCH_TIMEOUT=s     per boot (default 600)
+#   CACHEBENCH_MEM=MiB       guest memory (default 1024)
+#   CACHEBENCH_DOC=file      the markdown to update (default docs/benchmarks.md)
+#   CACHEBENCH_REPORT_ONLY=1 no boots: the table again from the last run's
+#                            results (build/bench-cache), however many
+#                            rounds it finished
+#   RAMBOOT_QEMU_ACCEL=kvm|tcg   (images/qemu-accel.sh)
+# Time: with TCG on 2 shared cores, the defaults take about 20 minutes
+# (30 boots of 25 to 45 s, the seed's boot about 2 minutes).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+cache=${CACHEBENCH_CACHE:-$top/build/bench-cache}
+rb=${RAMBOOT_STATIC:-$top/static/ramboot}
+rbtool=${RAMBOOT_BIN:-$top/ramboot}
+runs=${CACHEBENCH_RUNS:-3}
+links=${CACHEBENCH_LINKS:-100 20}
+modes=${CACHEBENCH_MODES:-off cold hot hot+lazy ram}
+mb=${CACHEBENCH_MB:-24}
+seed_mb=${CACHEBENCH_SEED_MB:-200}
+timeout_s=${CACHEBENCH_TIMEOUT:-600}
+mem=${CACHEBENCH_MEM:-1024}
+doc=${CACHEBENCH_DOC:-$top/docs/benchmarks.md}
+
+say() { echo "cache-bench: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "needs root (loop devices, LTSP setup)"
+[ -x "$rb" ] || die "$rb missing (make static)"
+[ -x "$rbtool" ] || rbtool=$rb
+for t in mksquashfs mkfs.ext4 cpio busybox losetup python3 xz ltsp lsinitramfs; do
+	command -v "$t" >/dev/null || die "$t not installed (the real LTSP initrd needs Debian's ltsp)"
+done
+for v in "$runs" "$mb" "$seed_mb"; do
+	case $v in '' | *[!0-9]*) die "'$v': expected a number" ;; esac
+done
+[ "$runs" -gt 0 ] && [ "$mb" -gt 0 ] || die "CACHEBENCH_RUNS and CACHEBENCH_MB must be positive"
+
+# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
+qemu_bin='' qemu_accel='' qemu_accel_why=''
+# shellcheck disable=SC1091 source=images/qemu-accel.sh
+. "$top/images/qemu-accel.sh"
+qemu_accel_check || exit 1
+command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
+kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+kernel=/boot/vmlinuz-$kver
+[ -n "$kver" ] && [ -r "$kernel" ] || die "no Debian kernel in /boot"
+qemu_accel_choose "$kernel" || die "no accelerator"
+say "accelerator: $qemu_accel ($qemu_accel_why)"
+
+mkdir -p "$cache"
+key() { cat "$@" | sha256sum | cut -d' ' -f1; }
+fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
+stamp() { echo "$2" > "$cache/$1.key"; }
+
+# Loop devices and mounts of the run, undone on any exit.
+lo_dev=
+cleanup() {
+	[ -z "$lo_dev" ] || losetup -d "$lo_dev" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# cache_do DISK SUBCOMMAND ARG...: `ramboot cache SUBCOMMAND` on the disk
+# file DISK through a loop device (init: DEV is the loop device; the
+# others: --cache=DEV)
+cache_do() {
+	local disk=$1 sub=$2 rc
+	shift 2
+	lo_dev=$(losetup --find --show "$disk") || return 1
+	if [ "$sub" = init ]; then
+		"$rbtool" cache init "$@" "$lo_dev"
+	else
+		"$rbtool" cache "$sub" --cache="$lo_dev" "$@"
+	fi
+	rc=$?
+	losetup -d "$lo_dev"
+	lo_dev=
+	return "$rc"
+}
+
+# ---------------------------------------------------------------- the image
+
+# Real files, every Nth of a sorted list of /usr/share and /usr/lib (no
+# kernel modules, no names with blanks or quotes), until they add up to
+# about 3.3 times CACHEBENCH_MB (as bench/boot-bench.sh picks them). The
+# root is kept: the delta rebuilds it.
+bb=$(command -v busybox)
+image_version=1
+rootkey=$(key images/build-test-root.sh bench/cache-bench-init "$rb" "$bb"; echo "mb=$mb v=$image_version")
+root=$cache/root
+img=$cache/x86_64.img
+if ! fresh image "$rootkey" || [ ! -f "$img" ] || [ ! -d "$root" ]; then
+	say "building a ~$mb MB client image of real files"
+	rm -f "$cache/image.key"
+	images/build-test-root.sh "$root" "$rb" > "$cache/build-root.log" 2>&1 ||
+		die "images/build-test-root.sh failed: $(tail -n 3 "$cache/build-root.log")"
+	rm -rf "$root/usr/share/rbtest"
+	install -m 0755 bench/cache-bench-init "$root/sbin/cbench-init"
+	find /usr/share /usr/lib -xdev -type f -readable -size -2M -size +0 \
+		-not -path '/usr/lib/modules/*' -not -path '/usr/lib/debug/*' \
+		-printf '%s\t%p\n' 2>/dev/null |
+		awk -F '\t' 'index($2, " ") == 0 && index($2, "\"") == 0 && index($2, "\047") == 0 && index($2, "\\") == 0' |
+		LC_ALL=C sort -t "$(printf '\t')" -k2 > "$cache/candidates"
+	total=$(awk -F '\t' '{ s += $1 } END { printf "%d\n", s }' "$cache/candidates")
+	want=$((mb * 3300000))
+	stride=$((total / want))
+	[ "$stride" -ge 1 ] || stride=1
+	awk -F '\t' -v st="$stride" -v want="$want" '
+		(NR - 1) % st == 0 { print $2; s += $1; if (s >= want) exit }' \
+		"$cache/candidates" > "$cache/files"
+	tar -cf - --no-recursion -T "$cache/files" 2>/dev/null | tar -xf - -C "$root" ||
+		die "copying the files into the root failed"
+	mkdir -p "$root/etc/cbench"
+	# The login: the first of every four groups of 32 consecutive files.
+	awk 'int((NR - 1) / 32) % 4 == 0' "$cache/files" > "$root/etc/cbench/login.list"
+	mksquashfs "$root" "$img.tmp" -comp zstd -noappend -quiet -all-root -no-progress \
+		> "$cache/mksquashfs.log" 2>&1 || die "mksquashfs failed"
+	mv "$img.tmp" "$img"
+	stamp image "$rootkey"
+fi
+img_size=$(stat -c %s "$img")
+nfiles=$(wc -l < "$cache/files")
+nlogin=$(wc -l < "$root/etc/cbench/login.list")
+say "image: $img_size bytes, $nfiles files, login reads $nlogin"
+
+# ---------------------------------------------------------------- LTSP
+
+deb_initrd=/boot/initrd.img-$kver
+lt=$cache/ltsp
+# ltsp_setup: ltsp.img with ramboot and the shipped ltsp.conf snippet, as
+# bench/boot-bench.sh makes it: `make install` into a DESTDIR,
+# /etc/ltsp/ltsp.conf and /etc/ltsp/ramboot put in place only while `ltsp
+# initrd` runs, whatever was there put back afterwards.
+ltsp_setup() {
+	mkdir -p "$lt"
+	local k f rc
+	# shellcheck disable=SC2046 # file names without blanks
+	k=$(key "$rb" conf/ltsp.conf $(find initrd-hooks -type f | LC_ALL=C sort) "$deb_initrd"; echo "$kver")
+	fresh ltsp-initrd "$k" && [ -f "$lt/initrd.combined" ] && return 0
+	rm -f "$cache/ltsp-initrd.key"
+	: > "$lt/setup.log"
+	rm -rf "$lt/destdir"
+	NO_INITRAMFS_TOOLS=1 make -s install DESTDIR="$lt/destdir" >> "$lt/setup.log" 2>&1 ||
+		{ say "make install failed: $(tail -n 3 "$lt/setup.log")"; return 1; }
+	for m in squashfs overlay loop virtio_blk ext4; do
+		lsinitramfs "$deb_initrd" 2>/dev/null | grep -q "/$m\.ko" ||
+			{ say "$deb_initrd has no $m module (update-initramfs -u)"; return 1; }
+	done
+	{
+		echo "# generated by bench/cache-bench.sh for one \`ltsp initrd\` run"
+		printf '[clients]\nINCLUDE=ramboot\n\n[server]\nINCLUDE=ramboot_server\n\n'
+		cat conf/ltsp.conf
+	} > "$lt/ltsp.conf"
+	rm -rf "$lt/saved" "$lt/tftp"
+	mkdir -p "$lt/saved" /etc/ltsp
+	for f in ltsp.conf ramboot; do
+		[ -e "/etc/ltsp/$f" ] && mv "/etc/ltsp/$f" "$lt/saved/$f"
+	done
+	cp "$lt/ltsp.conf" /etc/ltsp/ltsp.conf
+	cp -a "$lt/destdir/etc/ltsp/ramboot" /etc/ltsp/ramboot
+	ltsp --tftp-dir="$lt/tftp" initrd >> "$lt/setup.log" 2>&1
+	rc=$?
+	for f in ltsp.conf ramboot; do
+		rm -rf "/etc/ltsp/${f:?}"
+		[ -e "$lt/saved/$f" ] && mv "$lt/saved/$f" "/etc/ltsp/$f"
+	done
+	rmdir "$lt/saved"
+	[ "$rc" = 0 ] && [ -f "$lt/tftp/ltsp/ltsp.img" ] ||
+		{ say "ltsp initrd failed: $(tail -n 3 "$lt/setup.log")"; return 1; }
+	# No NIC: give LTSP's network_vars an identity.
+	rm -rf "$lt/net"
+	mkdir -p "$lt/net/conf/conf.d"
+	echo 'export DEVICE=lo IP_ADDRESS=127.0.0.1 MAC_ADDRESS=52:54:00:12:34:56' \
+		> "$lt/net/conf/conf.d/zz-net.conf"
+	(cd "$lt/net" && find . | cpio -o -H newc -R 0:0 --quiet) > "$lt/zz-net.cpio"
+	cat "$lt/tftp/ltsp/ltsp.img" "$lt/zz-net.cpio" "$deb_initrd" > "$lt/initrd.combined"
+	stamp ltsp-initrd "$k"
+}
+ltsp_setup || die "LTSP setup failed"
+
+report_only=${CACHEBENCH_REPORT_ONLY:-0}
+results=$cache/results.tsv
+if [ "$report_only" = 1 ]; then
+	# The table again from what the last run left (its rounds, however
+	# many it finished, its seed's figures and delta).
+	[ -s "$results" ] || die "no results of a last run in $results"
+	# shellcheck disable=SC1091 # written by the last run
+	. "$cache/run.vars"
+	runs=$(awk -F '\t' 'NR > 1 && $1 > n { n = $1 } END { print n + 0 }' "$results")
+else
+# ---------------------------------------------------------------- disks
+
+# The server disk: images/x86_64.img, its manifest and chunk index.
+srv=$cache/srv.ext4
+rm -rf "$cache/srv"
+mkdir -p "$cache/srv/images"
+cp "$img" "$cache/srv/images/x86_64.img"
+"$rbtool" manifest --cindex -o "$cache/srv/images/x86_64.img.manifest" "$cache/srv/images/x86_64.img" \
+	> "$cache/manifest.log" 2>&1 || die "ramboot manifest --cindex failed: $(tail -n 3 "$cache/manifest.log")"
+man_size=$(stat -c %s "$cache/srv/images/x86_64.img.manifest")
+idx_size=$(stat -c %s "$cache/srv/images/x86_64.img.cindex")
+mkfs.ext4 -q -F -L ltsp-srv -d "$cache/srv" "$srv" $(( (img_size * 11 / 10) / 1048576 + 32 ))M \
+	> "$cache/mkfs.log" 2>&1 || die "mkfs.ext4 -d failed ($cache/mkfs.log)"
+# The caches: empty, and holding the image (filled on the host).
+csize=$(( 2 * img_size / 1048576 + 48 ))M
+rm -f "$cache/cache-empty.img" "$cache/cache-full.img"
+truncate -s "$csize" "$cache/cache-empty.img"
+cache_do "$cache/cache-empty.img" init > "$cache/cache-init.log" 2>&1 ||
+	die "ramboot cache init failed: $(tail -n 3 "$cache/cache-init.log")"
+cp --sparse=always "$cache/cache-empty.img" "$cache/cache-full.img"
+cache_do "$cache/cache-full.img" refresh --manifest="$cache/srv/images/x86_64.img.manifest" \
+	"$cache/srv/images/x86_64.img" > "$cache/cache-fill.log" 2>&1 ||
+	die "ramboot cache refresh on the host failed: $(tail -n 3 "$cache/cache-fill.log")"
+rm -rf "$cache/srv"
+
+logs=$cache/logs
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# boot NAME BPS CACHEDISK CMDLINE [OPTIONS]: one boot; the serial log in
+# $logs/NAME.log.txt; the cache disk a copy of CACHEDISK
+boot() {
+	local name=$1 bps=$2 cdisk=$3 args=$4 log=$logs/$1.log
+	rm -f "$log" "$log.txt"
+	cp --sparse=always "$cdisk" "$cache/cache-run.img"
+	# shellcheck disable=SC2086 # $5 is a list of options
+	qemu_run "$timeout_s" "$log" "$logs/$name.qemu" -smp 2 -m "$mem" \
+		-kernel "$kernel" -initrd "$lt/initrd.combined" \
+		-append "console=ttyS0 panic=-1 loglevel=4 root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/cbench-init $args" \
+		-drive "file=$srv,if=virtio,format=raw,throttling.bps-total=$bps" \
+		-drive "file=$cache/cache-run.img,if=virtio,format=raw" ${5:-}
+	echo "qemu exit $?" >> "$logs/$name.qemu"
+	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
+	rm -f "$cache/cache-run.img"
+}
+val() { sed -n "s/^CBENCH $2 //p" "$1" | head -n 1; }
+rep() { sed -n "s/^CBENCH report $2=//p" "$1" | head -n 1; }
+bps_of() { echo $(($1 * 125000)); }
+
+cargs="ramboot.cache=LABEL=ramboot-cache"
+mode_args() {
+	case $1 in
+	off) echo "ramboot=off" ;;
+	cold | hot) echo "ramboot=cache $cargs" ;;
+	hot+lazy) echo "ramboot=lazy $cargs" ;;
+	ram) echo "ramboot=ram" ;;
+	esac
+}
+mode_disk() { case $1 in hot | hot+lazy) echo "$cache/cache-full.img" ;; *) echo "$cache/cache-empty.img" ;; esac; }
+
+# ---------------------------------------------------------------- the seed's read
+
+seed_none=- seed_cold=- seed_hot=- seed_page=- seed_bytes=-
+if [ "$seed_mb" -gt 0 ]; then
+	say "the seed's read: $seed_mb MB at 100 Mbit"
+	rm -rf "$cache/seed"
+	mkdir -p "$cache/seed"
+	head -c $((seed_mb * 1000000)) /dev/urandom > "$cache/seed/big.img"
+	"$rbtool" manifest --cindex -o "$cache/seed/big.img.manifest" "$cache/seed/big.img" \
+		> "$cache/seed-manifest.log" 2>&1 || die "ramboot manifest of the seed's file failed"
+	mkfs.ext4 -q -F -L seed -d "$cache/seed" "$cache/seed.ext4" $((seed_mb * 11 / 10 + 32))M \
+		> "$cache/seed-mkfs.log" 2>&1 || die "mkfs.ext4 -d of the seed's disk failed"
+	rm -rf "$cache/seed"
+	rm -f "$cache/seed-cache.img"
+	truncate -s $((2 * seed_mb + 64))M "$cache/seed-cache.img"
+	cache_do "$cache/seed-cache.img" init > "$cache/seed-cache.log" 2>&1 || die "ramboot cache init (seed) failed"
+	boot seed "$(bps_of 100)" "$cache/seed-cache.img" "ramboot=off cbench.seed=1" \
+		"-drive file=$cache/seed.ext4,if=virtio,format=raw,readonly=on,throttling.bps-total=$(bps_of 100)"
+	lg=$logs/seed.log.txt
+	seed_bytes=$(val "$lg" SEED-BYTES)
+	seed_none=$(val "$lg" SEED-NONE)
+	seed_cold=$(val "$lg" SEED-COLD)
+	seed_hot=$(val "$lg" SEED-HOT)
+	seed_page=$(val "$lg" SEED-PAGE)
+	rm -f "$cache/seed.ext4" "$cache/seed-cache.img"
+	[ -n "$seed_hot" ] || say "the seed's boot did not give every figure (log: $lg)"
+fi
+
+# ---------------------------------------------------------------- the delta
+
+# The package: CACHEBENCH_PKG, or the installed package with the most bytes
+# among the image's files, up to 3 MB of them.
+pkg=${CACHEBENCH_PKG:-}
+if [ -z "$pkg" ]; then
+	pkg=$(awk -F '\t' 'FILENAME == ARGV[1] { in_img[$0] = 1; next }
+		FILENAME == ARGV[2] { if ($2 in in_img) sz[$2] = $1; next }
+		FNR == 1 { p = FILENAME; sub(".*/", "", p); sub("\\.list$", "", p); sub(":.*", "", p) }
+		($0 in sz) { b[p] += sz[$0] }
+		END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
+		"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
+fi
+delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=-
+if [ -n "$pkg" ]; then
+	dpkg-query -L "$pkg" 2>/dev/null | grep -Fxf - "$cache/files" > "$cache/pkg.files"
+	if [ -s "$cache/pkg.files" ]; then
+		rm -rf "$cache/root2"
+		cp -a "$root" "$cache/root2"
+		# Every 4 KiB of each file changed: every squashfs block of it
+		# is new, as after a rebuild of the package.
+		python3 - "$cache/root2" "$cache/pkg.files" <<'PY'
+import sys
+root = sys.argv[1]
+for name in open(sys.argv[2]).read().split("\n"):
+    if not name:
+        continue
+    p = root + name
+    with open(p, "r+b") as f:
+        d = bytearray(f.read())
+        for i in range(0, len(d), 4096):
+            d[i] = (d[i] + 1) & 0xff
+        f.seek(0)
+        f.write(d)
+PY
+		pkg_bytes=$(sed "s|^|$cache/root2|" "$cache/pkg.files" | xargs cat | wc -c)
+		pkg_xz=$(tar -C "$cache/root2" -cf - -T <(sed 's|^/||' "$cache/pkg.files") | xz -6 | wc -c)
+		mkdir -p "$cache/d2"
+		mksquashfs "$cache/root2" "$cache/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
+			> "$cache/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
+		rm -rf "$cache/root2"
+		"$rbtool" manifest --cindex -o "$cache/d2/x86_64.img.manifest" "$cache/d2/x86_64.img" \
+			> "$cache/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
+		idx2_size=$(stat -c %s "$cache/d2/x86_64.img.cindex")
+		man2_size=$(stat -c %s "$cache/d2/x86_64.img.manifest")
+		cp --sparse=always "$cache/cache-full.img" "$cache/cache-delta.img"
+		cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d2/x86_64.img.manifest" \
+			"$cache/d2/x86_64.img" > "$cache/delta.out" 2>&1 || die "the delta's refresh failed: $(tail -n 3 "$cache/delta.out")"
+		dnet=$(sed -n 's/^bytes_network: //p' "$cache/delta.out")
+		dloc=$(sed -n 's/^bytes_local: //p' "$cache/delta.out")
+		# What a refresh reads from the server: the chunks, the
+		# manifest and the index.
+		delta=$((dnet + man2_size + idx2_size))
+		delta_line="$dnet bytes of chunks + $man2_size of manifest + $idx2_size of index; $dloc bytes copied from the old slot"
+		rm -f "$cache/cache-delta.img"
+		rm -rf "$cache/d2"
+	fi
+fi
+
+declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta pkg_bytes \
+	pkg_xz delta_line idx2_size > "$cache/run.vars"
+start=$(date +%s)
+# ---------------------------------------------------------------- the rounds
+
+results=$cache/results.tsv
+printf 'round\tlink\tmode\troot\tlogin\tnet\tlocal_read\tlocal_written\tcache\n' > "$results"
+for r in $(seq 1 "$runs"); do
+	for l in $links; do
+		read -r -a ml <<< "$modes"
+		k=$(( (r - 1) % ${#ml[@]} ))
+		order="${ml[*]:k} ${ml[*]:0:k}"
+		for m in $order; do
+			name="r$r-$l-$m"
+			say "round $r/$runs, $l Mbit: $m"
+			boot "$name" "$(bps_of "$l")" "$(mode_disk "$m")" "$(mode_args "$m")"
+			lg=$logs/$name.log.txt
+			if ! grep -q '^CBENCH-DONE' "$lg"; then
+				say "  $name did not finish (log: $lg)"
+				printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\n' "$r" "$l" "$m" >> "$results"
+				continue
+			fi
+			c=$(rep "$lg" cache)
+			[ -n "$(rep "$lg" cache_error)" ] && c="$c,error"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$l" "$m" \
+				"$(val "$lg" ROOT-READY)" "$(val "$lg" LOGIN-READY)" "$(val "$lg" NET-BYTES)" \
+				"$(val "$lg" LOCAL-READ)" "$(val "$lg" LOCAL-WRITTEN)" "${c:--}" >> "$results"
+			tail -n 1 "$results" | sed 's/^/  /' >&2
+		done
+	done
+done
+
+elapsed=$(( $(date +%s) - start ))
+echo "elapsed=$elapsed" >> "$cache/run.vars"
+fi
+# ---------------------------------------------------------------- the table
+
+# cell LINK MODE COLUMN [min|max]: the median (or min, max) over the rounds
+cell() {
+	awk -F '\t' -v l="$1" -v m="$2" -v c="$3" -v w="${4:-median}" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$2 == l && $3 == m && $(col[c]) != "-" && $(col[c]) != "" { v[n++] = $(col[c]) }
+		END {
+			if (!n) { print "-"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+			if (w == "min") print v[0]; else if (w == "max") print v[n - 1];
+			else if (n % 2) print v[(n - 1) / 2]; else print (v[n / 2 - 1] + v[n / 2]) / 2
+		}' "$results"
+}
+# pratio LINK MODE COLUMN: the median over the rounds of MODE / off in the
+# same round (boots minutes apart: the host's load drifts less between them)
+pratio() {
+	awk -F '\t' -v l="$1" -v m="$2" -v c="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$2 == l && $(col[c]) != "-" && $(col[c]) != "" { if ($3 == m) a[$1] = $(col[c]); if ($3 == "off") o[$1] = $(col[c]) }
+		END {
+			for (r in a) if ((r in o) && o[r] + 0 > 0) v[n++] = a[r] / o[r]
+			if (!n) { print "-"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			printf "%.2f\n", (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+		}' "$results"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'; }
+fmt_s() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.1f\n", v }'; }
+fmt_mb() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.2f MB\n", v / 1e6 }'; }
+# spread LINK MODE COLUMN: "median (min-max)"
+spread() {
+	local md lo hi
+	md=$(cell "$1" "$2" "$3")
+	lo=$(cell "$1" "$2" "$3" min)
+	hi=$(cell "$1" "$2" "$3" max)
+	[ "$md" = - ] && { echo -; return; }
+	echo "$(fmt_s "$md") ($(fmt_s "$lo")-$(fmt_s "$hi"))"
+}
+yn() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "not measured"; else if (a + 0 <= b + 0) print "met"; else print "not met" }'; }
+
+if [ -z "${elapsed:-}" ]; then
+	# A run cut short: from the start of the rounds to its last boot.
+	elapsed=$(( $(stat -c %Y "$results") - $(stat -c %Y "$cache/run.vars") ))
+fi
+table=$cache/table.md
+{
+	echo "Measured $(date -u +%Y-%m-%d) by \`make bench-cache\` (bench/cache-bench.sh)."
+	echo
+	echo "- Machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) CPUs; QEMU $("$qemu_bin" --version | head -n 1 | sed 's/.*version //'), accelerator $qemu_accel, guest $mem MiB, 2 vCPUs, Debian kernel $kver"
+	echo "- Boot: the real LTSP initrd (ltsp.img + Debian's initrd.img); the server: an ext4 virtio disk with images/x86_64.img, its manifest ($man_size bytes) and chunk index ($idx_size bytes), throttled to the link (throttling.bps-total: 100 Mbit = 12.5 MB/s, 20 Mbit = 2.5 MB/s); the cache: a second virtio disk, not throttled, made by \`ramboot cache init\`, a fresh copy for each boot"
+	echo "- Image: $(awk -v v="$img_size" 'BEGIN { printf "%.1f MB", v / 1e6 }') zstd squashfs of $nfiles real files from /usr/share and /usr/lib; the login reads a fixed 25 % of them ($nlogin files) (CACHEBENCH_MB=$mb)"
+	echo "- Modes interleaved in each round; $runs round(s); each time cell: the median (min-max); bytes: the median; $elapsed s of boots"
+	if [ "$runs" -lt 3 ]; then
+		echo "- Fewer rounds than 3 (the run was cut short): a cell is one boot, or the mean of two, not a median"
+	fi
+	echo "- The host's load average when the table was made: $(cut -d' ' -f1-3 /proc/loadavg) (a machine shared with other work: TCG boot times vary with it)"
+	echo "- Modes: off \`ramboot=off\`; cold \`ramboot=cache\` on an empty cache (the network boot, the refresh behind it); hot \`ramboot=cache\` on a cache that holds the image; hot+lazy \`ramboot=lazy\` with that cache; ram \`ramboot=ram\`; the cache named by \`ramboot.cache=LABEL=ramboot-cache\`"
+	echo "- Times: seconds since the guest kernel started; root-ready: the client's init runs; login-ready: the login is done. network: bytes read from the server disk (/sys/block/vda/stat, ext4 metadata and the manifest included) at the end of the boot, after a refresh behind it ended; local: bytes read from / written to the cache disk (vdb); cache: the report's \`cache=\` (error: \`cache_error=\` set)"
+	echo
+	echo "| link | mode | root-ready s | login-ready s | network | local read | local written | cache | root-ready / off | login-ready / off | login-ready / off, same round |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"
+	for l in $links; do
+		off_root=$(cell "$l" off root)
+		off_login=$(cell "$l" off login)
+		for m in $modes; do
+			rr=$(cell "$l" "$m" root)
+			lr=$(cell "$l" "$m" login)
+			cs=$(awk -F '\t' -v l="$l" -v m="$m" '$2 == l && $3 == m { print $9 }' "$results" | sort -u | paste -sd/)
+			echo "| $l Mbit | $m | $(spread "$l" "$m" root) | $(spread "$l" "$m" login) | $(fmt_mb "$(cell "$l" "$m" net)") | $(fmt_mb "$(cell "$l" "$m" local_read)") | $(fmt_mb "$(cell "$l" "$m" local_written)") | ${cs:--} | $(ratio "$rr" "$off_root") | $(ratio "$lr" "$off_login") | $(pratio "$l" "$m" login) |"
+		done
+	done
+	echo
+	echo "The seed's four figures: a read of $(fmt_mb "$seed_bytes") (CACHEBENCH_SEED_MB=$seed_mb, random bytes, a raw file on a third disk throttled to 100 Mbit), in seconds:"
+	echo
+	echo "| none (the file over the link) | cold (\`ramboot cache refresh\` of it: read, write, read back) | hot (the slot from the cache disk) | page cache (the slot again) |"
+	echo "|---:|---:|---:|---:|"
+	echo "| $seed_none | ${seed_cold%% *} | $seed_hot | $seed_page |"
+	echo
+	if [ "$delta" != - ]; then
+		echo "One-package rebuild: package \`$pkg\`, $(fmt_mb "$pkg_bytes") of its files in the image, each changed in every 4 KiB; its files compressed (tar | xz -6): $pkg_xz bytes. The refresh from the old image's cache (\`ramboot cache refresh\`, on the host): $delta_line; $delta bytes from the server in all."
+	else
+		echo "One-package rebuild: not measured (no package found; CACHEBENCH_PKG=)."
+	fi
+	echo
+	echo "Targets (ratios to \`off\` in the same run):"
+	echo
+	echo "| target | measured | met? |"
+	echo "|---|---|---|"
+	# The ratios of the targets: per round, then the median (see pratio).
+	cold_x=$(pratio 20 cold login)
+	hot_x=$(pratio 20 hot login)
+	hot_net=$(cell 20 hot net)
+	echo "| cold login-ready <= 1.05x off (20 Mbit, same round) | $cold_x | $(yn "$cold_x" 1.05) |"
+	echo "| cold login-ready <= 1.05x off (100 Mbit, same round) | $(pratio 100 cold login) | $(yn "$(pratio 100 cold login)" 1.05) |"
+	echo "| hot login-ready <= 0.7x off (20 Mbit, same round) | $hot_x | $(yn "$hot_x" 0.7) |"
+	hot_lim=$((man_size + idx_size + 1048576))
+	echo "| hot network bytes <= manifest + index + 1 MiB ($hot_lim) | ${hot_net%.*} | $(yn "$hot_net" "$hot_lim") |"
+	if [ "$delta" != - ]; then
+		dlim=$((2 * pkg_xz + idx2_size))
+		echo "| delta network bytes <= 2 x package ($pkg_xz) + index ($idx2_size) = $dlim | $delta | $(yn "$delta" "$dlim") |"
+	fi
+	echo
+	echo "    cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_net%.*} bytes, delta $delta bytes for a $pkg_xz-byte package"
+} > "$table"
+cat "$table"
+
+# Into the doc, between the markers; the rest of the file is kept.
+if [ -f "$doc" ] && grep -q '<!-- cache-bench:begin -->' "$doc"; then
+	awk -v t="$table" '
+		/<!-- cache-bench:begin -->/ { print; while ((getline l < t) > 0) print l; skip = 1; next }
+		/<!-- cache-bench:end -->/ { skip = 0 }
+		!skip' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
+else
+	{
+		echo
+		echo "## The local-disk cache (\`make bench-cache\`)"
+		echo
+		echo "<!-- cache-bench:begin -->"
+		cat "$table"
+		echo "<!-- cache-bench:end -->"
+	} >> "$doc"
+fi
+say "table written to $doc"
+echo "cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_net%.*} bytes, delta $delta bytes for a $pkg_xz-byte package"
