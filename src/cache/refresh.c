@@ -366,8 +366,12 @@ static int verify(struct refresh *f)
 		csize = f->m.chunk_size;
 	}
 	load_opts_init(&lo);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->sfd);
+	/* The slot's descriptor, no path: behind the boot, the switch of
+	 * root takes /proc and /dev away from this process. */
+	snprintf(proc, sizeof(proc), "slot %c", cstate_slot_name(f->target));
 	lo.source = proc;
+	lo.source_fd = f->sfd;
+	lo.source_is_fd = true;
 	lo.decompress = "none";
 	lo.progress = PROGRESS_NONE;
 	rc = load_hash_only(&lo, &lr, csize, chunk, chunk ? f->m.nchunks : 0);

@@ -656,7 +656,8 @@ static void *writer_main(void *arg)
 				drop_cache(p, out);
 			next_check = out + CHECK_EVERY;
 		}
-		rc = c->len ? write_all(p->dst_fd, c->data, c->len) : 0;
+		/* dst_fd -1: hashed, not written (load_hash_only). */
+		rc = c->len && p->dst_fd >= 0 ? write_all(p->dst_fd, c->data, c->len) : 0;
 		if (rc < 0) {
 			pipe_fail(p, rc, PS_WRITE, NULL);
 			pipe_put_input(p, c);

@@ -33,6 +33,11 @@ enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE,
 /* Settings: filled once from the command line, never changed by the run. */
 struct load_opts {
 	const char *source;      /* path, block device, or "-" for stdin */
+	int source_fd;           /* with source_is_fd: read this descriptor
+				  * (a dup of it; source names it in messages),
+				  * no path opened: a child that outlives the
+				  * initramfs's /dev and /proc reads this way */
+	bool source_is_fd;
 	const char *dest;        /* file, block device; NULL with prefetch */
 	bool prefetch;           /* read once into the page cache, keep nothing */
 	bool force;              /* replace an existing regular file DEST */

@@ -28,6 +28,10 @@ int source_open(struct run *u)
 		rc = udpcast_source_open(&s->fd, err, sizeof(err));
 		if (rc < 0)
 			return load_fail(u, LOAD_SOURCE, "%s", err);
+	} else if (u->o->source_is_fd) {
+		s->fd = fcntl(u->o->source_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+		if (s->fd < 0)
+			return load_fail(u, LOAD_SOURCE, "%s: %s", path, strerror(errno));
 	} else if (!strcmp(path, "-")) {
 		s->fd = STDIN_FILENO;
 	} else {
