@@ -51,7 +51,7 @@ void netmem_opts_init(struct netmem_opts *o)
 const char *netmem_act_name(enum netmem_act a)
 {
 	static const char *const n[] = { "wait", "writeback", "pause: server not reachable",
-					 "pause: image copy running", "pause: memory stalls" };
+					 "pause: image copy running", "pause: I/O stalls" };
 
 	return (unsigned)a < ARRAY_SIZE(n) ? n[a] : "?";
 }
@@ -68,7 +68,7 @@ void netmem_plan_step(const struct netmem_opts *o, const struct netmem_seen *s,
 		p->act = NM_PAUSE_COPY;
 		return;
 	}
-	if (s->psi_some10 >= NETMEM_PSI_MAX) {
+	if (s->psi_io_full10 >= NETMEM_PSI_MAX) {
 		p->act = NM_PAUSE_PRESSURE;
 		return;
 	}
@@ -330,7 +330,7 @@ struct runner {
 	struct netmem_tier *t;
 	int zdir;                  /* /sys/block/zramN */
 	int rundir;
-	int psi;                   /* /proc/pressure/memory; -1 */
+	int psi;                   /* /proc/pressure/io; -1 */
 	int nl;                    /* the driver's notices (nbd_link_watch_open) */
 	pthread_mutex_t lock;      /* publish() from both threads */
 	atomic_int up;
@@ -447,7 +447,7 @@ static void publish(struct runner *r, bool stats)
 static void step(struct runner *r)
 {
 	static char lazy[16384], rep[16384];
-	struct netmem_seen s = { .now = now_sec(), .psi_some10 = -1 };
+	struct netmem_seen s = { .now = now_sec(), .psi_io_full10 = -1 };
 	struct netmem_plan p;
 	char psi[256], lim[24];
 	const char *ps;
@@ -457,8 +457,8 @@ static void step(struct runner *r)
 	s.copy_running = netmem_copy_running(
 		at_read(r->rundir, "lazy", lazy, sizeof(lazy)) >= 0 ? lazy : NULL,
 		at_read(r->rundir, "report", rep, sizeof(rep)) >= 0 ? rep : NULL);
-	if (pread_text(r->psi, psi, sizeof(psi)) > 0 && (ps = strstr(psi, "some avg10=")))
-		s.psi_some10 = strtod(ps + 11, NULL);
+	if (pread_text(r->psi, psi, sizeof(psi)) > 0 && (ps = strstr(psi, "full avg10=")))
+		s.psi_io_full10 = strtod(ps + 11, NULL);
 	s.idle_by_age = r->by_age;
 	s.last_mark = r->last_mark;
 	netmem_plan_step(r->o, &s, &p);
@@ -545,7 +545,7 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 	 * this /sys and /proc are gone; descriptors stay valid. */
 	if (rb_path(p, sizeof(p), "/sys/block/zram%d", zram_id) == 0)
 		zdir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rb_path(p, sizeof(p), "/proc/pressure/memory") == 0)
+	if (rb_path(p, sizeof(p), "/proc/pressure/io") == 0)
 		psi = open(p, O_RDONLY | O_CLOEXEC);
 	fflush(NULL);
 	pid = fork();

@@ -38,7 +38,12 @@
 #define NETMEM_PERIOD 10           /* s between two steps of the policy */
 #define NETMEM_IDLE_AGE 120        /* s untouched before a page may go */
 #define NETMEM_RATE (4ULL << 20)   /* bytes/s written back, at most: the budget */
-#define NETMEM_PSI_MAX 10.0        /* % of "some" memory stall over 10 s: pause */
+/* % of time over 10 s that every task stalled on I/O ("full avg10" of
+ * /proc/pressure/io): at or above it, pause. Not memory stalls: a
+ * writeback frees zram's RAM, which is what a client stalling on memory
+ * lacks; a client stalling on I/O waits for the link (its network root,
+ * or pages read back from the server) that the writeback would take. */
+#define NETMEM_PSI_MAX 10.0
 #define NETMEM_DM_NAME "ramboot-netmem"
 
 struct netmem_opts {
@@ -100,14 +105,14 @@ enum netmem_act {
 	NM_WRITEBACK,        /* mark, write back, as the plan says */
 	NM_PAUSE_LINK,       /* the server is not reachable */
 	NM_PAUSE_COPY,       /* an image copy is reading the network */
-	NM_PAUSE_PRESSURE,   /* memory stalls (PSI) */
+	NM_PAUSE_PRESSURE,   /* I/O stalls (PSI) */
 };
 
 struct netmem_seen {
 	double now;                /* monotonic seconds */
 	bool link_up;
 	bool copy_running;
-	double psi_some10;         /* "some avg10" of /proc/pressure/memory; < 0 unknown */
+	double psi_io_full10;      /* "full avg10" of /proc/pressure/io; < 0 unknown */
 	bool idle_by_age;          /* the kernel takes seconds in idle */
 	double last_mark;          /* when "all" was last marked; < 0 never */
 };

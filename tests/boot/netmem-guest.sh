@@ -42,13 +42,12 @@ echo "RBTEST netmem-loaded=$(grep -c '^doc ' /tmp/dochog.out)"
 echo "RBTEST netmem-swaps $(tail -n +2 /proc/swaps | tr -s ' \t' ' ')"
 
 # At least 4 MiB on the network before the pages are touched again;
-# what the policy sees, every 10 s meanwhile (few processes: under memory
-# pressure each one stalls, and the policy pauses while the client does).
+# what the policy sees (I/O stalls pause it), every 5 s meanwhile.
 on_net() { read -r c _ < "$zdir/bd_stat" && [ "$c" -ge 1024 ]; }
 i=0
 while ! on_net && [ $i -lt 60 ]; do
 	read -r c r w < "$zdir/bd_stat"
-	read -r psi < /proc/pressure/memory
+	psi=$(sed -n "s/^full //p" /proc/pressure/io)
 	echo "RBTEST netmem-wait bd_stat=$c,$r,$w $psi"
 	sleep 5
 	i=$((i + 1))

@@ -21,7 +21,7 @@ static struct netmem_opts O;
 
 static struct netmem_seen seen(double now)
 {
-	struct netmem_seen s = { .now = now, .link_up = true, .psi_some10 = 0.5,
+	struct netmem_seen s = { .now = now, .link_up = true, .psi_io_full10 = 0.5,
 				 .idle_by_age = true, .last_mark = -1 };
 
 	return s;
@@ -66,7 +66,7 @@ static void test_pauses(void)
 	netmem_opts_init(&O);
 	s.link_up = false;
 	s.copy_running = true;
-	s.psi_some10 = 50;
+	s.psi_io_full10 = 50;
 	netmem_plan_step(&O, &s, &p);
 	CHECK_EQ_INT(p.act, NM_PAUSE_LINK);       /* the link first */
 	s.link_up = true;
@@ -77,10 +77,10 @@ static void test_pauses(void)
 	CHECK_EQ_INT(p.act, NM_PAUSE_PRESSURE);
 	CHECK(!p.writeback);
 	CHECK_EQ_STR(p.mark_before, "");
-	s.psi_some10 = NETMEM_PSI_MAX - 0.01;
+	s.psi_io_full10 = NETMEM_PSI_MAX - 0.01;
 	netmem_plan_step(&O, &s, &p);
 	CHECK_EQ_INT(p.act, NM_WRITEBACK);
-	s.psi_some10 = -1;                        /* no PSI in the kernel */
+	s.psi_io_full10 = -1;                        /* no PSI in the kernel */
 	netmem_plan_step(&O, &s, &p);
 	CHECK_EQ_INT(p.act, NM_WRITEBACK);
 }
