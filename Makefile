@@ -20,9 +20,11 @@ DATADIR  ?= $(PREFIX)/share/ramboot
 SYSCONFDIR ?= /etc
 MANDIR   ?= $(PREFIX)/share/man
 DRACUTDIR ?= /usr/lib/dracut/modules.d
-# ramboot-serve.service: systemd reads units in /usr/local/lib/systemd/system
-# too; the Debian package puts it in /lib/systemd/system. Its ExecStart
-# is BINDIR's ramboot, its settings SYSCONFDIR/default/ramboot-serve.
+# ramboot-serve.service, ramboot-netmem.service: systemd reads units in
+# /usr/local/lib/systemd/system too; the Debian package puts them in
+# /lib/systemd/system. Their ExecStart is BINDIR's ramboot (ramboot-netmem
+# before nbd-server), their settings SYSCONFDIR/default/ramboot-serve
+# (ramboot-netmem).
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The one place the version is written down.
 VERSION  := $(shell cat VERSION)
@@ -175,6 +177,8 @@ fuzz:
 
 install: ramboot static/ramboot $(MAN)
 	install -D -m 0755 ramboot $(DESTDIR)$(BINDIR)/ramboot
+	install -D -m 0755 sbin/ramboot-netmem $(DESTDIR)$(BINDIR)/ramboot-netmem
+	sed -i -e 's|^SETTINGS=/etc/|SETTINGS=$(SYSCONFDIR)/|' $(DESTDIR)$(BINDIR)/ramboot-netmem
 	install -D -m 0755 static/ramboot $(DESTDIR)$(DATADIR)/ramboot.static
 	for m in $(MAN:build/man/%=%); do \
 		install -D -m 0644 build/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; done
@@ -195,7 +199,14 @@ install: ramboot static/ramboot $(MAN)
 		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve ]; then \
 			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve"; \
 		else install -D -m 0644 conf/ramboot-serve.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve && \
-			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; fi
+			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; \
+		install -D -m 0644 conf/ramboot-netmem.service $(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-netmem.service && \
+		sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			$(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-netmem.service || exit 1; \
+		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem ]; then \
+			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem"; \
+		else install -D -m 0644 conf/ramboot-netmem.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem && \
+			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem; fi; fi
 	@if [ -f initrd-hooks/install.sh ]; then \
 		DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' DATADIR='$(DATADIR)' SYSCONFDIR='$(SYSCONFDIR)' \
 		sh initrd-hooks/install.sh; fi

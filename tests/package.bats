@@ -21,10 +21,12 @@ PKG=$TOP/build/pkg
 VERSION=$(cat "$TOP/VERSION")
 
 # The files of the package, directories left out.
-EXPECTED_FILES="/etc/default/ramboot-serve
+EXPECTED_FILES="/etc/default/ramboot-netmem
+/etc/default/ramboot-serve
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf
+/lib/systemd/system/ramboot-netmem.service
 /lib/systemd/system/ramboot-serve.service
 /usr/lib/dracut/modules.d/90ramboot/module-setup.sh
 /usr/lib/dracut/modules.d/90ramboot/ramboot-dracut-lib.sh
@@ -33,6 +35,7 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/lib/dracut/modules.d/90ramboot/ramboot-pre-pivot.sh
 /usr/lib/ramboot/ramboot.static
 /usr/sbin/ramboot
+/usr/sbin/ramboot-netmem
 /usr/share/doc/ramboot/README.md
 /usr/share/doc/ramboot/admin-guide.md
 /usr/share/doc/ramboot/benchmarks.md
@@ -62,7 +65,8 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/share/ramboot/ltsp-server.sh
 /usr/share/ramboot/ramboot.static"
 
-CONFFILES="/etc/default/ramboot-serve
+CONFFILES="/etc/default/ramboot-netmem
+/etc/default/ramboot-serve
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf"
@@ -241,6 +245,39 @@ Version: $VERSION"
 	fi
 }
 
+@test "package: ramboot-netmem.service is installed, neither enabled nor started; nbd-server with the package's settings" {
+	local unit=$R/lib/systemd/system/ramboot-netmem.service
+	make_root
+	run rdpkg -i "$DEB"
+	assert_success
+	[ -f "$unit" ]
+	run ! grep -q '@BINDIR@\|@SYSCONFDIR@' "$unit" "$R/etc/default/ramboot-netmem"
+	run sed -n 's/^ExecStartPre=//p' "$unit"
+	assert_output "/usr/sbin/ramboot-netmem -c /etc/default/ramboot-netmem config /run/ramboot-netmem/nbd-server.conf"
+	run grep -x 'SETTINGS=/etc/default/ramboot-netmem' "$R/usr/sbin/ramboot-netmem"
+	assert_success
+	run find "$R/etc" -name 'ramboot-netmem.service'
+	assert_output ""
+	grep -q "deb-systemd-invoke try-restart 'ramboot-netmem.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
+	grep -q 'deb-systemd-invoke stop ramboot-netmem.service' "$R/var/lib/dpkg/info/ramboot.prerm"
+	# the shipped settings make a configuration (the files' directory
+	# moved into the test's, nbd-server's user left as it is)
+	sed -e "s|^NETMEM_DIR=|NETMEM_DIR=$BATS_TEST_TMPDIR|" -e 's|^NETMEM_USER=.*|NETMEM_USER=|' \
+		"$R/etc/default/ramboot-netmem" >"$BATS_TEST_TMPDIR/settings"
+	run "$R/usr/sbin/ramboot-netmem" -c "$BATS_TEST_TMPDIR/settings" config
+	assert_success
+	assert_line "exportname = $BATS_TEST_TMPDIR/var/lib/ramboot/netmem/%s"
+	assert_line "port = 10809"
+	if command -v systemd-analyze >/dev/null; then
+		sed -e "s|=/usr/sbin/|=$R/usr/sbin/|" -e "s| /etc/default/| $R/etc/default/|" "$unit" \
+			>"$BATS_TEST_TMPDIR/ramboot-netmem.service"
+		run env MANPATH="$R/usr/share/man" systemd-analyze verify \
+			"$BATS_TEST_TMPDIR/ramboot-netmem.service"
+		assert_success
+		assert_output ""
+	fi
+}
+
 @test "package: an upgrade keeps an edited /etc/ramboot.conf and renews /etc/ltsp/ramboot/ramboot" {
 	make_root
 	rdpkg -i "$DEB"
@@ -267,6 +304,8 @@ Version: $VERSION"
 	[ -f "$R/etc/ramboot.conf" ]
 	[ -f "$R/etc/default/ramboot-serve" ]
 	[ ! -e "$R/lib/systemd/system/ramboot-serve.service" ]
+	[ -f "$R/etc/default/ramboot-netmem" ]
+	[ ! -e "$R/usr/sbin/ramboot-netmem" ]
 	run rdpkg -P ramboot
 	assert_success
 	run find "$R" -path "$R/var" -prune -o -print
