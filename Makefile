@@ -8,6 +8,9 @@
 #   make bench-boot boot times by mode and link speed in QEMU (docs/benchmarks.md)
 #   make bench-lab  a lab of 1 to 8 clients: one multicast stream against
 #                   unicast copies over a capped link (root; docs/benchmarks.md)
+#   make bench-netmem  the network memory tier: a small client in QEMU with
+#                   no swap, zram, zram + a memory server (nbd-server); the
+#                   server's CPU, idle and busy (root; docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
 #   make man        the man pages (build/man/), from man/*.md and docs/
 #   make check-package  build the Debian package and install it into a
@@ -66,7 +69,7 @@ MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot bench-lab demo install clean fuzz unit man check-package
+.PHONY: all static check deps bench bench-swap bench-boot bench-lab bench-netmem demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -168,6 +171,10 @@ bench-boot:
 bench-lab:
 	$(PROJECT_MAKE) all
 	bench/lab-bench.sh
+
+bench-netmem:
+	$(PROJECT_MAKE) all static
+	bench/netmem-bench.sh
 
 demo:
 	images/demo.sh

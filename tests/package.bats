@@ -57,6 +57,7 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 /usr/share/lintian/overrides/ramboot
 /usr/share/man/man5/ramboot.conf.5.gz
 /usr/share/man/man7/ramboot-cmdline.7.gz
+/usr/share/man/man8/ramboot-netmem.8.gz
 /usr/share/man/man8/ramboot.8.gz
 /usr/share/ramboot/hooks/initramfs-tools/order.conf
 /usr/share/ramboot/hooks/initramfs-tools/script
@@ -226,7 +227,7 @@ Version: $VERSION"
 	run grep -e 'invoke start' -e '_dh_action=start' -e 'systemctl.* start' \
 		"$R/var/lib/dpkg/info/ramboot.postinst"
 	assert_failure
-	grep -q "deb-systemd-invoke try-restart 'ramboot-serve.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
+	grep -q "deb-systemd-invoke try-restart .*'ramboot-serve.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
 	grep -q 'deb-systemd-invoke stop ramboot-serve.service' "$R/var/lib/dpkg/info/ramboot.prerm"
 	# the shipped settings are a valid command line: options checked
 	# before --help answers
@@ -258,7 +259,7 @@ Version: $VERSION"
 	assert_success
 	run find "$R/etc" -name 'ramboot-netmem.service'
 	assert_output ""
-	grep -q "deb-systemd-invoke try-restart 'ramboot-netmem.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
+	grep -q "deb-systemd-invoke try-restart .*'ramboot-netmem.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
 	grep -q 'deb-systemd-invoke stop ramboot-netmem.service' "$R/var/lib/dpkg/info/ramboot.prerm"
 	# the shipped settings make a configuration (the files' directory
 	# moved into the test's, nbd-server's user left as it is)
