@@ -17,7 +17,7 @@
 # Rows (each one boot):
 #   none      no swap
 #   zram      zram alone (disksize ZRAM)
-#   net       zram (disksize ZRAM) and the network tier, the server idle
+#   net       zram and the network tier, the server idle
 #   net-busy  the same workload (net's documents) with a CPU-bound loop
 #             on the server's core: the founding experiment, remote
 #             memory on a busy workstation
@@ -36,10 +36,17 @@
 #   NETBENCH_BIGMEM=MiB     the client with enough RAM (default 2048)
 #   NETBENCH_DOC=MiB        per document (default 12)
 #   NETBENCH_PAUSE=ms       between documents (default 1000)
-#   NETBENCH_ZRAM=SIZE      zram disksize, both zram rows (default 768M)
+#   NETBENCH_ZRAM=SIZE      zram disksize of the zram row (default 768M:
+#                           more than the RAM holds compressed); the net
+#                           rows take the tier's own (zram's default and
+#                           the server file's size)
 #   NETBENCH_NETSIZE=SIZE   the client's file on the server (default 1G)
-#   NETBENCH_NET_ARGS="..." more kernel arguments for the net rows (the
-#                           tier's ramboot.swap.net.* settings)
+#   NETBENCH_NET_OPTS=...   the tier's settings after the server in
+#                           ramboot.swap.net= (default
+#                           idle=10,period=2,rate=32MiB/s: pages idle for
+#                           10 s go, the workload opening a document a
+#                           second)
+#   NETBENCH_NET_ARGS="..." more kernel arguments for the net rows
 #   NETBENCH_PORT=N         the server's port (default 10819)
 #   NETBENCH_MODES="..."    rows (default: none zram net net-busy ram)
 #   NETBENCH_TIMEOUT=s      per boot (default 1800)
@@ -55,6 +62,7 @@ doc=${NETBENCH_DOC:-12}
 pause=${NETBENCH_PAUSE:-1000}
 zram=${NETBENCH_ZRAM:-768M}
 netsize=${NETBENCH_NETSIZE:-1G}
+net_opts=${NETBENCH_NET_OPTS-idle=10,period=2,rate=32MiB/s}
 net_args=${NETBENCH_NET_ARGS:-}
 port=${NETBENCH_PORT:-10819}
 modes=${NETBENCH_MODES:-none zram net net-busy ram}
@@ -260,14 +268,14 @@ run_row() { # NAME MEM APPEND [busy]
 	eval "rd_$name=\$(field $name NET-BYTES 1)"
 	eval "wr_$name=\$(field $name NET-BYTES 2)"
 	eval "cpu_$name=\$(awk -v t=$((t1 - t0)) -v hz=$hz -v w=$wall 'BEGIN { if (w > 0) printf \"%.1f\", 100 * t / hz / w }')"
-	st=$(awk '$1 == "NMBENCH" && $2 == "key" && $3 == "swap_net_state" { print $4; exit }' "$tmp/$name.log.txt")
+	st=$(sed -n 's/^NMBENCH key swap_net_state //p' "$tmp/$name.log.txt" | tail -n 1)
 	eval "state_$name=\$st"
 	say "$name: capacity $(field "$name" CAPACITY 1), run of $(field "$name" RUN 1): load $(field "$name" RUN 2) s, page-through $(field "$name" RUN 3) s; server read $(field "$name" NET-BYTES 1) B, written $(field "$name" NET-BYTES 2) B; swap_net_state=${st:-none}"
 	cp "$tmp/$name.log.txt" "$cache/$name.log"
 }
 
 swap="ramboot.swap=zram ramboot.swap.size=$zram"
-net="$swap ramboot.swap.net=10.0.2.2:$port $net_args"
+net="ramboot.swap=zram ramboot.swap.net=10.0.2.2:$port${net_opts:+,$net_opts} $net_args"
 failed=
 for m in $modes; do
 	case $m in
@@ -314,8 +322,8 @@ for r in none zram net busy ram; do
 	case $r in
 	none) label="no swap" ;;
 	zram) label="zram $zram" ;;
-	net) label="zram $zram + network tier, server idle" ;;
-	busy) label="zram $zram + network tier, server busy" ;;
+	net) label="zram + network tier ($netsize), server idle" ;;
+	busy) label="zram + network tier ($netsize), server busy" ;;
 	ram) label="enough RAM (${bigmem} MiB), no swap" ;;
 	esac
 	st=$(get "state_$r")
