@@ -201,6 +201,15 @@ hz=$(getconf CLK_TCK)
 srv_ticks() {
 	awk '{ print $14 + $15 + $16 + $17 }' "/proc/$SRV_PID/stat"
 }
+# nbd-server makes its TLS parameters once it runs (GnuTLS), seconds of
+# CPU that are no client's: the rows start once it is idle.
+prev=-1
+for _ in $(seq 60); do
+	now=$(srv_ticks)
+	[ "$now" = "$prev" ] && break
+	prev=$now
+	sleep 1
+done
 
 # QEMU on core 1: a wrapper in qemu_bin's place (qemu_run runs it)
 printf '#!/bin/sh\nexec taskset -c 1 %s "$@"\n' "$(command -v "$qemu_bin")" >"$tmp/qemu"
@@ -267,7 +276,10 @@ run_row() { # NAME MEM APPEND [busy]
 	eval "wall_$name=\$wall"
 	eval "rd_$name=\$(field $name NET-BYTES 1)"
 	eval "wr_$name=\$(field $name NET-BYTES 2)"
-	eval "cpu_$name=\$(awk -v t=$((t1 - t0)) -v hz=$hz -v w=$wall 'BEGIN { if (w > 0) printf \"%.1f\", 100 * t / hz / w }')"
+	# the server's share only where it served the client
+	case $name in
+	net | busy) eval "cpu_$name=\$(awk -v t=$((t1 - t0)) -v hz=$hz -v w=$wall 'BEGIN { if (w > 0) printf \"%.1f\", 100 * t / hz / w }')" ;;
+	esac
 	st=$(sed -n 's/^NMBENCH key swap_net_state //p' "$tmp/$name.log.txt" | tail -n 1)
 	eval "state_$name=\$st"
 	say "$name: capacity $(field "$name" CAPACITY 1), run of $(field "$name" RUN 1): load $(field "$name" RUN 2) s, page-through $(field "$name" RUN 3) s; server read $(field "$name" NET-BYTES 1) B, written $(field "$name" NET-BYTES 2) B; swap_net_state=${st:-none}"
@@ -336,9 +348,12 @@ cap_x=$(ratio "$(get cap_net)" "$(get cap_zram)")
 busy_x=$(awk -v a="$(get load_busy)" -v b="$(get retouch_busy)" -v c="$(get load_net)" -v d="$(get retouch_net)" '
 	BEGIN { if (a != "-" && c != "-" && c + d > 0) printf "%.3f", (a + b) / (c + d); else print "-" }')
 cpu_s=$(get cpu_net)
-if [ "$(get state_net)" != connected ]; then
-	say "the network tier was not active in the net row (swap_net_state=$(get state_net)): its figures are zram's"
-fi
+case $(get n_net) in
+'' | -) ;;
+*)
+	[ "$(get state_net)" = connected ] ||
+		say "the network tier was not connected at the end of the net row (swap_net_state=$(get state_net))" ;;
+esac
 
 table="A ${mem} MiB client (QEMU, $qemu_accel, kernel ${kver}) holding documents of ${doc} MiB
 of real file content, one every ${pause} ms, until the OOM killer stops it;
