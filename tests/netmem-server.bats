@@ -334,3 +334,10 @@ io() {
 	assert_output "nbd 700
 nbd 600"
 }
+
+@test "netmem-server: ramboot-netmem is POSIX sh, shellcheck-clean" {
+	command -v shellcheck >/dev/null || skip "no shellcheck"
+	run shellcheck -s sh "$NETMEM" "$TOP/bench/netmem-bench.sh" "$TOP/bench/netmem-bench-init"
+	assert_success
+	assert_output ""
+}
