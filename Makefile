@@ -10,6 +10,9 @@
 #                   the real LTSP initrd (docs/benchmarks.md)
 #   make bench-lab  a lab of 1 to 8 clients: one multicast stream against
 #                   unicast copies over a capped link (root; docs/benchmarks.md)
+#   make bench-netmem  the network memory tier: a small client in QEMU with
+#                   no swap, zram, zram + a memory server (nbd-server); the
+#                   server's CPU, idle and busy (root; docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
 #   make man        the man pages (build/man/), from man/*.md and docs/
 #   make check-package  build the Debian package and install it into a
@@ -22,9 +25,11 @@ DATADIR  ?= $(PREFIX)/share/ramboot
 SYSCONFDIR ?= /etc
 MANDIR   ?= $(PREFIX)/share/man
 DRACUTDIR ?= /usr/lib/dracut/modules.d
-# ramboot-serve.service: systemd reads units in /usr/local/lib/systemd/system
-# too; the Debian package puts it in /lib/systemd/system. Its ExecStart
-# is BINDIR's ramboot, its settings SYSCONFDIR/default/ramboot-serve.
+# ramboot-serve.service, ramboot-netmem.service: systemd reads units in
+# /usr/local/lib/systemd/system too; the Debian package puts them in
+# /lib/systemd/system. Their ExecStart is BINDIR's ramboot (ramboot-netmem
+# before nbd-server), their settings SYSCONFDIR/default/ramboot-serve
+# (ramboot-netmem).
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The one place the version is written down.
 VERSION  := $(shell cat VERSION)
@@ -66,7 +71,7 @@ MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab demo install clean fuzz unit man check-package
+.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab bench-netmem demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -176,6 +181,10 @@ bench-lab:
 	$(PROJECT_MAKE) all
 	bench/lab-bench.sh
 
+bench-netmem:
+	$(PROJECT_MAKE) all static
+	bench/netmem-bench.sh
+
 demo:
 	images/demo.sh
 
@@ -184,6 +193,8 @@ fuzz:
 
 install: ramboot static/ramboot $(MAN)
 	install -D -m 0755 ramboot $(DESTDIR)$(BINDIR)/ramboot
+	install -D -m 0755 sbin/ramboot-netmem $(DESTDIR)$(BINDIR)/ramboot-netmem
+	sed -i -e 's|^SETTINGS=/etc/|SETTINGS=$(SYSCONFDIR)/|' $(DESTDIR)$(BINDIR)/ramboot-netmem
 	install -D -m 0755 static/ramboot $(DESTDIR)$(DATADIR)/ramboot.static
 	for m in $(MAN:build/man/%=%); do \
 		install -D -m 0644 build/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; done
@@ -204,7 +215,14 @@ install: ramboot static/ramboot $(MAN)
 		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve ]; then \
 			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve"; \
 		else install -D -m 0644 conf/ramboot-serve.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve && \
-			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; fi
+			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; \
+		install -D -m 0644 conf/ramboot-netmem.service $(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-netmem.service && \
+		sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			$(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-netmem.service || exit 1; \
+		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem ]; then \
+			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem"; \
+		else install -D -m 0644 conf/ramboot-netmem.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem && \
+			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem; fi; fi
 	@if [ -f initrd-hooks/install.sh ]; then \
 		DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' DATADIR='$(DATADIR)' SYSCONFDIR='$(SYSCONFDIR)' \
 		sh initrd-hooks/install.sh; fi

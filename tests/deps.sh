@@ -9,6 +9,8 @@ debhelper lintian pandoc"
 # tests/verity.bats: veritysetup checks the hash files, dmsetup the mappings
 PKGS="$PKGS cryptsetup-bin dmsetup"
 PKGS="$PKGS udpcast iproute2"
+# tests/netmem-server.bats, make bench-netmem: the network memory tier's server
+PKGS="$PKGS nbd-server"
 # bench/lab-bench.sh: the unicast clients fetch the image over HTTP
 PKGS="$PKGS curl"
 

@@ -69,10 +69,10 @@ man_listed_options() {
 	[ "$n" -ge 3 ]
 }
 
-@test "man: the pages are ramboot(8), ramboot.conf(5), ramboot-cmdline(7), with NAME and the version" {
+@test "man: the pages are ramboot(8), ramboot.conf(5), ramboot-cmdline(7), ramboot-netmem(8), with NAME and the version" {
 	local v
 	v=$(cat "$TOP/VERSION")
-	for p in ramboot.8 ramboot.conf.5 ramboot-cmdline.7; do
+	for p in ramboot.8 ramboot.conf.5 ramboot-cmdline.7 ramboot-netmem.8; do
 		[ -f "$MAN/$p" ]
 		grep -q '^\.SH NAME' "$MAN/$p"
 		grep -q "^\\.TH .*\"ramboot $v\"" "$MAN/$p"

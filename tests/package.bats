@@ -21,10 +21,12 @@ PKG=$TOP/build/pkg
 VERSION=$(cat "$TOP/VERSION")
 
 # The files of the package, directories left out.
-EXPECTED_FILES="/etc/default/ramboot-serve
+EXPECTED_FILES="/etc/default/ramboot-netmem
+/etc/default/ramboot-serve
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf
+/lib/systemd/system/ramboot-netmem.service
 /lib/systemd/system/ramboot-serve.service
 /usr/lib/dracut/modules.d/90ramboot/module-setup.sh
 /usr/lib/dracut/modules.d/90ramboot/ramboot-dracut-lib.sh
@@ -33,6 +35,7 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/lib/dracut/modules.d/90ramboot/ramboot-pre-pivot.sh
 /usr/lib/ramboot/ramboot.static
 /usr/sbin/ramboot
+/usr/sbin/ramboot-netmem
 /usr/share/doc/ramboot/README.md
 /usr/share/doc/ramboot/admin-guide.md
 /usr/share/doc/ramboot/benchmarks.md
@@ -54,6 +57,7 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/share/lintian/overrides/ramboot
 /usr/share/man/man5/ramboot.conf.5.gz
 /usr/share/man/man7/ramboot-cmdline.7.gz
+/usr/share/man/man8/ramboot-netmem.8.gz
 /usr/share/man/man8/ramboot.8.gz
 /usr/share/ramboot/hooks/initramfs-tools/order.conf
 /usr/share/ramboot/hooks/initramfs-tools/script
@@ -62,7 +66,8 @@ EXPECTED_FILES="/etc/default/ramboot-serve
 /usr/share/ramboot/ltsp-server.sh
 /usr/share/ramboot/ramboot.static"
 
-CONFFILES="/etc/default/ramboot-serve
+CONFFILES="/etc/default/ramboot-netmem
+/etc/default/ramboot-serve
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf"
@@ -222,7 +227,7 @@ Version: $VERSION"
 	run grep -e 'invoke start' -e '_dh_action=start' -e 'systemctl.* start' \
 		"$R/var/lib/dpkg/info/ramboot.postinst"
 	assert_failure
-	grep -q "deb-systemd-invoke try-restart 'ramboot-serve.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
+	grep -q "deb-systemd-invoke try-restart .*'ramboot-serve.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
 	grep -q 'deb-systemd-invoke stop ramboot-serve.service' "$R/var/lib/dpkg/info/ramboot.prerm"
 	# the shipped settings are a valid command line: options checked
 	# before --help answers
@@ -236,6 +241,39 @@ Version: $VERSION"
 			>"$BATS_TEST_TMPDIR/ramboot-serve.service"
 		run env MANPATH="$R/usr/share/man" systemd-analyze verify \
 			"$BATS_TEST_TMPDIR/ramboot-serve.service"
+		assert_success
+		assert_output ""
+	fi
+}
+
+@test "package: ramboot-netmem.service is installed, neither enabled nor started; nbd-server with the package's settings" {
+	local unit=$R/lib/systemd/system/ramboot-netmem.service
+	make_root
+	run rdpkg -i "$DEB"
+	assert_success
+	[ -f "$unit" ]
+	run ! grep -q '@BINDIR@\|@SYSCONFDIR@' "$unit" "$R/etc/default/ramboot-netmem"
+	run sed -n 's/^ExecStartPre=//p' "$unit"
+	assert_output "/usr/sbin/ramboot-netmem -c /etc/default/ramboot-netmem config /run/ramboot-netmem/nbd-server.conf"
+	run grep -x 'SETTINGS=/etc/default/ramboot-netmem' "$R/usr/sbin/ramboot-netmem"
+	assert_success
+	run find "$R/etc" -name 'ramboot-netmem.service'
+	assert_output ""
+	grep -q "deb-systemd-invoke try-restart .*'ramboot-netmem.service'" "$R/var/lib/dpkg/info/ramboot.postinst"
+	grep -q 'deb-systemd-invoke stop ramboot-netmem.service' "$R/var/lib/dpkg/info/ramboot.prerm"
+	# the shipped settings make a configuration (the files' directory
+	# moved into the test's, nbd-server's user left as it is)
+	sed -e "s|^NETMEM_DIR=|NETMEM_DIR=$BATS_TEST_TMPDIR|" -e 's|^NETMEM_USER=.*|NETMEM_USER=|' \
+		"$R/etc/default/ramboot-netmem" >"$BATS_TEST_TMPDIR/settings"
+	run "$R/usr/sbin/ramboot-netmem" -c "$BATS_TEST_TMPDIR/settings" config
+	assert_success
+	assert_line "exportname = $BATS_TEST_TMPDIR/var/lib/ramboot/netmem/%s"
+	assert_line "port = 10809"
+	if command -v systemd-analyze >/dev/null; then
+		sed -e "s|=/usr/sbin/|=$R/usr/sbin/|" -e "s| /etc/default/| $R/etc/default/|" "$unit" \
+			>"$BATS_TEST_TMPDIR/ramboot-netmem.service"
+		run env MANPATH="$R/usr/share/man" systemd-analyze verify \
+			"$BATS_TEST_TMPDIR/ramboot-netmem.service"
 		assert_success
 		assert_output ""
 	fi
@@ -267,6 +305,8 @@ Version: $VERSION"
 	[ -f "$R/etc/ramboot.conf" ]
 	[ -f "$R/etc/default/ramboot-serve" ]
 	[ ! -e "$R/lib/systemd/system/ramboot-serve.service" ]
+	[ -f "$R/etc/default/ramboot-netmem" ]
+	[ ! -e "$R/usr/sbin/ramboot-netmem" ]
 	run rdpkg -P ramboot
 	assert_success
 	run find "$R" -path "$R/var" -prune -o -print

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The udpcast lab of the bats files (udpcast, boot-udpcast, lazy-udpcast):
+# The udpcast lab of the bats files (udpcast, boot-udpcast, lazy-udpcast;
+# netmem-server for its clients of the network memory tier):
 # network namespaces on one host joined by a bridge, `ramboot serve` in
 # the sender's, ramboot in the clients'; and a stand-in udp-receiver for
 # the cases that need no network. The caller sets NS (a name prefix of
