@@ -47,6 +47,7 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 /usr/share/doc/ramboot/dracut.md
 /usr/share/doc/ramboot/examples/ltsp.conf
 /usr/share/doc/ramboot/lazy.md
+/usr/share/doc/ramboot/netmem.md
 /usr/share/doc/ramboot/profiles.md
 /usr/share/doc/ramboot/ramboot.md
 /usr/share/doc/ramboot/swap.md
