@@ -162,11 +162,7 @@ static int cmd_index(int argc, char **argv)
 			rb_err("%s", err);
 			return RB_EXIT_FAIL;
 		}
-		rc = write_all(of.fd, text, (size_t)len);
-		if (rc == 0)
-			rc = outfile_commit(&of);
-		else
-			outfile_abort(&of);
+		rc = outfile_write(&of, text, (size_t)len);
 		if (rc < 0) {
 			free(text);
 			rb_err("%s: write error: %s", outpath, strerror(-rc));

@@ -129,11 +129,7 @@ int cache_state_commit(int dirfd, const struct cstate *s, char *err, size_t errl
 			    err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = write_all(of.fd, text, (size_t)n);
-	if (rc == 0)
-		rc = outfile_commit(&of);
-	else
-		outfile_abort(&of);
+	rc = outfile_write(&of, text, (size_t)n);
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "%s: cannot commit it: %s", CACHE_STATE,
 				 strerror(-rc));

@@ -137,28 +137,30 @@ static bool name_ok(const char *val)
 	       strcmp(val, ".") && strcmp(val, "..");
 }
 
-static const char *key_verity_hash(struct mstate *st, char *val)
+/* A key whose value is a file name beside the image into dst (room for
+ * MANIFEST_NAME_MAX + 1): NULL, or the error naming the key. */
+static const char *take_name(char *dst, const char *val, const char *bad)
 {
 	if (!name_ok(val))
-		return "bad verity-hash (a file name beside the image)";
-	strcpy(st->m->verity_hash, val);
+		return bad;
+	strcpy(dst, val);
 	return NULL;
+}
+
+static const char *key_verity_hash(struct mstate *st, char *val)
+{
+	return take_name(st->m->verity_hash, val,
+			 "bad verity-hash (a file name beside the image)");
 }
 
 static const char *key_cindex(struct mstate *st, char *val)
 {
-	if (!name_ok(val))
-		return "bad cindex (a file name beside the image)";
-	strcpy(st->m->cindex, val);
-	return NULL;
+	return take_name(st->m->cindex, val, "bad cindex (a file name beside the image)");
 }
 
 static const char *key_image(struct mstate *st, char *val)
 {
-	if (!name_ok(val))
-		return "bad image (a file name beside the image)";
-	strcpy(st->m->image, val);
-	return NULL;
+	return take_name(st->m->image, val, "bad image (a file name beside the image)");
 }
 
 static const char *key_cindex_sha256(struct mstate *st, char *val)

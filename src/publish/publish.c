@@ -225,6 +225,28 @@ static int verity_precheck(const struct publish_req *req, int fd, const struct s
 	return 0;
 }
 
+/* The name of a side file beside the image into out (a manifest name
+ * field, MANIFEST_NAME_MAX + 1): given, else the image's base name, the
+ * suffix and the first PUBLISH_HASH_HEX digits of hex. 0 or -errno. */
+static int side_name(const struct publish_req *req, const char *given, const char *suffix,
+		     const char *hex, char out[MANIFEST_NAME_MAX + 1], const char *what,
+		     char *err, size_t errlen)
+{
+	const char *base = strrchr(req->image, '/');
+	int rc;
+
+	base = base ? base + 1 : req->image;
+	if (given)
+		rc = snprintf(out, MANIFEST_NAME_MAX + 1, "%s", given);
+	else
+		rc = snprintf(out, MANIFEST_NAME_MAX + 1, "%s%s%.*s", base, suffix,
+			      PUBLISH_HASH_HEX, hex);
+	if (rc < 0 || rc > MANIFEST_NAME_MAX)
+		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for %s beside it",
+				 req->image, what);
+	return 0;
+}
+
 /* Still the file that was read, as it was: the same inode at the name,
  * size and mtime as before. */
 static int unchanged(const char *image, int fd, const struct stat *st0, char *err,
@@ -246,7 +268,6 @@ static int build_tree(const struct publish_req *req, int fd, struct publish_made
 {
 	struct verity_params p;
 	uint8_t root[VERITY_DIGEST];
-	const char *base = strrchr(req->image, '/');
 	size_t done = 0;
 	int rc;
 
@@ -265,16 +286,8 @@ static int build_tree(const struct publish_req *req, int fd, struct publish_made
 		return rc;
 	verity_hex(root, VERITY_DIGEST, mk->m.verity_root);
 	verity_hex(p.salt, p.salt_len, mk->m.verity_salt);
-	base = base ? base + 1 : req->image;
-	if (req->hash_name)
-		rc = snprintf(mk->m.verity_hash, sizeof(mk->m.verity_hash), "%s", req->hash_name);
-	else
-		rc = snprintf(mk->m.verity_hash, sizeof(mk->m.verity_hash), "%s%s%.*s", base,
-			      PUBLISH_HASH_SUFFIX, PUBLISH_HASH_HEX, mk->m.verity_root);
-	if (rc < 0 || (size_t)rc >= sizeof(mk->m.verity_hash))
-		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a hash file "
-				 "beside it", req->image);
-	return 0;
+	return side_name(req, req->hash_name, PUBLISH_HASH_SUFFIX, mk->m.verity_root,
+			 mk->m.verity_hash, "a hash file", err, errlen);
 }
 
 /* The chunk index, by a plain read of the image from its start: its
@@ -282,7 +295,6 @@ static int build_tree(const struct publish_req *req, int fd, struct publish_made
 static int build_cindex(const struct publish_req *req, int fd, struct publish_made *mk,
 			char *err, size_t errlen)
 {
-	const char *base = strrchr(req->image, '/');
 	struct cindex ci;
 	uint8_t sum[32];
 	char why[256];
@@ -308,16 +320,8 @@ static int build_cindex(const struct publish_req *req, int fd, struct publish_ma
 	mk->cindex_len = (size_t)n;
 	sha256(mk->cindex, mk->cindex_len, sum);
 	hex_encode(sum, 32, mk->m.cindex_sha256);
-	base = base ? base + 1 : req->image;
-	if (req->cindex_name)
-		rc = snprintf(mk->m.cindex, sizeof(mk->m.cindex), "%s", req->cindex_name);
-	else
-		rc = snprintf(mk->m.cindex, sizeof(mk->m.cindex), "%s%s%.*s", base,
-			      PUBLISH_CINDEX_SUFFIX, PUBLISH_HASH_HEX, mk->m.cindex_sha256);
-	if (rc < 0 || (size_t)rc >= sizeof(mk->m.cindex))
-		return rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: name too long for a chunk index "
-				 "beside it", req->image);
-	return 0;
+	return side_name(req, req->cindex_name, PUBLISH_CINDEX_SUFFIX, mk->m.cindex_sha256,
+			 mk->m.cindex, "a chunk index", err, errlen);
 }
 
 /* --content-addressed: the name of the image's bytes, from the SHA-256
