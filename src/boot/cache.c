@@ -105,14 +105,12 @@ static int switch_prepare(const char *image, struct loopdev_watch *w, char *why,
  * lazy copier's switch to RAM: the same bytes, verified). 0 with *when
  * (seconds since boot), or -errno with why: the boot runs on from the
  * network image, the slot is used from the next boot. */
-static int switch_to_slot(const struct loopdev_watch *w, const char *device, const char *name,
-			  const char *sha256, char *loop, size_t looplen, double *when, char *why,
-			  size_t len)
+static int switch_to_slot(const struct loopdev_watch *w, int sfd, int mfd, const char *device,
+			  char *loop, size_t looplen, double *when, char *why, size_t len)
 {
 	double deadline = now_sec() + CACHE_SWITCH_WAIT, unfit = 0;
-	char err[512];
-	uint64_t size;
-	int lfd = -1, sfd, rc;
+	struct stat st;
+	int lfd = -1, rc;
 
 	/* The hook sets the loop device up after the boot: a refresh that
 	 * ends first waits for it, a while. One that is there but not fit
@@ -135,18 +133,20 @@ static int switch_to_slot(const struct loopdev_watch *w, const char *device, con
 	}
 	if (rc < 0)
 		return rc;
-	rc = cache_slot_open(device, name, sha256, &sfd, &size, err, sizeof(err));
-	if (rc == 0 && size != w->size) {
-		(void)close(sfd);
-		rc = rb_errfmt(err, sizeof(err), -EINVAL, "the slot is of %" PRIu64 " bytes, the "
-			       "image of %" PRIu64, size, w->size);
-	}
-	if (rc < 0) {
+	/* The slot becomes the running root: its file system read-only,
+	 * as a hit's, so that later read-only mounts of it share it. */
+	if (mfd < 0 || cache_fs_ro(mfd, device, why, len) < 0) {
+		if (mfd < 0)
+			snprintf(why, len, "the cache's mount is gone");
 		(void)close(lfd);
-		return rb_errfmt(why, len, rc, "%s", err);
+		return -EIO;
+	}
+	if (fstat(sfd, &st) < 0 || (uint64_t)st.st_size != w->size) {
+		(void)close(lfd);
+		return rb_errfmt(why, len, -EINVAL, "the slot is of %" PRIu64 " bytes, the image of "
+				 "%" PRIu64, (uint64_t)st.st_size, w->size);
 	}
 	rc = loopdev_switch(lfd, &w->st, sfd);
-	(void)close(sfd);
 	(void)close(lfd);
 	if (rc < 0)
 		return rb_errfmt(why, len, rc, "/dev/%s: %s", loop, rc == -ESTALE || rc == -ENXIO ?
@@ -172,7 +172,7 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	char why[640] = "", dev[PATH_MAX];
 	double t0, at = 0;
 	pid_t pid;
-	int rc, dfd, wrc = -1;
+	int rc, dfd, wrc = -1, sfd = -1, mfd = -1;
 
 	rc = report_write(rep, rundir, json);
 	if (rc < 0)
@@ -211,6 +211,10 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	o.image = image;
 	o.manifest = manifest;
 	o.signed_only = vp->signed_only;
+	/* The slot opened for the switch (and its file system made
+	 * read-only) only when there is a loop device to switch. */
+	o.slot_fd = wrc == 0 ? &sfd : NULL;
+	o.mnt_fd = &mfd;
 	t0 = now_sec();
 	rc = cache_boot_refresh(device, &o, &r, err, sizeof(err));
 	snprintf(secs, sizeof(secs), "%.3f", now_sec() - t0);
@@ -239,9 +243,15 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 		(void)report_amend_at(dfd, set, 6, 0);
 	/* The slot holds the image, verified and committed: the running
 	 * image's loop device moves onto it. */
+	if (wrc == 0 && sfd < 0)
+		wrc = rb_errfmt(why, sizeof(why), -EIO, "slot %s: cannot be opened again", slot);
 	if (wrc == 0)
-		wrc = switch_to_slot(&w, device, image_name(image), r.sha256, loop, sizeof(loop), &at,
-				     why, sizeof(why));
+		wrc = switch_to_slot(&w, sfd, mfd, device, loop, sizeof(loop), &at, why,
+				     sizeof(why));
+	if (sfd >= 0)
+		(void)close(sfd);
+	if (mfd >= 0)
+		(void)close(mfd);
 	if (wrc == 0) {
 		snprintf(when, sizeof(when), "%.2f", at);
 		if (rb_path(dev, sizeof(dev), "/dev/%s", loop) < 0)

@@ -58,6 +58,12 @@ struct cache {
  */
 int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t errlen);
 void cache_close(struct cache *c);
+/* The file system of a cache ramboot mounted made read-only (its
+ * superblock: every mount of it) through the descriptor mnt of the
+ * mount's root (cache_refresh_opts.mnt_fd), no path: after a refresh
+ * behind the boot, before a slot becomes the running root. No file may
+ * be open for writing. what names it in err. 0 or -errno with err. */
+int cache_fs_ro(int mnt, const char *what, char *err, size_t errlen);
 /* The same, read-only down to the file system (its superblock), for a
  * look that writes nothing on a device that may not be a cache: not
  * even the mount count. Fails (-EBUSY) while the file system is
@@ -79,6 +85,13 @@ struct cache_refresh_opts {
 	bool signed_only;         /* the manifest must be signed (trust/sign.h) */
 	const char *keydir;       /* the trusted keys, NULL: the system's */
 	bool force;               /* a corrupt state is started over */
+	int *slot_fd;             /* non-NULL: on success, the active slot opened
+				   * read-only (through the refresh's own mount,
+				   * which it keeps; no path is opened again: a
+				   * child behind the boot has no /dev after the
+				   * switch of root); else -1 */
+	int *mnt_fd;              /* with slot_fd, cache_boot_refresh() only:
+				   * the cache's mount (for cache_fs_ro), or -1 */
 };
 
 struct cache_refresh_result {

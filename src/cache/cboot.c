@@ -195,6 +195,10 @@ int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 	if (rc < 0)
 		return rc;
 	rc = cache_refresh(&c, o, r, err, errlen);
+	/* The mount outlives c for the switch, which makes it read-only. */
+	if (o->mnt_fd)
+		*o->mnt_fd = rc == 0 && o->slot_fd && *o->slot_fd >= 0 && c.mnt >= 0 ?
+			     fcntl(c.mnt, F_DUPFD_CLOEXEC, 3) : -1;
 	cache_close(&c);
 	return rc;
 }

@@ -70,6 +70,28 @@ static void fs_log(int fsfd, char *buf, size_t len)
 	}
 }
 
+int cache_fs_ro(int mnt, const char *what, char *err, size_t errlen)
+{
+	char why[256];
+	int fsfd, rc = 0;
+
+	/* The superblock, not only this mount: a later read-only mount of
+	 * the same file system (ramboot cache status) shares it. */
+	fsfd = fspick(mnt, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+	if (fsfd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", what, strerror(errno));
+	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0) {
+		rc = -errno;
+		fs_log(fsfd, why, sizeof(why));
+		(void)close(fsfd);
+		return rb_errfmt(err, errlen, rc, "%s: cannot make it read-only: %s%s%s", what,
+				 strerror(-rc), why[0] ? ": " : "", why);
+	}
+	(void)close(fsfd);
+	return 0;
+}
+
 static int mount_detached(struct cache *c, const char *source, bool rw, bool sbro, char *err,
 			  size_t errlen)
 {

@@ -566,6 +566,17 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		goto out;
 	rc = commit(&f, itext, ilen, isum);
 out:
+	if (o->slot_fd) {
+		char sname[16];
+
+		*o->slot_fd = -1;
+		if (rc == 0 && f.dir >= 0) {
+			cache_slot_name(r->slot, NULL, sname, sizeof(sname));
+			*o->slot_fd = openat(f.dir, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			if (*o->slot_fd < 0)
+				rb_debug("slot %s: %s", sname, strerror(errno));
+		}
+	}
 	/* The room back: the slot was not valid anyway. */
 	if (rc < 0 && f.sfd >= 0 && ftruncate(f.sfd, 0) < 0)
 		rb_debug("slot %c: not truncated: %s", cstate_slot_name(f.target), strerror(errno));
