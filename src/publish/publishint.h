@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Between publish.c and ca.c (--content-addressed): what the sweep of
+ * step 5 keeps, and the image's own name of step 3b.
+ */
+#ifndef RAMBOOT_PUBLISHINT_H
+#define RAMBOOT_PUBLISHINT_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "publish/publish.h"
+
+/* The files (hash file, chunk index, content-addressed image) of the
+ * manifests publish keeps (the new one, the previous one, the backup
+ * image's). */
+#define SWEEP_NAMED 3
+#define SWEEP_KEEP (3 * SWEEP_NAMED)
+
+/* Is name among keep[0..SWEEP_KEEP) (NULL entries: none)? */
+bool publish_kept(const char *const keep[SWEEP_KEEP], const char *name);
+
+/* The image under its content-addressed name mk->m.image, complete and
+ * on disk before the manifest names it. *how: what was done. 0 or
+ * -errno with a message in err; a failure leaves no new name. */
+int publish_place_image(int dirfd, const char *base, const struct publish_req *req,
+			const struct publish_made *mk, const char **how, char *err,
+			size_t errlen);
+
+/* The content-addressed images of base in dirfd that keep does not
+ * name, beyond the keep_n newest, removed (prefix: for messages). */
+void publish_sweep_images(int dirfd, const char *prefix, const char *base,
+			  const char *const keep[SWEEP_KEEP], unsigned keep_n,
+			  const struct stat *img, const char *new_name);
+
+#endif
