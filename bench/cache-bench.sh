@@ -146,20 +146,7 @@ if ! fresh image "$rootkey" || [ ! -f "$img" ] || [ ! -d "$root" ]; then
 		die "images/build-test-root.sh failed: $(tail -n 3 "$cache/build-root.log")"
 	rm -rf "$root/usr/share/rbtest"
 	install -m 0755 bench/cache-bench-init "$root/sbin/cbench-init"
-	find /usr/share /usr/lib -xdev -type f -readable -size -2M -size +0 \
-		-not -path '/usr/lib/modules/*' -not -path '/usr/lib/debug/*' \
-		-printf '%s\t%p\n' 2>/dev/null |
-		awk -F '\t' 'index($2, " ") == 0 && index($2, "\"") == 0 && index($2, "\047") == 0 && index($2, "\\") == 0' |
-		LC_ALL=C sort -t "$(printf '\t')" -k2 > "$cache/candidates"
-	total=$(awk -F '\t' '{ s += $1 } END { printf "%d\n", s }' "$cache/candidates")
-	want=$((mb * 3300000))
-	stride=$((total / want))
-	[ "$stride" -ge 1 ] || stride=1
-	awk -F '\t' -v st="$stride" -v want="$want" '
-		(NR - 1) % st == 0 { print $2; s += $1; if (s >= want) exit }' \
-		"$cache/candidates" > "$cache/files"
-	tar -cf - --no-recursion -T "$cache/files" 2>/dev/null | tar -xf - -C "$root" ||
-		die "copying the files into the root failed"
+	real_files "$root" "$mb" || die "copying the files into the root failed"
 	mkdir -p "$root/etc/cbench"
 	# The login: the first of every four groups of 32 consecutive files.
 	awk 'int((NR - 1) / 32) % 4 == 0' "$cache/files" > "$root/etc/cbench/login.list"
@@ -182,8 +169,8 @@ lt=$cache/ltsp
 # /etc/ltsp/ltsp.conf and /etc/ltsp/ramboot put in place only while `ltsp
 # initrd` runs, whatever was there put back afterwards.
 bench_name="cache-bench"
-# shellcheck source=bench/ltsp-setup.sh
-. "$top/bench/ltsp-setup.sh"
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
 ltsp_setup || die "LTSP setup failed"
 
 report_only=${CACHEBENCH_REPORT_ONLY:-0}

@@ -1,9 +1,13 @@
-# bench/ltsp-setup.sh - sourced by bench/boot-bench.sh and
-# bench/cache-bench.sh: ltsp_setup builds the real LTSP initrd for their
-# boots, once while its inputs do not change ($lt/initrd.combined:
-# ltsp.img, a network identity, Debian's initrd). The caller gives
-# bench_name, lt, cache, rb, deb_initrd, kver and the functions say, key,
-# fresh and stamp.
+# bench/lib.sh - sourced by bench/boot-bench.sh and bench/cache-bench.sh.
+#
+# ltsp_setup builds the real LTSP initrd for their boots, once while its
+# inputs do not change ($lt/initrd.combined: ltsp.img, a network
+# identity, Debian's initrd). The caller gives bench_name, lt, cache, rb,
+# deb_initrd, kver and the functions say, key, fresh and stamp.
+#
+# real_files ROOT MB copies about MB MB of real files of this host (from
+# /usr/share and /usr/lib, spread over them) into ROOT, their list in
+# $cache/files (in the image's order).
 # shellcheck shell=bash disable=SC2154 # the caller's variables
 
 ltsp_setup() {
@@ -50,4 +54,21 @@ ltsp_setup() {
 	(cd "$lt/net" && find . | cpio -o -H newc -R 0:0 --quiet) > "$lt/zz-net.cpio"
 	cat "$lt/tftp/ltsp/ltsp.img" "$lt/zz-net.cpio" "$deb_initrd" > "$lt/initrd.combined"
 	stamp ltsp-initrd "$k"
+}
+
+real_files() { # ROOT MB
+	local total want stride
+	find /usr/share /usr/lib -xdev -type f -readable -size -2M -size +0 \
+		-not -path '/usr/lib/modules/*' -not -path '/usr/lib/debug/*' \
+		-printf '%s\t%p\n' 2>/dev/null |
+		awk -F '\t' 'index($2, " ") == 0 && index($2, "\"") == 0 && index($2, "\047") == 0 && index($2, "\\") == 0' |
+		LC_ALL=C sort -t "$(printf '\t')" -k2 > "$cache/candidates"
+	total=$(awk -F '\t' '{ s += $1 } END { printf "%d\n", s }' "$cache/candidates")
+	want=$(($2 * 3300000))
+	stride=$((total / want))
+	[ "$stride" -ge 1 ] || stride=1
+	awk -F '\t' -v st="$stride" -v want="$want" '
+		(NR - 1) % st == 0 { print $2; s += $1; if (s >= want) exit }' \
+		"$cache/candidates" > "$cache/files"
+	tar -cf - --no-recursion -T "$cache/files" 2>/dev/null | tar -xf - -C "$1"
 }
