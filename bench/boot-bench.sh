@@ -59,22 +59,9 @@ done
 case $runs in '' | *[!0-9]* | 0) die "BOOTBENCH_RUNS=$runs: expected a count" ;; esac
 case $mb in '' | *[!0-9]* | 0) die "BOOTBENCH_MB=$mb: expected MB" ;; esac
 
-# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
-qemu_bin='' qemu_accel='' qemu_accel_why=''
-# shellcheck disable=SC1091 source=images/qemu-accel.sh
-. "$top/images/qemu-accel.sh"
-qemu_accel_check || exit 1
-command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
-kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
-kernel=/boot/vmlinuz-$kver
-[ -n "$kver" ] && [ -r "$kernel" ] || die "no Debian kernel in /boot"
-qemu_accel_choose "$kernel" || die "no accelerator"
-say "accelerator: $qemu_accel ($qemu_accel_why)"
-
-mkdir -p "$cache"
-key() { cat "$@" | sha256sum | cut -d' ' -f1; }
-fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
-stamp() { echo "$2" > "$cache/$1.key"; }
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
+bench_qemu_setup
 
 # ---------------------------------------------------------------- the image
 
@@ -133,8 +120,6 @@ lt=$cache/ltsp
 # /etc/ltsp/ltsp.conf and /etc/ltsp/ramboot put in place only while `ltsp
 # initrd` runs, whatever was there put back afterwards.
 bench_name="boot-bench"
-# shellcheck source=bench/lib.sh
-. "$top/bench/lib.sh"
 
 initrd=$cache/initramfs.cpio
 itools_setup() {

@@ -85,22 +85,9 @@ for v in "$runs" "$mb" "$seed_mb"; do
 done
 [ "$runs" -gt 0 ] && [ "$mb" -gt 0 ] || die "CACHEBENCH_RUNS and CACHEBENCH_MB must be positive"
 
-# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
-qemu_bin='' qemu_accel='' qemu_accel_why=''
-# shellcheck disable=SC1091 source=images/qemu-accel.sh
-. "$top/images/qemu-accel.sh"
-qemu_accel_check || exit 1
-command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
-kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
-kernel=/boot/vmlinuz-$kver
-[ -n "$kver" ] && [ -r "$kernel" ] || die "no Debian kernel in /boot"
-qemu_accel_choose "$kernel" || die "no accelerator"
-say "accelerator: $qemu_accel ($qemu_accel_why)"
-
-mkdir -p "$cache"
-key() { cat "$@" | sha256sum | cut -d' ' -f1; }
-fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
-stamp() { echo "$2" > "$cache/$1.key"; }
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
+bench_qemu_setup
 
 # Loop devices and mounts of the run, undone on any exit.
 lo_dev=
@@ -169,8 +156,6 @@ lt=$cache/ltsp
 # /etc/ltsp/ltsp.conf and /etc/ltsp/ramboot put in place only while `ltsp
 # initrd` runs, whatever was there put back afterwards.
 bench_name="cache-bench"
-# shellcheck source=bench/lib.sh
-. "$top/bench/lib.sh"
 ltsp_setup || die "LTSP setup failed"
 
 report_only=${CACHEBENCH_REPORT_ONLY:-0}

@@ -1,5 +1,10 @@
 # bench/lib.sh - sourced by bench/boot-bench.sh and bench/cache-bench.sh.
 #
+# bench_qemu_setup finds QEMU, its accelerator (images/qemu-accel.sh) and
+# Debian's kernel (kver, kernel), makes $cache and the build-cache helpers
+# key FILE..., fresh NAME KEY and stamp NAME KEY. The caller gives top,
+# cache and the functions say and die.
+#
 # ltsp_setup builds the real LTSP initrd for their boots, once while its
 # inputs do not change ($lt/initrd.combined: ltsp.img, a network
 # identity, Debian's initrd). The caller gives bench_name, lt, cache, rb,
@@ -72,3 +77,22 @@ real_files() { # ROOT MB
 		"$cache/candidates" > "$cache/files"
 	tar -cf - --no-recursion -T "$cache/files" 2>/dev/null | tar -xf - -C "$1"
 }
+
+bench_qemu_setup() {
+	# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
+	qemu_bin='' qemu_accel='' qemu_accel_why=''
+	# shellcheck disable=SC1091 source=images/qemu-accel.sh
+	. "$top/images/qemu-accel.sh"
+	qemu_accel_check || exit 1
+	command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
+	kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+	kernel=/boot/vmlinuz-$kver
+	[ -n "$kver" ] && [ -r "$kernel" ] || die "no Debian kernel in /boot"
+	qemu_accel_choose "$kernel" || die "no accelerator"
+	say "accelerator: $qemu_accel ($qemu_accel_why)"
+	mkdir -p "$cache"
+}
+
+key() { cat "$@" | sha256sum | cut -d' ' -f1; }
+fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
+stamp() { echo "$2" > "$cache/$1.key"; }
