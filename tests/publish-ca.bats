@@ -15,23 +15,15 @@
 
 load helpers/common
 load helpers/fault
+load helpers/publish
 
 setup_file() {
-	faultinj_build
-	"$RAMBOOT_BIN" keygen "$BATS_FILE_TMPDIR/site" >/dev/null
-	mkdir -p "$BATS_FILE_TMPDIR/keys"
-	cp "$BATS_FILE_TMPDIR/site.pub" "$BATS_FILE_TMPDIR/keys/"
+	publish_setup_file
 }
 
 setup() {
-	require_loader
-	T=$BATS_TEST_TMPDIR
-	KEY=$BATS_FILE_TMPDIR/site
-	KEYS=$BATS_FILE_TMPDIR/keys
-	setup_out
-	IMG=$OUT/x.img
+	publish_setup
 	new_image 1
-	PIDS=()
 }
 
 teardown() {

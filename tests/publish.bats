@@ -16,24 +16,16 @@
 
 load helpers/common
 load helpers/fault
+load helpers/publish
 
 setup_file() {
-	faultinj_build
-	"$RAMBOOT_BIN" keygen "$BATS_FILE_TMPDIR/site" >/dev/null
-	mkdir -p "$BATS_FILE_TMPDIR/keys"
-	cp "$BATS_FILE_TMPDIR/site.pub" "$BATS_FILE_TMPDIR/keys/"
+	publish_setup_file
 }
 
 setup() {
-	require_loader
-	T=$BATS_TEST_TMPDIR
-	KEY=$BATS_FILE_TMPDIR/site
-	KEYS=$BATS_FILE_TMPDIR/keys
-	setup_out
-	IMG=$OUT/x.img
+	publish_setup
 	# 64 blocks of 4 KiB: a tree of one level under the superblock
 	head -c 262144 /dev/urandom >"$IMG"
-	PIDS=()
 }
 
 teardown() {
