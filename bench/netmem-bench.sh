@@ -51,8 +51,8 @@
 #   NETBENCH_MODES="..."    rows (default: none zram net net-busy ram)
 #   NETBENCH_TIMEOUT=s      per boot (default 1800)
 #   NETBENCH_DOC_MD=file    the markdown to update (default docs/benchmarks.md)
-#   NETBENCH_RT=1           run the client's QEMU round-robin real-time
-#                           (chrt -r 40) on its core, for a machine that
+#   NETBENCH_NICE=1         run the client's QEMU at nice -15
+#                           (CFS weight), for a machine that
 #                           other work shares: that work then runs on the
 #                           server's core, as a workstation's would; the
 #                           server and the busy loop keep normal priority
@@ -218,7 +218,7 @@ done
 
 # QEMU on core 1: a wrapper in qemu_bin's place (qemu_run runs it)
 rt=
-[ "${NETBENCH_RT:-0}" = 1 ] && rt="chrt -r 40 "
+[ "${NETBENCH_NICE:-0}" = 1 ] && rt="nice -n -15 "
 printf '#!/bin/sh\nexec %staskset -c 1 %s "$@"\n' "$rt" "$(command -v "$qemu_bin")" >"$tmp/qemu"
 chmod 0755 "$tmp/qemu"
 qemu_bin=$tmp/qemu
@@ -366,7 +366,7 @@ table="A ${mem} MiB client (QEMU, $qemu_accel, kernel ${kver}) holding documents
 of real file content, one every ${pause} ms, until the OOM killer stops it;
 then a second run with that many documents that reads them all again. The
 server, nbd-server as \`ramboot-netmem\` configures it, on core 0; the
-client on core 1${rt:+ at real-time round-robin priority (NETBENCH_RT=1: other work shared the machine)}; \`server busy\`: a CPU-bound loop on the server's core
+client on core 1${rt:+ at nice -15 (NETBENCH_NICE=1: other work shared the machine)}; \`server busy\`: a CPU-bound loop on the server's core
 for the same workload as \`server idle\`.
 
 | client | load capacity (documents) | second run (documents) | load (s) | page through all (s) | read from server (MiB) | written to server (MiB) | server CPU (%) | slowdown vs enough RAM |
