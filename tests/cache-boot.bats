@@ -232,6 +232,32 @@ nothing_attached() {
 	cmp "$(report cache_image)" "$D/b.img"
 }
 
+@test "cache miss: the refresh reads the content-addressed image the manifest names, not IMAGE being rebuilt" {
+	make_cache
+	refresh
+	cp "$D/b.img" "$IMG"
+	"$RAMBOOT_BIN" publish --content-addressed "$IMG" >/dev/null
+	# The next rebuild has replaced IMAGE, its manifest not published
+	# yet: the manifest still names b's bytes, IMAGE holds others.
+	cp "$D/a.img" "$IMG.new"
+	mv "$IMG.new" "$IMG"
+	hook_loop
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	wait_refresh
+	[ "$(report cache_error)" = "" ]
+	[ "$(report cache)" = refreshed ]
+	[ "$(report cache_slot)" = b ]
+	# never a switch onto other bytes than the root's
+	wait_switch
+	[ -z "$(report cache_switched)" ]
+	[ -n "$(report cache_switch_error)" ]
+	# kept under the image's own name: the next boot hits
+	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	cmp "$(report cache_image)" "$D/b.img"
+}
+
 @test "an empty cache: a miss, and the refresh fills slot a" {
 	make_cache
 	hook_loop

@@ -169,11 +169,17 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	struct loopdev_watch w;
 	struct report_set set[6];
 	char err[512], gen[24], net[24], loc[24], secs[24], when[24], loop[32] = "", slot[2] = "";
-	char why[640] = "", dev[PATH_MAX];
+	char why[640] = "", dev[PATH_MAX], src[PATH_MAX];
 	double t0, at = 0;
 	pid_t pid;
 	int rc, dfd, wrc = -1, sfd = -1, mfd = -1;
 
+	/* The refresh reads the bytes the manifest describes under the name
+	 * publish --content-addressed gave them, which no rebuild changes;
+	 * the cache keeps them under the image's own name. */
+	snprintf(src, sizeof(src), "%s", image);
+	if (manifest)
+		(void)follow_image(s, manifest, src, sizeof(src));
 	rc = report_write(rep, rundir, json);
 	if (rc < 0)
 		rb_warn("%s/report: %s", rundir, strerror(-rc));
@@ -208,7 +214,8 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();
 	memset(&o, 0, sizeof(o));
-	o.image = image;
+	o.image = src;
+	o.name = image_name(image);
 	o.manifest = manifest;
 	o.signed_only = vp->signed_only;
 	/* The slot opened for the switch (and its file system made
