@@ -647,6 +647,19 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
 	return false;
 }
 
+/* A side file (the hash tree, the chunk index), named by what it holds:
+ * should it be there already (the same image and salt again, the same
+ * index), it holds the same bytes, and is replaced by them. */
+static int side_file_write(int dirfd, const char *name, const void *buf, size_t len,
+			   const struct stat *protect, char *err, size_t errlen)
+{
+	int rc = publish_write_at(dirfd, name, buf, len, false, protect, err, errlen);
+
+	if (rc == -EEXIST)
+		rc = publish_write_at(dirfd, name, buf, len, true, protect, err, errlen);
+	return rc;
+}
+
 /* The command line into req, and IMAGE checked: -1 to go on, else the
  * exit code (--help, a usage error, no image file). */
 static int publish_args(int argc, char **argv, struct publish_req *req, unsigned *keep_n)
@@ -773,24 +786,15 @@ int cmd_publish(int argc, char **argv)
 	if (rc < 0)
 		goto fail;
 	if (req.verity) {
-		/* A name of its own: no manifest names it yet. Should it be
-		 * there (the same image and salt again), it is replaced by
-		 * the same bytes. */
-		rc = publish_write_at(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, false,
-				      &mk.st, err, sizeof(err));
-		if (rc == -EEXIST)
-			rc = publish_write_at(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, true,
-					      &mk.st, err, sizeof(err));
+		/* A name of its own: no manifest names it yet. */
+		rc = side_file_write(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, &mk.st, err,
+				     sizeof(err));
 		if (rc < 0)
 			goto fail;
 	}
 	if (req.cindex) {
-		/* Named by its hash: the same name, the same bytes. */
-		rc = publish_write_at(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, false, &mk.st,
-				      err, sizeof(err));
-		if (rc == -EEXIST)
-			rc = publish_write_at(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, true,
-					      &mk.st, err, sizeof(err));
+		rc = side_file_write(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, &mk.st, err,
+				     sizeof(err));
 		if (rc < 0)
 			goto fail;
 	}
