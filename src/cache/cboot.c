@@ -29,19 +29,16 @@ static int check_device(const char *dev, char *err, size_t errlen)
 {
 	struct blkdev_signature sig;
 	struct stat st;
-	int fd, rc;
+	int rc;
 
 	if (stat(dev, &st) < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return 0;                 /* a cache mounted by the admin */
-	fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
-	rc = blkdev_signature_fd(fd, &sig);
-	(void)close(fd);
+	rc = blkdev_signature_close(open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC), dev, &sig, err,
+				    errlen);
 	if (rc < 0)
-		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", dev, strerror(-rc));
+		return rc;
 	if (strcmp(sig.type, CACHE_FSTYPE))
 		return rb_errfmt(err, errlen, -EMEDIUMTYPE, "%s: not a ramboot cache (%s%s); not "
 				 "touched", dev, sig.type[0] || sig.pttype[0] ? "holds " : "no file system",
