@@ -111,6 +111,17 @@ static void usage(FILE *out)
 	      "  status: a state not trusted), 2 usage.\n", out);
 }
 
+/* What a sub-command's options have no case of their own for: --help
+ * (the whole usage), or an option that is not known or lacks its value. */
+static int other_option(int c, char **argv)
+{
+	if (c == 'h') {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+}
+
 static int cmd_index(int argc, char **argv)
 {
 	struct rb_getopt g = { .set = &index_optset };
@@ -125,9 +136,7 @@ static int cmd_index(int argc, char **argv)
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': outpath = optarg; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -248,9 +257,7 @@ static int sub_init(int argc, char **argv)
 		switch (c) {
 		case OPT_LABEL: o.label = optarg; break;
 		case 'f': o.force = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -283,9 +290,7 @@ static int sub_refresh(int argc, char **argv)
 		case OPT_SIGNED: o.signed_only = true; break;
 		case OPT_KEYS: o.keydir = optarg; break;
 		case 'f': o.force = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -408,9 +413,7 @@ static int sub_status(int argc, char **argv)
 		switch (c) {
 		case 'c': dev = optarg; break;
 		case OPT_JSON: json = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind > 1)
