@@ -284,18 +284,11 @@ void publish_sweep_images(int dirfd, const char *prefix, const char *base,
 	size_t n = 0, cap = 0, i, j;
 	struct dirent *d;
 	struct stat st;
-	DIR *dir;
-	/* A description of its own: a dup would share the offset sweep()
-	 * left at the end of the directory. */
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = publish_sweep_open(dirfd, prefix, base, "older images");
 	bool removed = false;
 
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			(void)close(fd);
-		rb_warn("cannot list the directory of %s%s: older images stay", prefix, base);
+	if (!dir)
 		return;
-	}
 	while ((d = readdir(dir))) {
 		if (!publish_is_image_name(base, d->d_name) ||
 		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
@@ -340,7 +333,5 @@ void publish_sweep_images(int dirfd, const char *prefix, const char *base,
 	}
 out:
 	free(f);
-	(void)closedir(dir);
-	if (removed && fsync(dirfd) < 0)
-		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+	publish_sweep_close(dir, dirfd, prefix, removed);
 }

@@ -537,6 +537,26 @@ static void keep_named(const struct manifest *m, bool have, const char **keep)
 	keep[2] = have && m->image[0] ? m->image : NULL;
 }
 
+DIR *publish_sweep_open(int dirfd, const char *prefix, const char *base, const char *what)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dir) {
+		if (fd >= 0)
+			(void)close(fd);
+		rb_warn("cannot list the directory of %s%s: %s stay", prefix, base, what);
+	}
+	return dir;
+}
+
+void publish_sweep_close(DIR *dir, int dirfd, const char *prefix, bool removed)
+{
+	(void)closedir(dir);
+	if (removed && fsync(dirfd) < 0)
+		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+}
+
 /* Remove what publish_run no longer needs: the hash files and chunk
  * indexes none of keep names (the new manifest's, the previous one's and
  * the backup image's, IMAGE.old.manifest), and temporaries of an earlier
@@ -546,16 +566,11 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		  const char *const keep[SWEEP_KEEP], bool keep_all)
 {
 	struct dirent *d;
-	DIR *dir;
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = publish_sweep_open(dirfd, prefix, base, "older hash files");
 	bool removed = false;
 
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			(void)close(fd);
-		rb_warn("cannot list the directory of %s%s: older hash files stay", prefix, base);
+	if (!dir)
 		return;
-	}
 	while ((d = readdir(dir))) {
 		bool tmp = publish_is_stale_temp(base, manifest, d->d_name);
 
@@ -571,9 +586,7 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		if (!tmp)
 			printf("removed %s%s\n", prefix, d->d_name);
 	}
-	(void)closedir(dir);
-	if (removed && fsync(dirfd) < 0)
-		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+	publish_sweep_close(dir, dirfd, prefix, removed);
 }
 
 enum { OPT_SIGN = 256, OPT_VERITY, OPT_CINDEX, OPT_CHUNK_SIZE, OPT_MEMLIMIT, OPT_CA, OPT_KEEP };
