@@ -153,8 +153,9 @@ int publish_side_name(const char *image, const char *opt, const char *arg, char 
 	return 0;
 }
 
-int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
-		     const struct stat *protect, char *err, size_t errlen)
+int publish_fill_at(int dirfd, const char *name, bool replace, const struct stat *protect,
+		    int (*fill)(int fd, void *arg), void *arg, const char *what, char *err,
+		    size_t errlen)
 {
 	struct outfile of;
 	int rc;
@@ -163,15 +164,36 @@ int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, b
 			    protect, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = write_all(of.fd, buf, len);
+	rc = fill(of.fd, arg);
 	if (rc < 0) {
 		outfile_abort(&of);
-		return rb_errfmt(err, errlen, rc, "%s: write error: %s", name, strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s: %s%s", name, what, strerror(-rc));
 	}
 	rc = outfile_commit(&of);
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
 	return 0;
+}
+
+struct buf_fill {
+	const void *buf;
+	size_t len;
+};
+
+static int buf_fill(int fd, void *arg)
+{
+	const struct buf_fill *b = arg;
+
+	return write_all(fd, b->buf, b->len);
+}
+
+int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
+		     const struct stat *protect, char *err, size_t errlen)
+{
+	struct buf_fill b = { buf, len };
+
+	return publish_fill_at(dirfd, name, replace, protect, buf_fill, &b, "write error: ", err,
+			       errlen);
 }
 
 void publish_made_free(struct publish_made *mk)

@@ -143,4 +143,10 @@ int publish_dir_open(const char *image, const char **base);
 int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
 		     const struct stat *protect, char *err, size_t errlen);
 
+/* The same for a file whose bytes fill(fd, arg) puts in (0 or -errno; a
+ * failure is told as "NAME: WHAT...", what "write error: " or ""). */
+int publish_fill_at(int dirfd, const char *name, bool replace, const struct stat *protect,
+		    int (*fill)(int fd, void *arg), void *arg, const char *what, char *err,
+		    size_t errlen);
+
 #endif
