@@ -703,7 +703,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 	struct stat st;
 	bool keep_set = false;
 	char *end;
-	int c;
+	int c, w;
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
@@ -722,13 +722,13 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 				return RB_EXIT_USAGE;
 			break;
 		case OPT_CA:
-			if (!optarg || !strcmp(optarg, "link"))
-				req->ca = PUBLISH_CA_LINK;
-			else if (!strcmp(optarg, "copy"))
-				req->ca = PUBLISH_CA_COPY;
-			else
+			w = !optarg ? PUBLISH_CA_LINK :
+			    rb_word(optarg, RB_WORDS({ "link", PUBLISH_CA_LINK },
+						     { "copy", PUBLISH_CA_COPY }));
+			if (w < 0)
 				return rb_usage("publish", "--content-addressed: '%s' is neither "
 						   "link nor copy", optarg);
+			req->ca = (enum publish_ca)w;
 			break;
 		case OPT_KEEP:
 			errno = 0;
