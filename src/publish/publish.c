@@ -611,7 +611,7 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 	publish_sweep_close(dir, dirfd, prefix, removed);
 }
 
-enum { OPT_SIGN = 256, OPT_VERITY, OPT_CINDEX, OPT_CHUNK_SIZE, OPT_MEMLIMIT, OPT_CA, OPT_KEEP };
+enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_CA, OPT_KEEP };
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
@@ -630,7 +630,7 @@ static const struct rb_optset optset = {
 		"\n"
 		"Options:\n",
 	.opts = RB_OPTS(
-		{ "sign", OPT_SIGN, "=KEY",
+		{ "sign", PUBLISH_OPT_SIGN, "=KEY",
 		  "sign the manifest with the Ed25519 private key KEY" },
 		{ "verity", OPT_VERITY, NULL,
 		  "also write the hash tree (IMAGE must be raw, a\n"
@@ -638,10 +638,10 @@ static const struct rb_optset optset = {
 		{ "cindex", OPT_CINDEX, NULL,
 		  "also write the chunk index for local-disk caches\n"
 		  "(IMAGE must be raw; reads it once more)" },
-		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
+		{ "chunk-size", PUBLISH_OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M)" },
-		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
+		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE",
 		  "decoder memory clients may use for this image" },
 		{ "content-addressed", OPT_CA, "[=HOW]",
 		  "also name the image by its content,\n"
@@ -682,6 +682,25 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
 	return false;
 }
 
+int publish_opt(const char *cmd, int c, const char *arg, bool v1_ok, struct publish_req *req)
+{
+	switch (c) {
+	case PUBLISH_OPT_SIGN:
+		req->key = arg;
+		return 0;
+	case PUBLISH_OPT_MEMLIMIT:
+		return size_arg(cmd, "memlimit", arg, UNIT_BYTES, &req->memlimit) < 0 ?
+		       RB_EXIT_USAGE : 0;
+	default:
+		if (size_arg(cmd, "chunk-size", arg, UNIT_BYTES, &req->chunk_size) < 0)
+			return RB_EXIT_USAGE;
+		if ((req->chunk_size || !v1_ok) && !manifest_chunk_size_ok(req->chunk_size))
+			return rb_usage(cmd, "--chunk-size: '%s' is not a power of two from 64K to "
+					"1G%s", arg, v1_ok ? " (or 0)" : "");
+		return 0;
+	}
+}
+
 /* A side file (the hash tree, the chunk index), named by what it holds:
  * should it be there already (the same image and salt again, the same
  * index), it holds the same bytes, and is replaced by them. */
@@ -707,20 +726,14 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case OPT_SIGN: req->key = optarg; break;
+		case PUBLISH_OPT_SIGN:
+		case PUBLISH_OPT_CHUNK_SIZE:
+		case PUBLISH_OPT_MEMLIMIT:
+			if (publish_opt("publish", c, optarg, false, req))
+				return RB_EXIT_USAGE;
+			break;
 		case OPT_VERITY: req->verity = true; break;
 		case OPT_CINDEX: req->cindex = true; break;
-		case OPT_CHUNK_SIZE:
-			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
-				return RB_EXIT_USAGE;
-			if (!manifest_chunk_size_ok(req->chunk_size))
-				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
-						   "from 64K to 1G", optarg);
-			break;
-		case OPT_MEMLIMIT:
-			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
-				return RB_EXIT_USAGE;
-			break;
 		case OPT_CA:
 			w = !optarg ? PUBLISH_CA_LINK :
 			    rb_word(optarg, RB_WORDS({ "link", PUBLISH_CA_LINK },

@@ -69,6 +69,18 @@ struct publish_req {
 	enum publish_ca ca;
 };
 
+/* The options of a manifest that `ramboot publish` and `ramboot manifest`
+ * both take (their getopt values): the key it is signed with and its
+ * sizes. A command's own options count on from PUBLISH_OPT_OWN. */
+enum {
+	PUBLISH_OPT_SIGN = 256, PUBLISH_OPT_CHUNK_SIZE, PUBLISH_OPT_MEMLIMIT, PUBLISH_OPT_OWN
+};
+
+/* Option c (a PUBLISH_OPT_*) of cmd, its value arg, into req: 0, or
+ * RB_EXIT_USAGE after the message. v1_ok: --chunk-size=0 (a version 1
+ * manifest) is taken. */
+int publish_opt(const char *cmd, int c, const char *arg, bool v1_ok, struct publish_req *req);
+
 struct publish_made {
 	char *text;              /* the manifest, signed with req->key */
 	size_t len;
