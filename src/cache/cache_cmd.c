@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,17 @@ static void usage(FILE *out)
 	      "  status: a state not trusted), 2 usage.\n", out);
 }
 
+/* What a sub-command's options have no case of their own for: --help
+ * (the whole usage), or an option that is not known or lacks its value. */
+static int other_option(int c, char **argv)
+{
+	if (c == 'h') {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+}
+
 static int cmd_index(int argc, char **argv)
 {
 	struct rb_getopt g = { .set = &index_optset };
@@ -125,9 +137,7 @@ static int cmd_index(int argc, char **argv)
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': outpath = optarg; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -248,9 +258,7 @@ static int sub_init(int argc, char **argv)
 		switch (c) {
 		case OPT_LABEL: o.label = optarg; break;
 		case 'f': o.force = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -283,9 +291,7 @@ static int sub_refresh(int argc, char **argv)
 		case OPT_SIGNED: o.signed_only = true; break;
 		case OPT_KEYS: o.keydir = optarg; break;
 		case 'f': o.force = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -325,10 +331,41 @@ static const char *health_name(enum cache_health h)
 	return h == CACHE_OK ? "ok" : h == CACHE_EMPTY ? "empty" : "corrupt";
 }
 
+/* A field of print_status: ,"key":value in JSON, else a line "key: value".
+ * str: a string, quoted and escaped in JSON. */
+static void put(bool json, const char *key, bool str, const char *val)
+{
+	char esc[1024];
+
+	if (!json)
+		printf("%s: %s\n", key, val);
+	else if (!str)
+		printf(",\"%s\":%s", key, val);
+	else {
+		json_escape(esc, sizeof(esc), val);
+		printf(",\"%s\":\"%s\"", key, esc);
+	}
+}
+
+/* put() of a number. */
+__attribute__((format(printf, 3, 4)))
+static void put_num(bool json, const char *key, const char *fmt, ...)
+{
+	char val[32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	put(json, key, false, val);
+}
+
+/* An image's status, as text or as a JSON object (after the first, a
+ * blank line or a comma before it). */
 static void print_status(const struct cache_image_status *s, bool json, bool first)
 {
 	const struct cstate *st = &s->st;
-	char sha[65] = "", esc[1024];
+	char sha[65] = "", esc[1024], slot[2] = "";
 	bool act = s->health == CACHE_OK && st->active >= 0;
 	int i, n;
 
@@ -336,60 +373,57 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 		hex_encode(st->slot[st->active].sha256, 32, sha);
 	if (json) {
 		json_escape(esc, sizeof(esc), s->name);
-		printf("%s{\"name\":\"%s\",\"state\":\"%s\"", first ? "" : ",", esc,
-		       health_name(s->health));
-		if (s->health == CACHE_CORRUPT) {
-			json_escape(esc, sizeof(esc), s->why);
-			printf(",\"why\":\"%s\"", esc);
-		}
-		if (s->health == CACHE_OK) {
-			printf(",\"generation\":%" PRIu64 ",\"active\":", st->generation);
-			if (act)
-				printf("\"%c\",\"size\":%" PRIu64 ",\"sha256\":\"%s\",\"manifest\":%s",
-				       cstate_slot_name(st->active), st->slot[st->active].size, sha,
-				       st->slot[st->active].has_manifest ? "true" : "false");
-			else
-				printf("null");
-			printf(",\"refreshed\":%" PRId64 ",\"bytes_network\":%" PRIu64
-			       ",\"bytes_local\":%" PRIu64 ",\"bad\":[", st->refreshed,
-			       st->bytes_network, st->bytes_local);
-			for (i = 0, n = 0; i < 2; i++)
-				if (st->slot[i].bad)
-					printf("%s\"%c\"", n++ ? "," : "", cstate_slot_name(i));
-			printf("]");
-		}
-		if (s->interrupted >= 0)
-			printf(",\"interrupted\":\"%c\"}", cstate_slot_name(s->interrupted));
-		else
-			printf(",\"interrupted\":null}");
-		return;
+		printf("%s{\"name\":\"%s\"", first ? "" : ",", esc);
+	} else {
+		printf("%simage: %s\n", first ? "" : "\n", s->name);
 	}
-	printf("%simage: %s\nstate: %s\n", first ? "" : "\n", s->name, health_name(s->health));
+	put(json, "state", true, health_name(s->health));
 	if (s->health == CACHE_CORRUPT)
-		printf("why: %s\n", s->why);
+		put(json, "why", true, s->why);
 	if (s->health == CACHE_OK) {
-		printf("generation: %" PRIu64 "\n", st->generation);
-		if (act)
-			printf("active: %c\nsize: %" PRIu64 "\nsha256: %s\nmanifest: %s\n",
-			       cstate_slot_name(st->active), st->slot[st->active].size, sha,
-			       st->slot[st->active].has_manifest ? "yes" : "no");
-		else
-			printf("active: none\n");
-		printf("refreshed: %" PRId64 "\nbytes_network: %" PRIu64 "\nbytes_local: %" PRIu64
-		       "\n", st->refreshed, st->bytes_network, st->bytes_local);
-		for (i = 0, n = 0; i < 2; i++)
-			if (st->slot[i].bad)
+		put_num(json, "generation", "%" PRIu64, st->generation);
+		if (act) {
+			slot[0] = cstate_slot_name(st->active);
+			put(json, "active", true, slot);
+			put_num(json, "size", "%" PRIu64, st->slot[st->active].size);
+			put(json, "sha256", true, sha);
+			put(json, "manifest", false, st->slot[st->active].has_manifest ?
+			    (json ? "true" : "yes") : (json ? "false" : "no"));
+		} else {
+			put(json, "active", false, json ? "null" : "none");
+		}
+		put_num(json, "refreshed", "%" PRId64, st->refreshed);
+		put_num(json, "bytes_network", "%" PRIu64, st->bytes_network);
+		put_num(json, "bytes_local", "%" PRIu64, st->bytes_local);
+		if (json)
+			printf(",\"bad\":[");
+		for (i = 0, n = 0; i < 2; i++) {
+			if (!st->slot[i].bad)
+				continue;
+			if (json)
+				printf("%s\"%c\"", n ? "," : "", cstate_slot_name(i));
+			else
 				printf("bad: slot %c (marked at %" PRId64 ": failed a check at boot; "
 				       "not booted, rewritten by a refresh)\n", cstate_slot_name(i),
-				       st->slot[i].bad_time), n++;
-		if (!n)
+				       st->slot[i].bad_time);
+			n++;
+		}
+		if (json)
+			printf("]");
+		else if (!n)
 			printf("bad: no\n");
 	}
-	if (s->interrupted >= 0)
+	if (s->interrupted < 0) {
+		put(json, "interrupted", false, json ? "null" : "no");
+	} else if (json) {
+		slot[0] = cstate_slot_name(s->interrupted);
+		put(json, "interrupted", true, slot);
+	} else {
 		printf("interrupted: slot %c (written after the state: a refresh that did not "
 		       "finish)\n", cstate_slot_name(s->interrupted));
-	else
-		printf("interrupted: no\n");
+	}
+	if (json)
+		printf("}");
 }
 
 static int sub_status(int argc, char **argv)
@@ -408,9 +442,7 @@ static int sub_status(int argc, char **argv)
 		switch (c) {
 		case 'c': dev = optarg; break;
 		case OPT_JSON: json = true; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("cache", "unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return other_option(c, argv);
 		}
 	}
 	if (argc - optind > 1)

@@ -29,19 +29,16 @@ static int check_device(const char *dev, char *err, size_t errlen)
 {
 	struct blkdev_signature sig;
 	struct stat st;
-	int fd, rc;
+	int rc;
 
 	if (stat(dev, &st) < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return 0;                 /* a cache mounted by the admin */
-	fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
-	rc = blkdev_signature_fd(fd, &sig);
-	(void)close(fd);
+	rc = blkdev_signature_close(open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC), dev, &sig, err,
+				    errlen);
 	if (rc < 0)
-		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", dev, strerror(-rc));
+		return rc;
 	if (strcmp(sig.type, CACHE_FSTYPE))
 		return rb_errfmt(err, errlen, -EMEDIUMTYPE, "%s: not a ramboot cache (%s%s); not "
 				 "touched", dev, sig.type[0] || sig.pttype[0] ? "holds " : "no file system",
@@ -49,23 +46,37 @@ static int check_device(const char *dev, char *err, size_t errlen)
 	return 0;
 }
 
+/* The active slot's file in dir, read-only in *fd: a regular file of the
+ * size the state says (-EINVAL when it is not). Its name in name. 0, or
+ * -errno with err and *fd -1. */
+static int open_slot(int dir, const struct cstate *st, char *name, size_t namelen, int *fd,
+		     char *err, size_t errlen)
+{
+	struct stat sb;
+	int rc;
+
+	cache_slot_name(st->active, NULL, name, namelen);
+	*fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != st->slot[st->active].size) {
+		rc = *fd < 0 ? -errno : -EINVAL;
+		close_fd(fd);
+		return rb_errfmt(err, errlen, rc, "slot %s: %s", name, rc == -EINVAL ?
+				 "not the size the state says" : strerror(-rc));
+	}
+	return 0;
+}
+
 /* The active slot over a kept read-only loop device, and its file system. */
 static int attach_slot(int dir, const struct cstate *st, struct cache_look_res *r)
 {
 	char name[16], dev[PATH_MAX];
-	struct stat sb;
 	int fd, rc;
 
-	cache_slot_name(st->active, NULL, name, sizeof(name));
-	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_size != st->slot[st->active].size) {
-		rc = fd < 0 ? -errno : -EINVAL;
-		if (fd >= 0)
-			(void)close(fd);
+	rc = open_slot(dir, st, name, sizeof(name), &fd, r->error, sizeof(r->error));
+	if (rc < 0) {
 		r->slot_failed = rc == -EINVAL;
-		return rb_errfmt(r->error, sizeof(r->error), rc, "slot %s: %s", name, rc == -EINVAL ?
-				 "not the size the state says" : strerror(-rc));
+		return rc;
 	}
 	rc = loopdev_attach_keep(fd, r->loop, sizeof(r->loop));
 	(void)close(fd);                  /* the loop device holds it */
@@ -185,6 +196,33 @@ static int open_after(struct cache *c, const char *device, bool rw, char *err, s
 	return rc;
 }
 
+/* The cache on device opened after another mount of it (open_after()),
+ * the directory of image name in *dir and its state in *st. rw: to write
+ * the state, read-write and the directory locked as a refresh locks it
+ * (-EBUSY while one runs). 0, or -errno with err; *dir and c are closed
+ * by the caller either way. */
+static int open_image(struct cache *c, const char *device, bool rw, const char *name, int *dir,
+		      struct cstate *st, char *err, size_t errlen)
+{
+	char why[384];
+	int rc;
+
+	*dir = -1;
+	c->root = c->mnt = c->loop = -1;
+	rc = open_after(c, device, rw, err, errlen);
+	if (rc == 0)
+		rc = cache_image_dir(c, name, false, dir, err, errlen);
+	if (rc == 0 && rw && flock(*dir, LOCK_EX | LOCK_NB) < 0)
+		rc = rb_errfmt(err, errlen, errno == EWOULDBLOCK ? -EBUSY : -errno, "%s: a refresh "
+			       "of this image is running", name);
+	if (rc == 0) {
+		rc = cache_state_read(*dir, st, NULL, why, sizeof(why));
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "state of %s: %s", name, why);
+	}
+	return rc;
+}
+
 int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 		       struct cache_refresh_result *r, char *err, size_t errlen)
 {
@@ -206,22 +244,13 @@ int cache_boot_refresh(const char *device, const struct cache_refresh_opts *o,
 int cache_slot_open(const char *device, const char *name, const char *sha256, int *fd,
 		    uint64_t *size, char *err, size_t errlen)
 {
-	char why[384], slot[16], hex[65];
+	char slot[16], hex[65];
 	struct cstate st;
 	struct cache c;
-	struct stat sb;
-	int dir = -1, rc;
+	int dir, rc;
 
 	*fd = -1;
-	rc = open_after(&c, device, false, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = cache_image_dir(&c, name, false, &dir, err, errlen);
-	if (rc == 0) {
-		rc = cache_state_read(dir, &st, NULL, why, sizeof(why));
-		if (rc < 0)
-			rb_errfmt(err, errlen, rc, "state of %s: %s", name, why);
-	}
+	rc = open_image(&c, device, false, name, &dir, &st, err, errlen);
 	if (rc == 0 && st.active < 0)
 		rc = rb_errfmt(err, errlen, -ENOENT, "%s: no active slot", name);
 	if (rc == 0) {
@@ -231,17 +260,9 @@ int cache_slot_open(const char *device, const char *name, const char *sha256, in
 				       "now", name);
 	}
 	if (rc == 0) {
-		cache_slot_name(st.active, NULL, slot, sizeof(slot));
-		*fd = openat(dir, slot, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (*fd < 0 || fstat(*fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-		    (uint64_t)sb.st_size != st.slot[st.active].size) {
-			rc = *fd < 0 ? -errno : -EINVAL;
-			rb_errfmt(err, errlen, rc, "slot %s: %s", slot, rc == -EINVAL ?
-				  "not the size the state says" : strerror(-rc));
-			close_fd(fd);
-		} else {
-			*size = (uint64_t)sb.st_size;
-		}
+		rc = open_slot(dir, &st, slot, sizeof(slot), fd, err, errlen);
+		if (rc == 0)
+			*size = st.slot[st.active].size;
 	}
 	if (dir >= 0)
 		(void)close(dir);
@@ -253,23 +274,12 @@ int cache_slot_open(const char *device, const char *name, const char *sha256, in
 int cache_mark_bad(const char *device, const char *name, int slot, const char *sha256,
 		   char *err, size_t errlen)
 {
-	char why[384], hex[65];
+	char hex[65];
 	struct cstate st;
 	struct cache c;
-	int dir = -1, rc;
+	int dir, rc;
 
-	rc = open_after(&c, device, true, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = cache_image_dir(&c, name, false, &dir, err, errlen);
-	if (rc == 0 && flock(dir, LOCK_EX | LOCK_NB) < 0)
-		rc = rb_errfmt(err, errlen, errno == EWOULDBLOCK ? -EBUSY : -errno, "%s: a refresh "
-			       "of this image is running", name);
-	if (rc == 0) {
-		rc = cache_state_read(dir, &st, NULL, why, sizeof(why));
-		if (rc < 0)
-			rb_errfmt(err, errlen, rc, "state of %s: %s", name, why);
-	}
+	rc = open_image(&c, device, true, name, &dir, &st, err, errlen);
 	if (rc == 0 && (slot < 0 || slot > 1 || !st.slot[slot].used))
 		rc = rb_errfmt(err, errlen, -ENOENT, "%s: slot %c holds no image", name,
 			       cstate_slot_name(slot > 0));

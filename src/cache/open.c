@@ -425,12 +425,9 @@ int cache_init(const char *path, const struct cache_init_opts *o, char *err, siz
 					 "not touched", path, rc == 0 ? ": " : "", rc == 0 ? loop : "");
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (fd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	rc = blkdev_signature_fd(fd, &sig);
-	(void)close(fd);
+	rc = blkdev_signature_close(fd, path, &sig, err, errlen);
 	if (rc < 0)
-		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", path, strerror(-rc));
+		return rc;
 	/* What ramboot made: ext4 with the cache's label. Anything else that
 	 * blkid recognises is someone's data. */
 	if (!o->force && (sig.pttype[0] || (sig.type[0] && (strcmp(sig.type, CACHE_FSTYPE) ||

@@ -44,6 +44,20 @@ int blkid_fstype_fd(int fd, char *type, size_t len)
 	return rc;
 }
 
+int blkdev_signature_close(int fd, const char *path, struct blkdev_signature *sig, char *err,
+			   size_t errlen)
+{
+	int rc;
+
+	if (fd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	rc = blkdev_signature_fd(fd, sig);
+	(void)close(fd);
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", path, strerror(-rc));
+	return 0;
+}
+
 int blkdev_signature_fd(int fd, struct blkdev_signature *sig)
 {
 	blkid_probe pr = blkid_new_probe();

@@ -22,6 +22,12 @@ int blkdev_signature_fd(int fd, struct blkdev_signature *sig);
 
 #include <stddef.h>
 
+/* blkdev_signature_fd() of fd, the descriptor of path, which it closes;
+ * fd < 0: the open of path that failed (errno tells why). 0, or -errno
+ * with err ("PATH: cannot probe it: ..."). */
+int blkdev_signature_close(int fd, const char *path, struct blkdev_signature *sig, char *err,
+			   size_t errlen);
+
 /* The block device SPEC names: "LABEL=x", "UUID=x" (a file system's),
  * "PARTLABEL=x" (a GPT partition's name), found among /sys/class/block
  * (through the root prefix) by reading, never writing; or "/dev/..." as

@@ -71,7 +71,7 @@ struct lazy_opts {
 	const char *profile;
 	/* udpcast receiver options (udpcast.h; "" for the defaults): the
 	 * copy comes from that multicast stream, the image only when it
-	 * fails (lazy_fallback). NULL: from the image. */
+	 * fails (LAZY_FB_*). NULL: from the image. */
 	const char *udpcast;
 };
 
@@ -110,27 +110,30 @@ static inline int lazy_exit_code(enum run_err e)
 }
 
 /* Why the copy was made from the image although a stream was asked for
- * (--udpcast); stable names for the status file. None of these is a
- * reason to give up: the copy is then made from the image. */
-enum lazy_fallback {
-	LAZY_FB_NONE,
-	LAZY_FB_UNVERIFIED,   /* no hash to verify the stream's copy against */
-	LAZY_FB_RECEIVER,     /* udp-receiver cannot be run */
-	LAZY_FB_NO_SESSION,   /* no sender within the start timeout */
-	LAZY_FB_LOST,         /* the stream broke off (udp-receiver failed) */
-	LAZY_FB_STALL,        /* no data for the stall timeout */
-	LAZY_FB_SIZE,         /* the stream is not as long as the image */
-	LAZY_FB_COMPRESSED,   /* a compressed stream: the raw image is needed */
-	LAZY_FB_HASH,         /* the copy's SHA-256 is not the one asked for */
-	LAZY_FB_DIFFERS,      /* the copy differs from what the boot read */
-};
+ * (--udpcast). None of these is a reason to give up: the copy is then
+ * made from the image. They are runerr.h's categories too, one list with
+ * one table of stable names (lazy_fallback_name(): the status file's
+ * source_fallback). */
+#define LAZY_FB_NONE       RUN_OK
+#define LAZY_FB_UNVERIFIED RUN_UNVERIFIED  /* no hash to verify the stream's copy against */
+#define LAZY_FB_RECEIVER   RUN_RECEIVER    /* udp-receiver cannot be run */
+#define LAZY_FB_NO_SESSION RUN_NO_SESSION  /* no sender within the start timeout */
+#define LAZY_FB_LOST       RUN_LOST        /* the stream broke off (udp-receiver failed) */
+#define LAZY_FB_STALL      RUN_STALL       /* no data for the stall timeout */
+#define LAZY_FB_SIZE       RUN_SIZE        /* the stream is not as long as the image */
+#define LAZY_FB_COMPRESSED RUN_COMPRESSED  /* a compressed stream: the raw image is needed */
+#define LAZY_FB_HASH       RUN_HASH        /* the copy's SHA-256 is not the one asked for */
+#define LAZY_FB_DIFFERS    RUN_DIFFERS     /* the copy differs from what the boot read */
 
-const char *lazy_fallback_name(enum lazy_fallback f);
+static inline const char *lazy_fallback_name(enum run_err f)
+{
+	return run_err_name(f);
+}
 
 /* How a stream ended, at its end of file: got bytes (one more than size
  * when it went on past the image), udp-receiver's exit status good or
  * not. LAZY_FB_NONE when it is the whole image and complete. */
-enum lazy_fallback lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok);
+enum run_err lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok);
 
 /* What happened, as far as the run got. Times are seconds since boot
  * (CLOCK_BOOTTIME), 0 when the step was not reached. */
@@ -144,7 +147,7 @@ struct lazy_result {
 	uint64_t bytes_stream;     /* --udpcast: written from the stream */
 	uint64_t bytes_compared;   /* --udpcast: of the image, compared */
 	bool stream;               /* --udpcast was asked for */
-	enum lazy_fallback fallback;   /* why the copy is from the image */
+	enum run_err fallback;   /* why the copy is from the image */
 	char fallback_msg[512];
 	double started, verified, switched, ended;
 	char sha256[65];           /* of the copy, once hashed */

@@ -81,7 +81,7 @@ int cmd_lazy(int argc, char **argv)
 {
 	struct lazy_opts o;
 	struct rb_getopt g = { .set = &optset };
-	int opt;
+	int opt, w;
 
 	lazy_opts_init(&o);
 	while ((opt = rb_getopt(&g, argc, argv)) != -1) {
@@ -89,12 +89,11 @@ int cmd_lazy(int argc, char **argv)
 		case OPT_IMAGE: o.image = optarg; break;
 		case OPT_LOOP: o.loop = optarg; break;
 		case OPT_TARGET:
-			if (!strcmp(optarg, "tmpfs"))
-				o.target = LAZY_TARGET_TMPFS;
-			else if (!strcmp(optarg, "zram"))
-				o.target = LAZY_TARGET_ZRAM;
-			else
+			w = rb_word(optarg, RB_WORDS({ "tmpfs", LAZY_TARGET_TMPFS },
+						     { "zram", LAZY_TARGET_ZRAM }));
+			if (w < 0)
 				return rb_usage("lazy", "--target: '%s' is not tmpfs or zram", optarg);
+			o.target = (enum lazy_target)w;
 			break;
 		case OPT_TMPFS: o.tmpfs = optarg; break;
 		case OPT_SHA: o.sha256 = optarg; break;

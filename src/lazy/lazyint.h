@@ -143,7 +143,7 @@ int lazy_verify(struct lazy *L);
 int lazy_stream_copy(struct lazy *L, bool *used);
 int lazy_stream_matches(struct lazy *L, bool *same, char *msg, size_t msglen);
 void lazy_stream_forget(struct lazy *L);
-void lazy_stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fmt, ...)
+void lazy_stream_fallback(struct lazy *L, enum run_err f, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* switch.c */

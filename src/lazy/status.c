@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The status file and the boot report: what the run says of itself
- * (docs/lazy.md, "The status file"); the stable names of its errors
- * and fallbacks.
+ * (docs/lazy.md, "The status file"), its errors and fallbacks named
+ * by lib/runerr's one table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,25 +17,6 @@
 #include "lib/outfile.h"
 #include "lib/report.h"
 #include "lib/hex.h"
-
-static const char *const fallback_names[] = {
-	[LAZY_FB_NONE] = "",
-	[LAZY_FB_UNVERIFIED] = "unverified",
-	[LAZY_FB_RECEIVER] = "receiver",
-	[LAZY_FB_NO_SESSION] = "no-session",
-	[LAZY_FB_LOST] = "stream-lost",
-	[LAZY_FB_STALL] = "stall",
-	[LAZY_FB_SIZE] = "size-mismatch",
-	[LAZY_FB_COMPRESSED] = "compressed",
-	[LAZY_FB_HASH] = "hash-mismatch",
-	[LAZY_FB_DIFFERS] = "image-differs",
-};
-
-const char *lazy_fallback_name(enum lazy_fallback f)
-{
-	return (size_t)f < ARRAY_SIZE(fallback_names) && fallback_names[f] ? fallback_names[f] :
-		"unknown";
-}
 
 /* Where the copy's bytes came from: the status file's source=, the
  * report's lazy_source=. */

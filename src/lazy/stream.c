@@ -28,7 +28,7 @@
  * signal gives up as it always does.
  */
 
-void lazy_stream_fallback(struct lazy *L, enum lazy_fallback f, const char *fmt, ...)
+void lazy_stream_fallback(struct lazy *L, enum run_err f, const char *fmt, ...)
 {
 	struct lazy_result *r = L->r;
 	va_list ap;
@@ -115,7 +115,7 @@ static ssize_t stream_read(int fd, void *buf, uint64_t off, uint64_t fill, uint6
 /* A whole piece of the stream into the copy at off. 0 (*f set when the
  * stream is not the raw image), or the exit code of a failure. */
 static int stream_put(struct lazy *L, const void *buf, uint64_t off, uint64_t fill,
-		      uint64_t *next_mem, enum lazy_fallback *f, char *msg, size_t msglen)
+		      uint64_t *next_mem, enum run_err *f, char *msg, size_t msglen)
 {
 	int rc;
 
@@ -150,7 +150,7 @@ static int stream_put(struct lazy *L, const void *buf, uint64_t off, uint64_t fi
  * (LAZY_FB_NONE at its end of file, the caller asks udp-receiver then),
  * *got the bytes read.
  */
-static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum lazy_fallback *f,
+static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum run_err *f,
 			  char *msg, size_t msglen)
 {
 	const uint64_t size = L->size;
@@ -250,7 +250,7 @@ void lazy_stream_forget(struct lazy *L)
 int lazy_stream_copy(struct lazy *L, bool *used)
 {
 	char msg[256], err[256];
-	enum lazy_fallback f;
+	enum run_err f;
 	uint64_t got = 0;
 	int fd = -1, rc;
 
@@ -361,7 +361,7 @@ out:
 	return rc;
 }
 
-enum lazy_fallback lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok)
+enum run_err lazy_stream_end(uint64_t got, uint64_t size, bool receiver_ok)
 {
 	if (got > size)
 		return LAZY_FB_SIZE;

@@ -105,3 +105,11 @@ int rb_getopt(struct rb_getopt *g, int argc, char **argv)
 	g->opt = li >= 0 ? &g->set->opts[g->at[li]] : NULL;
 	return c;
 }
+
+int rb_word(const char *arg, const struct rb_word *words)
+{
+	for (; words->word; words++)
+		if (!strcmp(arg, words->word))
+			return words->val;
+	return -1;
+}

@@ -71,4 +71,15 @@ struct rb_getopt {
 };
 int rb_getopt(struct rb_getopt *g, int argc, char **argv);
 
+/* A word an option's value may be, and what it stands for (an enum's
+ * value, never negative). */
+struct rb_word {
+	const char *word;
+	int val;
+};
+/* rb_word(arg, RB_WORDS(entry, ...)): the entries and the end of the table. */
+#define RB_WORDS(...) ((const struct rb_word[]){ __VA_ARGS__, { NULL, -1 } })
+/* What the word arg stands for in words, or -1 when it is none of them. */
+int rb_word(const char *arg, const struct rb_word *words);
+
 #endif

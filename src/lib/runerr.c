@@ -24,6 +24,12 @@ static const char *const names[] = {
 	[RUN_LOOP] = "loop",
 	[RUN_NOLOOP] = "no-loop-device",
 	[RUN_SWITCH] = "switch",
+	[RUN_UNVERIFIED] = "unverified",
+	[RUN_RECEIVER] = "receiver",
+	[RUN_NO_SESSION] = "no-session",
+	[RUN_LOST] = "stream-lost",
+	[RUN_COMPRESSED] = "compressed",
+	[RUN_DIFFERS] = "image-differs",
 };
 
 const char *run_err_name(enum run_err e)

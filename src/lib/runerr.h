@@ -36,11 +36,20 @@ enum run_err {
 	RUN_LOOP,        /* no suitable loop device, or it changed */
 	RUN_NOLOOP,      /* none appeared in time */
 	RUN_SWITCH,      /* LOOP_CHANGE_FD refused */
+	/* Why a copy was taken from the image although a stream was asked
+	 * for (the lazy copier's --udpcast): reasons to fall back, never to
+	 * give up; RUN_STALL, RUN_SIZE and RUN_HASH are such reasons too. */
+	RUN_UNVERIFIED,  /* no hash to verify the stream's copy against */
+	RUN_RECEIVER,    /* udp-receiver cannot be run */
+	RUN_NO_SESSION,  /* no sender within the start timeout */
+	RUN_LOST,        /* the stream broke off (udp-receiver failed) */
+	RUN_COMPRESSED,  /* a compressed stream: the raw image is needed */
+	RUN_DIFFERS,     /* the copy differs from what the boot read */
 };
 
 /* The stable name of a category (the lazy status file's gave_up:
- * "signature", "hash-mismatch", ...); "" for RUN_OK, "unknown" for a
- * value that is none. */
+ * "signature", "hash-mismatch", ...; its source_fallback: "no-session",
+ * "stall", ...); "" for RUN_OK, "unknown" for a value that is none. */
 const char *run_err_name(enum run_err e);
 
 /* RB_EXIT_* for a category: OK 0, USAGE 2, NOMEM 3, any other 1. */

@@ -174,6 +174,8 @@ struct load_cli {
  * the exit code (--help, a usage error). */
 static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct load_cli *cli)
 {
+	int w;
+
 	switch (c) {
 	case 'd': o->decompress = arg; break;
 	case 'j':
@@ -191,17 +193,12 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 	case OPT_TMPFS: o->tmpfs = arg; break;
 	case OPT_PREFETCH: o->prefetch = true; break;
 	case OPT_PROGRESS:
-		if (!strcmp(arg, "auto"))
-			o->progress = PROGRESS_AUTO;
-		else if (!strcmp(arg, "bar"))
-			o->progress = PROGRESS_BAR;
-		else if (!strcmp(arg, "plain"))
-			o->progress = PROGRESS_PLAIN;
-		else if (!strcmp(arg, "none"))
-			o->progress = PROGRESS_NONE;
-		else
+		w = rb_word(arg, RB_WORDS({ "auto", PROGRESS_AUTO }, { "bar", PROGRESS_BAR },
+					  { "plain", PROGRESS_PLAIN }, { "none", PROGRESS_NONE }));
+		if (w < 0)
 			return rb_usage("load", "--progress: '%s' is not auto, bar, plain or "
 					   "none", arg);
+		o->progress = (enum progress_mode)w;
 		break;
 	case OPT_EXPECT: o->expect_fs = arg; break;
 	case OPT_STALL:

@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include "lib/ramboot.h"
 #include "format/manifest.h"
-#include "lib/outfile.h"
 #include "publish/publish.h"
 #include "publish/publishint.h"
 
@@ -149,34 +148,37 @@ static int ca_present(int dirfd, int fd, const char *name, enum publish_ca ca,
  * regular file there when at, its stat, is given): a reflink, else a
  * copy, synced, with the image's mtime (the age publish_sweep_images() goes by).
  * 0 or -errno. */
+struct ca_fill {
+	int fd;                       /* the image */
+	const struct stat *img;
+	const char **how;
+};
+
+static int ca_fill(int ofd, void *arg)
+{
+	const struct ca_fill *f = arg;
+	struct timespec times[2] = { f->img->st_atim, f->img->st_mtim };
+	int rc = 0;
+
+	*f->how = "reflink";
+	if (ioctl(ofd, FICLONE, f->fd) < 0) {
+		*f->how = "copy";
+		rc = copy_bytes(f->fd, ofd, f->img->st_size);
+	}
+	if (rc == 0 && futimens(ofd, times) < 0)
+		rc = -errno;
+	return rc;
+}
+
 static int ca_copy(int dirfd, int fd, const char *name, const struct stat *img,
 		   const struct stat *at, const char **how, char *err, size_t errlen)
 {
-	struct timespec times[2] = { img->st_atim, img->st_mtim };
-	struct outfile of;
-	int rc;
+	struct ca_fill f = { fd, img, how };
 
 	/* Never over the image, except over a second name of it (a hard
 	 * link that --content-addressed=copy replaces by a copy). */
-	rc = outfile_openat(&of, dirfd, name, 0644, OUTFILE_SYNC | (at ? OUTFILE_REPLACE : 0),
-			    at && same_inode(at, img) ? NULL : img, err, errlen);
-	if (rc < 0)
-		return rc;
-	*how = "reflink";
-	if (ioctl(of.fd, FICLONE, fd) < 0) {
-		*how = "copy";
-		rc = copy_bytes(fd, of.fd, img->st_size);
-	}
-	if (rc == 0 && futimens(of.fd, times) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		outfile_abort(&of);
-		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
-	}
-	rc = outfile_commit(&of);
-	if (rc < 0)
-		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
-	return 0;
+	return publish_fill_at(dirfd, name, at != NULL, at && same_inode(at, img) ? NULL : img,
+			       ca_fill, &f, "", err, errlen);
 }
 
 /* A hard link to the image at name (no file there). 0, 1 when no link
@@ -284,18 +286,11 @@ void publish_sweep_images(int dirfd, const char *prefix, const char *base,
 	size_t n = 0, cap = 0, i, j;
 	struct dirent *d;
 	struct stat st;
-	DIR *dir;
-	/* A description of its own: a dup would share the offset sweep()
-	 * left at the end of the directory. */
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = publish_sweep_open(dirfd, prefix, base, "older images");
 	bool removed = false;
 
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			(void)close(fd);
-		rb_warn("cannot list the directory of %s%s: older images stay", prefix, base);
+	if (!dir)
 		return;
-	}
 	while ((d = readdir(dir))) {
 		if (!publish_is_image_name(base, d->d_name) ||
 		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
@@ -340,7 +335,5 @@ void publish_sweep_images(int dirfd, const char *prefix, const char *base,
 	}
 out:
 	free(f);
-	(void)closedir(dir);
-	if (removed && fsync(dirfd) < 0)
-		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+	publish_sweep_close(dir, dirfd, prefix, removed);
 }

@@ -23,7 +23,7 @@
 #include "format/manifest.h"
 #include "publish/publish.h"
 
-enum { OPT_MEMLIMIT = 256, OPT_CHUNK_SIZE, OPT_SIGN, OPT_VERITY, OPT_CINDEX };
+enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX };
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
@@ -41,13 +41,13 @@ static const struct rb_optset optset = {
 		{ "threads", 'j', "=N", NULL },
 		{ NULL, 0, NULL,
 		  "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
-		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
+		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE",
 		  "decoder memory clients may use for this image\n"
 		  "(default 256M; for large zstd windows/xz dictionaries)" },
-		{ "sign", OPT_SIGN, "=KEY",
+		{ "sign", PUBLISH_OPT_SIGN, "=KEY",
 		  "sign it with the Ed25519 private key KEY\n"
 		  "(ramboot keygen; see ramboot sign)" },
-		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
+		{ "chunk-size", PUBLISH_OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M; at most 65536 chunks); 0: a version 1\n"
 		  "manifest, without chunks, for older clients" },
@@ -82,18 +82,12 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			if (parse_threads("manifest", optarg, &req->threads))
 				return RB_EXIT_USAGE;
 			break;
-		case OPT_MEMLIMIT:
-			if (size_arg("manifest", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
+		case PUBLISH_OPT_SIGN:
+		case PUBLISH_OPT_CHUNK_SIZE:
+		case PUBLISH_OPT_MEMLIMIT:
+			if (publish_opt("manifest", c, optarg, true, req))
 				return RB_EXIT_USAGE;
 			break;
-		case OPT_CHUNK_SIZE:
-			if (size_arg("manifest", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
-				return RB_EXIT_USAGE;
-			if (req->chunk_size && !manifest_chunk_size_ok(req->chunk_size))
-				return rb_usage("manifest", "--chunk-size: '%s' is not a power of two "
-						   "from 64K to 1G (or 0)", optarg);
-			break;
-		case OPT_SIGN: req->key = optarg; break;
 		case OPT_VERITY:
 			req->verity = true;
 			*hasharg = optarg;

@@ -153,8 +153,9 @@ int publish_side_name(const char *image, const char *opt, const char *arg, char 
 	return 0;
 }
 
-int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
-		     const struct stat *protect, char *err, size_t errlen)
+int publish_fill_at(int dirfd, const char *name, bool replace, const struct stat *protect,
+		    int (*fill)(int fd, void *arg), void *arg, const char *what, char *err,
+		    size_t errlen)
 {
 	struct outfile of;
 	int rc;
@@ -163,15 +164,36 @@ int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, b
 			    protect, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = write_all(of.fd, buf, len);
+	rc = fill(of.fd, arg);
 	if (rc < 0) {
 		outfile_abort(&of);
-		return rb_errfmt(err, errlen, rc, "%s: write error: %s", name, strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s: %s%s", name, what, strerror(-rc));
 	}
 	rc = outfile_commit(&of);
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "%s: %s", name, strerror(-rc));
 	return 0;
+}
+
+struct buf_fill {
+	const void *buf;
+	size_t len;
+};
+
+static int buf_fill(int fd, void *arg)
+{
+	const struct buf_fill *b = arg;
+
+	return write_all(fd, b->buf, b->len);
+}
+
+int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
+		     const struct stat *protect, char *err, size_t errlen)
+{
+	struct buf_fill b = { buf, len };
+
+	return publish_fill_at(dirfd, name, replace, protect, buf_fill, &b, "write error: ", err,
+			       errlen);
 }
 
 void publish_made_free(struct publish_made *mk)
@@ -537,6 +559,26 @@ static void keep_named(const struct manifest *m, bool have, const char **keep)
 	keep[2] = have && m->image[0] ? m->image : NULL;
 }
 
+DIR *publish_sweep_open(int dirfd, const char *prefix, const char *base, const char *what)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dir) {
+		if (fd >= 0)
+			(void)close(fd);
+		rb_warn("cannot list the directory of %s%s: %s stay", prefix, base, what);
+	}
+	return dir;
+}
+
+void publish_sweep_close(DIR *dir, int dirfd, const char *prefix, bool removed)
+{
+	(void)closedir(dir);
+	if (removed && fsync(dirfd) < 0)
+		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+}
+
 /* Remove what publish_run no longer needs: the hash files and chunk
  * indexes none of keep names (the new manifest's, the previous one's and
  * the backup image's, IMAGE.old.manifest), and temporaries of an earlier
@@ -546,16 +588,11 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		  const char *const keep[SWEEP_KEEP], bool keep_all)
 {
 	struct dirent *d;
-	DIR *dir;
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = publish_sweep_open(dirfd, prefix, base, "older hash files");
 	bool removed = false;
 
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			(void)close(fd);
-		rb_warn("cannot list the directory of %s%s: older hash files stay", prefix, base);
+	if (!dir)
 		return;
-	}
 	while ((d = readdir(dir))) {
 		bool tmp = publish_is_stale_temp(base, manifest, d->d_name);
 
@@ -571,12 +608,10 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		if (!tmp)
 			printf("removed %s%s\n", prefix, d->d_name);
 	}
-	(void)closedir(dir);
-	if (removed && fsync(dirfd) < 0)
-		rb_warn("%s: directory fsync failed: %s", prefix[0] ? prefix : ".", strerror(errno));
+	publish_sweep_close(dir, dirfd, prefix, removed);
 }
 
-enum { OPT_SIGN = 256, OPT_VERITY, OPT_CINDEX, OPT_CHUNK_SIZE, OPT_MEMLIMIT, OPT_CA, OPT_KEEP };
+enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_CA, OPT_KEEP };
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
@@ -595,7 +630,7 @@ static const struct rb_optset optset = {
 		"\n"
 		"Options:\n",
 	.opts = RB_OPTS(
-		{ "sign", OPT_SIGN, "=KEY",
+		{ "sign", PUBLISH_OPT_SIGN, "=KEY",
 		  "sign the manifest with the Ed25519 private key KEY" },
 		{ "verity", OPT_VERITY, NULL,
 		  "also write the hash tree (IMAGE must be raw, a\n"
@@ -603,10 +638,10 @@ static const struct rb_optset optset = {
 		{ "cindex", OPT_CINDEX, NULL,
 		  "also write the chunk index for local-disk caches\n"
 		  "(IMAGE must be raw; reads it once more)" },
-		{ "chunk-size", OPT_CHUNK_SIZE, "=SIZE",
+		{ "chunk-size", PUBLISH_OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M)" },
-		{ "memlimit", OPT_MEMLIMIT, "=SIZE",
+		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE",
 		  "decoder memory clients may use for this image" },
 		{ "content-addressed", OPT_CA, "[=HOW]",
 		  "also name the image by its content,\n"
@@ -647,6 +682,38 @@ static bool old_manifest(const char *path, struct manifest *m, bool *keep_all)
 	return false;
 }
 
+int publish_opt(const char *cmd, int c, const char *arg, bool v1_ok, struct publish_req *req)
+{
+	switch (c) {
+	case PUBLISH_OPT_SIGN:
+		req->key = arg;
+		return 0;
+	case PUBLISH_OPT_MEMLIMIT:
+		return size_arg(cmd, "memlimit", arg, UNIT_BYTES, &req->memlimit) < 0 ?
+		       RB_EXIT_USAGE : 0;
+	default:
+		if (size_arg(cmd, "chunk-size", arg, UNIT_BYTES, &req->chunk_size) < 0)
+			return RB_EXIT_USAGE;
+		if ((req->chunk_size || !v1_ok) && !manifest_chunk_size_ok(req->chunk_size))
+			return rb_usage(cmd, "--chunk-size: '%s' is not a power of two from 64K to "
+					"1G%s", arg, v1_ok ? " (or 0)" : "");
+		return 0;
+	}
+}
+
+/* A side file (the hash tree, the chunk index), named by what it holds:
+ * should it be there already (the same image and salt again, the same
+ * index), it holds the same bytes, and is replaced by them. */
+static int side_file_write(int dirfd, const char *name, const void *buf, size_t len,
+			   const struct stat *protect, char *err, size_t errlen)
+{
+	int rc = publish_write_at(dirfd, name, buf, len, false, protect, err, errlen);
+
+	if (rc == -EEXIST)
+		rc = publish_write_at(dirfd, name, buf, len, true, protect, err, errlen);
+	return rc;
+}
+
 /* The command line into req, and IMAGE checked: -1 to go on, else the
  * exit code (--help, a usage error, no image file). */
 static int publish_args(int argc, char **argv, struct publish_req *req, unsigned *keep_n)
@@ -655,32 +722,26 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 	struct stat st;
 	bool keep_set = false;
 	char *end;
-	int c;
+	int c, w;
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case OPT_SIGN: req->key = optarg; break;
+		case PUBLISH_OPT_SIGN:
+		case PUBLISH_OPT_CHUNK_SIZE:
+		case PUBLISH_OPT_MEMLIMIT:
+			if (publish_opt("publish", c, optarg, false, req))
+				return RB_EXIT_USAGE;
+			break;
 		case OPT_VERITY: req->verity = true; break;
 		case OPT_CINDEX: req->cindex = true; break;
-		case OPT_CHUNK_SIZE:
-			if (size_arg("publish", "chunk-size", optarg, UNIT_BYTES, &req->chunk_size) < 0)
-				return RB_EXIT_USAGE;
-			if (!manifest_chunk_size_ok(req->chunk_size))
-				return rb_usage("publish", "--chunk-size: '%s' is not a power of two "
-						   "from 64K to 1G", optarg);
-			break;
-		case OPT_MEMLIMIT:
-			if (size_arg("publish", "memlimit", optarg, UNIT_BYTES, &req->memlimit) < 0)
-				return RB_EXIT_USAGE;
-			break;
 		case OPT_CA:
-			if (!optarg || !strcmp(optarg, "link"))
-				req->ca = PUBLISH_CA_LINK;
-			else if (!strcmp(optarg, "copy"))
-				req->ca = PUBLISH_CA_COPY;
-			else
+			w = !optarg ? PUBLISH_CA_LINK :
+			    rb_word(optarg, RB_WORDS({ "link", PUBLISH_CA_LINK },
+						     { "copy", PUBLISH_CA_COPY }));
+			if (w < 0)
 				return rb_usage("publish", "--content-addressed: '%s' is neither "
 						   "link nor copy", optarg);
+			req->ca = (enum publish_ca)w;
 			break;
 		case OPT_KEEP:
 			errno = 0;
@@ -773,24 +834,15 @@ int cmd_publish(int argc, char **argv)
 	if (rc < 0)
 		goto fail;
 	if (req.verity) {
-		/* A name of its own: no manifest names it yet. Should it be
-		 * there (the same image and salt again), it is replaced by
-		 * the same bytes. */
-		rc = publish_write_at(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, false,
-				      &mk.st, err, sizeof(err));
-		if (rc == -EEXIST)
-			rc = publish_write_at(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, true,
-					      &mk.st, err, sizeof(err));
+		/* A name of its own: no manifest names it yet. */
+		rc = side_file_write(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, &mk.st, err,
+				     sizeof(err));
 		if (rc < 0)
 			goto fail;
 	}
 	if (req.cindex) {
-		/* Named by its hash: the same name, the same bytes. */
-		rc = publish_write_at(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, false, &mk.st,
-				      err, sizeof(err));
-		if (rc == -EEXIST)
-			rc = publish_write_at(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, true,
-					      &mk.st, err, sizeof(err));
+		rc = side_file_write(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, &mk.st, err,
+				     sizeof(err));
 		if (rc < 0)
 			goto fail;
 	}

@@ -69,6 +69,18 @@ struct publish_req {
 	enum publish_ca ca;
 };
 
+/* The options of a manifest that `ramboot publish` and `ramboot manifest`
+ * both take (their getopt values): the key it is signed with and its
+ * sizes. A command's own options count on from PUBLISH_OPT_OWN. */
+enum {
+	PUBLISH_OPT_SIGN = 256, PUBLISH_OPT_CHUNK_SIZE, PUBLISH_OPT_MEMLIMIT, PUBLISH_OPT_OWN
+};
+
+/* Option c (a PUBLISH_OPT_*) of cmd, its value arg, into req: 0, or
+ * RB_EXIT_USAGE after the message. v1_ok: --chunk-size=0 (a version 1
+ * manifest) is taken. */
+int publish_opt(const char *cmd, int c, const char *arg, bool v1_ok, struct publish_req *req);
+
 struct publish_made {
 	char *text;              /* the manifest, signed with req->key */
 	size_t len;
@@ -142,5 +154,11 @@ int publish_dir_open(const char *image, const char **base);
  */
 int publish_write_at(int dirfd, const char *name, const void *buf, size_t len, bool replace,
 		     const struct stat *protect, char *err, size_t errlen);
+
+/* The same for a file whose bytes fill(fd, arg) puts in (0 or -errno; a
+ * failure is told as "NAME: WHAT...", what "write error: " or ""). */
+int publish_fill_at(int dirfd, const char *name, bool replace, const struct stat *protect,
+		    int (*fill)(int fd, void *arg), void *arg, const char *what, char *err,
+		    size_t errlen);
 
 #endif

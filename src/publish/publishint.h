@@ -6,6 +6,7 @@
 #ifndef RAMBOOT_PUBLISHINT_H
 #define RAMBOOT_PUBLISHINT_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 
@@ -19,6 +20,14 @@
 
 /* Is name among keep[0..SWEEP_KEEP) (NULL entries: none)? */
 bool publish_kept(const char *const keep[SWEEP_KEEP], const char *name);
+
+/* The directory dirfd, listed through a description of its own (a dup
+ * would share its offset with dirfd, and so with the other sweep): NULL
+ * after a warning that what would be removed stays ("older images"; base
+ * and prefix name the image). */
+DIR *publish_sweep_open(int dirfd, const char *prefix, const char *base, const char *what);
+/* The end of a sweep: dir closed, and dirfd synced when removed. */
+void publish_sweep_close(DIR *dir, int dirfd, const char *prefix, bool removed);
 
 /* The image under its content-addressed name mk->m.image, complete and
  * on disk before the manifest names it. *how: what was done. 0 or

@@ -111,7 +111,7 @@ static void fallback_names(void)
 	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_COMPRESSED), "compressed");
 	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_HASH), "hash-mismatch");
 	CHECK_EQ_STR(lazy_fallback_name(LAZY_FB_DIFFERS), "image-differs");
-	CHECK_EQ_STR(lazy_fallback_name((enum lazy_fallback)999), "unknown");
+	CHECK_EQ_STR(lazy_fallback_name((enum run_err)999), "unknown");
 }
 
 

@@ -85,9 +85,23 @@ static void test_getopt(void)
 	CHECK_EQ_STR(out, "? | ");
 }
 
+/* An option's word: the value it stands for, -1 for any other. */
+static void test_word(void)
+{
+	const struct rb_word *w = RB_WORDS({ "auto", 0 }, { "bar", 3 }, { "none", 1 });
+
+	CHECK(rb_word("auto", w) == 0);
+	CHECK(rb_word("bar", w) == 3);
+	CHECK(rb_word("none", w) == 1);
+	CHECK(rb_word("ba", w) == -1);
+	CHECK(rb_word("", w) == -1);
+	CHECK(rb_word("Auto", w) == -1);
+}
+
 int main(void)
 {
 	RUN(test_help);
 	RUN(test_getopt);
+	RUN(test_word);
 	return TAP_DONE();
 }
