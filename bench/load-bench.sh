@@ -21,6 +21,11 @@
 #                       (an older build), interleaved with RAMBOOT_BIN's in
 #                       each round, and print a table of the two (B/A speed)
 #
+# On a machine that other work shares, run it as `chrt -f 50
+# bench/load-bench.sh`: its jobs then take the cores first (the kernel
+# keeps 5 % for the rest), and the ratios of an A/B run stay within a few
+# per cent, where the same run under load scatters by tens of per cent.
+#
 # The image is real files from /usr as a squashfs (uncompressed by default,
 # see above), cached in build/bench/ and reused while the settings are
 # unchanged.
