@@ -773,6 +773,43 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 	return -1;
 }
 
+/* The files the manifest names beside the image, each under a name of
+ * its own that no manifest names yet: the hash tree, the chunk index,
+ * the content-addressed image (how: how it was made). 0 or -errno. */
+static int place_side_files(int dirfd, const char *base, const struct publish_req *req,
+			    struct publish_made *mk, const char **how, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (req->verity)
+		rc = side_file_write(dirfd, mk->m.verity_hash, mk->tree, mk->tree_len, &mk->st,
+				     err, errlen);
+	if (rc == 0 && req->cindex)
+		rc = side_file_write(dirfd, mk->m.cindex, mk->cindex, mk->cindex_len, &mk->st, err,
+				     errlen);
+	if (rc == 0 && req->ca)
+		rc = publish_place_image(dirfd, base, req, mk, how, err, errlen);
+	return rc;
+}
+
+/* What was published, one line a file, the manifest last. */
+static void print_made(const struct publish_req *req, const struct publish_made *mk,
+		       const char *prefix, const char *mpath, const char *how)
+{
+	if (req->verity)
+		printf("%s%s: hash tree, %" PRIu64 " blocks, root %s\n", prefix, mk->m.verity_hash,
+		       mk->m.size / VERITY_BLOCK, mk->m.verity_root);
+	if (req->cindex)
+		printf("%s%s: chunk index, %" PRIu32 " chunks, sha256 %s\n", prefix, mk->m.cindex,
+		       mk->cindex_chunks, mk->m.cindex_sha256);
+	if (req->ca)
+		printf("%s%s: the image, %s\n", prefix, mk->m.image, how);
+	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s%s\n", mpath,
+	       mk->m.size, mk->m.sha256, mk->m.nchunks, req->verity ? ", verity" : "",
+	       req->cindex ? ", cindex" : "", req->key ? ", signed by key " : "",
+	       req->key ? mk->keyid : "");
+}
+
 int cmd_publish(int argc, char **argv)
 {
 	struct publish_req req = { .decompress = "auto", .chunk_size = MANIFEST_CHUNK_DEFAULT };
@@ -833,24 +870,9 @@ int cmd_publish(int argc, char **argv)
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0)
 		goto fail;
-	if (req.verity) {
-		/* A name of its own: no manifest names it yet. */
-		rc = side_file_write(dirfd, mk.m.verity_hash, mk.tree, mk.tree_len, &mk.st, err,
-				     sizeof(err));
-		if (rc < 0)
-			goto fail;
-	}
-	if (req.cindex) {
-		rc = side_file_write(dirfd, mk.m.cindex, mk.cindex, mk.cindex_len, &mk.st, err,
-				     sizeof(err));
-		if (rc < 0)
-			goto fail;
-	}
-	if (req.ca) {
-		rc = publish_place_image(dirfd, base, &req, &mk, &how, err, sizeof(err));
-		if (rc < 0)
-			goto fail;
-	}
+	rc = place_side_files(dirfd, base, &req, &mk, &how, err, sizeof(err));
+	if (rc < 0)
+		goto fail;
 	rc = write_all(mof.fd, mk.text, mk.len);
 	if (rc == 0)
 		rc = outfile_commit(&mof);
@@ -858,18 +880,7 @@ int cmd_publish(int argc, char **argv)
 		rb_errfmt(err, sizeof(err), rc, "%s: write error: %s", mpath, strerror(-rc));
 		goto fail;
 	}
-	if (req.verity)
-		printf("%s%s: hash tree, %" PRIu64 " blocks, root %s\n", prefix, mk.m.verity_hash,
-		       mk.m.size / VERITY_BLOCK, mk.m.verity_root);
-	if (req.cindex)
-		printf("%s%s: chunk index, %" PRIu32 " chunks, sha256 %s\n", prefix, mk.m.cindex,
-		       mk.cindex_chunks, mk.m.cindex_sha256);
-	if (req.ca)
-		printf("%s%s: the image, %s\n", prefix, mk.m.image, how);
-	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s%s\n", mpath, mk.m.size,
-	       mk.m.sha256, mk.m.nchunks, req.verity ? ", verity" : "",
-	       req.cindex ? ", cindex" : "", req.key ? ", signed by key " : "",
-	       req.key ? mk.keyid : "");
+	print_made(&req, &mk, prefix, mpath, how);
 	keep_named(&mk.m, true, keep);
 	keep_named(&prev, have_prev, keep + SWEEP_NAMED);
 	keep_named(&backup, have_backup, keep + 2 * SWEEP_NAMED);
