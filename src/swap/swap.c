@@ -629,7 +629,8 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 	char label[SWAPHDR_LABEL_MAX + 1] = "", dev[64];
 	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
 	uint8_t uuid[16];
-	int id = zram_id_from_path(device), fd, rc, active;
+	struct netmem_running net;
+	int id = zram_id_from_path(device), fd, rc, active, tier, ex = RB_EXIT_OK;
 
 	error[0] = '\0';
 	if (id < 0) {
@@ -654,25 +655,52 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 				   SWAPHDR_LABEL);
 		return RB_EXIT_FAIL;
 	}
+	/* The network tier: its policy paused (no writeback while swapoff
+	 * reads the pages back through its link, which it still
+	 * reconnects), then ended once zram holds no page on the server. */
+	tier = netmem_find(id, &net);
+	if (tier < 0)
+		rb_warn("%s: backing_dev: %s", dev, strerror(-tier));
+	if (tier == 1) {
+		rc = netmem_pause(&net, true);
+		if (rc < 0)
+			rb_warn("%s: network memory: no policy process to pause (%s); going on", dev,
+				rc == -ESRCH ? "none recorded alive" : strerror(-rc));
+	}
 	active = swaps_find(dev, NULL);
 	if (active == 1) {
 		rc = sys_swapoff(dev);
 		if (rc < 0) {
-			errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
+			if (tier == 1)
+				(void)netmem_pause(&net, false);
+			errbuf_set(error, len, "%s: swapoff: %s%s", dev, strerror(-rc), tier == 1 ?
+				   "; the network tier stays as it was" : "");
 			return RB_EXIT_FAIL;
+		}
+	}
+	if (tier == 1) {
+		rc = netmem_end(&net);
+		if (rc < 0) {
+			rb_err("%s: network memory: policy process %d: %s", dev, (int)net.pid,
+			       strerror(-rc));
+			ex = RB_EXIT_FAIL;
 		}
 	}
 	rc = zram_reset(id);
 	if (rc < 0) {
-		errbuf_set(error, len, "zram%d: reset: %s", id, strerror(-rc));
+		errbuf_set(error, len, "zram%d: reset: %s%s", id, strerror(-rc), tier == 1 ?
+			   "; its network tier stays under it (mapping " NETMEM_DM_NAME ")" : "");
 		return RB_EXIT_FAIL;
 	}
 	rc = zram_hot_remove(id);
 	if (rc < 0) {
-		errbuf_set(error, len, "zram%d: hot_remove: %s", id, strerror(-rc));
-		return RB_EXIT_FAIL;
+		/* reset let go of the backing device: the tier can go all the same */
+		rb_err("zram%d: hot_remove: %s", id, strerror(-rc));
+		ex = RB_EXIT_FAIL;
 	}
-	return RB_EXIT_OK;
+	if (tier == 1 && netmem_release(&net) < 0)
+		ex = RB_EXIT_FAIL;
+	return ex;
 }
 
 /* ---- command line ---- */
@@ -851,7 +879,7 @@ int cmd_swap(int argc, char **argv)
 		char error[256];
 
 		ex = swap_release(off, force, error, sizeof(error));
-		if (ex != RB_EXIT_OK)
+		if (ex != RB_EXIT_OK && error[0])
 			rb_err("%s", error);
 		else
 			rb_info("%s released", off);
