@@ -879,10 +879,10 @@ int cmd_swap(int argc, char **argv)
 		char error[256];
 
 		ex = swap_release(off, force, error, sizeof(error));
-		if (ex != RB_EXIT_OK && error[0])
-			rb_err("%s", error);
-		else
+		if (ex == RB_EXIT_OK)
 			rb_info("%s released", off);
+		else if (error[0])
+			rb_err("%s", error);
 		return ex;
 	}
 	ex = swap_setup(&o, &r);
