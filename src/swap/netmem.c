@@ -590,13 +590,8 @@ static void record(int dfd, pid_t pid, int zram_id, int nbd)
 	if (rc == 0)
 		rc = outfile_openat(&of, dfd, NETMEM_RECORD, 0644, OUTFILE_REPLACE, NULL, err,
 				    sizeof(err));
-	if (rc == 0) {
-		rc = outfile_write(&of, buf, len);
-		if (rc == 0)
-			rc = outfile_commit(&of);
-		else
-			outfile_abort(&of);
-	}
+	if (rc == 0)
+		rc = outfile_write(&of, buf, len);   /* and committed */
 	if (rc < 0)
 		rb_warn("network memory: %s/%s: %s; swap --off cannot find the process",
 			REPORT_DIR, NETMEM_RECORD, strerror(-rc));
