@@ -673,8 +673,11 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 		if (rc < 0) {
 			if (tier == 1)
 				(void)netmem_pause(&net, false);
-			errbuf_set(error, len, "%s: swapoff: %s%s", dev, strerror(-rc), tier == 1 ?
-				   "; the network tier stays as it was" : "");
+			if (tier == 1)
+				errbuf_set(error, len, "%s: swapoff: %s; the network tier stays as it was",
+					   dev, strerror(-rc));
+			else
+				errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
 			return RB_EXIT_FAIL;
 		}
 	}
@@ -688,8 +691,11 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 	}
 	rc = zram_reset(id);
 	if (rc < 0) {
-		errbuf_set(error, len, "zram%d: reset: %s%s", id, strerror(-rc), tier == 1 ?
-			   "; its network tier stays under it (mapping " NETMEM_DM_NAME ")" : "");
+		if (tier == 1)
+			errbuf_set(error, len, "zram%d: reset: %s; its network tier stays under it "
+				   "(mapping " NETMEM_DM_NAME ")", id, strerror(-rc));
+		else
+			errbuf_set(error, len, "zram%d: reset: %s", id, strerror(-rc));
 		return RB_EXIT_FAIL;
 	}
 	rc = zram_hot_remove(id);
@@ -776,7 +782,8 @@ static const struct rb_optset optset = {
 		{ "net-max-ram", OPT_NET_MAXRAM, "=SIZE",
 		  "only with at most this RAM (default 2G; 0: any)" },
 		{ "off", OPT_OFF, " DEVICE",
-		  "release DEVICE: swapoff, reset, hot_remove" },
+		  "release DEVICE: swapoff, reset, hot_remove; its network\n"
+		  "memory tier too" },
 		{ "force", OPT_FORCE, NULL,
 		  "with --off: release a device not labelled " SWAPHDR_LABEL },
 		{ "status", OPT_STATUS, NULL, NULL },
