@@ -555,6 +555,28 @@ nbd_disconnect=/dev/nbd3"
 	assert_output dm_remove=ramboot-netmem
 }
 
+@test "swap --off --force: what a set-up killed half-way left (backing_dev, mapping, NBD; no swap, no record) goes" {
+	# killed after backing_dev, before mkswap: no signature, no swapon,
+	# no process, no record; the mapping's slave names the NBD device
+	zdev 4 67108864
+	echo /dev/mapper/ramboot-netmem >"$R/sys/block/zram4/backing_dev"
+	truncate -s 1M "$R/dev/zram4"
+	mkdir -p "$R/sys/block/dm-1/dm" "$R/sys/block/dm-1/slaves/nbd2"
+	echo ramboot-netmem >"$R/sys/block/dm-1/dm/name"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram4
+	assert_failure 1
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram4 --force
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: /dev/zram4: network memory: no policy process to pause (none recorded alive); going on' ]
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/block/zram4/reset=1
+/sys/block/zram4/reset=1
+/sys/class/zram-control/hot_remove=4
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd2"
+}
+
 @test "swap --off refuses a device ramboot did not label, unless --force" {
 	zdev 5 1048576
 	truncate -s 1M "$R/dev/zram5"
