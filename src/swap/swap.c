@@ -671,13 +671,13 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 	if (active == 1) {
 		rc = sys_swapoff(dev);
 		if (rc < 0) {
-			if (tier == 1)
-				(void)netmem_pause(&net, false);
-			if (tier == 1)
+			if (tier == 1) {
+				(void)netmem_pause(&net, false);   /* writebacks again */
 				errbuf_set(error, len, "%s: swapoff: %s; the network tier stays as it was",
 					   dev, strerror(-rc));
-			else
+			} else {
 				errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
+			}
 			return RB_EXIT_FAIL;
 		}
 	}
