@@ -437,6 +437,146 @@ swap_net_state=RAM 4.0 GiB above 2.0 GiB"
 /sys/class/zram-control/hot_remove=2"
 }
 
+# A zram device with the network tier as its backing device, as swap
+# --net leaves it: the record of the tier (run/ramboot/netmem), and a
+# stand-in for its policy process that logs the signals it takes into
+# the write log, so that their order shows among the sysfs writes. It is
+# an orphan (init reaps it), as the real one is.
+netmem_fixture() {
+	run "$RAMBOOT_BIN" swap --size=64M --no-tune
+	assert_success
+	echo /dev/mapper/ramboot-netmem >"$R/sys/block/zram2/backing_dev"
+	mkdir -p "$R/run/ramboot"
+	printf 'swap_device=/dev/zram2\nswap_net=10.0.2.2:10809\nswap_net_state=connected\n' \
+		>"$R/run/ramboot/report"
+	(bash -c 'trap "echo policy=USR1 >>\"$0\"" USR1; trap "echo policy=USR2 >>\"$0\"" USR2
+		trap "echo policy=TERM >>\"$0\"; exit 0" TERM; echo $$ >"$1"
+		while :; do sleep 0.05; done' "$RAMBOOT_WRITE_LOG" "$BATS_TEST_TMPDIR/policy.pid" \
+		</dev/null >/dev/null 2>&1 &)
+	for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/policy.pid" ] && break; sleep 0.05; done
+	POLICY=$(cat "$BATS_TEST_TMPDIR/policy.pid")
+	mkdir -p "$R/proc/$POLICY"
+	cp "/proc/$POLICY/stat" "$R/proc/$POLICY/stat"
+	start=$(sed 's/.*) //' "/proc/$POLICY/stat" | cut -d' ' -f20)
+	printf 'pid=%s\nstart=%s\nzram=2\nnbd=0\n' "$POLICY" "$start" >"$R/run/ramboot/netmem"
+	: >"$RAMBOOT_WRITE_LOG"
+}
+
+policy_alive() { kill -0 "$POLICY" 2>/dev/null; }
+policy_stop() { [ -z "${POLICY:-}" ] || kill -KILL "$POLICY" 2>/dev/null || true; }
+
+@test "swap --off with the network tier: policy paused, swapoff, policy ended, zram, mapping, NBD" {
+	netmem_fixture
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
+	policy_stop
+	assert_success
+	[ "$stderr" = 'ramboot: swap: /dev/zram2 released' ]
+	# The pause is a signal its handler takes in its own time; the end
+	# is waited for, before zram lets go of the mapping.
+	run grep -c '^policy=USR1$' "$RAMBOOT_WRITE_LOG"
+	assert_output 1
+	run grep -v '^policy=USR1$' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+policy=TERM
+/sys/block/zram2/reset=1
+/sys/block/zram2/reset=1
+/sys/class/zram-control/hot_remove=2
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd0"
+	[ ! -e "$R/run/ramboot/netmem" ]
+	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = off ]
+}
+
+@test "swap --off with the network tier: a failed swapoff resumes the policy, the tier stays" {
+	faultinj_build
+	netmem_fixture
+	run --separate-stderr faultinj_run 'write:path=*/proc/swaps:errno=EIO' \
+		"$RAMBOOT_BIN" swap --off /dev/zram2
+	for _ in $(seq 100); do grep -q '^policy=USR2$' "$RAMBOOT_WRITE_LOG" && break; sleep 0.05; done
+	alive=no
+	policy_alive && alive=yes
+	policy_stop
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: error: /dev/zram2: swapoff: Input/output error; the network tier stays as it was' ]
+	run grep '^policy=' "$RAMBOOT_WRITE_LOG"
+	assert_output "policy=USR1
+policy=USR2"
+	run grep -v '^policy=' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2: Input/output error"
+	[ "$alive" = yes ]
+	[ -e "$R/run/ramboot/netmem" ]
+	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = connected ]
+}
+
+@test "swap --off with the network tier: a refused reset leaves the tier under zram, exit 1" {
+	faultinj_build
+	netmem_fixture
+	run --separate-stderr faultinj_run 'write:path=*/zram2/reset:errno=EIO' \
+		"$RAMBOOT_BIN" swap --off /dev/zram2
+	policy_stop
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: error: zram2: reset: Input/output error; its network tier stays under it (mapping ramboot-netmem)' ]
+	run grep -v '^policy=USR1$' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+policy=TERM
+/sys/block/zram2/reset=1: Input/output error"
+	run grep -c 'dm_remove\|nbd_disconnect' "$RAMBOOT_WRITE_LOG"
+	assert_output 0
+}
+
+@test "swap --off with the network tier: no live process recorded, the NBD device found in sysfs" {
+	netmem_fixture
+	policy_stop
+	# the recorded pid is another process now: its start time differs
+	sed -i 's/^start=.*/start=1/' "$R/run/ramboot/netmem"
+	sed -i 's/^nbd=.*/nbd=-1/' "$R/run/ramboot/netmem"
+	mkdir -p "$R/sys/block/dm-0/dm" "$R/sys/block/dm-0/slaves/nbd3"
+	echo ramboot-netmem >"$R/sys/block/dm-0/dm/name"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: /dev/zram2: network memory: no policy process to pause (none recorded alive); going on' ]
+	[ "${stderr_lines[1]}" = 'ramboot: swap: /dev/zram2 released' ]
+	run grep -v '^/sys' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd3"
+}
+
+@test "swap --off with the network tier and no way to find its NBD device: exit 1, one line" {
+	netmem_fixture
+	policy_stop
+	rm "$R/run/ramboot/netmem"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
+	assert_failure 1
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: /dev/zram2: network memory: no policy process to pause (none recorded alive); going on' ]
+	[ "${stderr_lines[1]}" = 'ramboot: swap: error: network memory: no record of its NBD device (/run/ramboot/netmem): not disconnected' ]
+	[ "${#stderr_lines[@]}" = 2 ]
+	run tail -n 1 "$RAMBOOT_WRITE_LOG"
+	assert_output dm_remove=ramboot-netmem
+}
+
+@test "swap --off --force: what a set-up killed half-way left (backing_dev, mapping, NBD; no swap, no record) goes" {
+	# killed after backing_dev, before mkswap: no signature, no swapon,
+	# no process, no record; the mapping's slave names the NBD device
+	zdev 4 67108864
+	echo /dev/mapper/ramboot-netmem >"$R/sys/block/zram4/backing_dev"
+	truncate -s 1M "$R/dev/zram4"
+	mkdir -p "$R/sys/block/dm-1/dm" "$R/sys/block/dm-1/slaves/nbd2"
+	echo ramboot-netmem >"$R/sys/block/dm-1/dm/name"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram4
+	assert_failure 1
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram4 --force
+	assert_success
+	[ "${stderr_lines[0]}" = 'ramboot: swap: warning: /dev/zram4: network memory: no policy process to pause (none recorded alive); going on' ]
+	run cat "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/block/zram4/reset=1
+/sys/block/zram4/reset=1
+/sys/class/zram-control/hot_remove=4
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd2"
+}
+
 @test "swap --off refuses a device ramboot did not label, unless --force" {
 	zdev 5 1048576
 	truncate -s 1M "$R/dev/zram5"

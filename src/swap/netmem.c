@@ -4,6 +4,7 @@
  * the policy, and the detached process that runs it and keeps the NBD
  * device connected.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 
 #include "lib/fdio.h"
 #include "lib/keys.h"
+#include "lib/outfile.h"
 #include "lib/ramboot.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
@@ -365,6 +368,15 @@ static ssize_t at_read(int dir, const char *name, char *buf, size_t len)
 
 static void publish(struct runner *r, bool stats);
 
+/* SIGUSR1 from `ramboot swap --off`: no more writebacks, while swapoff
+ * reads the pages back; SIGUSR2: writebacks again (swapoff failed). */
+static volatile sig_atomic_t paused;
+
+static void on_pause(int sig)
+{
+	paused = sig == SIGUSR1;
+}
+
 /* The link: wait for the driver's notice that it gave the socket up (a
  * request timed out or could not be sent: drivers/block/nbd.c marks the
  * socket dead only then, and takes a new one only for a dead one), then
@@ -495,9 +507,24 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, in
 	pthread_attr_t at;
 	pthread_t th;
 
+	struct sigaction sa;
+	sigset_t none;
+
 	atomic_init(&r.up, 1);
 	atomic_init(&r.reconnects, 0);
 	pthread_mutex_init(&r.lock, NULL);
+	/* The signals a parent's guard blocked (TERM ends this process),
+	 * and a message to a stderr that is a closed pipe fails with EPIPE
+	 * rather than kill it. The threads inherit both. */
+	sigemptyset(&none);
+	(void)pthread_sigmask(SIG_SETMASK, &none, NULL);
+	(void)signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_pause;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGUSR1, &sa, NULL);
+	(void)sigaction(SIGUSR2, &sa, NULL);
 	close_fd(&t->sock);     /* the driver holds its own reference */
 	if (nbd_server_parse(o->server, o->export, &r.srv) < 0 || zdir < 0)
 		_exit(1);
@@ -516,8 +543,58 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, in
 	for (;;) {
 		publish(&r, true);
 		nap_ms((long)o->period * 1000);
-		step(&r);
+		if (!paused)
+			step(&r);
 	}
+}
+
+/* The start time of process pid (field 22 of /proc/PID/stat) and its
+ * state (field 3). 0, or -errno (-ENOENT: no such process). */
+static int proc_start(pid_t pid, unsigned long long *start, char *state)
+{
+	char p[64], buf[1024], *c;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (rb_read_str(p, buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	/* the name (field 2) may hold spaces and parentheses: after the last ')' */
+	c = strrchr(buf, ')');
+	if (!c || sscanf(c + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu", state, start) != 2)
+		return -EPROTO;
+	return 0;
+}
+
+/* The record `ramboot swap --off` finds the tier by (NETMEM_RECORD). */
+static void record(int dfd, pid_t pid, int zram_id, int nbd)
+{
+	char buf[256], n[4][24], err[256];
+	unsigned long long start = 0;
+	struct outfile of;
+	size_t len = 0;
+	char state;
+	int rc;
+
+	(void)proc_start(pid, &start, &state);
+	snprintf(n[0], sizeof(n[0]), "%d", (int)pid);
+	snprintf(n[1], sizeof(n[1]), "%llu", start);
+	snprintf(n[2], sizeof(n[2]), "%d", zram_id);
+	snprintf(n[3], sizeof(n[3]), "%d", nbd);
+	rc = report_kv(buf, sizeof(buf), &len, "pid", n[0]);
+	if (rc == 0)
+		rc = report_kv(buf, sizeof(buf), &len, "start", n[1]);
+	if (rc == 0)
+		rc = report_kv(buf, sizeof(buf), &len, "zram", n[2]);
+	if (rc == 0)
+		rc = report_kv(buf, sizeof(buf), &len, "nbd", n[3]);
+	if (rc == 0)
+		rc = outfile_openat(&of, dfd, NETMEM_RECORD, 0644, OUTFILE_REPLACE, NULL, err,
+				    sizeof(err));
+	if (rc == 0)
+		rc = outfile_write(&of, buf, len);   /* and committed */
+	if (rc < 0)
+		rb_warn("network memory: %s/%s: %s; swap --off cannot find the process",
+			REPORT_DIR, NETMEM_RECORD, strerror(-rc));
 }
 
 int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
@@ -555,8 +632,10 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 		/* Pages on the network come back through the child's
 		 * reconnects: the OOM killer must never pick it. */
 		snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)pid);
-		if (pid > 0)
+		if (pid > 0) {
 			(void)rb_write_str(p, "-1000");
+			record(dfd, pid, zram_id, t->nbd);
+		}
 		(void)close(dfd);
 		close_fd(&zdir);
 		close_fd(&psi);
@@ -573,4 +652,157 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 		rb_warn("network memory: mlockall: %s", strerror(errno));
 	run(o, t, zdir, psi, dfd);
 	_exit(0);
+}
+
+/* ---- the teardown ---- */
+
+/* The NBD device under the mapping: /sys/block/dm-N/dm/name is ours,
+ * /sys/block/dm-N/slaves/nbdM. M, or -ENOENT. */
+static int nbd_under_mapping(void)
+{
+	char p[PATH_MAX], name[128];
+	struct dirent *de, *se;
+	int nbd = -ENOENT;
+	DIR *d, *sd;
+
+	if (rb_path(p, sizeof(p), "/sys/block") < 0 || !(d = opendir(p)))
+		return -ENOENT;
+	while (nbd < 0 && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "dm-", 3))
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%.32s/dm/name", de->d_name);
+		if (rb_read_str(p, name, sizeof(name)) < 0 || strcmp(name, NETMEM_DM_NAME))
+			continue;
+		snprintf(name, sizeof(name), "/sys/block/%.32s/slaves", de->d_name);
+		if (rb_path(p, sizeof(p), "%s", name) < 0 || !(sd = opendir(p)))
+			continue;
+		while ((se = readdir(sd)) != NULL)
+			if (sscanf(se->d_name, "nbd%d", &nbd) == 1)
+				break;
+		closedir(sd);
+	}
+	closedir(d);
+	return nbd;
+}
+
+int netmem_find(int zram_id, struct netmem_running *n)
+{
+	char buf[PATH_MAX], v[32];
+	unsigned long long start;
+	char state;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->nbd = -1;
+	n->zram = zram_id;
+	rc = zram_get(zram_id, "backing_dev", buf, sizeof(buf));
+	if (rc == -ENOENT)
+		return 0;   /* a kernel without writeback */
+	if (rc < 0)
+		return rc;
+	if (strcmp(buf, "/dev/mapper/" NETMEM_DM_NAME))
+		return 0;
+	if (rb_read_str(REPORT_DIR "/" NETMEM_RECORD, buf, sizeof(buf)) >= 0 &&
+	    report_text_get(buf, "zram", v, sizeof(v)) == 1 && atoi(v) == zram_id) {
+		if (report_text_get(buf, "nbd", v, sizeof(v)) == 1 && v[0] >= '0' && v[0] <= '9')
+			n->nbd = atoi(v);
+		if (report_text_get(buf, "pid", v, sizeof(v)) == 1 && atoi(v) > 1)
+			n->pid = (pid_t)atoi(v);
+		if (report_text_get(buf, "start", v, sizeof(v)) == 1)
+			n->start = strtoull(v, NULL, 10);
+		/* a process of that pid now, but not the one recorded */
+		if (n->pid && (proc_start(n->pid, &start, &state) < 0 || start != n->start ||
+			       state == 'Z'))
+			n->pid = 0;
+	}
+	if (n->nbd < 0)
+		n->nbd = nbd_under_mapping();
+	return 1;
+}
+
+int netmem_pause(const struct netmem_running *n, bool pause)
+{
+	if (!n->pid)
+		return -ESRCH;
+	return kill(n->pid, pause ? SIGUSR1 : SIGUSR2) < 0 ? -errno : 0;
+}
+
+/* Is the recorded process gone (or a zombie nobody reaped yet)? */
+static bool gone(const struct netmem_running *n)
+{
+	unsigned long long start;
+	char state;
+
+	if (kill(n->pid, 0) < 0 && errno == ESRCH)
+		return true;
+	return proc_start(n->pid, &start, &state) < 0 || start != n->start || state == 'Z';
+}
+
+int netmem_end(const struct netmem_running *n)
+{
+	static const int sig[] = { SIGTERM, SIGKILL };
+	size_t i;
+	int t;
+
+	if (!n->pid)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(sig); i++) {
+		if (kill(n->pid, sig[i]) < 0)
+			return errno == ESRCH ? 0 : -errno;
+		for (t = 0; t < 100; t++) {
+			if (gone(n))
+				return 0;
+			nap_ms(50);
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+/* Against a fixture root: what would be done, logged as a sysfs write. */
+static int fixture_step(const char *what, const char *arg)
+{
+	rb_sysfs_log(what, arg, 0);
+	return 0;
+}
+
+int netmem_release(const struct netmem_running *n)
+{
+	struct report_set set = { RK_SWAP_NET_STATE, "off" };
+	char err[256], node[32];
+	int rc, first = 0, dfd;
+	char p[PATH_MAX];
+
+	if (rb_root_is_real())
+		rc = dm_remove(NETMEM_DM_NAME, err, sizeof(err));
+	else
+		rc = fixture_step("dm_remove", NETMEM_DM_NAME);
+	snprintf(node, sizeof(node), "/dev/nbd%d", n->nbd);
+	if (rc < 0 && rc != -ENXIO) {
+		/* A mapping still there is open (or would be): what is under
+		 * it stays connected. */
+		rb_err("network memory: crypt mapping %s; %s left connected under it", err,
+		       n->nbd >= 0 ? node : "its NBD device");
+		first = rc;
+	} else if (n->nbd < 0) {
+		rb_err("network memory: no record of its NBD device (%s/%s): not disconnected",
+		       REPORT_DIR, NETMEM_RECORD);
+		first = -ENOENT;
+	} else {
+		rc = rb_root_is_real() ? nbd_kernel_disconnect(n->nbd) :
+		     fixture_step("nbd_disconnect", node);
+		if (rc < 0) {
+			rb_err("network memory: %s: disconnect: %s", node, strerror(-rc));
+			first = rc;
+		}
+	}
+	if (rb_path(p, sizeof(p), "%s", REPORT_DIR) == 0 &&
+	    (dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		if (unlinkat(dfd, NETMEM_RECORD, 0) < 0 && errno != ENOENT)
+			rb_warn("network memory: %s/%s: %s", REPORT_DIR, NETMEM_RECORD,
+				strerror(errno));
+		if (first == 0)
+			(void)report_amend_at(dfd, &set, 1, 0);
+		(void)close(dfd);
+	}
+	return first;
 }

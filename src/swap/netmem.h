@@ -98,6 +98,44 @@ void netmem_undo(struct netmem_tier *t);
 int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
 		 const char *rundir);
 
+/* ---- the teardown (ramboot swap --off) ----
+ *
+ * netmem_start() records the running tier in the run directory (file
+ * NETMEM_RECORD: pid=, start= (the process's start time, field 22 of
+ * /proc/PID/stat, against a reused pid), zram=, nbd=). The process takes
+ * two signals besides the fatal ones: SIGUSR1 stops its writebacks (it
+ * still reconnects a lost link: swapoff reads the written-back pages
+ * through it), SIGUSR2 starts them again. The order, each step only once
+ * the one before let go: pause the policy, swapoff, end the process,
+ * reset and hot_remove zram (the caller), remove the crypt mapping,
+ * disconnect the NBD device. */
+#define NETMEM_RECORD "netmem"
+
+struct netmem_running {
+	pid_t pid;                 /* the policy's process; 0 none found */
+	unsigned long long start;  /* its start time (against a reused pid) */
+	int nbd;                   /* /dev/nbdN under the mapping; -1 unknown */
+	int zram;
+};
+
+/* Is zram_id's backing device the tier's mapping? 1 (n filled from the
+ * record, else from sysfs: the mapping's slave), 0 no, -errno. */
+int netmem_find(int zram_id, struct netmem_running *n);
+
+/* SIGUSR1 (pause) or SIGUSR2 (resume) to the policy's process. 0,
+ * -ESRCH when there is none, or -errno. */
+int netmem_pause(const struct netmem_running *n, bool pause);
+
+/* End the policy's process: SIGTERM, then SIGKILL after 5 s; waits
+ * until it is gone. 0 (also when there was none) or -errno. */
+int netmem_end(const struct netmem_running *n);
+
+/* After zram let go of its backing device: remove the crypt mapping,
+ * then disconnect the NBD device (only once the mapping is gone: one
+ * still open is someone's), the record, and swap_net_state=off in the
+ * report. Each failure is one error line. 0 or the first -errno. */
+int netmem_release(const struct netmem_running *n);
+
 /* ---- the policy: a pure function of what one step saw ---- */
 
 enum netmem_act {

@@ -629,7 +629,8 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 	char label[SWAPHDR_LABEL_MAX + 1] = "", dev[64];
 	size_t pagesize = (size_t)sysconf(_SC_PAGESIZE);
 	uint8_t uuid[16];
-	int id = zram_id_from_path(device), fd, rc, active;
+	struct netmem_running net;
+	int id = zram_id_from_path(device), fd, rc, active, tier, ex = RB_EXIT_OK;
 
 	error[0] = '\0';
 	if (id < 0) {
@@ -654,25 +655,58 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 				   SWAPHDR_LABEL);
 		return RB_EXIT_FAIL;
 	}
+	/* The network tier: its policy paused (no writeback while swapoff
+	 * reads the pages back through its link, which it still
+	 * reconnects), then ended once zram holds no page on the server. */
+	tier = netmem_find(id, &net);
+	if (tier < 0)
+		rb_warn("%s: backing_dev: %s", dev, strerror(-tier));
+	if (tier == 1) {
+		rc = netmem_pause(&net, true);
+		if (rc < 0)
+			rb_warn("%s: network memory: no policy process to pause (%s); going on", dev,
+				rc == -ESRCH ? "none recorded alive" : strerror(-rc));
+	}
 	active = swaps_find(dev, NULL);
 	if (active == 1) {
 		rc = sys_swapoff(dev);
 		if (rc < 0) {
-			errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
+			if (tier == 1) {
+				(void)netmem_pause(&net, false);   /* writebacks again */
+				errbuf_set(error, len, "%s: swapoff: %s; the network tier stays as it was",
+					   dev, strerror(-rc));
+			} else {
+				errbuf_set(error, len, "%s: swapoff: %s", dev, strerror(-rc));
+			}
 			return RB_EXIT_FAIL;
+		}
+	}
+	if (tier == 1) {
+		rc = netmem_end(&net);
+		if (rc < 0) {
+			rb_err("%s: network memory: policy process %d: %s", dev, (int)net.pid,
+			       strerror(-rc));
+			ex = RB_EXIT_FAIL;
 		}
 	}
 	rc = zram_reset(id);
 	if (rc < 0) {
-		errbuf_set(error, len, "zram%d: reset: %s", id, strerror(-rc));
+		if (tier == 1)
+			errbuf_set(error, len, "zram%d: reset: %s; its network tier stays under it "
+				   "(mapping " NETMEM_DM_NAME ")", id, strerror(-rc));
+		else
+			errbuf_set(error, len, "zram%d: reset: %s", id, strerror(-rc));
 		return RB_EXIT_FAIL;
 	}
 	rc = zram_hot_remove(id);
 	if (rc < 0) {
-		errbuf_set(error, len, "zram%d: hot_remove: %s", id, strerror(-rc));
-		return RB_EXIT_FAIL;
+		/* reset let go of the backing device: the tier can go all the same */
+		rb_err("zram%d: hot_remove: %s", id, strerror(-rc));
+		ex = RB_EXIT_FAIL;
 	}
-	return RB_EXIT_OK;
+	if (tier == 1 && netmem_release(&net) < 0)
+		ex = RB_EXIT_FAIL;
+	return ex;
 }
 
 /* ---- command line ---- */
@@ -748,7 +782,8 @@ static const struct rb_optset optset = {
 		{ "net-max-ram", OPT_NET_MAXRAM, "=SIZE",
 		  "only with at most this RAM (default 2G; 0: any)" },
 		{ "off", OPT_OFF, " DEVICE",
-		  "release DEVICE: swapoff, reset, hot_remove" },
+		  "release DEVICE: swapoff, reset, hot_remove; its network\n"
+		  "memory tier too" },
 		{ "force", OPT_FORCE, NULL,
 		  "with --off: release a device not labelled " SWAPHDR_LABEL },
 		{ "status", OPT_STATUS, NULL, NULL },
@@ -851,10 +886,10 @@ int cmd_swap(int argc, char **argv)
 		char error[256];
 
 		ex = swap_release(off, force, error, sizeof(error));
-		if (ex != RB_EXIT_OK)
-			rb_err("%s", error);
-		else
+		if (ex == RB_EXIT_OK)
 			rb_info("%s released", off);
+		else if (error[0])
+			rb_err("%s", error);
 		return ex;
 	}
 	ex = swap_setup(&o, &r);

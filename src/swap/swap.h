@@ -53,7 +53,11 @@ struct swap_result {
 int swap_setup(const struct swap_opts *o, struct swap_result *r);
 
 /* Swapoff, reset and hot-remove a zram device set up by swap_setup();
- * refuses one whose swap label is not "ramboot-zram" unless force. */
+ * refuses one whose swap label is not "ramboot-zram" unless force.
+ * With the network tier as its backing device, the tier goes too, in
+ * the order netmem.h gives. RB_EXIT_FAIL with error "" when the failures
+ * were said already (one error line each: the device released, part of
+ * the tier left). */
 int swap_release(const char *device, bool force, char *error, size_t len);
 
 /* Is there a swap partition on a local disk (TYPE=swap by blkid)? */

@@ -5,6 +5,13 @@
 # than the client has, from a corpus whose every line holds a marker;
 # once loaded it leaves its pages untouched until the network tier wrote
 # some back (bd_stat), then touches every page again and verifies it.
+# Then the link is cut (the host's QEMU monitor: set_link off): a small
+# process whose pages went to the server touches them, waits and gets an
+# error, while a heartbeat (no page on the server) goes on; the link comes
+# back, the tier reconnects; a second tier set up while the first holds
+# the mapping's name fails half-way and must undo its NBD connection;
+# `ramboot swap --off` takes the tier down; a tier started again with
+# stderr closed lives on, and goes with --off too.
 # Prints RBTEST netmem-* lines for the host.
 share=${0%/*}
 docs=${RBTEST_NETMEM_DOCS:-18}
@@ -33,7 +40,11 @@ echo "RBTEST netmem-backing=$(cat "$zdir/backing_dev" 2>/dev/null)"
 
 # 4 MiB of text, every line with the marker: what the server must never see.
 seq 1 65536 | sed 's/^/RBTEST-NETMEM-MARKER line /; s/$/ of the documents/' > /tmp/corpus
-rm -f /tmp/go
+rm -f /tmp/go /tmp/go2
+# The victim of the cut: 8 MiB loaded first, untouched from then on, so
+# the workload pushes its pages out, and the policy writes them back.
+"$share/dochog" -n 1 -s 8 -r -W /tmp/go2 /tmp/corpus > /tmp/victim.out 2>&1 &
+victim=$!
 "$share/dochog" -n "$docs" -s 12 -r -W /tmp/go /tmp/corpus > /tmp/dochog.out 2>&1 &
 hog=$!
 loaded() { grep -q "^doc $docs\$" /tmp/dochog.out; }
@@ -60,8 +71,19 @@ echo "RBTEST netmem-bd-before=$(cat "$zdir/bd_stat")"
 # server read back through the new connection.
 lost() { [ "$(report swap_net_state)" = lost ]; }
 echo "RBTEST netmem-ready-to-cut"
-wait_until 600 lost && echo "RBTEST netmem-lost=seen"
+# The driver finds the connection gone only on a request: the policy's
+# writeback may be paused (I/O stalls), so read a block of the NBD device
+# once the server is down; it completes after the reconnection.
+sleep 1
+nbd=$(sed -n 's/^nbd=//p' /run/ramboot/netmem 2>/dev/null)
+dd if="/dev/nbd${nbd:-0}" of=/dev/null bs=4096 count=1 2>/dev/null &
+probe=$!
+# The shell may miss a short lost (it may wait on its own pages on the
+# server meanwhile): the host checks the tier's lines in the kernel log.
+wait_until 200 lost && echo "RBTEST netmem-lost=seen"
 wait_until 1200 connected && echo "RBTEST netmem-reconnected=seen"
+wait "$probe"
+echo "RBTEST netmem-probe-exit=$?"
 touch /tmp/go
 while kill -0 "$hog" 2>/dev/null; do
 	read -r c r w < "$zdir/bd_stat"
@@ -82,3 +104,79 @@ for p in /proc/[0-9]*; do
 	grep -q ramboot "$p/cmdline" 2>/dev/null || continue
 	echo "RBTEST netmem-daemon pid=${p#/proc/} $(grep '^VmLck:' "$p/status" | tr -s ' \t' ' ')"
 done
+
+up() { cut -d' ' -f1 /proc/uptime; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+pid=$(sed -n 's/^pid=//p' /run/ramboot/netmem 2>/dev/null)
+echo "RBTEST netmem-record $(tr '\n' ' ' < /run/ramboot/netmem 2>/dev/null)"
+echo "RBTEST netmem-daemon-sigign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null) fd2=$(readlink "/proc/$pid/fd/2" 2>/dev/null)"
+
+# The network cut. A heartbeat first: a process with no page on the server.
+# It ends by itself and is waited for: a process left to init (its sleep,
+# were it killed) would wake init when it exits, and init's own pages may
+# be on the server (a read that fails there kills init: a panic).
+: > /tmp/hb
+rm -f /tmp/hb.stop
+( while [ ! -e /tmp/hb.stop ]; do up >> /tmp/hb; sleep 1; done ) &
+hb=$!
+echo "RBTEST netmem-cut-link"
+sleep 3
+t0=$(up)
+touch /tmp/go2
+wait_until 1200 lost && echo "RBTEST netmem-cut-lost=seen after $(secs "$t0" "$(up)") s"
+ramboot status 2>&1 | grep '^swap_net' | sed 's/^/RBTEST netmem-cut-status /'
+wait "$victim"
+rc=$?
+t1=$(up)
+echo "RBTEST netmem-cut-victim exit=$rc waited=$(secs "$t0" "$t1") s"
+sed 's/^/RBTEST netmem-cut-victim-out /' /tmp/victim.out | grep -v ' doc [0-9]*$'
+beats=$(awk -v a="$t0" -v b="$t1" '$1 > a && $1 < b' /tmp/hb | wc -l)
+echo "RBTEST netmem-cut-heartbeat=$beats in $(secs "$t0" "$t1") s"
+touch /tmp/hb.stop
+wait "$hb"
+echo "RBTEST netmem-daemon-after-cut=$(kill -0 "$pid" 2>/dev/null && echo alive || echo gone)"
+t2=$(up)
+echo "RBTEST netmem-link-restore"
+wait_until 1800 connected && echo "RBTEST netmem-cut-reconnected=seen after $(secs "$t2" "$(up)") s"
+
+# A second tier while the first holds the mapping's name: its dm-crypt
+# step fails after its NBD device is connected. It must undo that, and
+# leave zram alone with one warning.
+nbd_up() { for s in /sys/block/nbd*/size; do [ "$(cat "$s")" != 0 ] && echo "${s%/size}"; done | sed 's,.*/,,' | tr '\n' ' '; }
+echo "RBTEST netmem-half-nbd-before=$(nbd_up)"
+server=$(report swap_net)
+ramboot swap --size=16M --no-tune --net="$server" > /tmp/half.out 2> /tmp/half.err
+echo "RBTEST netmem-half rc=$? dev=$(cat /tmp/half.out)"
+sed 's/^/RBTEST netmem-half-err /' /tmp/half.err
+half=$(cat /tmp/half.out)
+echo "RBTEST netmem-half-backing=$(cat "/sys/block/${half#/dev/}/backing_dev" 2>/dev/null)"
+echo "RBTEST netmem-half-nbd-after=$(nbd_up)"
+ramboot swap --off "$half" 2>&1 | sed 's/^/RBTEST netmem-half-off /'
+wait_until 100 connected
+
+# The teardown.
+dms() { set -- /sys/block/dm-*; [ -e "$1" ] && echo $# || echo 0; }
+echo "RBTEST netmem-off-before mapper=$(cd /dev/mapper 2>/dev/null && echo ./*) dm=$(dms) nbd=$(nbd_up)"
+ramboot swap --off "$dev" > /tmp/off.out 2>&1
+echo "RBTEST netmem-off rc=$?"
+sed 's/^/RBTEST netmem-off-out /' /tmp/off.out
+echo "RBTEST netmem-off-mapper=$([ -e /dev/mapper/ramboot-netmem ] && echo present || echo gone) dm=$(dms)"
+echo "RBTEST netmem-off-nbd=$(nbd_up)"
+echo "RBTEST netmem-off-swaps=$(tail -n +2 /proc/swaps | wc -l)"
+echo "RBTEST netmem-off-zram=$([ -e "$zdir" ] && echo present || echo gone)"
+state=$(sed -n 's/^State:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+echo "RBTEST netmem-off-daemon=$(case $state in ''|Z*) echo gone ;; *) echo "alive $state" ;; esac)"
+echo "RBTEST netmem-off-record=$([ -e /run/ramboot/netmem ] && echo present || echo gone)"
+echo "RBTEST netmem-off-state=$(report swap_net_state)"
+
+# Once more, the tier started with stderr closed: its process must live
+# on (it takes no signal for a write that fails), and go with --off.
+ramboot swap --size=16M --no-tune --net="$server" --net-period=1 > /tmp/again.out 2>&-
+echo "RBTEST netmem-again rc=$? dev=$(cat /tmp/again.out)"
+again=$(cat /tmp/again.out)
+pid=$(sed -n 's/^pid=//p' /run/ramboot/netmem 2>/dev/null)
+sleep 5
+echo "RBTEST netmem-again-daemon=$(kill -0 "$pid" 2>/dev/null && echo alive || echo gone) state=$(report swap_net_state) sigign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)"
+ramboot swap --off "$again" > /tmp/off.out 2>&1
+echo "RBTEST netmem-again-off rc=$? nbd=$(nbd_up) mapper=$([ -e /dev/mapper/ramboot-netmem ] && echo present || echo gone) state=$(report swap_net_state)"
+sed 's/^/RBTEST netmem-again-off-out /' /tmp/off.out

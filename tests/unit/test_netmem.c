@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The network memory tier's policy (netmem_plan_step), what counts as an
- * image copy running, the spec of ramboot.swap.net= and the NBD server
- * address. */
+ * image copy running, the spec of ramboot.swap.net=, the NBD server
+ * address, and how swap --off finds a running tier (netmem_find, below a
+ * fixture root). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
+#include "lib/ramboot.h"
 #include "dev/nbd.h"
 #include "swap/netmem.h"
 
@@ -303,6 +307,87 @@ static void test_handshake(void)
 	CHECK_EQ_STR(err, "export 'swap': unknown to the server (reply 0x80000006)");
 }
 
+/* Write text to root/rel, making its directories. */
+static void put(const char *root, const char *rel, const char *text)
+{
+	char p[512], *c;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	for (c = p + strlen(root) + 1; (c = strchr(c, '/')) != NULL; c++) {
+		*c = '\0';
+		(void)mkdir(p, 0755);
+		*c = '/';
+	}
+	if (text[0] == '\0' && rel[strlen(rel) - 1] == '/')
+		return;
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		CHECK(fclose(f) == 0);
+	}
+}
+
+static void test_find(void)
+{
+	char root[] = "/tmp/test_netmem.XXXXXX", rec[256], cmd[600];
+	struct netmem_running n;
+
+	CHECK(mkdtemp(root) != NULL);
+	setenv("RAMBOOT_ROOT", root, 1);
+	rb_root_init();
+	/* no backing_dev (no writeback in the kernel), another device */
+	put(root, "sys/block/zram3/disksize", "0\n");
+	CHECK_EQ_INT(netmem_find(3, &n), 0);
+	put(root, "sys/block/zram3/backing_dev", "/dev/vdb\n");
+	CHECK_EQ_INT(netmem_find(3, &n), 0);
+	/* ours, no record, the NBD device under the mapping in sysfs */
+	put(root, "sys/block/zram3/backing_dev", "/dev/mapper/ramboot-netmem\n");
+	put(root, "sys/block/dm-0/dm/name", "other\n");
+	put(root, "sys/block/dm-0/slaves/nbd1/", "");
+	put(root, "sys/block/dm-2/dm/name", "ramboot-netmem\n");
+	put(root, "sys/block/dm-2/slaves/nbd5/", "");
+	CHECK_EQ_INT(netmem_find(3, &n), 1);
+	CHECK_EQ_INT(n.pid, 0);
+	CHECK_EQ_INT(n.nbd, 5);
+	/* a record: its process alive (a name with ") " in it), start time
+	 * the same */
+	put(root, "proc/4242/stat", "4242 (x) y) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 "
+	    "20 0 1 0 777 1000 10\n");
+	put(root, "run/ramboot/netmem", "pid=4242\nstart=777\nzram=3\nnbd=2\n");
+	CHECK_EQ_INT(netmem_find(3, &n), 1);
+	CHECK_EQ_INT(n.pid, 4242);
+	CHECK_EQ_INT(n.nbd, 2);
+	/* the record of another zram device: not this one's */
+	CHECK_EQ_INT(netmem_find(4, &n), 0);
+	put(root, "sys/block/zram4/backing_dev", "/dev/mapper/ramboot-netmem\n");
+	CHECK_EQ_INT(netmem_find(4, &n), 1);
+	CHECK_EQ_INT(n.pid, 0);
+	CHECK_EQ_INT(n.nbd, 5);
+	/* the pid taken by another process since (another start time), a
+	 * zombie, no such process */
+	snprintf(rec, sizeof(rec), "pid=4242\nstart=778\nzram=3\nnbd=2\n");
+	put(root, "run/ramboot/netmem", rec);
+	CHECK_EQ_INT(netmem_find(3, &n), 1);
+	CHECK_EQ_INT(n.pid, 0);
+	CHECK_EQ_INT(n.nbd, 2);
+	put(root, "run/ramboot/netmem", "pid=4242\nstart=777\nzram=3\nnbd=2\n");
+	put(root, "proc/4242/stat", "4242 (x) Z 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 "
+	    "20 0 1 0 777 0 0\n");
+	CHECK_EQ_INT(netmem_find(3, &n), 1);
+	CHECK_EQ_INT(n.pid, 0);
+	put(root, "run/ramboot/netmem", "pid=4243\nstart=777\nzram=3\nnbd=2\n");
+	CHECK_EQ_INT(netmem_find(3, &n), 1);
+	CHECK_EQ_INT(n.pid, 0);
+	CHECK_EQ_INT(netmem_pause(&n, true), -ESRCH);
+	CHECK_EQ_INT(netmem_end(&n), 0);
+	unsetenv("RAMBOOT_ROOT");
+	rb_root_init();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	RUN(test_age_writeback);
@@ -313,5 +398,6 @@ int main(void)
 	RUN(test_spec);
 	RUN(test_server_parse);
 	RUN(test_handshake);
+	RUN(test_find);
 	return TAP_DONE();
 }
