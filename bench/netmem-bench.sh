@@ -36,6 +36,11 @@
 #   NETBENCH_BIGMEM=MiB     the client with enough RAM (default 2048)
 #   NETBENCH_DOC=MiB        per document (default 12)
 #   NETBENCH_PAUSE=ms       between documents (default 1000)
+#   NETBENCH_SLOW=s         a document that takes longer than this to load
+#                           ends a run, as the OOM killer does: a user
+#                           gives up on a client that thrashes (default 0:
+#                           only the OOM killer, which under TCG can take
+#                           many minutes to act on a client full of zram)
 #   NETBENCH_ZRAM=SIZE      zram disksize of the zram row (default 768M:
 #                           more than the RAM holds compressed); the net
 #                           rows take the tier's own (zram's default and
@@ -51,11 +56,10 @@
 #   NETBENCH_MODES="..."    rows (default: none zram net net-busy ram)
 #   NETBENCH_TIMEOUT=s      per boot (default 1800)
 #   NETBENCH_DOC_MD=file    the markdown to update (default docs/benchmarks.md)
-#   NETBENCH_NICE=1         run the client's QEMU at nice -15
-#                           (CFS weight), for a machine that
-#                           other work shares: that work then runs on the
-#                           server's core, as a workstation's would; the
-#                           server and the busy loop keep normal priority
+#   NETBENCH_NICE=1         run the client's QEMU at nice -15, for a
+#                           machine that other work shares: the client's
+#                           core goes to it first; the server and the busy
+#                           loop keep normal priority
 #   RAMBOOT_QEMU_ACCEL=kvm|tcg   (images/qemu-accel.sh)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,6 +69,7 @@ mem=${NETBENCH_MEM:-256}
 bigmem=${NETBENCH_BIGMEM:-2048}
 doc=${NETBENCH_DOC:-12}
 pause=${NETBENCH_PAUSE:-1000}
+slow=${NETBENCH_SLOW:-0}
 zram=${NETBENCH_ZRAM:-768M}
 netsize=${NETBENCH_NETSIZE:-1G}
 net_opts=${NETBENCH_NET_OPTS-idle=10,period=2,rate=32MiB/s}
@@ -84,7 +89,7 @@ for t in mksquashfs cpio busybox nbd-server taskset cc; do
 	command -v "$t" >/dev/null || die "$t not installed (tests/deps.sh install)"
 done
 [ "$(nproc)" -ge 2 ] || die "needs two cores: one for the server, one for the client"
-for v in "$mem" "$bigmem" "$doc" "$pause" "$port" "$timeout_s"; do
+for v in "$mem" "$bigmem" "$doc" "$pause" "$slow" "$port" "$timeout_s"; do
 	case $v in '' | *[!0-9]*) die "'$v': expected a number" ;; esac
 done
 
@@ -229,7 +234,7 @@ qemu_bin=$tmp/qemu
 boot() {
 	log=$tmp/$1.log
 	qemu_run "$timeout_s" "$log" "$tmp/$1.qemu" -smp 1 -m "$2" -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 ramboot=off nmbench.doc=$doc $3" \
+		-append "console=ttyS0 quiet panic=-1 ramboot=off nmbench.doc=$doc nmbench.slow=$slow $3" \
 		-drive "file=$cache/corpus.sqfs,if=virtio,format=raw,readonly=on" \
 		-netdev user,id=n0 -device virtio-net-pci,netdev=n0
 	rc=$?
@@ -362,8 +367,10 @@ case $(get n_net) in
 		say "the network tier was not connected at the end of the net row (swap_net_state=$(get state_net))" ;;
 esac
 
+slowtxt=
+[ "$slow" = 0 ] || slowtxt=" or a document takes over $slow s to load"
 table="A ${mem} MiB client (QEMU, $qemu_accel, kernel ${kver}) holding documents of ${doc} MiB
-of real file content, one every ${pause} ms, until the OOM killer stops it;
+of real file content, one every ${pause} ms, until the OOM killer stops it${slowtxt};
 then a second run with that many documents that reads them all again. The
 server, nbd-server as \`ramboot-netmem\` configures it, on core 0; the
 client on core 1${rt:+ at nice -15 (NETBENCH_NICE=1: other work shared the machine)}; \`server busy\`: a CPU-bound loop on the server's core
