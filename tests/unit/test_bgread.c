@@ -284,6 +284,24 @@ static void yield_rules(void)
 	CHECK_EQ_INT(bgread_yield_step(&y, 105.0, NULL, 1, false), BGREAD_BACKOFF_MIN_MS);
 }
 
+/* A reader that reads through the device it yields to: the count after
+ * its own read is not the boot's; what comes after it is. */
+static void yield_own(void)
+{
+	struct bgread_yield y = { 0 };
+	uint64_t d = 10;
+
+	CHECK(bgread_yield_step(&y, 99.0, &d, 0, false) > 0);
+	CHECK_EQ_INT(bgread_yield_step(&y, 100.0, &d, 0, false), 0);
+	/* Our read completed 3 requests: taken as ours, no wait. */
+	d = 13;
+	bgread_yield_own(&y, d);
+	CHECK_EQ_INT(bgread_yield_step(&y, 100.01, &d, 0, false), 0);
+	/* The boot read one since: a guess waits the quiet time. */
+	d = 14;
+	CHECK(bgread_yield_step(&y, 100.02, &d, 0, false) > 0);
+}
+
 static void yield_sizes(void)
 {
 	struct bgread_yield y = { 0 };
@@ -586,6 +604,7 @@ int main(void)
 	RUN(inflight);
 	RUN(stat_line);
 	RUN(yield_rules);
+	RUN(yield_own);
 	RUN(yield_sizes);
 	RUN(pacing);
 	RUN(memory_rule);
