@@ -34,20 +34,20 @@ int scrub_report(int dfd, const char *name, int slot, const struct cache_scrub_r
 	set[3] = (struct report_set){ RK_CACHE_SCRUB_SECONDS, secs };
 	switch (r->verdict) {
 	case CACHE_SCRUB_OK:
-		rb_debug("cache: slot %c of %s scrubbed: every block read through dm-verity, "
+		rb_debug("slot %c of %s scrubbed: every block read through dm-verity, "
 			 "none failed (%s s)", cstate_slot_name(slot), name, secs);
 		break;
 	case CACHE_SCRUB_BAD:
 		if (r->marked)
-			rb_warn("cache: slot %c of %s failed dm-verity (%s; rotted or altered on the "
+			rb_warn("slot %c of %s failed dm-verity (%s; rotted or altered on the "
 				"disk): marked bad; the next boot boots from the network and "
 				"refreshes the cache", cstate_slot_name(slot), name, r->why);
 		else
-			rb_warn("cache: slot %c of %s failed dm-verity (%s)", cstate_slot_name(slot),
+			rb_warn("slot %c of %s failed dm-verity (%s)", cstate_slot_name(slot),
 				name, r->why);
 		break;
 	default:
-		rb_warn("cache: the scrub of slot %c of %s: %s; nothing marked",
+		rb_warn("the scrub of slot %c of %s: %s; nothing marked",
 			cstate_slot_name(slot), name, r->why);
 		break;
 	}
