@@ -21,6 +21,10 @@
 #include "cache/scrub.h"
 
 #define SCRUB_PAGE 4096u      /* dm-verity's data blocks are 4 KiB here */
+/* The pace of the reads that go to the disk: dm-verity hashes what they
+ * bring in the kernel's own workers, not at this process's nice level;
+ * at this rate that is a few percent of a core. */
+#define SCRUB_RATE (64ULL * 1024 * 1024)
 
 void cache_scrub_close(struct cache_scrub *s)
 {
@@ -116,7 +120,8 @@ static int fs_rw(int mnt, const char *what, char *err, size_t errlen)
 }
 
 /*
- * The slot marked bad while it may be the running root. The cache's file
+ * The slot marked bad while it may be the running root (0 when the state
+ * is committed; a read-only remount that fails after it is said in err). The cache's file
  * system is read-only for the session (cache_fs_ro): it is made
  * read-write through the mount's descriptor for this one commit, then
  * read-only again. That is safe: the slot's loop device is read-only (a
@@ -137,11 +142,8 @@ static int mark(struct cache_scrub *s, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	rc = cache_mark_bad_in(&s->c, s->name, s->slot, s->sha256, err, errlen);
-	if (cache_fs_ro(s->c.mnt, s->c.what, why, sizeof(why)) < 0) {
-		rb_warn("scrub: %s", why);
-		if (rc == 0)
-			rc = rb_errfmt(err, errlen, -EIO, "marked, but %s", why);
-	}
+	if (cache_fs_ro(s->c.mnt, s->c.what, why, sizeof(why)) < 0 && rc == 0)
+		snprintf(err, errlen, "%s", why);
 	return rc;
 }
 
@@ -178,6 +180,7 @@ void cache_scrub_run(struct cache_scrub *s, struct cache_scrub_result *r)
 	 * from there at once. */
 	cfg.mincore_ok = fstat(s->fd, &sb) == 0 && bgread_mincore_shows(&sb, s->what);
 	cfg.meminfo_fd = -1;
+	cfg.rate = SCRUB_RATE;
 	cfg.loop = s->loop.name[0] ? &s->loop : NULL;
 	cfg.reads_counted = true;
 	cfg.verb = "scrub";
@@ -202,9 +205,11 @@ void cache_scrub_run(struct cache_scrub *s, struct cache_scrub_result *r)
 		 * verified when it was written. */
 		r->verdict = CACHE_SCRUB_BAD;
 		r->bad_off = first_bad(s->fd, st.err_off, st.err_len, s->size);
+		err[0] = '\0';
 		r->marked = mark(s, err, sizeof(err)) == 0;
-		snprintf(r->why, sizeof(r->why), "read error at %" PRIu64 ": %s%s%s", r->bad_off, strerror(EIO), r->marked ? "" : "; not marked bad: ",
-			 r->marked ? "" : err);
+		snprintf(r->why, sizeof(r->why), "read error at %" PRIu64 ": %s%s%s", r->bad_off,
+			 strerror(EIO), r->marked ? (err[0] ? "; marked bad, but " : "") :
+			 "; not marked bad: ", err);
 	} else {
 		r->verdict = CACHE_SCRUB_ERROR;
 		snprintf(r->why, sizeof(r->why), "%s", st.msg[0] ? st.msg : "not read whole");
