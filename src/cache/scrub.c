@@ -139,9 +139,10 @@ static int mark(struct cache_scrub *s, char *err, size_t errlen)
 		return rb_errfmt(err, errlen, -EINVAL, "%s: not a cache ramboot mounted",
 				 s->c.what);
 	rc = fs_rw(s->c.mnt, s->c.what, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = cache_mark_bad_in(&s->c, s->name, s->slot, s->sha256, err, errlen);
+	if (rc == 0)
+		rc = cache_mark_bad_in(&s->c, s->name, s->slot, s->sha256, err, errlen);
+	/* Always: fs_rw may have made the superblock read-write and failed
+	 * after that. */
 	if (cache_fs_ro(s->c.mnt, s->c.what, why, sizeof(why)) < 0 && rc == 0)
 		snprintf(err, errlen, "%s", why);
 	return rc;
