@@ -490,6 +490,18 @@ writer_lazy_keys() {
 		cache_generation=4 cache_verified=verity
 	run "$RAMBOOT_BIN" status --check
 	assert_output 'ramboot: running from the local cache (slot b of /dev/sdb2, generation 4, every block checked by dm-verity)'
+	report mode_asked=cache mode_done=cache cache=hit cache_device=/dev/sdb2 cache_slot=b \
+		cache_generation=4 cache_verified=verity cache_scrub=ok cache_scrub_seconds=3.210
+	run "$RAMBOOT_BIN" status --check
+	assert_output 'ramboot: running from the local cache (slot b of /dev/sdb2, generation 4, every block checked by dm-verity)'
+	report mode_asked=cache mode_done=cache cache=hit cache_device=/dev/sdb2 cache_slot=b \
+		cache_generation=4 cache_verified=verity cache_scrub=bad cache_scrub_offset=1060864 \
+		'cache_scrub_error=read error at 1060864: Input/output error' cache_scrub_seconds=0.800
+	run "$RAMBOOT_BIN" status --check
+	assert_failure 1
+	assert_output 'ramboot: running from the local cache (slot b of /dev/sdb2, generation 4), which failed dm-verity at byte 1060864: marked bad, the next boot boots from the network'
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_line 'cache_scrub_offset=1060864'
 	report mode_asked=cache mode_done=cache cache=offline cache_device=/dev/sdb2 cache_slot=a \
 		cache_generation=3 cache_verified=refresh cache_age=5400
 	run "$RAMBOOT_BIN" status --check

@@ -35,6 +35,7 @@ struct bgread_pool {
 	uint64_t done, cached, network;      /* under lock */
 	enum bgread_stop why;                /* under lock */
 	int err;
+	uint64_t err_off, err_len;
 	char msg[256];
 	atomic_bool stop;
 	atomic_uint_fast64_t paced;          /* source bytes let through */
@@ -258,6 +259,10 @@ static bool read_one(struct bgread_pool *p, struct reader *w, struct bgread_yiel
 	rc = 0;
 	if (n < 0) {
 		pthread_mutex_lock(&p->lock);
+		if (p->why == BGREAD_DONE) {
+			p->err_off = off;
+			p->err_len = len;
+		}
 		fail_locked(p, BGREAD_EREAD, (int)n, "read error at %" PRIu64 ": %s", off,
 			    strerror((int)-n));
 		pthread_mutex_unlock(&p->lock);
@@ -288,6 +293,18 @@ static bool read_one(struct bgread_pool *p, struct reader *w, struct bgread_yiel
 	atomic_fetch_add(&p->completed, 1);
 	/* A short read (short_ends): the image got shorter, nothing more. */
 	return rc == 0 && (uint64_t)n == len;
+}
+
+/* After a read of ours through the device the counters count
+ * (cfg.reads_counted): what they show now is ours. */
+static void own_reads(struct bgread_pool *p, struct bgread_yield *y)
+{
+	uint64_t reads, done;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->loop_known && bgread_loop_read(&p->loop, &reads, &done))
+		bgread_yield_own(y, done);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /*
@@ -333,6 +350,8 @@ static void *reader_main(void *arg)
 		}
 		if (!read_one(p, w, &y, off, len, res))
 			break;
+		if (p->cfg.reads_counted && res < len)
+			own_reads(p, &y);
 	}
 	pthread_cleanup_pop(1);
 	return NULL;
@@ -425,7 +444,7 @@ int bgread_pool_run(struct bgread_pool *p, struct guard *g)
 
 	p->t0 = now_sec();
 	pthread_mutex_lock(&p->lock);
-	for (i = 0; i < BGREAD_THREADS; i++) {
+	for (i = 0; i < (p->cfg.reads_counted ? 1 : BGREAD_THREADS); i++) {
 		struct reader *w = &p->w[p->nthreads];
 
 		w->p = p;
@@ -454,6 +473,8 @@ void bgread_pool_stats(struct bgread_pool *p, struct bgread_stats *st)
 	st->abandoned = p->abandoned;
 	st->why = p->why;
 	st->err = p->err;
+	st->err_off = p->err_off;
+	st->err_len = p->err_len;
 	snprintf(st->msg, sizeof(st->msg), "%s", p->msg);
 	pthread_mutex_unlock(&p->lock);
 }

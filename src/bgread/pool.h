@@ -66,6 +66,12 @@ struct bgread_cfg {
 	/* No loop device known yet: read nothing before this (monotonic
 	 * seconds, 0: no wait). The boot's first reads go first. */
 	double wait_until;
+	/* The readers read through the very device loop counts (the scrub
+	 * of the boot's dm-verity mapping): one reader, whose reads are
+	 * over when pread returns (fd without readahead: POSIX_FADV_RANDOM),
+	 * and what the counters show then is taken as its own
+	 * (bgread_yield_own), not as the boot's. */
+	bool reads_counted;
 	/* A short read ends that reader quietly (else BGREAD_ESHORT). */
 	bool short_ends;
 	/* The debug log of each piece: "VERB OFF LEN (LIST-NAME)". */
@@ -91,6 +97,8 @@ struct bgread_stats {
 	bool abandoned;           /* a reader never returned */
 	enum bgread_stop why;
 	int err;                  /* -errno with BGREAD_EREAD, BGREAD_EPUT */
+	uint64_t err_off;         /* BGREAD_EREAD: where the read that failed began */
+	uint64_t err_len;         /* and its length */
 	char msg[256];            /* what went wrong, for a message */
 };
 

@@ -49,6 +49,12 @@ long bgread_yield_step(struct bgread_yield *y, double now, const uint64_t *done,
 	return 0;
 }
 
+void bgread_yield_own(struct bgread_yield *y, uint64_t done)
+{
+	y->last_done = done;
+	y->seen = true;
+}
+
 void bgread_yield_took(struct bgread_yield *y, uint64_t bytes, double secs)
 {
 	double r;

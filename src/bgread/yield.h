@@ -57,6 +57,11 @@ struct bgread_yield {
  * completed (NULL: not known), inflight: its reads in flight. */
 long bgread_yield_step(struct bgread_yield *y, double now, const uint64_t *done,
 		       uint64_t inflight, bool predicted);
+/* A reader that reads through the device whose counters it looks at
+ * (the scrub of the boot's dm-verity mapping): done, the reads that
+ * device completed as counted once a read of ours was over, are ours,
+ * not the boot's (the next look counts only what comes after). */
+void bgread_yield_own(struct bgread_yield *y, uint64_t done);
 /* A read of ours that went to the network took secs for bytes. */
 void bgread_yield_took(struct bgread_yield *y, uint64_t bytes, double secs);
 /* The size of the next read: a multiple of page (a power of two). */

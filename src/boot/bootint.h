@@ -117,6 +117,21 @@ static inline bool cache_used(const struct boot_settings *s)
 	return s->mode == BOOT_CACHE || (s->mode == BOOT_LAZY && s->cache[0]);
 }
 
+/* scrub.c: ramboot.verity=1 on a hit with ramboot=cache: the report
+ * written, then a detached child (idle priority) reads the slot's
+ * mapping whole behind the boot and marks the slot bad when a block
+ * fails; it amends the report (cache_scrub=). The boot must not write
+ * the report after this. */
+struct cache_look_res;
+struct cache_scrub_result;
+void start_scrub(const struct cache_look_res *lr, const char *name, const char *mapping,
+		 const char *rundir, const char *logpath, bool json, struct boot_report *rep);
+/* scrub.c: the scrub's outcome for slot of image name into the report
+ * in the directory dfd, and one line on the console and the kernel log
+ * when a block failed or the scrub did (a debug line when all is well).
+ * 0 or -errno. */
+int scrub_report(int dfd, const char *name, int slot, const struct cache_scrub_result *r);
+
 /* verity.c */
 bool do_verity(const struct boot_settings *s, const char *image, const char *data, bool loop,
 	       const char *manifest, const struct vplan *vp, const struct load_result *copy,

@@ -467,7 +467,16 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	}
 	if (r.look == CACHE_HIT) {
 		snprintf(rep->cache, sizeof(rep->cache), "hit");
-		(void)boot_slot(s, image, manifest, vp, &r, rundir, rep);
+		if (!boot_slot(s, image, manifest, vp, &r, rundir, rep))
+			return true;
+		/* Through dm-verity: the whole slot read behind the boot,
+		 * marked bad when a block fails (scrub.c). With ramboot=lazy
+		 * the slot is copied into RAM and verified whole instead. */
+		if (s->verity && s->mode == BOOT_CACHE && rep->verity_device[0]) {
+			start_scrub(&r, image_name(image), rep->verity_device, rundir, logpath, json,
+				    rep);
+			return false;
+		}
 		return true;
 	}
 	snprintf(rep->cache, sizeof(rep->cache), "miss");

@@ -33,4 +33,19 @@ int cache_state_commit(int dirfd, const struct cstate *s, char *err, size_t errl
  * "a.manifest"). */
 void cache_slot_name(int i, const char *suffix, char *out, size_t len);
 
+/* Mark slot bad in the state of image name in the cache c (mounted
+ * read-write), under the lock a refresh takes, when it still holds the
+ * image sha256 (hex; NULL: whatever it holds): cache_mark_bad() on a
+ * cache already open (bad.c). 0 or -errno with err (-EBUSY: a refresh
+ * of the image runs). */
+struct cache;
+int cache_mark_bad_in(struct cache *c, const char *name, int slot, const char *sha256,
+		      char *err, size_t errlen);
+
+/* The directory of image name in the cache c (*dir, or -1) and its state,
+ * with lock the lock a refresh takes (held while *dir is open: closing
+ * it lets go) (cboot.c). 0 or -errno with err. */
+int cache_image_state(struct cache *c, const char *name, bool lock, int *dir,
+		      struct cstate *st, char *err, size_t errlen);
+
 #endif

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,15 +203,23 @@ static int open_after(struct cache *c, const char *device, bool rw, char *err, s
 static int open_image(struct cache *c, const char *device, bool rw, const char *name, int *dir,
 		      struct cstate *st, char *err, size_t errlen)
 {
-	char why[384];
 	int rc;
 
 	*dir = -1;
 	c->root = c->mnt = c->loop = -1;
 	rc = open_after(c, device, rw, err, errlen);
-	if (rc == 0)
-		rc = cache_image_dir(c, name, false, dir, err, errlen);
-	if (rc == 0 && rw && flock(*dir, LOCK_EX | LOCK_NB) < 0)
+	return rc < 0 ? rc : cache_image_state(c, name, rw, dir, st, err, errlen);
+}
+
+int cache_image_state(struct cache *c, const char *name, bool lock, int *dir,
+		      struct cstate *st, char *err, size_t errlen)
+{
+	char why[384];
+	int rc;
+
+	*dir = -1;
+	rc = cache_image_dir(c, name, false, dir, err, errlen);
+	if (rc == 0 && lock && flock(*dir, LOCK_EX | LOCK_NB) < 0)
 		rc = rb_errfmt(err, errlen, errno == EWOULDBLOCK ? -EBUSY : -errno, "%s: a refresh "
 			       "of this image is running", name);
 	if (rc == 0) {
@@ -274,28 +281,13 @@ int cache_slot_open(const char *device, const char *name, const char *sha256, in
 int cache_mark_bad(const char *device, const char *name, int slot, const char *sha256,
 		   char *err, size_t errlen)
 {
-	char hex[65];
-	struct cstate st;
 	struct cache c;
-	int dir, rc;
+	int rc;
 
-	rc = open_image(&c, device, true, name, &dir, &st, err, errlen);
-	if (rc == 0 && (slot < 0 || slot > 1 || !st.slot[slot].used))
-		rc = rb_errfmt(err, errlen, -ENOENT, "%s: slot %c holds no image", name,
-			       cstate_slot_name(slot > 0));
-	if (rc == 0 && sha256) {
-		hex_encode(st.slot[slot].sha256, 32, hex);
-		if (strcmp(hex, sha256))
-			rc = rb_errfmt(err, errlen, -ESTALE, "%s: slot %c holds another image now",
-				       name, cstate_slot_name(slot));
-	}
-	if (rc == 0 && !st.slot[slot].bad) {
-		st.slot[slot].bad = true;
-		st.slot[slot].bad_time = (int64_t)time(NULL);
-		rc = cache_state_commit(dir, &st, err, errlen);
-	}
-	if (dir >= 0)
-		(void)close(dir);             /* the lock goes with it */
+	rc = open_after(&c, device, true, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = cache_mark_bad_in(&c, name, slot, sha256, err, errlen);
 	cache_close(&c);
 	return rc;
 }

@@ -60,6 +60,10 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_CACHE_REFRESH_SECONDS, "cache_refresh_seconds", KIND_DEC, SHOW_PLAIN),
 	R(RK_CACHE_SWITCHED, "cache_switched", KIND_TIME, SHOW_PLAIN),
 	R(RK_CACHE_SWITCH_ERROR, "cache_switch_error", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_SCRUB, "cache_scrub", KIND_TEXT, SHOW_PLAIN),  /* ok | bad | error */
+	R(RK_CACHE_SCRUB_OFFSET, "cache_scrub_offset", KIND_BYTES, SHOW_PLAIN),
+	R(RK_CACHE_SCRUB_ERROR, "cache_scrub_error", KIND_TEXT, SHOW_PLAIN),
+	R(RK_CACHE_SCRUB_SECONDS, "cache_scrub_seconds", KIND_DEC, SHOW_PLAIN),
 	R(RK_SWAP_NET, "swap_net", KIND_TEXT, SHOW_PLAIN),      /* ADDRESS:PORT */
 	/* connected | lost | off | why not */
 	R(RK_SWAP_NET_STATE, "swap_net_state", KIND_TEXT, SHOW_PLAIN),

@@ -49,6 +49,8 @@ enum key_id {
 	/* added by the cache's refresh behind the boot when it ends */
 	RK_CACHE_BYTES_NETWORK, RK_CACHE_BYTES_LOCAL, RK_CACHE_ERROR, RK_CACHE_REFRESH_SECONDS,
 	RK_CACHE_SWITCHED, RK_CACHE_SWITCH_ERROR,
+	/* added by the scrub behind a boot from the cache through dm-verity */
+	RK_CACHE_SCRUB, RK_CACHE_SCRUB_OFFSET, RK_CACHE_SCRUB_ERROR, RK_CACHE_SCRUB_SECONDS,
 	/* added by the network memory tier's process (docs/netmem.md) */
 	RK_SWAP_NET, RK_SWAP_NET_STATE, RK_SWAP_NET_BYTES_WRITTEN, RK_SWAP_NET_BYTES_READ,
 	RK_SWAP_NET_PAGES,

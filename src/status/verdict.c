@@ -108,12 +108,21 @@ static const char *rget(const char *report, enum key_id k, char *buf, size_t len
  * miss whose refresh runs or ended, and the switch after it. */
 static enum verdict cache_verdict(const char *report, char *buf, size_t len)
 {
-	char c[32], slot[8], gen[32], ver[32], dev[256], at[32], err[512], age[32];
+	char c[32], slot[8], gen[32], ver[32], dev[256], at[32], err[512], age[32], scrub[16];
 
 	rget(report, RK_CACHE, c, sizeof(c));
 	rget(report, RK_CACHE_SLOT, slot, sizeof(slot));
 	rget(report, RK_CACHE_GENERATION, gen, sizeof(gen));
 	rget(report, RK_CACHE_DEVICE, dev, sizeof(dev));
+	rget(report, RK_CACHE_SCRUB, scrub, sizeof(scrub));
+	if (!strcmp(c, "hit") && !strcmp(scrub, "bad")) {
+		/* The scrub behind the boot met a block that fails dm-verity. */
+		rget(report, RK_CACHE_SCRUB_OFFSET, at, sizeof(at));
+		snprintf(buf, len, "running from the local cache (slot %s of %s, generation %s), "
+			 "which failed dm-verity at byte %s: marked bad, the next boot boots from the "
+			 "network", slot, dev, gen, at);
+		return V_DISK;
+	}
 	if (!strcmp(c, "hit") || !strcmp(c, "offline")) {
 		rget(report, RK_CACHE_VERIFIED, ver, sizeof(ver));
 		rget(report, RK_CACHE_AGE, age, sizeof(age));

@@ -1670,16 +1670,13 @@ verity_case() {
 #   cache-delta       net2 again: the refresh is repeated, reading only
 #                     the changed chunks from the network
 #   cache-flip        a byte of the active slot inverted on the disk,
-#                     ramboot.verity=1: the changed block is an I/O error
+#                     ramboot.verity=1: the changed block is an I/O error;
+#                     the scrub behind the boot marks the slot bad, and a
+#                     second boot of the same disks is a miss (`its slot
+#                     is marked bad`), the network boot and a refresh
 #   cache-nodisk      ramboot.cache= names a disk that is not there: one
 #                     warning line, the network boot
-#
-# A guarded check of what the boot does not do (docs/cache.md, "A bad
-# slot": a block that fails dm-verity while the slot is the running root
-# is an I/O error, and the cache is read-only then):
-#   RBTEST_CACHE_BADMARK=1  cache-flip: the slot that failed verification
-#                           is marked bad (`ramboot cache status` says
-#                           "bad") and the next boot is a network boot
+
 cache_args="ramboot=cache ramboot.cache=LABEL=ramboot-cache"
 
 # flip_offset IMAGE ROOT: the offset of a byte 32 KiB + 1 into the data of
@@ -2017,20 +2014,43 @@ PY
 		grep -q '^RBTEST flip-read=eio$' "$log.txt" ||
 			fail "reading /rbtest/flip.bin: $(grep '^RBTEST flip-read' "$log.txt"), expected an I/O error"
 		grep -q '^RBTEST other-read=ok$' "$log.txt" || fail "another file of the root does not read"
-		if [ "${RBTEST_CACHE_BADMARK:-0}" = 1 ]; then
+		# The scrub behind the boot read the slot through the mapping,
+		# met the flipped block and marked the slot bad.
+		expect cache_scrub bad
+		expect cache_scrub_offset $((flip2_off / 4096 * 4096))
+		expect_like cache_scrub_error "read error at $((flip2_off / 4096 * 4096)): *"
+		expect_kmsg 4 "ramboot: cache: warning: slot $active0 of x86_64.img failed dm-verity (" \
+			"marked bad; the next boot boots from the network and refreshes the cache"
+		echo "# cache-flip: $(grep '^RBTEST scrub-wait=' "$log.txt"), cache_scrub_seconds=$(report cache_scrub_seconds)"
+		cstatus
+		grep -q "^bad: slot $active0 " "$cc/status" ||
+			fail "the slot is not marked bad: $(cat "$cc/status")"
+		# The same disks again: the slot marked bad is a miss, the
+		# network boot, and the refresh writes the other slot.
+		name0=$name
+		why0=$why
+		boot_extra="-drive id=cache0,file=$cdisk,if=virtio,format=raw"
+		net_saved=$net
+		net=$cc/net2
+		boot "$name-again" 9p "$cache_args ramboot.verity=1"
+		boot_extra=
+		net=$net_saved
+		why="$why0$why"
+		if expect_done; then
+			# The root is the dm-verity mapping of the network image
+			# (ramboot.verity=1 on a miss), switched to the new slot.
+			grep -q 'the local cache does not hold this image (its slot is marked bad); booting from the network' "$log.txt" ||
+				fail "the second boot did not say that the slot is marked bad"
+			expect cache refreshed
+			expect_not cache_slot "$active0" ""
+			# The refresh read the rotten chunk from the image.
+			grep -q "^RBTEST ramboot-kmsg [0-9]* ramboot: cache: warning: slot $active0: the chunk at [0-9]* does not match its hash; read from the image" "$log.txt" ||
+				fail "the refresh did not find the rotten chunk of slot $active0"
 			cstatus
-			grep -qi 'bad' "$cc/status" || fail "the slot is not marked bad: $(cat "$cc/status")"
-			boot_extra="-drive id=cache0,file=$cdisk,if=virtio,format=raw"
-			net_saved=$net
-			net=$cc/net2
-			boot "$name-again" 9p "$cache_args ramboot.verity=1"
-			boot_extra=
-			net=$net_saved
-			expect_done && {
-				expect_root network
-				expect_not cache hit
-			}
-		fi ;;
+			[ "$(cstat active)" != "$active0" ] ||
+				fail "the refresh did not make the other slot active: $(cat "$cc/status")"
+		fi
+		name=$name0 ;;
 	cache-nodisk)
 		net_saved=$net
 		net=$cc/net1

@@ -284,6 +284,24 @@ static void yield_rules(void)
 	CHECK_EQ_INT(bgread_yield_step(&y, 105.0, NULL, 1, false), BGREAD_BACKOFF_MIN_MS);
 }
 
+/* A reader that reads through the device it yields to: the count after
+ * its own read is not the boot's; what comes after it is. */
+static void yield_own(void)
+{
+	struct bgread_yield y = { 0 };
+	uint64_t d = 10;
+
+	CHECK(bgread_yield_step(&y, 99.0, &d, 0, false) > 0);
+	CHECK_EQ_INT(bgread_yield_step(&y, 100.0, &d, 0, false), 0);
+	/* Our read completed 3 requests: taken as ours, no wait. */
+	d = 13;
+	bgread_yield_own(&y, d);
+	CHECK_EQ_INT(bgread_yield_step(&y, 100.01, &d, 0, false), 0);
+	/* The boot read one since: a guess waits the quiet time. */
+	d = 14;
+	CHECK(bgread_yield_step(&y, 100.02, &d, 0, false) > 0);
+}
+
 static void yield_sizes(void)
 {
 	struct bgread_yield y = { 0 };
@@ -512,6 +530,37 @@ static void pool_reads_all(void)
 	(void)unlink(path);
 }
 
+/* One reader that reads through the device it yields to (the scrub):
+ * every byte read once, and a read error says where the read began. */
+static void pool_reads_counted(void)
+{
+	const uint64_t size = 2 * BGREAD_CHUNK + 4096;
+	struct bgread_cfg c;
+	struct bgread_stats st;
+	struct bgread_pool *p;
+	struct sink k = { 0 };
+	char path[64];
+	int fd = test_file(path, sizeof(path), size);
+
+	CHECK(fd >= 0);
+	k.copy = calloc(1, size);
+	CHECK(k.copy != NULL);
+	pool_cfg(&c, fd, size, &k);
+	c.reads_counted = true;
+	c.mincore_ok = false;
+	p = bgread_pool_new(&c);
+	CHECK(p != NULL);
+	CHECK_EQ_INT(bgread_pool_run(p, NULL), 0);
+	bgread_pool_stats(p, &st);
+	CHECK_EQ_INT(st.why, BGREAD_DONE);
+	CHECK_EQ_INT(st.done, size);
+	CHECK(st.all_taken);
+	bgread_pool_free(p);
+	free(k.copy);
+	(void)close(fd);
+	(void)unlink(path);
+}
+
 /* The guard may fire after the readers ended and were joined (its tick
  * and the join race): the cancellation then records why and touches no
  * thread. pthread_cancel() on a joined thread's ID is undefined
@@ -586,11 +635,13 @@ int main(void)
 	RUN(inflight);
 	RUN(stat_line);
 	RUN(yield_rules);
+	RUN(yield_own);
 	RUN(yield_sizes);
 	RUN(pacing);
 	RUN(memory_rule);
 	RUN(mincore_truth);
 	RUN(pool_reads_all);
+	RUN(pool_reads_counted);
 	RUN(pool_cancel_after_join);
 	RUN(pool_put_fails);
 	return TAP_DONE();
