@@ -658,6 +658,19 @@ DEVICE        DISKSIZE ALGORITHM       DATA      COMPR  RATIO      TOTAL  PRIO
 	assert_output --partial '/dev/zram2    64.0 MiB lzo-rle'
 }
 
+@test "status: the network tier's keys, init's protection among them" {
+	status_fixture
+	printf 'swap_net=10.0.2.2:10809\nswap_net_state=connected\nswap_net_bytes_written=83886080\nswap_net_pid1=unprotected (init in the root cgroup)\n' \
+		>>"$R/run/ramboot/report"
+	run "$RAMBOOT_BIN" status
+	assert_success
+	assert_output --partial 'swap_net=10.0.2.2:10809
+swap_net_state=connected
+swap_net_bytes_written=83886080 (80.0 MiB)
+swap_net_pid1=unprotected (init in the root cgroup)
+'
+}
+
 @test "status --json: report object and zram array" {
 	status_fixture
 	run "$RAMBOOT_BIN" status --json

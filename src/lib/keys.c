@@ -70,6 +70,8 @@ const struct key_info key_table[KEY_COUNT] = {
 	R(RK_SWAP_NET_BYTES_WRITTEN, "swap_net_bytes_written", KIND_BYTES, SHOW_SIZE),
 	R(RK_SWAP_NET_BYTES_READ, "swap_net_bytes_read", KIND_BYTES, SHOW_SIZE),
 	R(RK_SWAP_NET_PAGES, "swap_net_pages", KIND_INT, SHOW_PLAIN),
+	/* protected | unprotected (why): init's memory.swap.max */
+	R(RK_SWAP_NET_PID1, "swap_net_pid1", KIND_TEXT, SHOW_PLAIN),
 
 	L(LK_STATE, "state", KIND_TEXT, SHOW_PLAIN),
 	L(LK_PID, "pid", KIND_INT, SHOW_PLAIN),

@@ -99,7 +99,7 @@ void netmem_plan_step(const struct netmem_opts *o, const struct netmem_seen *s,
 
 static bool value_is(const char *text, const char *key, const char *val)
 {
-	char v[64];
+	char v[192];   /* swap_net_pid1's why, swap_net_state's error */
 
 	return text && report_text_get(text, key, v, sizeof(v)) == 1 && !strcmp(v, val);
 }
@@ -334,17 +334,21 @@ struct runner {
 	int zdir;                  /* /sys/block/zramN */
 	int rundir;
 	int psi;                   /* /proc/pressure/io; -1 */
+	int proc;                  /* /proc (O_PATH); -1 */
 	int nl;                    /* the driver's notices (nbd_link_watch_open) */
 	pthread_mutex_t lock;      /* publish() from both threads */
 	atomic_int up;
 	atomic_uint reconnects;
 	bool by_age;
 	double last_mark;
+	char pid1[160];            /* swap_net_pid1 (guard_pid1) */
 };
 
+/* O_TRUNC: nothing to sysfs and cgroupfs (as for `echo 0 >`); a
+ * fixture's plain file then holds the value alone. */
 static int at_write(int dir, const char *name, const char *val)
 {
-	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC), rc;
+	int fd = openat(dir, name, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return -errno;
@@ -366,7 +370,82 @@ static ssize_t at_read(int dir, const char *name, char *buf, size_t len)
 	return n;
 }
 
+/* The cgroup of PID 1 in the v2 hierarchy: the path of the "0::" line of
+ * /proc/1/cgroup (a v1 hierarchy has lines of its own before it). */
+static int pid1_cgroup(int proc, char *path, size_t len)
+{
+	char buf[2048], *line, *save = NULL;
+
+	if (at_read(proc, "1/cgroup", buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::/", 4))
+			continue;
+		if (strlen(line + 3) >= len)
+			return -ENAMETOOLONG;
+		snprintf(path, len, "%s", line + 3);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int netmem_pid1_protect(int proc, char *why, size_t whylen)
+{
+	char cg[1024], rel[1200], v[32];
+	int rc;
+
+	rc = pid1_cgroup(proc, cg, sizeof(cg));
+	if (rc < 0)
+		return rb_errfmt(why, whylen, 0, "%s", rc == -ENOENT ? "no cgroup2 line in "
+				 "/proc/1/cgroup" : "init's cgroup: path too long");
+	if (!strcmp(cg, "/"))
+		return rb_errfmt(why, whylen, 0, "init in the root cgroup");
+	/* init's view: /sys/fs/cgroup is mounted in init's root */
+	snprintf(rel, sizeof(rel), "1/root/sys/fs/cgroup%s/memory.swap.max", cg);
+	rc = (int)at_read(proc, rel, v, sizeof(v));
+	if (rc == -ENOENT) {
+		snprintf(rel, sizeof(rel), "1/root/sys/fs/cgroup%s/memory.max", cg);
+		if (faccessat(proc, rel, F_OK, 0) == 0)
+			return rb_errfmt(why, whylen, 0, "no swap accounting in this kernel");
+		snprintf(rel, sizeof(rel), "1/root/sys/fs/cgroup%s/cgroup.controllers", cg);
+		if (faccessat(proc, rel, F_OK, 0) == 0)
+			return rb_errfmt(why, whylen, 0, "no memory controller for %.64s", cg);
+		return rb_errfmt(why, whylen, 0, "no cgroup2 at /sys/fs/cgroup%.64s", cg);
+	}
+	if (rc < 0)
+		return rb_errfmt(why, whylen, 0, "%.64s/memory.swap.max: %s", cg, strerror(-rc));
+	if (!strcmp(v, "0") || !strcmp(v, "0\n"))
+		return 1;
+	rc = at_write(proc, rel, "0");
+	if (rc < 0)
+		return rb_errfmt(why, whylen, 0, "%.64s/memory.swap.max: %s", cg, strerror(-rc));
+	return 1;
+}
+
 static void publish(struct runner *r, bool stats);
+
+/* Each period (cheap: two small reads when it holds already), since
+ * systemd makes init.scope and moves itself there after the switch of
+ * root. One line when the answer changes. */
+static void guard_pid1(struct runner *r)
+{
+	char why[128], v[sizeof(r->pid1)];
+	bool ok = netmem_pid1_protect(r->proc, why, sizeof(why)) == 1;
+
+	if (ok)
+		snprintf(v, sizeof(v), "protected");
+	else
+		snprintf(v, sizeof(v), "unprotected (%s)", why);
+	if (!strcmp(v, r->pid1))
+		return;
+	if (ok)
+		rb_note("network memory: init's memory kept out of swap (memory.swap.max 0)");
+	else
+		rb_debug("network memory: init's memory may go to the server: %s", why);
+	pthread_mutex_lock(&r->lock);
+	snprintf(r->pid1, sizeof(r->pid1), "%s", v);
+	pthread_mutex_unlock(&r->lock);
+}
 
 /* SIGUSR1 from `ramboot swap --off`: no more writebacks, while swapoff
  * reads the pages back; SIGUSR2: writebacks again (swapoff failed). */
@@ -426,7 +505,7 @@ static void publish(struct runner *r, bool stats)
 	char bd[96], w[24] = "", rd[24] = "", pg[24] = "";
 	uint64_t count, reads, writes;
 	const char *state = r->t->state;
-	struct report_set set[5];
+	struct report_set set[6];
 	size_t i, n = 2;
 	bool same;
 
@@ -448,6 +527,8 @@ static void publish(struct runner *r, bool stats)
 	set[2] = (struct report_set){ RK_SWAP_NET_BYTES_WRITTEN, w };
 	set[3] = (struct report_set){ RK_SWAP_NET_BYTES_READ, rd };
 	set[4] = (struct report_set){ RK_SWAP_NET_PAGES, pg };
+	if (stats && r->pid1[0])
+		set[n++] = (struct report_set){ RK_SWAP_NET_PID1, r->pid1 };
 	for (i = 0; same && i < n; i++)
 		same = value_is(rep, key_name(set[i].key), set[i].val);
 	if (!same)
@@ -500,10 +581,10 @@ static void step(struct runner *r)
 }
 
 static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, int psi,
-		int rundir)
+		int proc, int rundir)
 {
-	struct runner r = { .o = o, .t = t, .zdir = zdir, .psi = psi, .rundir = rundir,
-			    .by_age = true, .last_mark = -1 };
+	struct runner r = { .o = o, .t = t, .zdir = zdir, .psi = psi, .proc = proc,
+			    .rundir = rundir, .by_age = true, .last_mark = -1 };
 	pthread_attr_t at;
 	pthread_t th;
 
@@ -541,6 +622,7 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, in
 	    pthread_create(&th, &at, watch, &r) != 0)
 		rb_warn("network memory: no reconnecting thread");
 	for (;;) {
+		guard_pid1(&r);
 		publish(&r, true);
 		nap_ms((long)o->period * 1000);
 		if (!paused)
@@ -603,7 +685,7 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 	struct runner r = { .o = o, .t = t };
 	char p[PATH_MAX];
 	pid_t pid;
-	int dfd, zdir = -1, psi = -1;
+	int dfd, zdir = -1, psi = -1, proc = -1;
 
 	if (!o->server)
 		return 0;
@@ -624,6 +706,8 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 		zdir = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rb_path(p, sizeof(p), "/proc/pressure/io") == 0)
 		psi = open(p, O_RDONLY | O_CLOEXEC);
+	if (rb_path(p, sizeof(p), "/proc") == 0)
+		proc = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -639,6 +723,7 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 		(void)close(dfd);
 		close_fd(&zdir);
 		close_fd(&psi);
+		close_fd(&proc);
 		close_fd(&t->sock);   /* the child's now */
 		return pid < 0 ? -EAGAIN : 0;
 	}
@@ -650,7 +735,7 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 	(void)mallopt(M_ARENA_MAX, 1);
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		rb_warn("network memory: mlockall: %s", strerror(errno));
-	run(o, t, zdir, psi, dfd);
+	run(o, t, zdir, psi, proc, dfd);
 	_exit(0);
 }
 

@@ -98,6 +98,26 @@ void netmem_undo(struct netmem_tier *t);
 int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id,
 		 const char *rundir);
 
+/*
+ * Init's anonymous memory out of swap, and so never on the server, where
+ * a read that fails (a cut longer than the timeout) is SIGBUS, and for
+ * PID 1 a kernel panic. cgroup v2 (Documentation/admin-guide/cgroup-v2.rst):
+ * memory.swap.max of init's cgroup (the "0::PATH" line of /proc/1/cgroup;
+ * systemd's is /init.scope) set to 0, the file read first and written only
+ * when it says otherwise. The root cgroup has no memory.swap.max, and
+ * neither has a cgroup without the memory controller or a kernel without
+ * swap accounting. What it does not cover: pages charged before (the
+ * kernel charges a page to the cgroup of the task that made it, and moves
+ * no charge with the task), and pages already in swap.
+ *
+ * proc is a descriptor of /proc (any kind, O_PATH will do), opened before
+ * the switch of root; the cgroup file system is reached as init sees it,
+ * through 1/root/sys/fs/cgroup, whatever the caller's own root and mounts
+ * are by then. 1 protected (memory.swap.max is 0), 0 not, with why in
+ * why ("init in the root cgroup", "no cgroup2", ...).
+ */
+int netmem_pid1_protect(int proc, char *why, size_t whylen);
+
 /* ---- the teardown (ramboot swap --off) ----
  *
  * netmem_start() records the running tier in the run directory (file

@@ -34,6 +34,24 @@ wait_until() { # TENTHS COMMAND...: run COMMAND every 0.1 s until it succeeds
 connected() { [ "$(report swap_net_state)" = connected ]; }
 wait_until 600 connected
 echo "RBTEST netmem-state=$(report swap_net_state)"
+
+# Init in a cgroup of its own with the memory controller, as systemd
+# puts itself in init.scope after the switch of root: the tier's process
+# (started before, in the initramfs) must find it and set its
+# memory.swap.max to 0 within a period or two.
+cg=/sys/fs/cgroup
+echo "RBTEST netmem-pid1-before=$(report swap_net_pid1)"
+# A new cgroup's memory.swap.max says max: read before init is in it.
+if mount -t cgroup2 cgroup2 "$cg" && echo +memory > "$cg/cgroup.subtree_control" &&
+	mkdir "$cg/init.scope" && new=$(cat "$cg/init.scope/memory.swap.max") &&
+	echo 1 > "$cg/init.scope/cgroup.procs"; then
+	echo "RBTEST netmem-pid1-cgroup=$(sed -n 's/^0:://p' /proc/1/cgroup) swap.max-new=$new"
+else
+	echo "RBTEST netmem-pid1-cgroup=failed"
+fi
+pid1_safe() { [ "$(cat "$cg/init.scope/memory.swap.max" 2>/dev/null)" = 0 ] && [ "$(report swap_net_pid1)" = protected ]; }
+wait_until 200 pid1_safe
+echo "RBTEST netmem-pid1 swap.max=$(cat "$cg/init.scope/memory.swap.max" 2>&1) report=$(report swap_net_pid1)"
 dev=$(report swap_device)
 zdir=/sys/block/${dev#/dev/}
 echo "RBTEST netmem-backing=$(cat "$zdir/backing_dev" 2>/dev/null)"
@@ -94,6 +112,7 @@ wait "$hog"
 echo "RBTEST netmem-dochog-exit=$?"
 sed 's/^/RBTEST netmem-dochog /' /tmp/dochog.out | grep -v ' doc [0-9]*$'
 echo "RBTEST netmem-bd-after=$(cat "$zdir/bd_stat")"
+echo "RBTEST netmem-pid1-swap-current=$(cat "$cg/init.scope/memory.swap.current" 2>&1)"
 
 # The policy's process amends the report each period: wait for the reads.
 read_back() { v=$(report swap_net_bytes_read); [ -n "$v" ] && [ "$v" != 0 ]; }

@@ -1020,6 +1020,15 @@ netmem_case() {
 		expect_like swap_device "/dev/zram*"
 		grep -q '^RBTEST netmem-backing=/dev/mapper/ramboot-netmem$' "$log.txt" ||
 			fail "zram's backing device is not the crypt mapping: $(grep '^RBTEST netmem-backing' "$log.txt")"
+		# init moved into init.scope after the tier started: the tier's
+		# process keeps its memory out of swap
+		grep -q '^RBTEST netmem-pid1-cgroup=/init.scope swap.max-new=max$' "$log.txt" ||
+			fail "init not in a new init.scope: $(grep '^RBTEST netmem-pid1-cgroup' "$log.txt")"
+		grep -q '^RBTEST netmem-pid1 swap.max=0 report=protected$' "$log.txt" ||
+			fail "init's cgroup is not kept out of swap: $(grep '^RBTEST netmem-pid1' "$log.txt")"
+		grep -q '^RBTEST netmem-cut-status swap_net_pid1=protected$' "$log.txt" ||
+			fail "ramboot status does not say init is protected: $(grep '^RBTEST netmem-cut-status swap_net_pid1' "$log.txt")"
+		grep '^RBTEST netmem-pid1' "$log.txt" | diag
 		grep -q "^RBTEST netmem-loaded=18\$" "$log.txt" ||
 			fail "the workload did not load all its documents: $(grep '^RBTEST netmem-load' "$log.txt")"
 		before=$(sed -n 's/^RBTEST netmem-bd-before=//p' "$log.txt")

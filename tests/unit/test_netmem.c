@@ -5,6 +5,7 @@
  * fixture root). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -388,6 +389,84 @@ static void test_find(void)
 	CHECK(system(cmd) == 0);
 }
 
+static void cat(const char *root, const char *rel, char *buf, size_t len)
+{
+	char p[512];
+	FILE *f;
+	size_t n = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	buf[0] = '\0';
+	f = fopen(p, "r");
+	CHECK(f != NULL);
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		buf[n] = '\0';
+		CHECK(fclose(f) == 0);
+	}
+}
+
+/* Init's memory.swap.max, against a fixture tree: proc/1/cgroup, and
+ * proc/1/root (init's root: here the fixture's own) with sys/fs/cgroup
+ * as plain files. */
+static void test_pid1(void)
+{
+	char root[] = "/tmp/test_netmem.XXXXXX", p[512], why[128], v[64], cmd[600];
+	int proc;
+
+	CHECK(mkdtemp(root) != NULL);
+	put(root, "proc/1/cgroup", "");
+	snprintf(p, sizeof(p), "%s/proc/1/root", root);
+	CHECK(symlink("../..", p) == 0);
+	snprintf(p, sizeof(p), "%s/proc", root);
+	proc = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(proc >= 0);
+	/* no cgroup2 line (v1 only), init in the root cgroup */
+	put(root, "proc/1/cgroup", "1:name=systemd:/init.scope\n");
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+	CHECK_EQ_STR(why, "no cgroup2 line in /proc/1/cgroup");
+	put(root, "proc/1/cgroup", "0::/\n");
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+	CHECK_EQ_STR(why, "init in the root cgroup");
+	/* init.scope, but nothing mounted at /sys/fs/cgroup yet */
+	put(root, "proc/1/cgroup", "1:name=systemd:/init.scope\n0::/init.scope\n");
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+	CHECK_EQ_STR(why, "no cgroup2 at /sys/fs/cgroup/init.scope");
+	/* cgroup2, no memory controller; memory, no swap accounting */
+	put(root, "sys/fs/cgroup/init.scope/cgroup.controllers", "\n");
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+	CHECK_EQ_STR(why, "no memory controller for /init.scope");
+	put(root, "sys/fs/cgroup/init.scope/memory.max", "max\n");
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+	CHECK_EQ_STR(why, "no swap accounting in this kernel");
+	/* max: written 0; 0 already: left alone */
+	put(root, "sys/fs/cgroup/init.scope/memory.swap.max", "max\n");
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 1);
+	cat(root, "sys/fs/cgroup/init.scope/memory.swap.max", v, sizeof(v));
+	CHECK_EQ_STR(v, "0");
+	put(root, "sys/fs/cgroup/init.scope/memory.swap.max", "0\n");
+	snprintf(p, sizeof(p), "%s/sys/fs/cgroup/init.scope/memory.swap.max", root);
+	CHECK(chmod(p, 0444) == 0);
+	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 1);
+	cat(root, "sys/fs/cgroup/init.scope/memory.swap.max", v, sizeof(v));
+	CHECK_EQ_STR(v, "0\n");
+	/* a value it cannot write: unprotected, and why (not as root, which
+	 * writes a 0444 file anyway) */
+	if (geteuid() != 0) {
+		CHECK(unlink(p) == 0);
+		put(root, "sys/fs/cgroup/init.scope/memory.swap.max", "max\n");
+		CHECK(chmod(p, 0444) == 0);
+		CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+		CHECK_EQ_STR(why, "/init.scope/memory.swap.max: Permission denied");
+	}
+	/* no /proc at all */
+	CHECK_EQ_INT(netmem_pid1_protect(-1, why, sizeof(why)), 0);
+	CHECK_EQ_STR(why, "no cgroup2 line in /proc/1/cgroup");
+	CHECK(close(proc) == 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	RUN(test_age_writeback);
@@ -399,5 +478,6 @@ int main(void)
 	RUN(test_server_parse);
 	RUN(test_handshake);
 	RUN(test_find);
+	RUN(test_pid1);
 	return TAP_DONE();
 }
