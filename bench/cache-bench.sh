@@ -56,6 +56,8 @@
 #   CACHEBENCH_REPORT_ONLY=1 no boots: the table again from the last run's
 #                            results (build/bench-cache), however many
 #                            rounds it finished
+#   CACHEBENCH_DELTA=1       with CACHEBENCH_REPORT_ONLY=1: measure the
+#                            delta again (with this ramboot's chunker)
 #   RAMBOOT_QEMU_ACCEL=kvm|tcg   (images/qemu-accel.sh)
 # Time: with TCG on 2 shared cores, the defaults take about 40 minutes
 # (30 boots of 30 s to 2 minutes, the seed's boot about 3 minutes, the
@@ -176,6 +178,84 @@ lt=$cache/ltsp
 bench_name="cache-bench"
 ltsp_setup || die "LTSP setup failed"
 
+# ---------------------------------------------------------------- the delta
+
+# measure_delta: the network bytes of a refresh after a one-package
+# rebuild, on the host (sets pkg, delta, pkg_bytes, pkg_xz, delta_line,
+# idx2_size). Run again alone with CACHEBENCH_REPORT_ONLY=1
+# CACHEBENCH_DELTA=1 (after a change to the chunker: the boots do not
+# depend on it).
+measure_delta() {
+	# The package: CACHEBENCH_PKG, or the installed package with the most bytes
+	# among the image's files, up to 3 MB of them.
+	local dnet dloc man2_size
+	pkg=${CACHEBENCH_PKG:-}
+	if [ -z "$pkg" ]; then
+		pkg=$(awk -F '\t' 'FILENAME == ARGV[1] { in_img[$0] = 1; next }
+			FILENAME == ARGV[2] { if ($2 in in_img) sz[$2] = $1; next }
+			FNR == 1 { p = FILENAME; sub(".*/", "", p); sub("\\.list$", "", p); sub(":.*", "", p) }
+			($0 in sz) { b[p] += sz[$0] }
+			END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
+			"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
+	fi
+	delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=-
+	if [ -n "$pkg" ]; then
+		dpkg-query -L "$pkg" 2>/dev/null | grep -Fxf - "$cache/files" > "$cache/pkg.files"
+		if [ -s "$cache/pkg.files" ]; then
+			rm -rf "$cache/root2"
+			cp -a "$root" "$cache/root2"
+			# Every 4 KiB of each file changed: every squashfs block of it
+			# is new, as after a rebuild of the package.
+			python3 - "$cache/root2" "$cache/pkg.files" <<'PY'
+import sys
+root = sys.argv[1]
+for name in open(sys.argv[2]).read().split("\n"):
+    if not name:
+        continue
+    p = root + name
+    with open(p, "r+b") as f:
+        d = bytearray(f.read())
+        for i in range(0, len(d), 4096):
+            d[i] = (d[i] + 1) & 0xff
+        f.seek(0)
+        f.write(d)
+PY
+			pkg_bytes=$(sed "s|^|$cache/root2|" "$cache/pkg.files" | xargs cat | wc -c)
+			pkg_xz=$(tar -C "$cache/root2" -cf - -T <(sed 's|^/||' "$cache/pkg.files") | xz -6 | wc -c)
+			mkdir -p "$cache/d2"
+			mksquashfs "$cache/root2" "$cache/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
+				> "$cache/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
+			rm -rf "$cache/root2"
+			"$rbtool" manifest --cindex -o "$cache/d2/x86_64.img.manifest" "$cache/d2/x86_64.img" \
+				> "$cache/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
+			idx2_size=$(stat -c %s "$cache/d2/x86_64.img.cindex")
+			man2_size=$(stat -c %s "$cache/d2/x86_64.img.manifest")
+			# A cache of its own that holds the old image, filled by
+			# this ramboot (its chunker made the old slot's index).
+			rm -rf "$cache/d1"
+			mkdir -p "$cache/d1"
+			cp "$img" "$cache/d1/x86_64.img"
+			"$rbtool" manifest --cindex -o "$cache/d1/x86_64.img.manifest" "$cache/d1/x86_64.img" \
+				> "$cache/manifest1.log" 2>&1 || die "ramboot manifest of the old image failed"
+			cp --sparse=always "$cache/cache-empty.img" "$cache/cache-delta.img"
+			cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d1/x86_64.img.manifest" \
+				"$cache/d1/x86_64.img" > "$cache/delta-fill.out" 2>&1 ||
+				die "the delta's cache fill failed: $(tail -n 3 "$cache/delta-fill.out")"
+			rm -rf "$cache/d1"
+			cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d2/x86_64.img.manifest" \
+				"$cache/d2/x86_64.img" > "$cache/delta.out" 2>&1 || die "the delta's refresh failed: $(tail -n 3 "$cache/delta.out")"
+			dnet=$(sed -n 's/^bytes_network: //p' "$cache/delta.out")
+			dloc=$(sed -n 's/^bytes_local: //p' "$cache/delta.out")
+			# What a refresh reads from the server: the chunks, the
+			# manifest and the index.
+			delta=$((dnet + man2_size + idx2_size))
+			delta_line="$dnet bytes of chunks + $man2_size of manifest + $idx2_size of index; $dloc bytes copied from the old slot"
+			rm -f "$cache/cache-delta.img"
+			rm -rf "$cache/d2"
+		fi
+	fi
+}
+
 report_only=${CACHEBENCH_REPORT_ONLY:-0}
 results=$cache/results.tsv
 if [ "$report_only" = 1 ]; then
@@ -185,6 +265,14 @@ if [ "$report_only" = 1 ]; then
 	# shellcheck disable=SC1091 # written by the last run
 	. "$cache/run.vars"
 	runs=$(awk -F '\t' 'NR > 1 && $1 > n { n = $1 } END { print n + 0 }' "$results")
+	if [ "${CACHEBENCH_DELTA:-0}" = 1 ]; then
+		[ -f "$cache/cache-empty.img" ] || die "no $cache/cache-empty.img of a last run"
+		say "the delta again"
+		measure_delta
+		elapsed=${elapsed:-}
+		declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta \
+			pkg_bytes pkg_xz delta_line idx2_size elapsed > "$cache/run.vars"
+	fi
 else
 # ---------------------------------------------------------------- disks
 
@@ -274,64 +362,7 @@ if [ "$seed_mb" -gt 0 ]; then
 	[ -n "$seed_hot" ] || say "the seed's boot did not give every figure (log: $lg)"
 fi
 
-# ---------------------------------------------------------------- the delta
-
-# The package: CACHEBENCH_PKG, or the installed package with the most bytes
-# among the image's files, up to 3 MB of them.
-pkg=${CACHEBENCH_PKG:-}
-if [ -z "$pkg" ]; then
-	pkg=$(awk -F '\t' 'FILENAME == ARGV[1] { in_img[$0] = 1; next }
-		FILENAME == ARGV[2] { if ($2 in in_img) sz[$2] = $1; next }
-		FNR == 1 { p = FILENAME; sub(".*/", "", p); sub("\\.list$", "", p); sub(":.*", "", p) }
-		($0 in sz) { b[p] += sz[$0] }
-		END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
-		"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
-fi
-delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=-
-if [ -n "$pkg" ]; then
-	dpkg-query -L "$pkg" 2>/dev/null | grep -Fxf - "$cache/files" > "$cache/pkg.files"
-	if [ -s "$cache/pkg.files" ]; then
-		rm -rf "$cache/root2"
-		cp -a "$root" "$cache/root2"
-		# Every 4 KiB of each file changed: every squashfs block of it
-		# is new, as after a rebuild of the package.
-		python3 - "$cache/root2" "$cache/pkg.files" <<'PY'
-import sys
-root = sys.argv[1]
-for name in open(sys.argv[2]).read().split("\n"):
-    if not name:
-        continue
-    p = root + name
-    with open(p, "r+b") as f:
-        d = bytearray(f.read())
-        for i in range(0, len(d), 4096):
-            d[i] = (d[i] + 1) & 0xff
-        f.seek(0)
-        f.write(d)
-PY
-		pkg_bytes=$(sed "s|^|$cache/root2|" "$cache/pkg.files" | xargs cat | wc -c)
-		pkg_xz=$(tar -C "$cache/root2" -cf - -T <(sed 's|^/||' "$cache/pkg.files") | xz -6 | wc -c)
-		mkdir -p "$cache/d2"
-		mksquashfs "$cache/root2" "$cache/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
-			> "$cache/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
-		rm -rf "$cache/root2"
-		"$rbtool" manifest --cindex -o "$cache/d2/x86_64.img.manifest" "$cache/d2/x86_64.img" \
-			> "$cache/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
-		idx2_size=$(stat -c %s "$cache/d2/x86_64.img.cindex")
-		man2_size=$(stat -c %s "$cache/d2/x86_64.img.manifest")
-		cp --sparse=always "$cache/cache-full.img" "$cache/cache-delta.img"
-		cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d2/x86_64.img.manifest" \
-			"$cache/d2/x86_64.img" > "$cache/delta.out" 2>&1 || die "the delta's refresh failed: $(tail -n 3 "$cache/delta.out")"
-		dnet=$(sed -n 's/^bytes_network: //p' "$cache/delta.out")
-		dloc=$(sed -n 's/^bytes_local: //p' "$cache/delta.out")
-		# What a refresh reads from the server: the chunks, the
-		# manifest and the index.
-		delta=$((dnet + man2_size + idx2_size))
-		delta_line="$dnet bytes of chunks + $man2_size of manifest + $idx2_size of index; $dloc bytes copied from the old slot"
-		rm -f "$cache/cache-delta.img"
-		rm -rf "$cache/d2"
-	fi
-fi
+measure_delta
 
 declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta pkg_bytes \
 	pkg_xz delta_line idx2_size > "$cache/run.vars"
