@@ -14,7 +14,8 @@
 # made with `ramboot cache init` through a loop device. The image is a
 # zstd squashfs of real files from /usr/share and /usr/lib; its init
 # (bench/cache-bench-init) prints the time the root was reached, reads a
-# fixed quarter of the image's files (the "login"), prints the time again,
+# fixed three quarters of the image's files (the "login": about 100 MB of
+# the image, as a desktop login reads; see below), prints the time again,
 # waits for a lazy switch or a refresh behind the boot to end, and prints
 # the bytes read from the server disk and read from and written to the
 # cache disk (/sys/block/vdX/stat).
@@ -42,7 +43,9 @@
 #   CACHEBENCH_RUNS=n        rounds (default 3)
 #   CACHEBENCH_LINKS="100 20"  link rates in Mbit/s
 #   CACHEBENCH_MODES="off cold hot hot+lazy ram"
-#   CACHEBENCH_MB=n          size of the client image, MB (default 24)
+#   CACHEBENCH_MB=n          size of the client image, MB (default 150:
+#                            a zstd image of about 128 MB, of which the
+#                            login reads about 100 MB)
 #   CACHEBENCH_SEED_MB=n     the seed's read, MB (default 200; 0: skipped)
 #   CACHEBENCH_PKG=name      the package of the delta (default: the
 #                            installed package the image holds most bytes
@@ -53,9 +56,24 @@
 #   CACHEBENCH_REPORT_ONLY=1 no boots: the table again from the last run's
 #                            results (build/bench-cache), however many
 #                            rounds it finished
+#   CACHEBENCH_DELTA=1       with CACHEBENCH_REPORT_ONLY=1: measure the
+#                            delta again (with this ramboot's chunker)
 #   RAMBOOT_QEMU_ACCEL=kvm|tcg   (images/qemu-accel.sh)
-# Time: with TCG on 2 shared cores, the defaults take about 20 minutes
-# (30 boots of 25 to 45 s, the seed's boot about 2 minutes).
+# Time: with TCG on 2 shared cores, the defaults take about 40 minutes
+# (30 boots of 30 s to 2 minutes, the seed's boot about 3 minutes, the
+# images about 4 minutes).
+#
+# The login. A desktop login on an LTSP client reads on the order of
+# 100 MB or more of the image (the founding measurement reads 200 MB).
+# Until 2026-12 the login read a quarter of a 26 MB image, about 6 MB of
+# it over the link: the network was then a few seconds of a 30 to 45 s
+# TCG boot, and no cache could take more than that off it (a hit read
+# 0.76 MB from the server and still came out at 1.03 x off). Now the
+# image is about 128 MB and the login reads three quarters of its files,
+# about 100 MB of the image: what a login costs over the link. The cost of
+# this model: `ram` and a cold refresh read the whole image, about 1.3
+# times the login here, where a real 2 GB image is 10 to 20 times it, so
+# those two rows are kinder than on a real image.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -65,7 +83,7 @@ rbtool=${RAMBOOT_BIN:-$top/ramboot}
 runs=${CACHEBENCH_RUNS:-3}
 links=${CACHEBENCH_LINKS:-100 20}
 modes=${CACHEBENCH_MODES:-off cold hot hot+lazy ram}
-mb=${CACHEBENCH_MB:-24}
+mb=${CACHEBENCH_MB:-150}
 seed_mb=${CACHEBENCH_SEED_MB:-200}
 timeout_s=${CACHEBENCH_TIMEOUT:-600}
 mem=${CACHEBENCH_MEM:-1024}
@@ -122,7 +140,7 @@ cache_do() {
 # about 3.3 times CACHEBENCH_MB (as bench/boot-bench.sh picks them). The
 # root is kept: the delta rebuilds it.
 bb=$(command -v busybox)
-image_version=1
+image_version=2
 rootkey=$(key images/build-test-root.sh bench/cache-bench-init "$rb" "$bb"; echo "mb=$mb v=$image_version")
 root=$cache/root
 img=$cache/x86_64.img
@@ -135,8 +153,8 @@ if ! fresh image "$rootkey" || [ ! -f "$img" ] || [ ! -d "$root" ]; then
 	install -m 0755 bench/cache-bench-init "$root/sbin/cbench-init"
 	real_files "$root" "$mb" || die "copying the files into the root failed"
 	mkdir -p "$root/etc/cbench"
-	# The login: the first of every four groups of 32 consecutive files.
-	awk 'int((NR - 1) / 32) % 4 == 0' "$cache/files" > "$root/etc/cbench/login.list"
+	# The login: three of every four groups of 32 consecutive files.
+	awk 'int((NR - 1) / 32) % 4 != 3' "$cache/files" > "$root/etc/cbench/login.list"
 	mksquashfs "$root" "$img.tmp" -comp zstd -noappend -quiet -all-root -no-progress \
 		> "$cache/mksquashfs.log" 2>&1 || die "mksquashfs failed"
 	mv "$img.tmp" "$img"
@@ -145,7 +163,9 @@ fi
 img_size=$(stat -c %s "$img")
 nfiles=$(wc -l < "$cache/files")
 nlogin=$(wc -l < "$root/etc/cbench/login.list")
-say "image: $img_size bytes, $nfiles files, login reads $nlogin"
+login_bytes=$(sed "s|^|$root|" "$root/etc/cbench/login.list" | xargs stat -c %s | awk '{ s += $1 } END { printf "%d\n", s }')
+files_bytes=$(sed "s|^|$root|" "$cache/files" | xargs stat -c %s | awk '{ s += $1 } END { printf "%d\n", s }')
+say "image: $img_size bytes, $nfiles files ($files_bytes bytes), login reads $nlogin ($login_bytes bytes)"
 
 # ---------------------------------------------------------------- LTSP
 
@@ -158,6 +178,84 @@ lt=$cache/ltsp
 bench_name="cache-bench"
 ltsp_setup || die "LTSP setup failed"
 
+# ---------------------------------------------------------------- the delta
+
+# measure_delta: the network bytes of a refresh after a one-package
+# rebuild, on the host (sets pkg, delta, pkg_bytes, pkg_xz, delta_line,
+# idx2_size). Run again alone with CACHEBENCH_REPORT_ONLY=1
+# CACHEBENCH_DELTA=1 (after a change to the chunker: the boots do not
+# depend on it).
+measure_delta() {
+	# The package: CACHEBENCH_PKG, or the installed package with the most bytes
+	# among the image's files, up to 3 MB of them.
+	local dnet dloc man2_size
+	pkg=${CACHEBENCH_PKG:-}
+	if [ -z "$pkg" ]; then
+		pkg=$(awk -F '\t' 'FILENAME == ARGV[1] { in_img[$0] = 1; next }
+			FILENAME == ARGV[2] { if ($2 in in_img) sz[$2] = $1; next }
+			FNR == 1 { p = FILENAME; sub(".*/", "", p); sub("\\.list$", "", p); sub(":.*", "", p) }
+			($0 in sz) { b[p] += sz[$0] }
+			END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
+			"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
+	fi
+	delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=-
+	if [ -n "$pkg" ]; then
+		dpkg-query -L "$pkg" 2>/dev/null | grep -Fxf - "$cache/files" > "$cache/pkg.files"
+		if [ -s "$cache/pkg.files" ]; then
+			rm -rf "$cache/root2"
+			cp -a "$root" "$cache/root2"
+			# Every 4 KiB of each file changed: every squashfs block of it
+			# is new, as after a rebuild of the package.
+			python3 - "$cache/root2" "$cache/pkg.files" <<'PY'
+import sys
+root = sys.argv[1]
+for name in open(sys.argv[2]).read().split("\n"):
+    if not name:
+        continue
+    p = root + name
+    with open(p, "r+b") as f:
+        d = bytearray(f.read())
+        for i in range(0, len(d), 4096):
+            d[i] = (d[i] + 1) & 0xff
+        f.seek(0)
+        f.write(d)
+PY
+			pkg_bytes=$(sed "s|^|$cache/root2|" "$cache/pkg.files" | xargs cat | wc -c)
+			pkg_xz=$(tar -C "$cache/root2" -cf - -T <(sed 's|^/||' "$cache/pkg.files") | xz -6 | wc -c)
+			mkdir -p "$cache/d2"
+			mksquashfs "$cache/root2" "$cache/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
+				> "$cache/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
+			rm -rf "$cache/root2"
+			"$rbtool" manifest --cindex -o "$cache/d2/x86_64.img.manifest" "$cache/d2/x86_64.img" \
+				> "$cache/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
+			idx2_size=$(stat -c %s "$cache/d2/x86_64.img.cindex")
+			man2_size=$(stat -c %s "$cache/d2/x86_64.img.manifest")
+			# A cache of its own that holds the old image, filled by
+			# this ramboot (its chunker made the old slot's index).
+			rm -rf "$cache/d1"
+			mkdir -p "$cache/d1"
+			cp "$img" "$cache/d1/x86_64.img"
+			"$rbtool" manifest --cindex -o "$cache/d1/x86_64.img.manifest" "$cache/d1/x86_64.img" \
+				> "$cache/manifest1.log" 2>&1 || die "ramboot manifest of the old image failed"
+			cp --sparse=always "$cache/cache-empty.img" "$cache/cache-delta.img"
+			cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d1/x86_64.img.manifest" \
+				"$cache/d1/x86_64.img" > "$cache/delta-fill.out" 2>&1 ||
+				die "the delta's cache fill failed: $(tail -n 3 "$cache/delta-fill.out")"
+			rm -rf "$cache/d1"
+			cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d2/x86_64.img.manifest" \
+				"$cache/d2/x86_64.img" > "$cache/delta.out" 2>&1 || die "the delta's refresh failed: $(tail -n 3 "$cache/delta.out")"
+			dnet=$(sed -n 's/^bytes_network: //p' "$cache/delta.out")
+			dloc=$(sed -n 's/^bytes_local: //p' "$cache/delta.out")
+			# What a refresh reads from the server: the chunks, the
+			# manifest and the index.
+			delta=$((dnet + man2_size + idx2_size))
+			delta_line="$dnet bytes of chunks + $man2_size of manifest + $idx2_size of index; $dloc bytes copied from the old slot"
+			rm -f "$cache/cache-delta.img"
+			rm -rf "$cache/d2"
+		fi
+	fi
+}
+
 report_only=${CACHEBENCH_REPORT_ONLY:-0}
 results=$cache/results.tsv
 if [ "$report_only" = 1 ]; then
@@ -167,6 +265,14 @@ if [ "$report_only" = 1 ]; then
 	# shellcheck disable=SC1091 # written by the last run
 	. "$cache/run.vars"
 	runs=$(awk -F '\t' 'NR > 1 && $1 > n { n = $1 } END { print n + 0 }' "$results")
+	if [ "${CACHEBENCH_DELTA:-0}" = 1 ]; then
+		[ -f "$cache/cache-empty.img" ] || die "no $cache/cache-empty.img of a last run"
+		say "the delta again"
+		measure_delta
+		elapsed=${elapsed:-}
+		declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta \
+			pkg_bytes pkg_xz delta_line idx2_size elapsed > "$cache/run.vars"
+	fi
 else
 # ---------------------------------------------------------------- disks
 
@@ -256,64 +362,7 @@ if [ "$seed_mb" -gt 0 ]; then
 	[ -n "$seed_hot" ] || say "the seed's boot did not give every figure (log: $lg)"
 fi
 
-# ---------------------------------------------------------------- the delta
-
-# The package: CACHEBENCH_PKG, or the installed package with the most bytes
-# among the image's files, up to 3 MB of them.
-pkg=${CACHEBENCH_PKG:-}
-if [ -z "$pkg" ]; then
-	pkg=$(awk -F '\t' 'FILENAME == ARGV[1] { in_img[$0] = 1; next }
-		FILENAME == ARGV[2] { if ($2 in in_img) sz[$2] = $1; next }
-		FNR == 1 { p = FILENAME; sub(".*/", "", p); sub("\\.list$", "", p); sub(":.*", "", p) }
-		($0 in sz) { b[p] += sz[$0] }
-		END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
-		"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
-fi
-delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=-
-if [ -n "$pkg" ]; then
-	dpkg-query -L "$pkg" 2>/dev/null | grep -Fxf - "$cache/files" > "$cache/pkg.files"
-	if [ -s "$cache/pkg.files" ]; then
-		rm -rf "$cache/root2"
-		cp -a "$root" "$cache/root2"
-		# Every 4 KiB of each file changed: every squashfs block of it
-		# is new, as after a rebuild of the package.
-		python3 - "$cache/root2" "$cache/pkg.files" <<'PY'
-import sys
-root = sys.argv[1]
-for name in open(sys.argv[2]).read().split("\n"):
-    if not name:
-        continue
-    p = root + name
-    with open(p, "r+b") as f:
-        d = bytearray(f.read())
-        for i in range(0, len(d), 4096):
-            d[i] = (d[i] + 1) & 0xff
-        f.seek(0)
-        f.write(d)
-PY
-		pkg_bytes=$(sed "s|^|$cache/root2|" "$cache/pkg.files" | xargs cat | wc -c)
-		pkg_xz=$(tar -C "$cache/root2" -cf - -T <(sed 's|^/||' "$cache/pkg.files") | xz -6 | wc -c)
-		mkdir -p "$cache/d2"
-		mksquashfs "$cache/root2" "$cache/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
-			> "$cache/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
-		rm -rf "$cache/root2"
-		"$rbtool" manifest --cindex -o "$cache/d2/x86_64.img.manifest" "$cache/d2/x86_64.img" \
-			> "$cache/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
-		idx2_size=$(stat -c %s "$cache/d2/x86_64.img.cindex")
-		man2_size=$(stat -c %s "$cache/d2/x86_64.img.manifest")
-		cp --sparse=always "$cache/cache-full.img" "$cache/cache-delta.img"
-		cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d2/x86_64.img.manifest" \
-			"$cache/d2/x86_64.img" > "$cache/delta.out" 2>&1 || die "the delta's refresh failed: $(tail -n 3 "$cache/delta.out")"
-		dnet=$(sed -n 's/^bytes_network: //p' "$cache/delta.out")
-		dloc=$(sed -n 's/^bytes_local: //p' "$cache/delta.out")
-		# What a refresh reads from the server: the chunks, the
-		# manifest and the index.
-		delta=$((dnet + man2_size + idx2_size))
-		delta_line="$dnet bytes of chunks + $man2_size of manifest + $idx2_size of index; $dloc bytes copied from the old slot"
-		rm -f "$cache/cache-delta.img"
-		rm -rf "$cache/d2"
-	fi
-fi
+measure_delta
 
 declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta pkg_bytes \
 	pkg_xz delta_line idx2_size > "$cache/run.vars"
@@ -321,7 +370,7 @@ start=$(date +%s)
 # ---------------------------------------------------------------- the rounds
 
 results=$cache/results.tsv
-printf 'round\tlink\tmode\troot\tlogin\tnet\tlocal_read\tlocal_written\tcache\n' > "$results"
+printf 'round\tlink\tmode\troot\tlogin\tnet\tlocal_read\tlocal_written\tcache\tnet_login\n' > "$results"
 for r in $(seq 1 "$runs"); do
 	for l in $links; do
 		read -r -a ml <<< "$modes"
@@ -334,14 +383,15 @@ for r in $(seq 1 "$runs"); do
 			lg=$logs/$name.log.txt
 			if ! grep -q '^CBENCH-DONE' "$lg"; then
 				say "  $name did not finish (log: $lg)"
-				printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\n' "$r" "$l" "$m" >> "$results"
+				printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\n' "$r" "$l" "$m" >> "$results"
 				continue
 			fi
 			c=$(rep "$lg" cache)
 			[ -n "$(rep "$lg" cache_error)" ] && c="$c,error"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$l" "$m" \
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$l" "$m" \
 				"$(val "$lg" ROOT-READY)" "$(val "$lg" LOGIN-READY)" "$(val "$lg" NET-BYTES)" \
-				"$(val "$lg" LOCAL-READ)" "$(val "$lg" LOCAL-WRITTEN)" "${c:--}" >> "$results"
+				"$(val "$lg" LOCAL-READ)" "$(val "$lg" LOCAL-WRITTEN)" "${c:--}" \
+				"$(val "$lg" NET-AT-LOGIN)" >> "$results"
 			tail -n 1 "$results" | sed 's/^/  /' >&2
 		done
 	done
@@ -401,17 +451,17 @@ table=$cache/table.md
 	echo
 	echo "- Machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) CPUs; QEMU $("$qemu_bin" --version | head -n 1 | sed 's/.*version //'), accelerator $qemu_accel, guest $mem MiB, 2 vCPUs, Debian kernel $kver"
 	echo "- Boot: the real LTSP initrd (ltsp.img + Debian's initrd.img); the server: an ext4 virtio disk with images/x86_64.img, its manifest ($man_size bytes) and chunk index ($idx_size bytes), throttled to the link (throttling.bps-total: 100 Mbit = 12.5 MB/s, 20 Mbit = 2.5 MB/s); the cache: a second virtio disk, not throttled, made by \`ramboot cache init\`, a fresh copy for each boot"
-	echo "- Image: $(awk -v v="$img_size" 'BEGIN { printf "%.1f MB", v / 1e6 }') zstd squashfs of $nfiles real files from /usr/share and /usr/lib; the login reads a fixed 25 % of them ($nlogin files) (CACHEBENCH_MB=$mb)"
+	echo "- Image: $(awk -v v="$img_size" 'BEGIN { printf "%.1f MB", v / 1e6 }') zstd squashfs of $nfiles real files ($(fmt_mb "$files_bytes")) from /usr/share and /usr/lib; the login reads a fixed three quarters of them ($nlogin files, $(fmt_mb "$login_bytes"); \`off\` reads $(fmt_mb "$(cell 20 off net_login)") from the server by login-ready) (CACHEBENCH_MB=$mb)"
 	echo "- Modes interleaved in each round; $runs round(s); each time cell: the median (min-max); bytes: the median; $elapsed s of boots"
 	if [ "$runs" -lt 3 ]; then
 		echo "- Fewer rounds than 3 (the run was cut short): a cell is one boot, or the mean of two, not a median"
 	fi
 	echo "- The host's load average when the table was made: $(cut -d' ' -f1-3 /proc/loadavg) (a machine shared with other work: TCG boot times vary with it)"
 	echo "- Modes: off \`ramboot=off\`; cold \`ramboot=cache\` on an empty cache (the network boot, the refresh behind it); hot \`ramboot=cache\` on a cache that holds the image; hot+lazy \`ramboot=lazy\` with that cache; ram \`ramboot=ram\`; the cache named by \`ramboot.cache=LABEL=ramboot-cache\`"
-	echo "- Times: seconds since the guest kernel started; root-ready: the client's init runs; login-ready: the login is done. network: bytes read from the server disk (/sys/block/vda/stat, ext4 metadata and the manifest included) at the end of the boot, after a refresh behind it ended; local: bytes read from / written to the cache disk (vdb); cache: the report's \`cache=\` (error: \`cache_error=\` set)"
+	echo "- Times: seconds since the guest kernel started; root-ready: the client's init runs; login-ready: the login is done. network: bytes read from the server disk (/sys/block/vda/stat, ext4 metadata and the manifest included) at the end of the boot, after a refresh behind it ended; network at login: the same at login-ready; local: bytes read from / written to the cache disk (vdb); cache: the report's \`cache=\` (error: \`cache_error=\` set)"
 	echo
-	echo "| link | mode | root-ready s | login-ready s | network | local read | local written | cache | root-ready / off | login-ready / off | login-ready / off, same round |"
-	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"
+	echo "| link | mode | root-ready s | login-ready s | network at login | network | local read | local written | cache | root-ready / off | login-ready / off | login-ready / off, same round |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"
 	for l in $links; do
 		off_root=$(cell "$l" off root)
 		off_login=$(cell "$l" off login)
@@ -419,7 +469,7 @@ table=$cache/table.md
 			rr=$(cell "$l" "$m" root)
 			lr=$(cell "$l" "$m" login)
 			cs=$(awk -F '\t' -v l="$l" -v m="$m" '$2 == l && $3 == m { print $9 }' "$results" | sort -u | paste -sd/)
-			echo "| $l Mbit | $m | $(spread "$l" "$m" root) | $(spread "$l" "$m" login) | $(fmt_mb "$(cell "$l" "$m" net)") | $(fmt_mb "$(cell "$l" "$m" local_read)") | $(fmt_mb "$(cell "$l" "$m" local_written)") | ${cs:--} | $(ratio "$rr" "$off_root") | $(ratio "$lr" "$off_login") | $(pratio "$l" "$m" login) |"
+			echo "| $l Mbit | $m | $(spread "$l" "$m" root) | $(spread "$l" "$m" login) | $(fmt_mb "$(cell "$l" "$m" net_login)") | $(fmt_mb "$(cell "$l" "$m" net)") | $(fmt_mb "$(cell "$l" "$m" local_read)") | $(fmt_mb "$(cell "$l" "$m" local_written)") | ${cs:--} | $(ratio "$rr" "$off_root") | $(ratio "$lr" "$off_login") | $(pratio "$l" "$m" login) |"
 		done
 	done
 	echo

@@ -109,28 +109,64 @@ static inline size_t phase_end(uint32_t len0, uint32_t upto, size_t i, size_t n)
 	return e < i ? i : e > n ? n : e;
 }
 
-/* Hash buf[i..end) and stop just past the first byte after which the
- * bits of mask in h are all 0: that index, or end. */
-static inline size_t gear_find(uint64_t *hp, const uint8_t *buf, size_t i, size_t end,
-			       uint64_t mask)
+/* Whether w, the last 8 bytes (the last one lowest), ends in the marker
+ * of kind (cdc.h). */
+static inline bool cdc_marker(uint64_t w, unsigned kind)
 {
-	uint64_t h = *hp;
+	switch (kind) {
+	case CDC_MARK_ZLIB:
+		return (w & 0xffffULL) == CDC_MAGIC_ZLIB;
+	case CDC_MARK_XZ:
+		return (w & 0xffffffffffffULL) == CDC_MAGIC_XZ;
+	case CDC_MARK_ZSTD:
+		return (w & 0xffffffffULL) == CDC_MAGIC_ZSTD;
+	default:
+		return false;
+	}
+}
+
+const char *cdc_name(unsigned kind)
+{
+	switch (kind) {
+	case CDC_MARK_ZLIB:
+		return CDC_NAME "-zlib";
+	case CDC_MARK_XZ:
+		return CDC_NAME "-xz";
+	case CDC_MARK_ZSTD:
+		return CDC_NAME "-zstd";
+	default:
+		return CDC_NAME;
+	}
+}
+
+/* Hash buf[i..end) and stop just past the first byte after which the
+ * bits of mask in h are all 0, or that ends a marker: that index, or
+ * 0. */
+static inline size_t gear_find(uint64_t *hp, uint64_t *wp, const uint8_t *buf, size_t i,
+			       size_t end, uint64_t mask, unsigned kind)
+{
+	uint64_t h = *hp, w = *wp;
 
 	while (i < end) {
-		h = (h << 1) + cdc_gear[buf[i++]];
-		if (!(h & mask)) {
+		uint8_t b = buf[i++];
+
+		h = (h << 1) + cdc_gear[b];
+		w = (w << 8) | b;
+		if (!(h & mask) || cdc_marker(w, kind)) {
 			*hp = h;
+			*wp = w;
 			return i;
 		}
 	}
 	*hp = h;
+	*wp = w;
 	return 0;
 }
 
 size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
 {
 	uint32_t len0 = c->len;        /* buf[i] is byte len0 + i of the chunk */
-	uint64_t h = c->h;
+	uint64_t h = c->h, w = c->w;
 	size_t i, end, at;
 
 	*cut = false;
@@ -138,16 +174,19 @@ size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
 	i = phase_end(len0, CDC_MIN - CDC_WINDOW, 0, n);
 	/* Hashed, not tested: up to the chunk's byte CDC_MIN - 2. */
 	end = phase_end(len0, CDC_MIN - 1, i, n);
-	for (; i < end; i++)
+	for (; i < end; i++) {
 		h = (h << 1) + cdc_gear[buf[i]];
+		w = (w << 8) | buf[i];
+	}
 	/* Tested with the hard mask while the chunk is shorter than CDC_AVG,
-	 * then with the easy one while it is shorter than CDC_MAX. */
+	 * then with the easy one while it is shorter than CDC_MAX; for a
+	 * marker all along. */
 	end = phase_end(len0, CDC_AVG - 1, i, n);
-	at = gear_find(&h, buf, i, end, CDC_MASK_S);
+	at = gear_find(&h, &w, buf, i, end, CDC_MASK_S, c->mark);
 	if (!at) {
 		i = end;
 		end = phase_end(len0, CDC_MAX - 1, i, n);
-		at = gear_find(&h, buf, i, end, CDC_MASK_L);
+		at = gear_find(&h, &w, buf, i, end, CDC_MASK_L, c->mark);
 		if (!at) {
 			i = end;
 			/* The chunk's byte CDC_MAX - 1 ends it whatever h is. */
@@ -158,10 +197,12 @@ size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
 	if (at) {
 		*cut = true;
 		c->h = 0;
+		c->w = 0;
 		c->len = 0;
 		return at;
 	}
 	c->h = h;
+	c->w = w;
 	c->len = len0 + (uint32_t)n;
 	return n;
 }

@@ -18,6 +18,7 @@
 #include "lib/sha256.h"
 #include "format/cdc.h"
 #include "format/cindex.h"
+#include "format/squashfs.h"
 
 /* The shortest chunk line: "chunk 0 1 " + hash + LF. */
 #define CINDEX_LINE_MIN (5 + 1 + 1 + 1 + 1 + 1 + 64 + 1)
@@ -353,6 +354,22 @@ static int add_chunk(struct cindex *ci, uint32_t *cap, uint64_t end, uint32_t le
 
 #define CINDEX_READ (1u << 20)
 
+/* The marker for an image that starts with buf[0..n) (cdc.h): its
+ * squashfs compressor's, if it has one. */
+static unsigned marker_of(const uint8_t *buf, size_t n)
+{
+	switch (squashfs_compression(buf, n)) {
+	case SQUASHFS_COMP_GZIP:
+		return CDC_MARK_ZLIB;
+	case SQUASHFS_COMP_XZ:
+		return CDC_MARK_XZ;
+	case SQUASHFS_COMP_ZSTD:
+		return CDC_MARK_ZSTD;
+	default:
+		return CDC_MARK_NONE;
+	}
+}
+
 int cindex_build(int fd, struct cindex *ci, char *err, size_t errlen)
 {
 	struct sha256 ctx;
@@ -381,6 +398,12 @@ int cindex_build(int fd, struct cindex *ci, char *err, size_t errlen)
 			rc = rb_errfmt(err, errlen, (int)n, "read error at %" PRIu64 ": %s", pos,
 				       strerror((int)-n));
 			goto fail;
+		}
+		if (!pos) {
+			unsigned mark = marker_of(buf, (size_t)n);
+
+			cdc_set_marker(&cdc, mark);
+			snprintf(ci->chunker, sizeof(ci->chunker), "%s", cdc_name(mark));
 		}
 		while (at < (size_t)n) {
 			bool cut;

@@ -87,7 +87,8 @@ int cindex_load_checked(const char *path, const char *want, struct cindex *ci, c
 			size_t errlen);
 
 /* The index of the image read from fd (plain reads from where it is to
- * its end), chunked by cdc.h and hashed with SHA-256. 0 or -errno (-EIO,
+ * its end), chunked by cdc.h (with the marker of the compressor a squashfs
+ * superblock at its start names) and hashed with SHA-256. 0 or -errno (-EIO,
  * -EFBIG: more than CINDEX_CHUNKS_MAX chunks, -ENOMEM), err says why. */
 int cindex_build(int fd, struct cindex *ci, char *err, size_t errlen);
 

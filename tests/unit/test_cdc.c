@@ -4,7 +4,9 @@
  * of cdc.h; it cuts where a plain byte-by-byte reading of that rule cuts;
  * the cuts do not depend on how the input is cut into buffers; lengths
  * stay from CDC_MIN to CDC_MAX; a known input gives known cuts; an
- * insertion changes only the chunks around it.
+ * insertion changes only the chunks around it; with a marker, a chunk
+ * ends after the marker (a compressed stream's start) once it is CDC_MIN
+ * long, and after no other.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,20 @@ static uint8_t *data_make(uint64_t seed, size_t len)
 	return d;
 }
 
+/* The marker the chunkers of the tests use (CDC_MARK_*). */
+static unsigned mark_kind = CDC_MARK_NONE;
+
+static const struct {
+	unsigned kind;
+	const char *name;
+	const char *m;
+	size_t len;
+} markers[] = {
+	{ CDC_MARK_ZLIB, "gear-fastcdc-zlib", "\x78\xda", 2 },
+	{ CDC_MARK_XZ, "gear-fastcdc-xz", "\xfd\x37\x7a\x58\x5a\x00", 6 },
+	{ CDC_MARK_ZSTD, "gear-fastcdc-zstd", "\x28\xb5\x2f\xfd", 4 },
+};
+
 /* The end offsets of the chunks of d[0..len), fed in pieces of the sizes
  * step() gives; the last chunk's end (len) included. */
 static size_t cuts_fed(const uint8_t *d, size_t len, size_t (*step)(size_t k), uint64_t *cuts)
@@ -54,6 +70,7 @@ static size_t cuts_fed(const uint8_t *d, size_t len, size_t (*step)(size_t k), u
 	size_t at = 0, n = 0, k = 0;
 
 	cdc_init(&c);
+	cdc_set_marker(&c, mark_kind);
 	while (at < len) {
 		size_t piece = step(k++), done = 0;
 
@@ -99,6 +116,19 @@ static size_t step_rand(size_t k)
 	return 1 + splitmix64(&s) % 300000;
 }
 
+/* Whether the l bytes of a chunk that end at d[i] end in mark_kind's
+ * marker. */
+static int marked(const uint8_t *d, size_t i, size_t l)
+{
+	size_t k;
+
+	for (k = 0; k < ARRAY_LEN(markers); k++)
+		if (markers[k].kind == mark_kind)
+			return l >= markers[k].len &&
+			       !memcmp(d + i + 1 - markers[k].len, markers[k].m, markers[k].len);
+	return 0;
+}
+
 /* cdc.h's rule read byte by byte, nothing skipped. */
 static size_t cuts_plain(const uint8_t *d, size_t len, uint64_t *cuts)
 {
@@ -110,7 +140,8 @@ static size_t cuts_plain(const uint8_t *d, size_t len, uint64_t *cuts)
 		l++;
 		if (l == CDC_MAX ||
 		    (l >= CDC_MIN && l < CDC_AVG && (h >> (64 - 18)) == 0) ||
-		    (l >= CDC_AVG && l < CDC_MAX && (h >> (64 - 14)) == 0)) {
+		    (l >= CDC_AVG && l < CDC_MAX && (h >> (64 - 14)) == 0) ||
+		    (l >= CDC_MIN && l < CDC_MAX && marked(d, i, l))) {
 			if (n < CUTS_MAX)
 				cuts[n++] = i + 1;
 			h = 0;
@@ -139,10 +170,22 @@ static void test_rule(void)
 {
 	uint8_t *d = data_make(42, DATA_LEN);
 	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
-	size_t na = cuts_fed(d, DATA_LEN, step_all, a), nb = cuts_plain(d, DATA_LEN, b);
+	size_t k;
 
-	CHECK_EQ_INT(na, nb);
-	CHECK(na > 20 && !memcmp(a, b, na * sizeof(a[0])));
+	/* no marker, then each (zlib's 2 bytes: a few cuts in random bytes) */
+	for (k = 0; k <= ARRAY_LEN(markers); k++) {
+		size_t na, nb;
+
+		mark_kind = k ? markers[k - 1].kind : CDC_MARK_NONE;
+		na = cuts_fed(d, DATA_LEN, step_all, a);
+		nb = cuts_plain(d, DATA_LEN, b);
+		CHECK_EQ_INT(na, nb);
+		CHECK(na > 20 && !memcmp(a, b, na * sizeof(a[0])));
+	}
+	mark_kind = CDC_MARK_NONE;
+	CHECK_EQ_STR(cdc_name(CDC_MARK_NONE), "gear-fastcdc");
+	for (k = 0; k < ARRAY_LEN(markers); k++)
+		CHECK_EQ_STR(cdc_name(markers[k].kind), markers[k].name);
 	free(d);
 }
 
@@ -222,6 +265,69 @@ static void test_pinned(void)
 	free(d);
 }
 
+/* Markers in bytes with no gear cut: zeros, with a marker ending at
+ * chunk lengths below CDC_MIN (no cut), at CDC_MIN and above (a cut right
+ * after each), fed in pieces that split them; the other kinds' markers
+ * and a marker's bytes out of order cut nothing. */
+static void test_markers(void)
+{
+	size_t len = 4u * CDC_MAX, k, j;
+	uint8_t *d = calloc(1, len);
+	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
+
+	if (!d)
+		abort();
+	for (k = 0; k < ARRAY_LEN(markers); k++) {
+		size_t (*steps[])(size_t) = { step_all, step_1, step_odd, step_rand };
+		const char *m = markers[k].m;
+		size_t ml = markers[k].len, n, s;
+
+		mark_kind = markers[k].kind;
+		memset(d, 0, len);
+		memcpy(d + 100 - ml, m, ml);
+		memcpy(d + CDC_MIN - 1 - ml, m, ml);
+		memcpy(d + CDC_MIN + 5000 - ml, m, ml);
+		memcpy(d + 2 * CDC_MIN + 5000 - ml, m, ml);
+		memcpy(d + 2 * CDC_MIN + 205000 - ml, m, ml);
+		/* then zeros: CDC_MAX chunks, and the rest */
+		n = cuts_plain(d, len, a);
+		CHECK_EQ_INT(n, 7);
+		if (n != 7)
+			continue;
+		CHECK_EQ_INT(a[0], CDC_MIN + 5000);
+		CHECK_EQ_INT(a[1], 2 * CDC_MIN + 5000);
+		CHECK_EQ_INT(a[2], 2 * CDC_MIN + 205000);
+		CHECK_EQ_INT(a[3], 2 * CDC_MIN + 205000 + CDC_MAX);
+		CHECK_EQ_INT(a[5], 2 * CDC_MIN + 205000 + 3 * CDC_MAX);
+		CHECK_EQ_INT(a[6], len);
+		for (s = 0; s < ARRAY_LEN(steps); s++) {
+			size_t nb = cuts_fed(d, len, steps[s], b);
+
+			CHECK_EQ_INT(nb, n);
+			CHECK(nb == n && !memcmp(a, b, n * sizeof(a[0])));
+		}
+		/* without the marker: zeros' CDC_MAX chunks */
+		mark_kind = CDC_MARK_NONE;
+		CHECK_EQ_INT(cuts_fed(d, len, step_odd, b), 4);
+		CHECK_EQ_INT(b[0], CDC_MAX);
+		/* the other markers, and this one reversed or one byte short */
+		mark_kind = markers[k].kind;
+		memset(d, 0, len);
+		for (j = 0; j < ARRAY_LEN(markers); j++)
+			if (j != k)
+				memcpy(d + CDC_MIN + 5000 * (j + 1), markers[j].m, markers[j].len);
+		for (j = 0; j < ml; j++)
+			d[CDC_MIN + 20000 + j] = (uint8_t)m[ml - 1 - j];
+		memcpy(d + CDC_MIN + 30000, m + 1, ml - 1);
+		memcpy(d + CDC_MIN + 40000, m, ml - 1);
+		d[CDC_MIN + 40000 + ml - 1] = 0x55; /* not xz's last byte, 00 */
+		CHECK_EQ_INT(cuts_fed(d, len, step_odd, b), 4);
+		CHECK_EQ_INT(b[0], CDC_MAX);
+	}
+	mark_kind = CDC_MARK_NONE;
+	free(d);
+}
+
 /* 100 bytes inserted at 1000: the cuts after the first chunk or two are
  * the old ones, 100 bytes later. */
 static void test_insertion(void)
@@ -258,5 +364,6 @@ int main(void)
 	RUN(test_lengths);
 	RUN(test_pinned);
 	RUN(test_insertion);
+	RUN(test_markers);
 	return TAP_DONE();
 }

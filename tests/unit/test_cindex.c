@@ -288,6 +288,58 @@ static void test_build(void)
 	}
 }
 
+/* An image that starts with a squashfs superblock gets its compressor's
+ * marker (cdc.h): zeros with zstd's marker ending at 20000, 60000 and
+ * 100000 bytes cut there under zstd, and nowhere but every CDC_MAX under
+ * gzip, lzo, or without the superblock's magic. */
+static void test_build_squashfs(void)
+{
+	static const struct {
+		int comp;
+		const char *magic, *name;
+		uint32_t first;
+	} t[] = {
+		{ 6, "hsqs", "gear-fastcdc-zstd", 20000 },
+		{ 1, "hsqs", "gear-fastcdc-zlib", CDC_MAX },
+		{ 4, "hsqs", "gear-fastcdc-xz", CDC_MAX },
+		{ 3, "hsqs", "gear-fastcdc", CDC_MAX },
+		{ 6, "hsqt", "gear-fastcdc", CDC_MAX },
+	};
+	size_t len = 1u << 20, k;
+	uint8_t *d = calloc(1, len);
+
+	if (!d)
+		abort();
+	for (k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		char path[] = "/tmp/test_cindex.XXXXXX";
+		struct cindex ci;
+		int fd = mkstemp(path);
+
+		memset(d, 0, len);
+		memcpy(d, t[k].magic, 4);
+		d[20] = (uint8_t)t[k].comp;
+		memcpy(d + 20000 - 4, "\x28\xb5\x2f\xfd", 4);
+		memcpy(d + 60000 - 4, "\x28\xb5\x2f\xfd", 4);
+		memcpy(d + 100000 - 4, "\x28\xb5\x2f\xfd", 4);
+		if (fd < 0 || write_all(fd, d, len) < 0 || lseek(fd, 0, SEEK_SET) != 0)
+			abort();
+		CHECK_EQ_INT(cindex_build(fd, &ci, err, sizeof(err)), 0);
+		CHECK_EQ_STR(ci.chunker, t[k].name);
+		CHECK(ci.n > 2);
+		if (ci.n > 2) {
+			CHECK_EQ_INT(ci.chunk[0].len, t[k].first);
+			if (t[k].first == 20000) {
+				CHECK_EQ_INT(ci.chunk[1].len, 40000);
+				CHECK_EQ_INT(ci.chunk[2].len, 40000);
+			}
+		}
+		cindex_free(&ci);
+		close(fd);
+		unlink(path);
+	}
+	free(d);
+}
+
 static void test_load(void)
 {
 	char path[] = "/tmp/test_cindex.XXXXXX";
@@ -314,6 +366,7 @@ int main(void)
 	RUN(test_good);
 	RUN(test_refused);
 	RUN(test_build);
+	RUN(test_build_squashfs);
 	RUN(test_load);
 	return TAP_DONE();
 }
