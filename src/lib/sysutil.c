@@ -311,3 +311,29 @@ int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit
 	(void)waitpid(pid, status, WNOHANG);
 	return CHILD_DONE;
 }
+
+int proc_start(pid_t pid, bool prefixed, char *state, unsigned long long *start)
+{
+	char path[64], buf[1024], *c;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = prefixed ? rb_read_str(path, buf, sizeof(buf)) : read_str_abs(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* "pid (comm) state ppid ...": comm may hold spaces and ')' */
+	c = strrchr(buf, ')');
+	if (!c || sscanf(c + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu", state, start) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+bool proc_alive(pid_t pid, bool prefixed, unsigned long long start)
+{
+	unsigned long long s;
+	char state;
+
+	return proc_start(pid, prefixed, &state, &s) == 0 && s == start && state != 'Z' &&
+	       state != 'X';
+}

@@ -11,7 +11,9 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Run `modprobe ARGS...` (args NULL-terminated, at most 15, no shell;
  * searched in $PATH) and wait for it. 0 when it exits 0; the spawn's
@@ -73,5 +75,16 @@ void errbuf_set(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void errbuf_vset(char *buf, size_t len, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
+
+/* ---- a process named by its pid and start time ----
+ * State (field 3) and start time (field 22: clock ticks after boot; with
+ * the pid, a name no later process gets) of pid, from /proc/PID/stat:
+ * the real /proc, or with prefixed below the root prefix (fixture trees
+ * of tests). 0, or -errno (-ENOENT: no such process; -EINVAL: not the
+ * kernel's format). */
+int proc_start(pid_t pid, bool prefixed, char *state, unsigned long long *start);
+/* Is pid the process that started at start, and not ended (a zombie nobody
+ * reaped yet has ended)? */
+bool proc_alive(pid_t pid, bool prefixed, unsigned long long start);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/sysutil.h"
 #include "lib/outfile.h"
 #include "format/manifest.h"
 #include "bgread/resident.h"
@@ -29,57 +30,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig)
 {
 	stop_signal = sig;
-}
-
-/* State and start time (clock ticks after boot: with the pid, a name
- * for a process that no later process gets) of pid, from /proc (never
- * prefixed: a process is not a setting). 0,
- * -ENOENT when there is no such process, or -errno. */
-static int proc_start(pid_t pid, char *state, unsigned long long *start)
-{
-	char path[PATH_MAX], buf[1024], *p, *f[20];
-	uint64_t v;
-	ssize_t n;
-	int i;
-
-	/* The processes of this machine, not of a fixture tree: the real
-	 * /proc, whatever the root prefix. */
-	if (snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	n = read_str_abs(path, buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	p++;
-	for (i = 0; i < 20; i++) {
-		p += strspn(p, " ");
-		if (!*p)
-			return -EINVAL;
-		f[i] = p;
-		p += strcspn(p, " ");
-		if (*p)
-			*p++ = '\0';
-	}
-	/* f[0] is field 3 (state), f[19] field 22 (starttime) */
-	if (profile_parse_u64(f[19], &v) < 0)
-		return -EINVAL;
-	*state = f[0][0];
-	*start = v;
-	return 0;
-}
-
-/* Is pid the process that started at start, and not ended? */
-static bool proc_alive(pid_t pid, unsigned long long start)
-{
-	unsigned long long s;
-	char state;
-
-	if (proc_start(pid, &state, &s) < 0)
-		return false;
-	return s == start && state != 'Z' && state != 'X';
 }
 
 /* "PID STARTTIME\n", from name in dirfd (or AT_FDCWD and a path). */
@@ -241,12 +191,12 @@ static int resolve(struct recorder *r)
 		return rc;
 	}
 	r->out = r->o->out ? r->o->out : r->outbuf;
-	if (proc_start(getpid(), &state, &r->start) < 0) {
+	if (proc_start(getpid(), false, &state, &r->start) < 0) {
 		rb_err("cannot read this process's start time from /proc");
 		return -EIO;
 	}
 	if (pidfile_read(AT_FDCWD, r->pidpath, &other, &ostart) == 0 && other != getpid() &&
-	    proc_alive(other, ostart)) {
+	    proc_alive(other, false, ostart)) {
 		rb_err("a recorder is running already (pid %d)", (int)other);
 		return -EBUSY;
 	}
@@ -432,7 +382,7 @@ int profile_record_stop(void)
 		rb_err("%s: %s", path, rc == -EINVAL ? "not a recorder's pid file" : strerror(-rc));
 		return rc;
 	}
-	if (!proc_alive(pid, start)) {
+	if (!proc_alive(pid, false, start)) {
 		rb_err("no recorder is running (%s names pid %d, which has ended)", path, (int)pid);
 		return -ESRCH;
 	}
@@ -448,7 +398,7 @@ int profile_record_stop(void)
 		rc = pidfile_read(AT_FDCWD, path, &p2, &s2);
 		if (rc == -ENOENT || (rc == 0 && (p2 != pid || s2 != start)))
 			return 0;
-		if (!proc_alive(pid, start)) {
+		if (!proc_alive(pid, false, start)) {
 			rc = pidfile_read(AT_FDCWD, path, &p2, &s2);
 			if (rc == -ENOENT || (rc == 0 && (p2 != pid || s2 != start)))
 				return 0;

@@ -630,23 +630,6 @@ static void run(const struct netmem_opts *o, struct netmem_tier *t, int zdir, in
 	}
 }
 
-/* The start time of process pid (field 22 of /proc/PID/stat) and its
- * state (field 3). 0, or -errno (-ENOENT: no such process). */
-static int proc_start(pid_t pid, unsigned long long *start, char *state)
-{
-	char p[64], buf[1024], *c;
-
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	if (rb_read_str(p, buf, sizeof(buf)) < 0)
-		return -ENOENT;
-	/* the name (field 2) may hold spaces and parentheses: after the last ')' */
-	c = strrchr(buf, ')');
-	if (!c || sscanf(c + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu", state, start) != 2)
-		return -EPROTO;
-	return 0;
-}
-
 /* The record `ramboot swap --off` finds the tier by (NETMEM_RECORD). */
 static void record(int dfd, pid_t pid, int zram_id, int nbd)
 {
@@ -657,7 +640,7 @@ static void record(int dfd, pid_t pid, int zram_id, int nbd)
 	char state;
 	int rc;
 
-	(void)proc_start(pid, &start, &state);
+	(void)proc_start(pid, true, &state, &start);
 	snprintf(n[0], sizeof(n[0]), "%d", (int)pid);
 	snprintf(n[1], sizeof(n[1]), "%llu", start);
 	snprintf(n[2], sizeof(n[2]), "%d", zram_id);
@@ -773,8 +756,6 @@ static int nbd_under_mapping(void)
 int netmem_find(int zram_id, struct netmem_running *n)
 {
 	char buf[PATH_MAX], v[32];
-	unsigned long long start;
-	char state;
 	int rc;
 
 	memset(n, 0, sizeof(*n));
@@ -796,8 +777,7 @@ int netmem_find(int zram_id, struct netmem_running *n)
 		if (report_text_get(buf, "start", v, sizeof(v)) == 1)
 			n->start = strtoull(v, NULL, 10);
 		/* a process of that pid now, but not the one recorded */
-		if (n->pid && (proc_start(n->pid, &start, &state) < 0 || start != n->start ||
-			       state == 'Z'))
+		if (n->pid && !proc_alive(n->pid, true, n->start))
 			n->pid = 0;
 	}
 	if (n->nbd < 0)
@@ -815,12 +795,9 @@ int netmem_pause(const struct netmem_running *n, bool pause)
 /* Is the recorded process gone (or a zombie nobody reaped yet)? */
 static bool gone(const struct netmem_running *n)
 {
-	unsigned long long start;
-	char state;
-
 	if (kill(n->pid, 0) < 0 && errno == ESRCH)
 		return true;
-	return proc_start(n->pid, &start, &state) < 0 || start != n->start || state == 'Z';
+	return !proc_alive(n->pid, true, n->start);
 }
 
 int netmem_end(const struct netmem_running *n)
