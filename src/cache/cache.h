@@ -69,6 +69,10 @@ int cache_fs_ro(int mnt, const char *what, char *err, size_t errlen);
  * even the mount count. Fails (-EBUSY) while the file system is
  * mounted read-write elsewhere. */
 int cache_open_ro(struct cache *c, const char *path, char *err, size_t errlen);
+/* cache_fs_ro() reversed, for a commit on a cache read-only for the
+ * session (the scrub's mark): the superblock and the mount mnt
+ * read-write. */
+int cache_fs_rw(int mnt, const char *what, char *err, size_t errlen);
 
 struct cache_init_opts {
 	const char *label;        /* NULL: CACHE_LABEL_DEFAULT */

@@ -70,26 +70,46 @@ static void fs_log(int fsfd, char *buf, size_t len)
 	}
 }
 
-int cache_fs_ro(int mnt, const char *what, char *err, size_t errlen)
+/* The superblock under mount mnt made read-only or read-write (flag "ro"
+ * or "rw"), not only this mount: a later mount of the same file system
+ * (ramboot cache status) shares it. */
+static int fs_set(int mnt, const char *flag, const char *what, char *err, size_t errlen)
 {
 	char why[256];
 	int fsfd, rc = 0;
 
-	/* The superblock, not only this mount: a later read-only mount of
-	 * the same file system (ramboot cache status) shares it. */
 	fsfd = fspick(mnt, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
 	if (fsfd < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", what, strerror(errno));
-	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, flag, NULL, 0) < 0 ||
 	    fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0) {
 		rc = -errno;
 		fs_log(fsfd, why, sizeof(why));
 		(void)close(fsfd);
-		return rb_errfmt(err, errlen, rc, "%s: cannot make it read-only: %s%s%s", what,
-				 strerror(-rc), why[0] ? ": " : "", why);
+		return rb_errfmt(err, errlen, rc, "%s: cannot make it %s: %s%s%s", what,
+				 strcmp(flag, "ro") ? "read-write" : "read-only", strerror(-rc),
+				 why[0] ? ": " : "", why);
 	}
 	(void)close(fsfd);
 	return 0;
+}
+
+int cache_fs_ro(int mnt, const char *what, char *err, size_t errlen)
+{
+	return fs_set(mnt, "ro", what, err, errlen);
+}
+
+int cache_fs_rw(int mnt, const char *what, char *err, size_t errlen)
+{
+	struct mount_attr a = { .attr_clr = MOUNT_ATTR_RDONLY };
+	int rc = fs_set(mnt, "rw", what, err, errlen);
+
+	if (rc == 0 && mount_setattr(mnt, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0) {
+		rc = -errno;
+		return rb_errfmt(err, errlen, rc, "%s: cannot make it read-write: %s", what,
+				 strerror(-rc));
+	}
+	return rc;
 }
 
 static int mount_detached(struct cache *c, const char *source, bool rw, bool sbro, char *err,

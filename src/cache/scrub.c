@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -98,27 +97,6 @@ fail:
 	return rc;
 }
 
-/* The file system's superblock read-write, and this mount of it. */
-static int fs_rw(int mnt, const char *what, char *err, size_t errlen)
-{
-	struct mount_attr a = { .attr_clr = MOUNT_ATTR_RDONLY };
-	int fsfd, rc = 0;
-
-	fsfd = fspick(mnt, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
-	if (fsfd < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", what, strerror(errno));
-	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, "rw", NULL, 0) < 0 ||
-	    fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-		rc = -errno;
-	(void)close(fsfd);
-	if (rc == 0 && mount_setattr(mnt, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
-		rc = -errno;
-	if (rc < 0)
-		return rb_errfmt(err, errlen, rc, "%s: cannot make it read-write: %s", what,
-				 strerror(-rc));
-	return 0;
-}
-
 /*
  * The slot marked bad while it may be the running root (0 when the state
  * is committed; a read-only remount that fails after it is said in err). The cache's file
@@ -138,10 +116,10 @@ static int mark(struct cache_scrub *s, char *err, size_t errlen)
 	if (s->c.mnt < 0)
 		return rb_errfmt(err, errlen, -EINVAL, "%s: not a cache ramboot mounted",
 				 s->c.what);
-	rc = fs_rw(s->c.mnt, s->c.what, err, errlen);
+	rc = cache_fs_rw(s->c.mnt, s->c.what, err, errlen);
 	if (rc == 0)
 		rc = cache_mark_bad_in(&s->c, s->name, s->slot, s->sha256, err, errlen);
-	/* Always: fs_rw may have made the superblock read-write and failed
+	/* Always: cache_fs_rw may have made the superblock read-write and failed
 	 * after that. */
 	if (cache_fs_ro(s->c.mnt, s->c.what, why, sizeof(why)) < 0 && rc == 0)
 		snprintf(err, errlen, "%s", why);
