@@ -495,24 +495,44 @@ static void pool_cfg(struct bgread_cfg *c, int fd, uint64_t size, struct sink *k
 	c->arg = k;
 }
 
+/* A test file of size bytes, its sink, the pool's settings over both. */
+struct pool_fx {
+	struct bgread_cfg c;
+	struct sink k;
+	char path[64];
+	int fd;
+};
+
+static void pool_fx_open(struct pool_fx *f, uint64_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = test_file(f->path, sizeof(f->path), size);
+	CHECK(f->fd >= 0);
+	f->k.copy = calloc(1, size);
+	CHECK(f->k.copy != NULL);
+	pool_cfg(&f->c, f->fd, size, &f->k);
+}
+
+static void pool_fx_close(struct pool_fx *f)
+{
+	free(f->k.copy);
+	(void)close(f->fd);
+	(void)unlink(f->path);
+}
+
 /* Every byte read once, in pieces that cover the file. */
 static void pool_reads_all(void)
 {
 	const uint64_t size = 3 * BGREAD_CHUNK + 12345;
-	struct bgread_cfg c;
 	struct bgread_stats st;
 	struct bgread_pool *p;
-	struct sink k = { 0 };
-	char path[64];
 	uint8_t *want = malloc(size);
-	int fd = test_file(path, sizeof(path), size);
+	struct pool_fx f;
 
-	CHECK(fd >= 0);
-	k.copy = calloc(1, size);
-	CHECK(want && k.copy);
-	CHECK_EQ_INT(pread(fd, want, size, 0), (ssize_t)size);
-	pool_cfg(&c, fd, size, &k);
-	p = bgread_pool_new(&c);
+	pool_fx_open(&f, size);
+	CHECK(want != NULL);
+	CHECK_EQ_INT(pread(f.fd, want, size, 0), (ssize_t)size);
+	p = bgread_pool_new(&f.c);
 	CHECK(p != NULL);
 	bgread_pool_refresh_resident(p);
 	CHECK_EQ_INT(bgread_pool_run(p, NULL), 0);
@@ -522,12 +542,10 @@ static void pool_reads_all(void)
 	CHECK_EQ_INT(st.cached + st.network, size);
 	CHECK(st.all_taken);
 	CHECK(!st.abandoned);
-	CHECK(memcmp(want, k.copy, size) == 0);
+	CHECK(memcmp(want, f.k.copy, size) == 0);
 	bgread_pool_free(p);
 	free(want);
-	free(k.copy);
-	(void)close(fd);
-	(void)unlink(path);
+	pool_fx_close(&f);
 }
 
 /* One reader that reads through the device it yields to (the scrub):
@@ -535,20 +553,14 @@ static void pool_reads_all(void)
 static void pool_reads_counted(void)
 {
 	const uint64_t size = 2 * BGREAD_CHUNK + 4096;
-	struct bgread_cfg c;
 	struct bgread_stats st;
 	struct bgread_pool *p;
-	struct sink k = { 0 };
-	char path[64];
-	int fd = test_file(path, sizeof(path), size);
+	struct pool_fx f;
 
-	CHECK(fd >= 0);
-	k.copy = calloc(1, size);
-	CHECK(k.copy != NULL);
-	pool_cfg(&c, fd, size, &k);
-	c.reads_counted = true;
-	c.mincore_ok = false;
-	p = bgread_pool_new(&c);
+	pool_fx_open(&f, size);
+	f.c.reads_counted = true;
+	f.c.mincore_ok = false;
+	p = bgread_pool_new(&f.c);
 	CHECK(p != NULL);
 	CHECK_EQ_INT(bgread_pool_run(p, NULL), 0);
 	bgread_pool_stats(p, &st);
@@ -556,9 +568,7 @@ static void pool_reads_counted(void)
 	CHECK_EQ_INT(st.done, size);
 	CHECK(st.all_taken);
 	bgread_pool_free(p);
-	free(k.copy);
-	(void)close(fd);
-	(void)unlink(path);
+	pool_fx_close(&f);
 }
 
 /* The guard may fire after the readers ended and were joined (its tick
@@ -568,17 +578,12 @@ static void pool_reads_counted(void)
 static void pool_cancel_after_join(void)
 {
 	const uint64_t size = BGREAD_CHUNK;
-	struct bgread_cfg c;
 	struct bgread_stats st;
 	struct bgread_pool *p;
-	struct sink k = { 0 };
-	char path[64];
-	int fd = test_file(path, sizeof(path), size);
+	struct pool_fx f;
 
-	CHECK(fd >= 0);
-	k.copy = calloc(1, size);
-	pool_cfg(&c, fd, size, &k);
-	p = bgread_pool_new(&c);
+	pool_fx_open(&f, size);
+	p = bgread_pool_new(&f.c);
 	CHECK(p != NULL);
 	CHECK_EQ_INT(bgread_pool_run(p, NULL), 0);
 	CHECK_EQ_INT(bgread_pool_cancel(p, GUARD_STALL), 0);
@@ -587,27 +592,20 @@ static void pool_cancel_after_join(void)
 	CHECK_EQ_INT(st.why, BGREAD_ESTALL);
 	CHECK_EQ_INT(st.done, size);
 	bgread_pool_free(p);
-	free(k.copy);
-	(void)close(fd);
-	(void)unlink(path);
+	pool_fx_close(&f);
 }
 
 /* A failing put stops the pool with its error. */
 static void pool_put_fails(void)
 {
 	const uint64_t size = 8 * BGREAD_CHUNK;
-	struct bgread_cfg c;
 	struct bgread_stats st;
 	struct bgread_pool *p;
-	struct sink k = { 0 };
-	char path[64];
-	int fd = test_file(path, sizeof(path), size);
+	struct pool_fx f;
 
-	CHECK(fd >= 0);
-	k.copy = calloc(1, size);
-	k.fail_at = 2;
-	pool_cfg(&c, fd, size, &k);
-	p = bgread_pool_new(&c);
+	pool_fx_open(&f, size);
+	f.k.fail_at = 2;
+	p = bgread_pool_new(&f.c);
 	CHECK(p != NULL);
 	CHECK_EQ_INT(bgread_pool_run(p, NULL), 0);
 	bgread_pool_stats(p, &st);
@@ -616,9 +614,7 @@ static void pool_put_fails(void)
 	CHECK(st.done < size);
 	CHECK(strstr(st.msg, "write error at ") != NULL);
 	bgread_pool_free(p);
-	free(k.copy);
-	(void)close(fd);
-	(void)unlink(path);
+	pool_fx_close(&f);
 }
 
 int main(void)
