@@ -411,7 +411,23 @@ static void cat(const char *root, const char *rel, char *buf, size_t len)
  * as plain files. */
 static void test_pid1(void)
 {
+	static const struct {
+		const char *file, *text, *why;
+	} unprotected[] = {
+		/* no cgroup2 line (v1 only), init in the root cgroup */
+		{ "proc/1/cgroup", "1:name=systemd:/init.scope\n",
+		  "no cgroup2 line in /proc/1/cgroup" },
+		{ "proc/1/cgroup", "0::/\n", "init in the root cgroup" },
+		/* init.scope, but nothing mounted at /sys/fs/cgroup yet */
+		{ "proc/1/cgroup", "1:name=systemd:/init.scope\n0::/init.scope\n",
+		  "no cgroup2 at /sys/fs/cgroup/init.scope" },
+		/* cgroup2, no memory controller; memory, no swap accounting */
+		{ "sys/fs/cgroup/init.scope/cgroup.controllers", "\n",
+		  "no memory controller for /init.scope" },
+		{ "sys/fs/cgroup/init.scope/memory.max", "max\n", "no swap accounting in this kernel" },
+	};
 	char root[] = "/tmp/test_netmem.XXXXXX", p[512], why[128], v[64], cmd[600];
+	size_t i;
 	int proc;
 
 	CHECK(mkdtemp(root) != NULL);
@@ -421,24 +437,12 @@ static void test_pid1(void)
 	snprintf(p, sizeof(p), "%s/proc", root);
 	proc = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	CHECK(proc >= 0);
-	/* no cgroup2 line (v1 only), init in the root cgroup */
-	put(root, "proc/1/cgroup", "1:name=systemd:/init.scope\n");
-	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
-	CHECK_EQ_STR(why, "no cgroup2 line in /proc/1/cgroup");
-	put(root, "proc/1/cgroup", "0::/\n");
-	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
-	CHECK_EQ_STR(why, "init in the root cgroup");
-	/* init.scope, but nothing mounted at /sys/fs/cgroup yet */
-	put(root, "proc/1/cgroup", "1:name=systemd:/init.scope\n0::/init.scope\n");
-	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
-	CHECK_EQ_STR(why, "no cgroup2 at /sys/fs/cgroup/init.scope");
-	/* cgroup2, no memory controller; memory, no swap accounting */
-	put(root, "sys/fs/cgroup/init.scope/cgroup.controllers", "\n");
-	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
-	CHECK_EQ_STR(why, "no memory controller for /init.scope");
-	put(root, "sys/fs/cgroup/init.scope/memory.max", "max\n");
-	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
-	CHECK_EQ_STR(why, "no swap accounting in this kernel");
+	/* Each step adds a file to the tree and gets the next reason. */
+	for (i = 0; i < sizeof(unprotected) / sizeof(unprotected[0]); i++) {
+		put(root, unprotected[i].file, unprotected[i].text);
+		CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 0);
+		CHECK_EQ_STR(why, unprotected[i].why);
+	}
 	/* max: written 0; 0 already: left alone */
 	put(root, "sys/fs/cgroup/init.scope/memory.swap.max", "max\n");
 	CHECK_EQ_INT(netmem_pid1_protect(proc, why, sizeof(why)), 1);
