@@ -1196,65 +1196,78 @@ once() {
 	return 1
 }
 
-# ltsp_case NAME: ltsp-ram (ramboot=ram) or ltsp-lazy (ramboot=lazy)
-ltsp_case() {
+# ltsp_begin NAME: the start of an LTSP case: its log, and LTSP's setup
+# (made once per run). Status 1 when the case is over already: skipped
+# (RBTEST_LTSP=0), or the setup failed (its log is the case's, the
+# result given).
+ltsp_begin() {
 	name=$1
-	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
-		skip "$name" "RBTEST_LTSP=0"
-		return
-	fi
 	log=$logs/$name.log
 	why=
 	: > "$log.txt"
+	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
+		skip "$name" "RBTEST_LTSP=0"
+		return 1
+	fi
+	ltsp_setup_once && return 0
+	cp "$lt/setup.log" "$log.txt" 2>/dev/null
+	result "$name"
+	return 1
+}
+
+# ltsp_booted: LTSP's own part of the boot ran, and did not abort it
+ltsp_booted() {
+	grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
+	grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
+}
+
+# ltsp_case NAME: ltsp-ram (ramboot=ram) or ltsp-lazy (ramboot=lazy)
+ltsp_case() {
+	ltsp_begin "$1" || return
 	case $name in
 	ltsp-lazy) args="ramboot=lazy" ;;
 	*) args="ramboot=ram ramboot.swap=zram" ;;
 	esac
-	if ltsp_setup_once; then
-		boot_debian "$name" "$lt/initrd.combined" 768 \
-			"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init $args" \
-			"file=$lt/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000"
-		grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
-		grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
-		if [ "$name" = ltsp-lazy ]; then
-			# LTSP loop-mounts the image from the "server" as it does
-			# without ramboot; the copier switches that loop device.
-			expect_done && {
-				expect_lazy_switched
-				expect source /root/images/x86_64.img
-				expect_lazy image /root/images/x86_64.img
-				expect_lazy copy /run/ramboot/ram/x86_64.img
-				grep -q '^Running: mount -t squashfs -o ro /root/images/x86_64.img ' "$log.txt" ||
-					fail "LTSP did not mount the network image"
-				grep -q '^RBTEST loop loop[0-9]*=/run/ramboot/ram/x86_64.img$' "$log.txt" ||
-					fail "no loop device is backed by /run/ramboot/ram/x86_64.img"
-			}
-		elif expect_done; then
-			expect mode_asked ram
-			expect mode_done ram
+	boot_debian "$name" "$lt/initrd.combined" 768 \
+		"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init $args" \
+		"file=$lt/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000"
+	ltsp_booted
+	if [ "$name" = ltsp-lazy ]; then
+		# LTSP loop-mounts the image from the "server" as it does
+		# without ramboot; the copier switches that loop device.
+		expect_done && {
+			expect_lazy_switched
 			expect source /root/images/x86_64.img
-			expect_like ram_path "/run/ramboot/ram/*"
-			expect fstype squashfs
-			expect_ram_copy
-			expect_like swap_device "/dev/zram*"
-			dev=$(report swap_device)
-			sed -n '/^RBTEST-SWAPS-BEGIN/,/^RBTEST-SWAPS-END/p' "$log.txt" |
-				grep -q "^${dev:-/dev/zram}[[:space:]]" || fail "/proc/swaps has no $dev"
-			ram=$(report ram_path)
-			# LTSP itself mounted the RAM copy (its "Running: mount" line).
-			grep -q "^Running: mount -t squashfs -o ro $ram " "$log.txt" ||
-				fail "LTSP did not mount $ram"
-			case $ram in
-			/dev/zram*)
-				grep -q "^RBTEST mount $ram " "$log.txt" ||
-					fail "$ram is not the mounted image" ;;
-			*)
-				grep -q "^RBTEST loop loop[0-9]*=$ram\$" "$log.txt" ||
-					fail "no loop device is backed by the RAM copy $ram" ;;
-			esac
-		fi
-	else
-		cp "$lt/setup.log" "$log.txt" 2>/dev/null
+			expect_lazy image /root/images/x86_64.img
+			expect_lazy copy /run/ramboot/ram/x86_64.img
+			grep -q '^Running: mount -t squashfs -o ro /root/images/x86_64.img ' "$log.txt" ||
+				fail "LTSP did not mount the network image"
+			grep -q '^RBTEST loop loop[0-9]*=/run/ramboot/ram/x86_64.img$' "$log.txt" ||
+				fail "no loop device is backed by /run/ramboot/ram/x86_64.img"
+		}
+	elif expect_done; then
+		expect mode_asked ram
+		expect mode_done ram
+		expect source /root/images/x86_64.img
+		expect_like ram_path "/run/ramboot/ram/*"
+		expect fstype squashfs
+		expect_ram_copy
+		expect_like swap_device "/dev/zram*"
+		dev=$(report swap_device)
+		sed -n '/^RBTEST-SWAPS-BEGIN/,/^RBTEST-SWAPS-END/p' "$log.txt" |
+			grep -q "^${dev:-/dev/zram}[[:space:]]" || fail "/proc/swaps has no $dev"
+		ram=$(report ram_path)
+		# LTSP itself mounted the RAM copy (its "Running: mount" line).
+		grep -q "^Running: mount -t squashfs -o ro $ram " "$log.txt" ||
+			fail "LTSP did not mount $ram"
+		case $ram in
+		/dev/zram*)
+			grep -q "^RBTEST mount $ram " "$log.txt" ||
+				fail "$ram is not the mounted image" ;;
+		*)
+			grep -q "^RBTEST loop loop[0-9]*=$ram\$" "$log.txt" ||
+				fail "no loop device is backed by the RAM copy $ram" ;;
+		esac
 	fi
 	result "$name"
 }
@@ -1373,19 +1386,7 @@ ltsp_signed_make() {
 }
 
 ltsp_signed_case() {
-	name=$1
-	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
-		skip "$name" "RBTEST_LTSP=0"
-		return
-	fi
-	log=$logs/$name.log
-	why=
-	: > "$log.txt"
-	if ! ltsp_setup_once; then
-		cp "$lt/setup.log" "$log.txt" 2>/dev/null
-		result "$name"
-		return
-	fi
+	ltsp_begin "$1" || return
 	if ! once ltsp_signed; then
 		result "$name"
 		return
@@ -1395,8 +1396,7 @@ ltsp_signed_case() {
 	boot_debian "$name" "$sg/initrd.combined" 768 \
 		"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram ramboot.verify=signed" \
 		"file=$disk,if=virtio,format=raw,throttling.bps-total=125000000"
-	grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
-	grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
+	ltsp_booted
 	expect_done || { result "$name"; return; }
 	expect mode_asked ram
 	expect source /root/images/x86_64.img
@@ -1457,19 +1457,7 @@ ltsp_ca_setup() {
 }
 
 ltsp_ca_case() {
-	name=$1
-	if [ "${RBTEST_LTSP:-1}" = 0 ]; then
-		skip "$name" "RBTEST_LTSP=0"
-		return
-	fi
-	log=$logs/$name.log
-	why=
-	: > "$log.txt"
-	if ! ltsp_setup_once; then
-		cp "$lt/setup.log" "$log.txt" 2>/dev/null
-		result "$name"
-		return
-	fi
+	ltsp_begin "$1" || return
 	if ! once ltsp_ca; then
 		result "$name"
 		return
@@ -1477,8 +1465,7 @@ ltsp_ca_case() {
 	boot_debian "$name" "$lt/initrd.combined" 768 \
 		"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init ramboot=ram" \
 		"file=$ca/disk.ext4,if=virtio,format=raw,throttling.bps-total=125000000"
-	grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
-	grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
+	ltsp_booted
 	expect_done || { result "$name"; return; }
 	expect mode_done ram
 	expect source "/root/images/$ca_name"
@@ -1863,16 +1850,7 @@ cache_case() {
 	why=
 	: > "$log.txt"
 	case $name in
-	ltsp-*)
-		if [ "${RBTEST_LTSP:-1}" = 0 ]; then
-			skip "$name" "RBTEST_LTSP=0"
-			return
-		fi
-		if ! ltsp_setup_once; then
-			cp "$lt/setup.log" "$log.txt" 2>/dev/null
-			result "$name"
-			return
-		fi ;;
+	ltsp-*) ltsp_begin "$name" || return ;;
 	esac
 	if ! once cachec; then
 		result "$name"
@@ -1900,8 +1878,7 @@ cache_case() {
 			"root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/rbtest-init $cache_args trace_event=block:block_rq_issue trace_buf_size=1M rbtest.trace=vda" \
 			"file=$cc/srv.ext4,if=virtio,format=raw,throttling.bps-total=$bps" \
 			"-drive file=$cdisk,if=virtio,format=raw"
-		grep -q 'LTSP boot error' "$log.txt" && fail "LTSP aborted the boot"
-		grep -q 'initrd-bottom' "$log.txt" || fail "LTSP's initrd-bottom never ran"
+		ltsp_booted
 		expect_done || { result "$name"; return; }
 		expect mode_asked cache
 		expect mode_done cache
