@@ -188,7 +188,7 @@ ltsp_setup || die "LTSP setup failed"
 measure_delta() {
 	# The package: CACHEBENCH_PKG, or the installed package with the most bytes
 	# among the image's files, up to 3 MB of them.
-	local dnet dloc man2_size
+	local out
 	pkg=${CACHEBENCH_PKG:-}
 	if [ -z "$pkg" ]; then
 		pkg=$(awk -F '\t' 'FILENAME == ARGV[1] { in_img[$0] = 1; next }
@@ -198,62 +198,19 @@ measure_delta() {
 			END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
 			"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
 	fi
-	delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=-
-	if [ -n "$pkg" ]; then
-		dpkg-query -L "$pkg" 2>/dev/null | grep -Fxf - "$cache/files" > "$cache/pkg.files"
-		if [ -s "$cache/pkg.files" ]; then
-			rm -rf "$cache/root2"
-			cp -a "$root" "$cache/root2"
-			# Every 4 KiB of each file changed: every squashfs block of it
-			# is new, as after a rebuild of the package.
-			python3 - "$cache/root2" "$cache/pkg.files" <<'PY'
-import sys
-root = sys.argv[1]
-for name in open(sys.argv[2]).read().split("\n"):
-    if not name:
-        continue
-    p = root + name
-    with open(p, "r+b") as f:
-        d = bytearray(f.read())
-        for i in range(0, len(d), 4096):
-            d[i] = (d[i] + 1) & 0xff
-        f.seek(0)
-        f.write(d)
-PY
-			pkg_bytes=$(sed "s|^|$cache/root2|" "$cache/pkg.files" | xargs cat | wc -c)
-			pkg_xz=$(tar -C "$cache/root2" -cf - -T <(sed 's|^/||' "$cache/pkg.files") | xz -6 | wc -c)
-			mkdir -p "$cache/d2"
-			mksquashfs "$cache/root2" "$cache/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
-				> "$cache/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
-			rm -rf "$cache/root2"
-			"$rbtool" manifest --cindex -o "$cache/d2/x86_64.img.manifest" "$cache/d2/x86_64.img" \
-				> "$cache/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
-			idx2_size=$(stat -c %s "$cache/d2/x86_64.img.cindex")
-			man2_size=$(stat -c %s "$cache/d2/x86_64.img.manifest")
-			# A cache of its own that holds the old image, filled by
-			# this ramboot (its chunker made the old slot's index).
-			rm -rf "$cache/d1"
-			mkdir -p "$cache/d1"
-			cp "$img" "$cache/d1/x86_64.img"
-			"$rbtool" manifest --cindex -o "$cache/d1/x86_64.img.manifest" "$cache/d1/x86_64.img" \
-				> "$cache/manifest1.log" 2>&1 || die "ramboot manifest of the old image failed"
-			cp --sparse=always "$cache/cache-empty.img" "$cache/cache-delta.img"
-			cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d1/x86_64.img.manifest" \
-				"$cache/d1/x86_64.img" > "$cache/delta-fill.out" 2>&1 ||
-				die "the delta's cache fill failed: $(tail -n 3 "$cache/delta-fill.out")"
-			rm -rf "$cache/d1"
-			cache_do "$cache/cache-delta.img" refresh --manifest="$cache/d2/x86_64.img.manifest" \
-				"$cache/d2/x86_64.img" > "$cache/delta.out" 2>&1 || die "the delta's refresh failed: $(tail -n 3 "$cache/delta.out")"
-			dnet=$(sed -n 's/^bytes_network: //p' "$cache/delta.out")
-			dloc=$(sed -n 's/^bytes_local: //p' "$cache/delta.out")
-			# What a refresh reads from the server: the chunks, the
-			# manifest and the index.
-			delta=$((dnet + man2_size + idx2_size))
-			delta_line="$dnet bytes of chunks + $man2_size of manifest + $idx2_size of index; $dloc bytes copied from the old slot"
-			rm -f "$cache/cache-delta.img"
-			rm -rf "$cache/d2"
-		fi
-	fi
+	delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=- delta_ideal=-
+	[ -n "$pkg" ] || return 0
+	CACHEDELTA_EMPTY=$cache/cache-empty.img RAMBOOT_BIN=$rbtool \
+		bench/cache-delta.sh "$root" "$img" "$pkg" "$cache/delta" > "$cache/delta.vars" 2> "$cache/delta.log" ||
+		die "the delta failed: $(tail -n 3 "$cache/delta.log")"
+	out=$cache/delta.vars
+	dv() { sed -n "s/^$1=//p" "$out"; }
+	pkg_bytes=$(dv pkg_bytes)
+	pkg_xz=$(dv pkg_xz)
+	idx2_size=$(dv index)
+	delta=$(dv delta)
+	delta_ideal=$(dv ideal)
+	delta_line="$(dv chunks) bytes of chunks + $(dv manifest) of manifest + $idx2_size of index; $(dv local) bytes copied from the old slot; a byte-exact binary delta of the two images (zstd -19 --patch-from) is $delta_ideal bytes"
 }
 
 report_only=${CACHEBENCH_REPORT_ONLY:-0}
@@ -271,7 +228,7 @@ if [ "$report_only" = 1 ]; then
 		measure_delta
 		elapsed=${elapsed:-}
 		declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta \
-			pkg_bytes pkg_xz delta_line idx2_size elapsed > "$cache/run.vars"
+			pkg_bytes pkg_xz delta_line idx2_size delta_ideal elapsed > "$cache/run.vars"
 	fi
 else
 # ---------------------------------------------------------------- disks
@@ -365,7 +322,7 @@ fi
 measure_delta
 
 declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta pkg_bytes \
-	pkg_xz delta_line idx2_size > "$cache/run.vars"
+	pkg_xz delta_line idx2_size delta_ideal > "$cache/run.vars"
 start=$(date +%s)
 # ---------------------------------------------------------------- the rounds
 
@@ -501,6 +458,8 @@ table=$cache/table.md
 	if [ "$delta" != - ]; then
 		dlim=$((2 * pkg_xz + idx2_size))
 		echo "| delta network bytes <= 2 x package ($pkg_xz) + index ($idx2_size) = $dlim | $delta | $(yn "$delta" "$dlim") |"
+		[ "${delta_ideal:--}" = - ] ||
+			echo "| (for scale: a byte-exact binary delta of the two images, zstd -19 --patch-from; no refresh by chunks reads less than the new bytes in it) | $delta_ideal | - |"
 	fi
 	echo
 	echo "    cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_net%.*} bytes, delta $delta bytes for a $pkg_xz-byte package"
