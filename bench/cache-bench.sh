@@ -18,7 +18,11 @@
 # the image, as a desktop login reads; see below), prints the time again,
 # waits for a lazy switch or a refresh behind the boot to end, and prints
 # the bytes read from the server disk and read from and written to the
-# cache disk (/sys/block/vdX/stat).
+# cache disk (/sys/block/vdX/stat), and the kernel's trace of every read
+# request of the server disk, which bench/vda-split.py puts on the files
+# of the server disk and on its ext4 metadata: the files are the image's
+# network bytes (what an NFS, NBD or HTTP server would send), the
+# metadata is the emulated server's own (below, split_cols).
 #
 # Modes, interleaved in each round (the order rotated by one each round):
 #   off        ramboot=off (the cache disk attached, not named)
@@ -213,6 +217,59 @@ measure_delta() {
 	delta_line="$(dv chunks) bytes of chunks + $(dv manifest) of manifest + $idx2_size of index; $(dv local) bytes copied from the old slot; a byte-exact binary delta of the two images (zstd -19 --patch-from) is $delta_ideal bytes"
 }
 
+# The server disk's reads by owner (bench/vda-split.py on the guest's block
+# trace of vda): the bytes of the files a real server would send for
+# ramboot (the image, its manifest, its chunk index, any other file beside
+# them: a signature, a hash tree) against the ext4 file system's own
+# blocks, which an NFS, NBD or HTTP server reads on its side and never
+# sends. The columns of results.tsv after net_login:
+#   net_trace   bytes of the traced reads of vda (trace_lost: requests the
+#               trace buffer lost, 0 when it lost none)
+#   net_image, net_manifest, net_index, net_ofiles: each file's bytes
+#   net_files   their sum: the image's network bytes
+#   net_meta    the ext4 metadata's bytes, by kind: m_sb (the superblocks,
+#               group descriptors and their reserved room, the bytes
+#               before the superblock), m_bitmaps, m_itable (inode tables),
+#               m_journal, m_dirs (directories), m_extents (extent tree
+#               blocks), m_free (blocks no file owns: probes of the disk)
+#   m_ramboot   of the metadata, the bytes ramboot's processes read (its
+#               probes of the disk, the kernel's path lookups for it)
+#   m_probes    of the metadata, the bytes udev, blkid and fstype read
+#               (their probes of the disk); the rest: the kernel's (the
+#               mount, the client's lookups)
+split_cols="net_trace trace_lost net_image net_manifest net_index net_ofiles net_files net_meta m_sb m_bitmaps m_itable m_journal m_dirs m_extents m_free m_ramboot m_probes"
+# split_of LOG SPLIT: the columns above of one boot's log, the whole split
+# in the file SPLIT
+split_of() {
+	python3 "$top/bench/vda-split.py" "$srv" "$1" > "$2" 2>/dev/null || { : > "$2"; }
+	awk -F '\t' -v img=/images/x86_64.img '
+		$1 == "total" { v["net_trace"] = $2 }
+		$1 == "trace" { lost = ($2 == "-") ? "-" : $3 - $2 }
+		$1 == "file" { k = ($2 == img) ? "net_image" : ($2 == img ".manifest") ? "net_manifest" : ($2 == img ".cindex") ? "net_index" : "net_ofiles"
+			v[k] += $3; v["net_files"] += $3 }
+		$1 == "meta" { v["net_meta"] += $3
+			k = "m_sb"
+			if ($2 ~ /bitmaps$/) k = "m_bitmaps"
+			else if ($2 == "inode tables") k = "m_itable"
+			else if ($2 == "journal") k = "m_journal"
+			else if ($2 ~ /^directory /) k = "m_dirs"
+			else if ($2 ~ /^extent blocks/) k = "m_extents"
+			else if ($2 == "free blocks") k = "m_free"
+			v[k] += $3; meta[$2] = 1 }
+		$1 == "by" && ($2 in meta) { if ($3 == "ramboot") v["m_ramboot"] += $4
+			else if ($3 ~ /udev|blkid|fstype/) v["m_probes"] += $4 }
+		END {
+			# No trace from the guest: nothing measured.
+			ok = ("net_trace" in v) && lost != "-"
+			n = split(cols, c, " ")
+			for (i = 1; i <= n; i++) {
+				x = ok ? v[c[i]] + 0 : "-"
+				if (ok && c[i] == "trace_lost") x = lost
+				printf "%s%s", x, (i < n) ? "\t" : "\n"
+			}
+		}' cols="$split_cols" "$2"
+}
+
 report_only=${CACHEBENCH_REPORT_ONLY:-0}
 results=$cache/results.tsv
 if [ "$report_only" = 1 ]; then
@@ -269,7 +326,7 @@ boot() {
 	# shellcheck disable=SC2086 # $5 is a list of options
 	qemu_run "$timeout_s" "$log" "$logs/$name.qemu" -smp 2 -m "$mem" \
 		-kernel "$kernel" -initrd "$lt/initrd.combined" \
-		-append "console=ttyS0 panic=-1 loglevel=4 root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/cbench-init $args" \
+		-append "console=ttyS0 panic=-1 loglevel=4 root=/dev/vda ltsp.image=images/x86_64.img init=/sbin/cbench-init trace_event=block:block_rq_issue trace_buf_size=8M $args" \
 		-drive "file=$srv,if=virtio,format=raw,throttling.bps-total=$bps" \
 		-drive "file=$cache/cache-run.img,if=virtio,format=raw" ${5:-}
 	echo "qemu exit $?" >> "$logs/$name.qemu"
@@ -327,7 +384,8 @@ start=$(date +%s)
 # ---------------------------------------------------------------- the rounds
 
 results=$cache/results.tsv
-printf 'round\tlink\tmode\troot\tlogin\tnet\tlocal_read\tlocal_written\tcache\tnet_login\n' > "$results"
+printf 'round\tlink\tmode\troot\tlogin\tnet\tlocal_read\tlocal_written\tcache\tnet_login\t%s\n' \
+	"$(echo "$split_cols" | tr ' ' '\t')" > "$results"
 for r in $(seq 1 "$runs"); do
 	for l in $links; do
 		read -r -a ml <<< "$modes"
@@ -340,15 +398,16 @@ for r in $(seq 1 "$runs"); do
 			lg=$logs/$name.log.txt
 			if ! grep -q '^CBENCH-DONE' "$lg"; then
 				say "  $name did not finish (log: $lg)"
-				printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\n' "$r" "$l" "$m" >> "$results"
+				printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$r" "$l" "$m" \
+					"$(echo "$split_cols" | sed 's/[^ ]*/-/g' | tr ' ' '\t')" >> "$results"
 				continue
 			fi
 			c=$(rep "$lg" cache)
 			[ -n "$(rep "$lg" cache_error)" ] && c="$c,error"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$l" "$m" \
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$l" "$m" \
 				"$(val "$lg" ROOT-READY)" "$(val "$lg" LOGIN-READY)" "$(val "$lg" NET-BYTES)" \
 				"$(val "$lg" LOCAL-READ)" "$(val "$lg" LOCAL-WRITTEN)" "${c:--}" \
-				"$(val "$lg" NET-AT-LOGIN)" >> "$results"
+				"$(val "$lg" NET-AT-LOGIN)" "$(split_of "$lg" "$logs/$name.split")" >> "$results"
 			tail -n 1 "$results" | sed 's/^/  /' >&2
 		done
 	done
@@ -363,6 +422,7 @@ fi
 cell() {
 	awk -F '\t' -v l="$1" -v m="$2" -v c="$3" -v w="${4:-median}" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		!(c in col) { next }
 		$2 == l && $3 == m && $(col[c]) != "-" && $(col[c]) != "" { v[n++] = $(col[c]) }
 		END {
 			if (!n) { print "-"; exit }
@@ -430,6 +490,27 @@ table=$cache/table.md
 		done
 	done
 	echo
+	echo "The server disk's reads by owner: every request the guest's kernel issued to vda (its block trace, \`trace_event=block:block_rq_issue\`), put on the blocks it read of srv.ext4 and each block on its owner (bench/vda-split.py: debugfs, dumpe2fs). The files are what a real LTSP server would send over the network for ramboot (NFS, NBD, HTTP): the image's network bytes. The ext4 metadata is the emulated server's own: read by the client's kernel (the mount, the path lookups) and by the probes of the disk (udev's blkid, LTSP's fstype, ramboot's look for the cache's label); over NFS or HTTP none of it crosses the network, over NBD the probes of the NBD device would. In bytes, the median over the rounds:"
+	echo
+	echo "| link | mode | server disk (vda stat) | traced | image | manifest | index | other files | **network bytes of the image** (the files) | **ext4 metadata** | superblocks, descriptors | bitmaps | inode tables | journal | directories | extent blocks | blocks of no file | metadata read by ramboot | by udev, blkid, fstype |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	lost=0
+	for l in $links; do
+		for m in $modes; do
+			row="| $l Mbit | $m | $(cell "$l" "$m" net)"
+			for c in net_trace net_image net_manifest net_index net_ofiles net_files net_meta m_sb m_bitmaps m_itable m_journal m_dirs m_extents m_free m_ramboot m_probes; do
+				v=$(cell "$l" "$m" "$c")
+				case $c in net_files | net_meta) row="$row | **${v%.*}**" ;; *) row="$row | ${v%.*}" ;; esac
+			done
+			echo "$row |"
+			[ "$(cell "$l" "$m" trace_lost max)" = 0 ] || [ "$(cell "$l" "$m" trace_lost max)" = - ] || lost=1
+		done
+	done
+	if [ "$lost" = 1 ]; then
+		echo
+		echo "The trace buffer lost requests in some boot (trace_lost in results.tsv): its split is short of those."
+	fi
+	echo
 	echo "The seed's four figures: a read of $(fmt_mb "$seed_bytes") (CACHEBENCH_SEED_MB=$seed_mb, random bytes, a raw file on a third disk throttled to 100 Mbit), in seconds:"
 	echo
 	echo "| none (the file over the link) | cold (\`ramboot cache refresh\` of it: read, write, read back) | hot (the slot from the cache disk) | page cache (the slot again) |"
@@ -454,7 +535,8 @@ table=$cache/table.md
 	echo "| cold login-ready <= 1.05x off (100 Mbit, same round) | $(pratio 100 cold login) | $(yn "$(pratio 100 cold login)" 1.05) |"
 	echo "| hot login-ready <= 0.7x off (20 Mbit, same round) | $hot_x | $(yn "$hot_x" 0.7) |"
 	hot_lim=$((man_size + idx_size + 1048576))
-	echo "| hot network bytes <= manifest + index + 1 MiB ($hot_lim) | ${hot_net%.*} | $(yn "$hot_net" "$hot_lim") |"
+	hot_files=$(cell 20 hot net_files)
+	echo "| hot network bytes <= manifest + index + 1 MiB ($hot_lim): the bytes of the server's files (image, manifest, index, any other) read from the server disk, by its block trace (20 Mbit) | ${hot_files%.*} (the server disk: ${hot_net%.*}, of which ext4 metadata $(cell 20 hot net_meta | sed 's/\..*//')) | $(yn "$hot_files" "$hot_lim") |"
 	if [ "$delta" != - ]; then
 		dlim=$((2 * pkg_xz + idx2_size))
 		echo "| delta network bytes <= 2 x package ($pkg_xz) + index ($idx2_size) = $dlim | $delta | $(yn "$delta" "$dlim") |"
@@ -462,7 +544,7 @@ table=$cache/table.md
 			echo "| (for scale: a byte-exact binary delta of the two images, zstd -19 --patch-from; no refresh by chunks reads less than the new bytes in it) | $delta_ideal | - |"
 	fi
 	echo
-	echo "    cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_net%.*} bytes, delta $delta bytes for a $pkg_xz-byte package"
+	echo "    cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_files%.*} bytes of the image (${hot_net%.*} of the server disk), delta $delta bytes for a $pkg_xz-byte package"
 } > "$table"
 cat "$table"
 
@@ -483,4 +565,4 @@ else
 	} >> "$doc"
 fi
 say "table written to $doc"
-echo "cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_net%.*} bytes, delta $delta bytes for a $pkg_xz-byte package"
+echo "cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_files%.*} bytes of the image (${hot_net%.*} of the server disk), delta $delta bytes for a $pkg_xz-byte package"

@@ -313,6 +313,47 @@ nothing_attached() {
 	[ "$(report cache_device)" = "$R$CACHE" ]
 }
 
+@test "found by its UUID; the other disks read 4 KiB each, not probed whole" {
+	truncate -s 64M "$T/cache.img"
+	CACHE=$(losetup -f --show "$T/cache.img")
+	"$RAMBOOT_BIN" cache init --label=rbt$$ "$CACHE" >/dev/null
+	refresh
+	uuid=$(blkid -s UUID -o value "$CACHE")
+	[ -n "$uuid" ]
+	# Two other disks: an ext4 labelled otherwise, swap with the label.
+	truncate -s 64M "$T/other.img" "$T/swap.img"
+	mkfs.ext4 -q -F -L someones "$T/other.img"
+	mkswap -L rbt$$ "$T/swap.img" >/dev/null 2>&1
+	LOOPS+=("$(losetup -f --show "$T/other.img")" "$(losetup -f --show "$T/swap.img")")
+	command -v udevadm >/dev/null && udevadm settle 2>/dev/null || true
+	before=$(for l in "${LOOPS[@]}"; do awk '{ print $3 }' "/sys/block/${l#/dev/}/stat"; done)
+	rb --cmdline="ramboot=cache ramboot.cache=UUID=$uuid ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_device)" = "$R$CACHE" ]
+	after=$(for l in "${LOOPS[@]}"; do awk '{ print $3 }' "/sys/block/${l#/dev/}/stat"; done)
+	# Each read its first 4 KiB (8 sectors) at most, by ramboot.
+	paste <(echo "$before") <(echo "$after") | while read -r b a; do
+		[ $((a - b)) -le 8 ] || { echo "read $((a - b)) sectors" >&2; exit 1; }
+	done
+	# The swap carries the label too, but is not ext: not a second cache.
+	rb --cmdline="ramboot=cache ramboot.cache=LABEL=rbt$$ ramboot.image=/root/images/x.img"
+	[ "$(report cache)" = hit ]
+	[ "$(report cache_device)" = "$R$CACHE" ]
+}
+
+@test "a label only on a file system that is not ext: no cache carries it" {
+	make_cache
+	truncate -s 16M "$T/swap.img"
+	mkswap -L rbs$$ "$T/swap.img" >/dev/null 2>&1
+	LOOPS+=("$(losetup -f --show "$T/swap.img")")
+	rb --cmdline="ramboot=cache ramboot.cache=LABEL=rbs$$ ramboot.image=/root/images/x.img"
+	assert_success
+	[ "$(report cache)" = fallback ]
+	[ "$(report fallback)" = "cache unusable" ]
+	[[ "$(report error)" == *"no block device carries it"* ]]
+}
+
 @test "a device that is not a cache: a fallback, its bytes untouched" {
 	truncate -s 32M "$T/other.img"
 	mkfs.ext4 -q -F -L someones "$T/other.img"

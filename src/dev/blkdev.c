@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -98,9 +99,64 @@ int blkdev_signature_fd(int fd, struct blkdev_signature *sig)
 	return rc;
 }
 
+/* The ext2/3/4 superblock: 1024 bytes in, its magic, UUID and label. */
+#define EXT_SB_OFF 1024
+#define EXT_MAGIC_OFF 0x38
+#define EXT_UUID_OFF 0x68
+#define EXT_LABEL_OFF 0x78
+#define EXT_LABEL_LEN 16
+#define EXT_HEAD 4096
+
+/* Can the device at path carry tag=val (LABEL or UUID)? The cache is an
+ * ext4 file system: 1 when the first 4 KiB of the device hold an ext2/3/4
+ * superblock with that label (UUID, in any case), 0 when they hold none or
+ * another one's, -errno when they cannot be read so (the caller probes).
+ * Read with O_DIRECT: those 4 KiB and no more, no readahead. libblkid's
+ * probe, which finds every file system and partition table, reads about
+ * 1 MB of a device (its start, its end, and the page cache's readahead
+ * around them): over the network for a network block device, such as an
+ * NBD export of the server's image. */
+static int ext_may_carry(const char *path, const char *tag, const char *val)
+{
+	unsigned char *b = NULL, *sb;
+	char uuid[40];
+	ssize_t n;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECT);
+	if (fd < 0)
+		return -errno;
+	if (posix_memalign((void **)&b, EXT_HEAD, EXT_HEAD) != 0) {
+		(void)close(fd);
+		return -ENOMEM;
+	}
+	n = pread_full(fd, b, EXT_HEAD, 0);
+	rc = n < 0 ? (int)n : 0;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	sb = b + EXT_SB_OFF;
+	if (rc == 0 && n == EXT_HEAD && sb[EXT_MAGIC_OFF] == 0x53 && sb[EXT_MAGIC_OFF + 1] == 0xef) {
+		if (!strcmp(tag, "UUID")) {
+			const unsigned char *u = sb + EXT_UUID_OFF;
+
+			snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+				 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
+				 u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+			rc = !strcasecmp(uuid, val);
+		} else {
+			rc = strlen(val) <= EXT_LABEL_LEN &&
+			     !strncmp((const char *)sb + EXT_LABEL_OFF, val, EXT_LABEL_LEN);
+		}
+	}
+	free(b);
+	return rc;
+}
+
 /* Does /sys/class/block/NAME carry tag=val? PARTLABEL from the
  * partition's uevent (PARTNAME=, the GPT entry's name), LABEL and UUID
- * by probing the device, read-only. */
+ * by probing the device, read-only: only a device whose first 4 KiB hold
+ * an ext file system with that label or UUID is probed whole, to be sure
+ * of it (one signature, not two). */
 static bool carries(const char *name, const char *tag, const char *val)
 {
 	struct blkdev_signature sig;
@@ -119,7 +175,7 @@ static bool carries(const char *name, const char *tag, const char *val)
 				return true;
 		return false;
 	}
-	if (rb_path(p, sizeof(p), "/dev/%s", name) < 0)
+	if (rb_path(p, sizeof(p), "/dev/%s", name) < 0 || ext_may_carry(p, tag, val) == 0)
 		return false;
 	fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
