@@ -119,24 +119,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# cache_do DISK SUBCOMMAND ARG...: `ramboot cache SUBCOMMAND` on the disk
-# file DISK through a loop device (init: DEV is the loop device; the
-# others: --cache=DEV)
-cache_do() {
-	local disk=$1 sub=$2 rc
-	shift 2
-	lo_dev=$(losetup --find --show "$disk") || return 1
-	if [ "$sub" = init ]; then
-		"$rbtool" cache init "$@" "$lo_dev"
-	else
-		"$rbtool" cache "$sub" --cache="$lo_dev" "$@"
-	fi
-	rc=$?
-	losetup -d "$lo_dev"
-	lo_dev=
-	return "$rc"
-}
-
 # ---------------------------------------------------------------- the image
 
 # Real files, every Nth of a sorted list of /usr/share and /usr/lib (no

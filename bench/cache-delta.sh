@@ -64,18 +64,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# cache_do DISK SUBCOMMAND ARG...: `ramboot cache SUBCOMMAND --cache=DEV`
-# on the disk file DISK through a loop device
-cache_do() {
-	local disk=$1 sub=$2 rc
-	shift 2
-	lo_dev=$(losetup --find --show "$disk") || return 1
-	"$rbtool" cache "$sub" --cache="$lo_dev" "$@"
-	rc=$?
-	losetup -d "$lo_dev"
-	lo_dev=
-	return "$rc"
-}
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
 
 # The package's files that ROOT holds (regular files only).
 dpkg-query -L "$pkg" 2>/dev/null | while read -r f; do

@@ -1,4 +1,5 @@
-# bench/lib.sh - sourced by bench/boot-bench.sh and bench/cache-bench.sh.
+# bench/lib.sh - sourced by bench/boot-bench.sh, bench/cache-bench.sh and
+# bench/cache-delta.sh.
 #
 # bench_qemu_setup finds QEMU, its accelerator (images/qemu-accel.sh) and
 # Debian's kernel (kver, kernel), makes $cache and the build-cache helpers
@@ -13,6 +14,10 @@
 # real_files ROOT MB copies about MB MB of real files of this host (from
 # /usr/share and /usr/lib, spread over them) into ROOT, their list in
 # $cache/files (in the image's order).
+#
+# cache_do DISK SUBCOMMAND ARG... runs `ramboot cache` on a disk file
+# through a loop device. The caller gives rbtool and lo_dev (its
+# cleanup detaches lo_dev when set).
 # shellcheck shell=bash disable=SC2154 # the caller's variables
 
 ltsp_setup() {
@@ -96,3 +101,21 @@ bench_qemu_setup() {
 key() { cat "$@" | sha256sum | cut -d' ' -f1; }
 fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
 stamp() { echo "$2" > "$cache/$1.key"; }
+
+# cache_do DISK SUBCOMMAND ARG...: `ramboot cache SUBCOMMAND` on the disk
+# file DISK through a loop device (init: DEV is the loop device; the
+# others: --cache=DEV)
+cache_do() {
+	local disk=$1 sub=$2 rc
+	shift 2
+	lo_dev=$(losetup --find --show "$disk") || return 1
+	if [ "$sub" = init ]; then
+		"$rbtool" cache init "$@" "$lo_dev"
+	else
+		"$rbtool" cache "$sub" --cache="$lo_dev" "$@"
+	fi
+	rc=$?
+	losetup -d "$lo_dev"
+	lo_dev=
+	return "$rc"
+}
