@@ -62,7 +62,7 @@
 # (B: second-run seconds per document, loading and paging through, busy
 # against idle.)
 #
-# Sizes: under TCG on two cores the default rows take about 15 minutes.
+# Sizes: under TCG on two cores the default rows take about 12 minutes.
 #
 #   NETBENCH_MEM=MiB        the small client's RAM (default 256)
 #   NETBENCH_BUDGET=MiB     the workload's RAM budget, zram's memory
@@ -80,7 +80,14 @@
 #                           more than the budget holds compressed); the
 #                           net rows take the tier's own (zram's default
 #                           and the server file's size)
-#   NETBENCH_NETSIZE=SIZE   the client's file on the server (default 1G)
+#   NETBENCH_NETSIZE=SIZE   the client's file on the server (default 128M:
+#                           half the client's RAM, the low end of
+#                           docs/netmem.md's sizing; it bounds the net
+#                           rows' capacity: here the writeback kept up
+#                           with the workload until the file was full;
+#                           with 1G a first run held 145 documents, and
+#                           paging a gigabyte back under TCG would have
+#                           taken the second run most of an hour)
 #   NETBENCH_NET_OPTS=...   the tier's settings after the server in
 #                           ramboot.swap.net= (default
 #                           idle=10,period=2,rate=32MiB/s: pages idle for
@@ -108,7 +115,7 @@ slow=${NETBENCH_SLOW:-0}
 budget=${NETBENCH_BUDGET:-64}
 fill=${NETBENCH_FILL:-90}
 zram=${NETBENCH_ZRAM:-768M}
-netsize=${NETBENCH_NETSIZE:-1G}
+netsize=${NETBENCH_NETSIZE:-128M}
 net_opts=${NETBENCH_NET_OPTS-idle=10,period=2,rate=32MiB/s}
 net_args=${NETBENCH_NET_ARGS:-}
 port=${NETBENCH_PORT:-10819}
