@@ -288,9 +288,9 @@ cell() {
 ratio() { # A B: A / B, two decimals
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'
 }
-fmt_s() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.1f\n", v }'; }
-fmt_mb() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.1f MB\n", v / 1e6 }'; }
-fmt_mib() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%d MiB\n", v / 1024 }'; }
+fmt_s() { if [ "$1" = - ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.1f\n", v }'; fi; }
+fmt_mb() { if [ "$1" = - ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.1f MB\n", v / 1e6 }'; fi; }
+fmt_mib() { if [ "$1" = - ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%d MiB\n", v / 1024 }'; fi; }
 
 table=$cache/table.md
 plotdat=$cache/plot.dat
@@ -399,7 +399,7 @@ if ! command -v gnuplot >/dev/null; then
 		> "$cache/apt-gnuplot.log" 2>&1 || true
 fi
 if command -v gnuplot >/dev/null; then
-	ncol=$(echo $links | wc -w)
+	ncol=$(echo "$links" | wc -w)
 	gnuplot <<EOF && say "plot written to $svg"
 set terminal svg size 800,450 dynamic enhanced font "sans,12" background rgb "white"
 set output "$svg"

@@ -105,7 +105,7 @@ done
 for v in "$runs" "$mb" "$seed_mb"; do
 	case $v in '' | *[!0-9]*) die "'$v': expected a number" ;; esac
 done
-[ "$runs" -gt 0 ] && [ "$mb" -gt 0 ] || die "CACHEBENCH_RUNS and CACHEBENCH_MB must be positive"
+{ [ "$runs" -gt 0 ] && [ "$mb" -gt 0 ]; } || die "CACHEBENCH_RUNS and CACHEBENCH_MB must be positive"
 
 # shellcheck source=bench/lib.sh
 . "$top/bench/lib.sh"
@@ -427,8 +427,8 @@ pratio() {
 		}' "$results"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'; }
-fmt_s() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.1f\n", v }'; }
-fmt_mb() { [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.2f MB\n", v / 1e6 }'; }
+fmt_s() { if [ "$1" = - ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.1f\n", v }'; fi; }
+fmt_mb() { if [ "$1" = - ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.2f MB\n", v / 1e6 }'; fi; }
 # spread LINK MODE COLUMN: "median (min-max)"
 spread() {
 	local md lo hi

@@ -54,7 +54,7 @@ ltsp_setup() {
 		[ -e "$lt/saved/$f" ] && mv "$lt/saved/$f" "/etc/ltsp/$f"
 	done
 	rmdir "$lt/saved"
-	[ "$rc" = 0 ] && [ -f "$lt/tftp/ltsp/ltsp.img" ] ||
+	{ [ "$rc" = 0 ] && [ -f "$lt/tftp/ltsp/ltsp.img" ]; } ||
 		{ say "ltsp initrd failed: $(tail -n 3 "$lt/setup.log")"; return 1; }
 	# No NIC: give LTSP's network_vars an identity.
 	rm -rf "$lt/net"
@@ -92,7 +92,7 @@ bench_qemu_setup() {
 	command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
 	kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
 	kernel=/boot/vmlinuz-$kver
-	[ -n "$kver" ] && [ -r "$kernel" ] || die "no Debian kernel in /boot"
+	{ [ -n "$kver" ] && [ -r "$kernel" ]; } || die "no Debian kernel in /boot"
 	qemu_accel_choose "$kernel" || die "no accelerator"
 	say "accelerator: $qemu_accel ($qemu_accel_why)"
 	mkdir -p "$cache"
