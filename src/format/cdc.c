@@ -109,41 +109,37 @@ static inline size_t phase_end(uint32_t len0, uint32_t upto, size_t i, size_t n)
 	return e < i ? i : e > n ? n : e;
 }
 
-/* Whether w, the last 8 bytes (the last one lowest), ends in the marker
- * of kind (cdc.h). */
-static inline bool cdc_marker(uint64_t w, unsigned kind)
+/* Each marker: its bytes (the last one lowest), the mask of the bytes of
+ * w it takes, and the chunker's name with it. No marker: a mask that
+ * keeps no bit and bytes that are not 0, which w never ends in. */
+static const struct {
+	uint64_t magic, mask;
+	const char *name;
+} markers[] = {
+	[CDC_MARK_NONE] = { 1, 0, CDC_NAME },
+	[CDC_MARK_ZLIB] = { CDC_MAGIC_ZLIB, 0xffffULL, CDC_NAME "-zlib" },
+	[CDC_MARK_XZ] = { CDC_MAGIC_XZ, 0xffffffffffffULL, CDC_NAME "-xz" },
+	[CDC_MARK_ZSTD] = { CDC_MAGIC_ZSTD, 0xffffffffULL, CDC_NAME "-zstd" },
+};
+
+void cdc_set_marker(struct cdc *c, unsigned kind)
 {
-	switch (kind) {
-	case CDC_MARK_ZLIB:
-		return (w & 0xffffULL) == CDC_MAGIC_ZLIB;
-	case CDC_MARK_XZ:
-		return (w & 0xffffffffffffULL) == CDC_MAGIC_XZ;
-	case CDC_MARK_ZSTD:
-		return (w & 0xffffffffULL) == CDC_MAGIC_ZSTD;
-	default:
-		return false;
-	}
+	if (kind >= sizeof(markers) / sizeof(markers[0]))
+		kind = CDC_MARK_NONE;
+	c->mmagic = markers[kind].magic;
+	c->mmask = markers[kind].mask;
 }
 
 const char *cdc_name(unsigned kind)
 {
-	switch (kind) {
-	case CDC_MARK_ZLIB:
-		return CDC_NAME "-zlib";
-	case CDC_MARK_XZ:
-		return CDC_NAME "-xz";
-	case CDC_MARK_ZSTD:
-		return CDC_NAME "-zstd";
-	default:
-		return CDC_NAME;
-	}
+	return markers[kind < sizeof(markers) / sizeof(markers[0]) ? kind : CDC_MARK_NONE].name;
 }
 
 /* Hash buf[i..end) and stop just past the first byte after which the
  * bits of mask in h are all 0, or that ends a marker: that index, or
  * 0. */
 static inline size_t gear_find(uint64_t *hp, uint64_t *wp, const uint8_t *buf, size_t i,
-			       size_t end, uint64_t mask, unsigned kind)
+			       size_t end, uint64_t mask, const struct cdc *c)
 {
 	uint64_t h = *hp, w = *wp;
 
@@ -152,7 +148,7 @@ static inline size_t gear_find(uint64_t *hp, uint64_t *wp, const uint8_t *buf, s
 
 		h = (h << 1) + cdc_gear[b];
 		w = (w << 8) | b;
-		if (!(h & mask) || cdc_marker(w, kind)) {
+		if (!(h & mask) || (w & c->mmask) == c->mmagic) {
 			*hp = h;
 			*wp = w;
 			return i;
@@ -182,11 +178,11 @@ size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
 	 * then with the easy one while it is shorter than CDC_MAX; for a
 	 * marker all along. */
 	end = phase_end(len0, CDC_AVG - 1, i, n);
-	at = gear_find(&h, &w, buf, i, end, CDC_MASK_S, c->mark);
+	at = gear_find(&h, &w, buf, i, end, CDC_MASK_S, c);
 	if (!at) {
 		i = end;
 		end = phase_end(len0, CDC_MAX - 1, i, n);
-		at = gear_find(&h, &w, buf, i, end, CDC_MASK_L, c->mark);
+		at = gear_find(&h, &w, buf, i, end, CDC_MASK_L, c);
 		if (!at) {
 			i = end;
 			/* The chunk's byte CDC_MAX - 1 ends it whatever h is. */

@@ -93,24 +93,22 @@ struct cdc {
 	uint64_t h;     /* gear hash of the current chunk's last bytes */
 	uint64_t w;     /* its last 8 bytes hashed, the last one lowest */
 	uint32_t len;   /* bytes of the current chunk seen so far */
-	unsigned mark;  /* CDC_MARK_* */
+	uint64_t mmagic, mmask;  /* the marker (cdc_set_marker): w & mmask == mmagic */
 };
 
 /* The gear table (256 entries). */
 extern const uint64_t cdc_gear[256];
+
+/* Cut after the marker of kind (CDC_MARK_*) too; before the first byte.
+ * A kind this chunker does not know is no marker. */
+void cdc_set_marker(struct cdc *c, unsigned kind);
 
 static inline void cdc_init(struct cdc *c)
 {
 	c->h = 0;
 	c->w = 0;
 	c->len = 0;
-	c->mark = CDC_MARK_NONE;
-}
-
-/* Cut after the marker of kind (CDC_MARK_*) too; before the first byte. */
-static inline void cdc_set_marker(struct cdc *c, unsigned kind)
-{
-	c->mark = kind;
+	cdc_set_marker(c, CDC_MARK_NONE);
 }
 
 /* The chunker's name in an index: CDC_NAME, and the marker's. */
