@@ -6,8 +6,9 @@
 #
 #   bench/cache-delta.sh ROOT IMAGE PACKAGE WORKDIR
 #
-# ROOT is the tree IMAGE was made of (mksquashfs -comp zstd, as
-# bench/cache-bench.sh makes it); PACKAGE an installed Debian package some
+# ROOT is the tree IMAGE was made of with mksquashfs (as
+# bench/cache-bench.sh makes it; the rebuild takes IMAGE's compressor and
+# block size from its superblock); PACKAGE an installed Debian package some
 # of whose files ROOT holds. The files of PACKAGE in ROOT are changed in
 # every 4 KiB (as a rebuild of the package changes every block of them),
 # the image is made again, and a cache holding IMAGE is refreshed to the
@@ -32,9 +33,20 @@
 #                 byte-exact binary delta that a server computing one per
 #                 client would send; no chunk-based refresh reads less
 #                 than the new bytes it holds
+#   floor floor_super floor_data floor_frag floor_inode floor_dir floor_table
+#   floor_unmapped
+#                 the bytes of the new image's squashfs blocks (each one
+#                 compressed stream) that the old image does not hold
+#                 (bench/sqfs-blocks.py floor): what any refresh that does
+#                 not recompress on the client must read, by kind;
+#                 floor_unmapped: bytes no block covers (0: a check)
 #   limit         issue's target: 2 x pkg_xz + index
 #
 #   RAMBOOT_BIN       the ramboot to run (default ./ramboot, else static/)
+#   CACHEDELTA_CHANGE=bump|insert  how the package's files change: bump
+#                     (default) adds 1 to one byte in every 4 KiB, sizes
+#                     stay; insert adds a byte after every 4 KiB, as a new
+#                     version that changes the files' sizes
 #   CACHEDELTA_KEEP=1 keep the two images and their indexes (WORKDIR/d1,
 #                     WORKDIR/d2)
 set -u
@@ -75,7 +87,7 @@ done > "$w/pkg.files"
 
 rm -rf "$w/root2"
 cp -a "$root" "$w/root2"
-python3 - "$w/root2" "$w/pkg.files" <<'PY'
+python3 - "$w/root2" "$w/pkg.files" "${CACHEDELTA_CHANGE:-bump}" <<'PY'
 import sys
 root = sys.argv[1]
 for name in open(sys.argv[2]).read().split("\n"):
@@ -83,15 +95,42 @@ for name in open(sys.argv[2]).read().split("\n"):
         continue
     with open(root + name, "r+b") as f:
         d = bytearray(f.read())
-        for i in range(0, len(d), 4096):
-            d[i] = (d[i] + 1) & 0xff
+        if sys.argv[3] == "insert":
+            d = b"".join(d[i:i + 4096] + b"\x01" for i in range(0, len(d), 4096))
+        else:
+            for i in range(0, len(d), 4096):
+                d[i] = (d[i] + 1) & 0xff
         f.seek(0)
         f.write(d)
 PY
 pkg_bytes=$(sed "s|^|$w/root2|" "$w/pkg.files" | xargs cat | wc -c)
 pkg_xz=$(tar -C "$w/root2" -cf - -T <(sed 's|^/||' "$w/pkg.files") | xz -6 | wc -c)
 mkdir -p "$w/d1" "$w/d2"
-mksquashfs "$w/root2" "$w/d2/x86_64.img" -comp zstd -noappend -quiet -all-root -no-progress \
+# IMAGE's compressor, block size and the build options its superblock
+# records (a compressor's own options, such as a level, are not taken)
+sqopts=$(python3 - "$img" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    sb = f.read(28)
+comps = {1: "gzip", 2: "lzma", 3: "lzo", 4: "xz", 5: "lz4", 6: "zstd"}
+if len(sb) == 28 and sb[:4] == b"hsqs" and struct.unpack_from("<H", sb, 20)[0] in comps:
+    bs, = struct.unpack_from("<I", sb, 12)
+    comp, flags = struct.unpack_from("<HxxH", sb, 20)
+    opts = ["-comp", comps[comp], "-b", str(bs)]
+    for bit, opt in ((0x1, "-noI"), (0x2, "-noD"), (0x8, "-noF"), (0x10, "-no-fragments"),
+                     (0x20, "-always-use-fragments"), (0x100, "-noX"), (0x200, "-no-xattrs")):
+        if flags & bit:
+            opts.append(opt)
+    if not flags & 0x40:
+        opts.append("-no-duplicates")
+    if not flags & 0x80:
+        opts.append("-no-exports")
+    print(" ".join(opts))
+PY
+)
+[ -n "$sqopts" ] || die "$img is not a squashfs image"
+# shellcheck disable=SC2086 # options without blanks
+mksquashfs "$w/root2" "$w/d2/x86_64.img" $sqopts -noappend -quiet -all-root -no-progress \
 	> "$w/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
 rm -rf "$w/root2"
 "$rbtool" manifest --cindex -o "$w/d2/x86_64.img.manifest" "$w/d2/x86_64.img" \
@@ -118,6 +157,8 @@ wlog=28
 while [ $((1 << wlog)) -lt "$(stat -c %s "$w/d1/x86_64.img")" ] && [ $wlog -lt 31 ]; do
 	wlog=$((wlog + 1))
 done
+floor=$(python3 "$top/bench/sqfs-blocks.py" floor "$w/d1/x86_64.img" "$w/d2/x86_64.img") ||
+	die "bench/sqfs-blocks.py floor failed"
 ideal=$(zstd -q -c -19 --long=$wlog --patch-from="$w/d1/x86_64.img" "$w/d2/x86_64.img" 2>/dev/null | wc -c)
 
 # Where the chunks read lie in the new image: squashfs's data blocks
@@ -164,6 +205,6 @@ echo "index=$idx"
 echo "delta=$((chunks + man + idx))"
 echo "ideal=$ideal"
 echo "limit=$((2 * pkg_xz + idx))"
-for kv in $split; do
+for kv in $split $floor; do
 	echo "$kv"
 done
