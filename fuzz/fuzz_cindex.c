@@ -63,12 +63,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (ci.min < CINDEX_LEN_FLOOR || ci.min > ci.avg || ci.avg > ci.max ||
 		    ci.max > CINDEX_LEN_LIMIT || !ci.chunker[0] || ci.n > CINDEX_CHUNKS_MAX ||
-		    (ci.size && ci.n > (ci.size - 1) / ci.min + 1) || (ci.n && !ci.chunk) ||
+		    (ci.size > 1 && ci.n > (ci.size - 2) / ci.min + 2) || ci.n > ci.size || (ci.n && !ci.chunk) ||
 		    (!ci.n && (ci.chunk || ci.size)))
 			abort();
 		for (i = 0; i < ci.n; i++) {
 			if (ci.chunk[i].off != next || ci.chunk[i].len == 0 ||
-			    ci.chunk[i].len > ci.max || (ci.chunk[i].len < ci.min && i + 1 < ci.n))
+			    ci.chunk[i].len > ci.max || (ci.chunk[i].len < ci.min && i && i + 1 < ci.n))
 				abort();
 			next += ci.chunk[i].len;
 		}

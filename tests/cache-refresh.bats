@@ -125,6 +125,54 @@ assert_state_a() {
 	[ "$(key bytes_local)" = "$loc" ]
 }
 
+# fixed_index IMAGE: an index of IMAGE by another chunker than this
+# ramboot's, fixed 64 KiB chunks (an older ramboot's index shares as few
+# chunks with this one's)
+fixed_index() {
+	python3 - "$1" <<'PY'
+import hashlib, sys
+d = open(sys.argv[1], "rb").read()
+n = (len(d) + 65535) // 65536
+print("ramboot-cindex 1\nchunker fixed-64k 16384 65536 262144\nsize %d\nchunks %d" % (len(d), n))
+for o in range(0, len(d), 65536):
+    print("chunk %d %d %s" % (o, len(d[o:o + 65536]), hashlib.sha256(d[o:o + 65536]).hexdigest()))
+PY
+}
+
+@test "cache refresh: an active slot indexed by another chunker is indexed again, its chunks copied" {
+	local size net loc
+	"$RAMBOOT_BIN" cache init "$C" >/dev/null
+	fixed_index "$D/a.img" >"$T/a-fixed.cindex"
+	fixed_index "$D/b.img" >"$T/b-fixed.cindex"
+	run "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --index="$T/a-fixed.cindex" "$D/a.img"
+	[ "$status" -eq 0 ]
+	[ "$(key bytes_reindexed)" = 0 ]
+	# b.img with this ramboot's chunker: slot a is indexed again from
+	# the cache, and most of b.img copied from it
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --manifest="$D/b.manifest" "$D/b.img"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"slot a: its index was fixed-64k's, indexed again with gear-fastcdc-sqfs-zlib"* ]]
+	size=$(stat -c %s "$D/b.img")
+	net=$(key bytes_network)
+	loc=$(key bytes_local)
+	[ "$(key bytes_reindexed)" = "$(stat -c %s "$D/a.img")" ]
+	[ $((net + loc)) -eq "$size" ]
+	[ "$net" -lt $((size / 3)) ]
+	cmp "$X/b" "$D/b.img"
+	# the same chunker on both sides: nothing indexed again
+	run "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --manifest="$D/a.manifest" "$D/a.img"
+	[ "$status" -eq 0 ]
+	[ "$(key bytes_reindexed)" = 0 ]
+	[ "$(key bytes_local)" -gt $((size * 2 / 3)) ]
+	# a new index of a chunker this ramboot does not have: the slot is
+	# not read for nothing, and the refresh still completes
+	run "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --index="$T/b-fixed.cindex" "$D/b.img"
+	[ "$status" -eq 0 ]
+	[ "$(key bytes_reindexed)" = 0 ]
+	[ "$(key slot)" = b ]
+	cmp "$X/b" "$D/b.img"
+}
+
 @test "cache refresh: the same image again reads nothing and changes nothing" {
 	refresh_a
 	cp "$X/state" "$T/state.before"

@@ -49,20 +49,21 @@ field() {
 	fi
 }
 
-@test "cache index: a squashfs image's chunks tile it, 16 to 256 KiB, hashes of the bytes" {
+@test "cache index: a squashfs image's chunks tile it, the superblock, then 16 to 256 KiB, hashes of the bytes" {
 	run "$RAMBOOT_BIN" cache index -o "$T/a.cindex" "$A"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	run head -4 "$T/a.cindex"
 	[ "${lines[0]}" = "ramboot-cindex 1" ]
 	# mksquashfs's default compressor, gzip: the zlib marker (cdc.h)
-	[ "${lines[1]}" = "chunker gear-fastcdc-zlib 16384 65536 262144" ]
+	[ "${lines[1]}" = "chunker gear-fastcdc-sqfs-zlib 16384 65536 262144" ]
 	[ "${lines[2]}" = "size $(stat -c %s "$A")" ]
 	# every chunk: where the previous one ended, within bounds, its hash
 	run awk -v size="$(stat -c %s "$A")" '
 		$1 == "chunks" { n = $2 }
 		$1 == "chunk" { k++; if ($2 != next_off) bad++
-			if ($3 > 262144 || ($3 < 16384 && $2 + $3 != size)) bad++
+			if (k == 1 && $3 != 96) bad++
+			if (k > 1 && ($3 > 262144 || ($3 < 16384 && $2 + $3 != size))) bad++
 			next_off = $2 + $3 }
 		END { if (k != n || next_off != size) bad++; print bad + 0, k }' "$T/a.cindex"
 	[ "$status" -eq 0 ]

@@ -106,6 +106,8 @@ struct cache_refresh_result {
 	uint64_t bytes_network;   /* chunks read from the image */
 	uint64_t bytes_local;     /* chunks copied from the active slot */
 	uint64_t bytes_indexed;   /* read from the image to index it */
+	uint64_t bytes_reindexed; /* read from the active slot to index it
+				   * again (its index was another chunker's) */
 	const char *index_from;   /* "manifest" (named by it, its hash checked),
 				   * "file" (--index), "computed"; NULL: up to
 				   * date before an index was needed */

@@ -315,10 +315,11 @@ static int sub_refresh(int argc, char **argv)
 	}
 	printf("result: %s\nslot: %c\ngeneration: %" PRIu64 "\nsize: %" PRIu64 "\nsha256: %s\n"
 	       "bytes_network: %" PRIu64 "\nbytes_local: %" PRIu64 "\nbytes_indexed: %" PRIu64 "\n"
-	       "chunks_network: %u\nchunks_local: %u\nchunks_bad: %u\n",
+	       "bytes_reindexed: %" PRIu64 "\nchunks_network: %u\nchunks_local: %u\n"
+	       "chunks_bad: %u\n",
 	       r.up_to_date ? "up to date" : "refreshed", cstate_slot_name(r.slot), r.generation,
 	       r.size, r.sha256, r.bytes_network, r.bytes_local, r.bytes_indexed,
-	       r.chunks_network, r.chunks_local, r.chunks_bad);
+	       r.bytes_reindexed, r.chunks_network, r.chunks_local, r.chunks_bad);
 	if (r.index_from)
 		printf("index: %s\n", r.index_from);
 	if (r.signed_by[0])

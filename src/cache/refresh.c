@@ -42,6 +42,7 @@
 #include "lib/hex.h"
 #include "lib/outfile.h"
 #include "lib/sha256.h"
+#include "format/cdc.h"
 #include "format/cindex.h"
 #include "format/manifest.h"
 #include "trust/sign.h"
@@ -250,6 +251,35 @@ static int open_slots(struct refresh *f)
 					 strerror(errno));
 	}
 	return 0;
+}
+
+/* An active slot whose index another chunker made (an older ramboot's,
+ * or one given with --index) shares few chunks with the new index, though
+ * it holds most of its bytes: it is indexed again with the chunker of the
+ * new index, from the local disk, once. Its chunks are still re-hashed
+ * when they are read (fill). When that fails, the old index serves. */
+static void reindex_active(struct refresh *f)
+{
+	struct cindex again;
+	uint8_t head[CDC_SQFS_SUPER];
+	char why[256];
+	ssize_t n;
+
+	if (f->afd < 0 || !f->new.n || !strcmp(f->old.chunker, f->new.chunker))
+		return;
+	/* Only when this ramboot's chunker is the new index's. */
+	n = pread_full(f->afd, head, sizeof(head), 0);
+	if (n < 0 || strcmp(cindex_chunker_for(head, (size_t)n), f->new.chunker))
+		return;
+	if (cindex_build(f->afd, &again, why, sizeof(why)) < 0) {
+		rb_warn("slot %c: not indexed again: %s", cstate_slot_name(f->st.active), why);
+		return;
+	}
+	rb_info("slot %c: its index was %s's, indexed again with %s",
+		cstate_slot_name(f->st.active), f->old.chunker, again.chunker);
+	f->r->bytes_reindexed = again.size;
+	cindex_free(&f->old);
+	f->old = again;
 }
 
 /* Step 4: every chunk, hashed, into the slot. */
@@ -562,7 +592,10 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		hex_encode(f.st.slot[f.st.active].sha256, 32, r->sha256);
 		goto out;
 	}
-	if ((rc = open_slots(&f)) < 0 || (rc = fill(&f)) < 0 || (rc = verify(&f)) < 0)
+	if ((rc = open_slots(&f)) < 0)
+		goto out;
+	reindex_active(&f);
+	if ((rc = fill(&f)) < 0 || (rc = verify(&f)) < 0)
 		goto out;
 	rc = commit(&f, itext, ilen, isum);
 out:

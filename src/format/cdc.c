@@ -4,9 +4,11 @@
  */
 #include "format/cdc.h"
 
-/* Top 18 bits before the average length, top 14 after it. */
+/* Top 18 bits before the average length, top 14 after it; a weak
+ * marker's test (cdc.h): the top 3. */
 #define CDC_MASK_S (~0ULL << (64 - 18))
 #define CDC_MASK_L (~0ULL << (64 - 14))
+#define CDC_MASK_W (~0ULL << (64 - 3))
 /* The window: h after a byte depends on that byte and the 63 before. */
 #define CDC_WINDOW 64u
 
@@ -117,9 +119,9 @@ static const struct {
 	const char *name;
 } markers[] = {
 	[CDC_MARK_NONE] = { 1, 0, CDC_NAME },
-	[CDC_MARK_ZLIB] = { CDC_MAGIC_ZLIB, 0xffffULL, CDC_NAME "-zlib" },
-	[CDC_MARK_XZ] = { CDC_MAGIC_XZ, 0xffffffffffffULL, CDC_NAME "-xz" },
-	[CDC_MARK_ZSTD] = { CDC_MAGIC_ZSTD, 0xffffffffULL, CDC_NAME "-zstd" },
+	[CDC_MARK_ZLIB] = { CDC_MAGIC_ZLIB, 0xffffULL, CDC_NAME "-sqfs-zlib" },
+	[CDC_MARK_XZ] = { CDC_MAGIC_XZ, 0xffffffffffffULL, CDC_NAME "-sqfs-xz" },
+	[CDC_MARK_ZSTD] = { CDC_MAGIC_ZSTD, 0xffffffffULL, CDC_NAME "-sqfs-zstd" },
 };
 
 void cdc_set_marker(struct cdc *c, unsigned kind)
@@ -128,6 +130,7 @@ void cdc_set_marker(struct cdc *c, unsigned kind)
 		kind = CDC_MARK_NONE;
 	c->mmagic = markers[kind].magic;
 	c->mmask = markers[kind].mask;
+	c->marked = kind != CDC_MARK_NONE;
 }
 
 const char *cdc_name(unsigned kind)
@@ -159,7 +162,7 @@ static inline size_t gear_find(uint64_t *hp, uint64_t *wp, const uint8_t *buf, s
 	return 0;
 }
 
-size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
+static size_t plain_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
 {
 	uint32_t len0 = c->len;        /* buf[i] is byte len0 + i of the chunk */
 	uint64_t h = c->h, w = c->w;
@@ -201,4 +204,122 @@ size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
 	c->w = w;
 	c->len = len0 + (uint32_t)n;
 	return n;
+}
+
+/* With a marker: note where the markers in buf[i..end) end; w and h
+ * (when hash) go on over those bytes. */
+static inline void marks_in(struct cdc *c, uint64_t *hp, uint64_t *wp, const uint8_t *buf,
+			    size_t i, size_t end, bool hash)
+{
+	uint64_t h = *hp, w = *wp;
+
+	for (; i < end; i++) {
+		if (hash)
+			h = (h << 1) + cdc_gear[buf[i]];
+		w = (w << 8) | buf[i];
+		if ((w & c->mmask) == c->mmagic)
+			c->mark_end = c->pos + i + 1;
+	}
+	*hp = h;
+	*wp = w;
+}
+
+/* With a marker, in a chunk at least CDC_MIN long: hash buf[i..end)
+ * and stop just past the first byte after which the bits of mask in h
+ * are all 0, or that ends a marker that ends a chunk (cdc.h): that index,
+ * or 0. */
+static inline size_t marked_find(struct cdc *c, uint64_t *hp, uint64_t *wp, const uint8_t *buf,
+				 size_t i, size_t end, uint64_t mask)
+{
+	uint64_t h = *hp, w = *wp;
+	size_t at = 0;
+
+	while (i < end) {
+		uint8_t b = buf[i++];
+
+		h = (h << 1) + cdc_gear[b];
+		w = (w << 8) | b;
+		if (!(h & mask)) {
+			at = i;
+			if ((w & c->mmask) == c->mmagic)
+				c->mark_end = c->pos + i;
+			break;
+		}
+		if ((w & c->mmask) == c->mmagic) {
+			uint64_t e = c->pos + i;
+			bool ends = e - c->mark_end >= CDC_BLOCK_LONG || !(h & CDC_MASK_W);
+
+			c->mark_end = e;
+			if (ends) {
+				at = i;
+				break;
+			}
+		}
+	}
+	*hp = h;
+	*wp = w;
+	return at;
+}
+
+/* With a marker (cdc.h): the markers before CDC_MIN are looked for too,
+ * since each sets the length of the block the next one ends. */
+static size_t marked_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
+{
+	uint32_t len0 = c->len;        /* buf[i] is byte len0 + i of the chunk */
+	uint64_t h = c->h, w = c->w;
+	size_t i = 0, end, at = 0;
+
+	*cut = false;
+	if (c->pos < CDC_SQFS_SUPER) {
+		/* The superblock, a chunk alone. */
+		end = CDC_SQFS_SUPER - c->pos < n ? CDC_SQFS_SUPER - c->pos : n;
+		marks_in(c, &h, &w, buf, 0, end, false);
+		if (c->pos + end == CDC_SQFS_SUPER)
+			at = end;
+		i = end;
+	}
+	if (!at) {
+		/* Markers only, then hashed too, not tested. */
+		end = phase_end(len0, CDC_MIN - CDC_WINDOW, i, n);
+		marks_in(c, &h, &w, buf, i, end, false);
+		i = end;
+		end = phase_end(len0, CDC_MIN - 1, i, n);
+		marks_in(c, &h, &w, buf, i, end, true);
+		i = end;
+		/* Tested with the hard mask, the easy one, and at CDC_MAX. */
+		end = phase_end(len0, CDC_AVG - 1, i, n);
+		at = marked_find(c, &h, &w, buf, i, end, CDC_MASK_S);
+	}
+	if (!at) {
+		i = end;
+		end = phase_end(len0, CDC_MAX - 1, i, n);
+		at = marked_find(c, &h, &w, buf, i, end, CDC_MASK_L);
+		if (!at) {
+			i = end;
+			if (i < n && len0 + i == CDC_MAX - 1) {
+				w = (w << 8) | buf[i];
+				if ((w & c->mmask) == c->mmagic)
+					c->mark_end = c->pos + i + 1;
+				at = i + 1;
+			}
+		}
+	}
+	if (at) {
+		*cut = true;
+		c->pos += at;
+		c->h = 0;
+		c->w = w;
+		c->len = 0;
+		return at;
+	}
+	c->pos += n;
+	c->h = h;
+	c->w = w;
+	c->len = len0 + (uint32_t)n;
+	return n;
+}
+
+size_t cdc_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut)
+{
+	return c->marked ? marked_next(c, buf, n, cut) : plain_next(c, buf, n, cut);
 }

@@ -8,7 +8,8 @@
  *
  * The chunker ("gear-fastcdc" in an index, cindex.h) is FastCDC's
  * (Xia et al., USENIX ATC 2016) with normalized chunking at level 2, with
- * or without a marker (below: "gear-fastcdc-zlib", "-xz", "-zstd"):
+ * or without a marker (below: "gear-fastcdc-sqfs-zlib", "-sqfs-xz",
+ * "-sqfs-zstd"):
  *
  *   - a gear hash, h = (h << 1) + G[byte] (64 bits, wrapping), reset to 0
  *     at the start of each chunk. A byte's table value is shifted out of
@@ -24,26 +25,47 @@
  *     (2 bits either side of log2(CDC_AVG) = 16) pull the lengths towards
  *     the average: fewer tiny and fewer forced CDC_MAX chunks than a
  *     single 16-bit test, the same boundaries found again after a change;
- *   - with a marker, a chunk of L bytes also ends after its byte L-1
- *     when CDC_MIN <= L < CDC_MAX and its last bytes are the marker, the
- *     start of a compressed stream: zlib at levels 7 to 9 (78 da), xz
- *     (fd 37 7a 58 5a 00) or zstd (28 b5 2f fd). squashfs compresses each
- *     data block, fragment block and 8 KiB metadata block alone, each one
- *     such a stream: with the marker of the image's compressor (gzip at
- *     mksquashfs's default level 9, xz, zstd), the cuts fall where
- *     squashfs's own do, and a changed block costs itself, not the
- *     chunks it shares with its neighbours (the chunk ends just after the
- *     next block's marker, which every block has: it matches as well as
- *     a cut before it would). The index (cindex_build) takes the marker
- *     from the squashfs superblock at the image's start; none for
- *     anything else, or lzo, lz4, lzma, which have no marker. One
- *     marker, not all three: a marker found by chance in another
- *     compressor's blocks makes a cut there, and a cut less than CDC_MIN
- *     before a block's start takes that block's cut away;
- *   - the bytes of a chunk before CDC_MIN - 64 are not hashed (they
- *     cannot reach the first h that is tested, nor the marker of the
- *     first byte that is): a fifth of the work saved, the boundaries the
- *     same as if they were.
+ *   - with a marker, the start of a compressed stream: zlib at levels 7
+ *     to 9 (78 da), xz (fd 37 7a 58 5a 00) or zstd (28 b5 2f fd).
+ *     squashfs compresses each data block, fragment block and 8 KiB
+ *     metadata block alone, each one such a stream, so the markers of
+ *     the image's compressor (gzip at mksquashfs's default level 9, xz,
+ *     zstd) split the stream into squashfs's own blocks (a block's
+ *     "length": from the end of one marker to the end of the next, at
+ *     any position, in a chunk or across a cut). Then also:
+ *       the stream's first CDC_SQFS_SUPER bytes, the superblock, are a
+ *       chunk alone: every rebuild changes them (its time, its tables'
+ *       offsets), and they would take the rest of their chunk with them;
+ *       a chunk of L bytes ends after a marker when CDC_MIN <= L and the
+ *       block the marker ends is CDC_BLOCK_LONG (4 KiB) or longer: data
+ *       and fragment blocks. A changed block costs itself, not the chunks
+ *       it shares with its neighbours (the chunk ends just after the next
+ *       block's marker, which every block has: it matches as well as a
+ *       cut before it would);
+ *       after a shorter block (the tables' metadata blocks: 8 KiB that
+ *       compress to 1 to 3 KiB) when CDC_MIN <= L and the top 3 bits of h
+ *       are 0: one marker in 8, chosen by the 64 bytes before it. Cutting
+ *       at the first marker past CDC_MIN instead made the cuts of a run of
+ *       short blocks depend on where the run's first chunk started: after
+ *       a change they kept their phase against the old cuts, and a rebuilt
+ *       image's directory table, unchanged, came out as new chunks (zstd:
+ *       0.3 MB of 1.5 MB fetched). 4 KiB, not CDC_MIN: zlib's 2-byte
+ *       marker is found by chance about every 64 KiB of compressed bytes,
+ *       and a chance marker less than the threshold before a block's
+ *       start would make that block short. Measured on one-package
+ *       rebuilds of a 128 MB image (docs/cache.md): 2 KiB lets xz's
+ *       tables keep their phase, 8 and 16 KiB take cuts from small data
+ *       blocks;
+ *     The index (cindex_build) takes the marker from the squashfs
+ *     superblock at the image's start; none for anything else, or lzo,
+ *     lz4, lzma, which have no marker. One marker, not all three: a
+ *     marker found by chance in another compressor's blocks makes a cut
+ *     there;
+ *   - the bytes of a chunk before CDC_MIN - 64 are not hashed (they cannot
+ *     reach the first h that is tested): a fifth of the work saved, the
+ *     boundaries the same as if they were. With a marker they are still
+ *     looked at for markers: one early in a chunk sets the length of the
+ *     block the next one ends.
  *
  * G is 256 64-bit values: the outputs 1 to 256 of splitmix64 (Steele,
  * Lea, Flood 2014; the generator of java.util.SplittableRandom) started
@@ -52,7 +74,8 @@
  *
  * Parameters: 16 KiB / 64 KiB / 256 KiB (min / average / max; chunks of
  * random bytes come out at 74 KiB on average, the chunks of a squashfs
- * image with a marker at about its compressed blocks' length). On
+ * image with a marker at about its compressed blocks' length, 38 KiB on
+ * the bench's 128 MB zstd image). On
  * squashfs images rebuilt after a package upgrade (128 KiB blocks,
  * compressed) 95 to 99 % of the bytes are found again (docs/cache.md);
  * the markers make a changed block cost itself; 16 KiB keeps the index
@@ -65,8 +88,9 @@
  * chunker name in the index.
  *
  * The boundaries depend on the bytes only, never on how they are cut into
- * buffers: the whole state is h, the last 8 bytes and the current
- * chunk's length.
+ * buffers: the whole state is h, the last 8 bytes, the current chunk's
+ * length and, with a marker, the stream's position and its last marker's
+ * end.
  */
 #ifndef RAMBOOT_CDC_H
 #define RAMBOOT_CDC_H
@@ -89,11 +113,17 @@
 #define CDC_MAGIC_XZ   0xfd377a585a00ULL
 #define CDC_MAGIC_ZSTD 0x28b52ffdULL
 
+#define CDC_SQFS_SUPER 96u      /* a squashfs superblock's bytes */
+#define CDC_BLOCK_LONG (4u * 1024)  /* a block this long ends a chunk (cdc.h) */
+
 struct cdc {
 	uint64_t h;     /* gear hash of the current chunk's last bytes */
 	uint64_t w;     /* its last 8 bytes hashed, the last one lowest */
 	uint32_t len;   /* bytes of the current chunk seen so far */
 	uint64_t mmagic, mmask;  /* the marker (cdc_set_marker): w & mmask == mmagic */
+	bool marked;    /* a marker is set: the rule with markers */
+	uint64_t pos;   /* bytes of the stream seen so far (with a marker) */
+	uint64_t mark_end;  /* the stream's bytes up to the last marker's end */
 };
 
 /* The gear table (256 entries). */
@@ -108,6 +138,8 @@ static inline void cdc_init(struct cdc *c)
 	c->h = 0;
 	c->w = 0;
 	c->len = 0;
+	c->pos = 0;
+	c->mark_end = 0;
 	cdc_set_marker(c, CDC_MARK_NONE);
 }
 

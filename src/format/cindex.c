@@ -124,8 +124,8 @@ static int parse_header(struct cursor *c, struct cindex *ci, uint64_t *count, ch
 	c->line = 4;
 	if (!take_word(c, "chunks", ' ') || !take_u64(c, UINT64_MAX, '\n', count))
 		return rb_errfmt(err, errlen, -EINVAL, "line 4: bad chunks");
-	/* Every chunk but the last is at least MIN long. */
-	max_n = ci->size ? (ci->size - 1) / ci->min + 1 : 0;
+	/* Every chunk but the first and the last is at least MIN long. */
+	max_n = ci->size > 1 ? (ci->size - 2) / ci->min + 2 : ci->size;
 	if (*count > max_n || (ci->size && !*count))
 		return rb_errfmt(err, errlen, -EINVAL, "line 4: %" PRIu64 " chunks cannot tile "
 				 "%" PRIu64 " bytes", *count, ci->size);
@@ -180,10 +180,10 @@ int cindex_parse(const char *buf, size_t len, struct cindex *ci, char *err, size
 				       c.line, off, next);
 			goto fail;
 		}
-		if (clen > ci->max || clen == 0 || (clen < ci->min && i + 1 < count)) {
+		if (clen > ci->max || clen == 0 || (clen < ci->min && i && i + 1 < count)) {
 			rc = rb_errfmt(err, errlen, -EINVAL, "line %lu: chunk length %" PRIu64
 				       " not from %u to %u", c.line, clen,
-				       i + 1 < count ? ci->min : 1u, ci->max);
+				       i && i + 1 < count ? ci->min : 1u, ci->max);
 			goto fail;
 		}
 		if (clen > ci->size - off) {
@@ -368,6 +368,11 @@ static unsigned marker_of(const uint8_t *buf, size_t n)
 	default:
 		return CDC_MARK_NONE;
 	}
+}
+
+const char *cindex_chunker_for(const uint8_t *head, size_t n)
+{
+	return cdc_name(marker_of(head, n));
 }
 
 int cindex_build(int fd, struct cindex *ci, char *err, size_t errlen)

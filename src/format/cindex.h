@@ -17,8 +17,9 @@
  * then the image's size, the number of chunks and one line per chunk,
  * "chunk OFFSET LENGTH SHA256", in order. The chunks tile the image: the
  * first at 0, each where the previous one ends, the last ending at the
- * size; every length from MIN to MAX but the last one's (1 to MAX). An
- * empty image has no chunk.
+ * size; every length from MIN to MAX but the first and the last one's
+ * (1 to MAX: a chunker may cut a header alone, as cdc.h's does a squashfs
+ * superblock). An empty image has no chunk.
  *
  * The text is canonical, so that one index has one hash (the manifest
  * names it, and its signature covers it): the lines in this order, each
@@ -27,7 +28,7 @@
  * blank line, CR or trailing byte). Anything else is refused.
  *
  * Bounds: MIN from CINDEX_LEN_FLOOR, MAX at most CINDEX_LEN_LIMIT, and at
- * most CINDEX_CHUNKS_MAX chunks (and never more than size / MIN + 1), so
+ * most CINDEX_CHUNKS_MAX chunks (and never more than (size - 2) / MIN + 2), so
  * a parsed index holds at most 48 MiB and its text is at most
  * cindex_text_max() bytes. A larger image needs a larger MIN.
  *
@@ -85,6 +86,10 @@ int cindex_load(const char *path, struct cindex *ci, char *err, size_t errlen);
  * (the hash a signed manifest gives): -EBADMSG when it differs. */
 int cindex_load_checked(const char *path, const char *want, struct cindex *ci, char *err,
 			size_t errlen);
+
+/* The chunker cindex_build uses for an image that starts with
+ * head[0..n) (its first CDC_SQFS_SUPER bytes or more): its name. */
+const char *cindex_chunker_for(const uint8_t *head, size_t n);
 
 /* The index of the image read from fd (plain reads from where it is to
  * its end), chunked by cdc.h (with the marker of the compressor a squashfs

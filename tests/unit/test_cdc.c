@@ -4,9 +4,12 @@
  * of cdc.h; it cuts where a plain byte-by-byte reading of that rule cuts;
  * the cuts do not depend on how the input is cut into buffers; lengths
  * stay from CDC_MIN to CDC_MAX; a known input gives known cuts; an
- * insertion changes only the chunks around it; with a marker, a chunk
- * ends after the marker (a compressed stream's start) once it is CDC_MIN
- * long, and after no other.
+ * insertion changes only the chunks around it; with a marker, the
+ * superblock is a chunk, a chunk ends after a marker (a compressed
+ * stream's start) that ends a block of CDC_MIN bytes or more once it is
+ * CDC_MIN long, and after no other marker but a few chosen by their
+ * bytes; the chunks of a run of short blocks are found again after a
+ * change before them.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,9 +60,9 @@ static const struct {
 	const char *m;
 	size_t len;
 } markers[] = {
-	{ CDC_MARK_ZLIB, "gear-fastcdc-zlib", "\x78\xda", 2 },
-	{ CDC_MARK_XZ, "gear-fastcdc-xz", "\xfd\x37\x7a\x58\x5a\x00", 6 },
-	{ CDC_MARK_ZSTD, "gear-fastcdc-zstd", "\x28\xb5\x2f\xfd", 4 },
+	{ CDC_MARK_ZLIB, "gear-fastcdc-sqfs-zlib", "\x78\xda", 2 },
+	{ CDC_MARK_XZ, "gear-fastcdc-sqfs-xz", "\xfd\x37\x7a\x58\x5a\x00", 6 },
+	{ CDC_MARK_ZSTD, "gear-fastcdc-sqfs-zstd", "\x28\xb5\x2f\xfd", 4 },
 };
 
 /* The end offsets of the chunks of d[0..len), fed in pieces of the sizes
@@ -116,15 +119,14 @@ static size_t step_rand(size_t k)
 	return 1 + splitmix64(&s) % 300000;
 }
 
-/* Whether the l bytes of a chunk that end at d[i] end in mark_kind's
- * marker. */
-static int marked(const uint8_t *d, size_t i, size_t l)
+/* Whether the stream's bytes that end at d[i] are mark_kind's marker. */
+static int marked(const uint8_t *d, size_t i)
 {
 	size_t k;
 
 	for (k = 0; k < ARRAY_LEN(markers); k++)
 		if (markers[k].kind == mark_kind)
-			return l >= markers[k].len &&
+			return i + 1 >= markers[k].len &&
 			       !memcmp(d + i + 1 - markers[k].len, markers[k].m, markers[k].len);
 	return 0;
 }
@@ -133,15 +135,25 @@ static int marked(const uint8_t *d, size_t i, size_t l)
 static size_t cuts_plain(const uint8_t *d, size_t len, uint64_t *cuts)
 {
 	uint64_t h = 0;
-	size_t i, n = 0, l = 0;
+	size_t i, n = 0, l = 0, mark_end = 0;
 
 	for (i = 0; i < len; i++) {
+		int end;
+
 		h = (h << 1) + cdc_gear[d[i]];
 		l++;
-		if (l == CDC_MAX ||
-		    (l >= CDC_MIN && l < CDC_AVG && (h >> (64 - 18)) == 0) ||
-		    (l >= CDC_AVG && l < CDC_MAX && (h >> (64 - 14)) == 0) ||
-		    (l >= CDC_MIN && l < CDC_MAX && marked(d, i, l))) {
+		end = l == CDC_MAX ||
+		      (l >= CDC_MIN && l < CDC_AVG && (h >> (64 - 18)) == 0) ||
+		      (l >= CDC_AVG && l < CDC_MAX && (h >> (64 - 14)) == 0);
+		if (mark_kind != CDC_MARK_NONE) {
+			end |= i + 1 == CDC_SQFS_SUPER;
+			if (marked(d, i)) {
+				end |= l >= CDC_MIN &&
+				       (i + 1 - mark_end >= CDC_BLOCK_LONG || (h >> (64 - 3)) == 0);
+				mark_end = i + 1;
+			}
+		}
+		if (end) {
 			if (n < CUTS_MAX)
 				cuts[n++] = i + 1;
 			h = 0;
@@ -194,17 +206,31 @@ static void test_buffer_cuts(void)
 	uint8_t *d = data_make(7, DATA_LEN);
 	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
 	size_t (*steps[])(size_t) = { step_1, step_odd, step_rand };
-	size_t na = cuts_fed(d, DATA_LEN, step_all, a), i;
+	size_t i, k;
 
-	CHECK(na > 20);
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		size_t nb = cuts_fed(d, DATA_LEN, steps[i], b);
+	/* no marker, then each (in random bytes: zlib's 2 bytes and chance
+	 * gear cuts; with a few of each marker planted) */
+	for (k = 0; k <= ARRAY_LEN(markers); k++) {
+		size_t na;
 
-		if (nb != na || memcmp(a, b, na * sizeof(a[0])))
-			printf("#   feeding pattern %zu cuts differently\n", i);
-		CHECK_EQ_INT(nb, na);
+		mark_kind = k ? markers[k - 1].kind : CDC_MARK_NONE;
+		if (k)
+			for (i = 1; i < 200; i++)
+				memcpy(d + i * 20011, markers[k - 1].m, markers[k - 1].len);
+		na = cuts_fed(d, DATA_LEN, step_all, a);
+		CHECK(na > 20);
+		for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			size_t nb = cuts_fed(d, DATA_LEN, steps[i], b);
+
+			if (nb != na || memcmp(a, b, na * sizeof(a[0])))
+				printf("#   marker %zu, feeding pattern %zu cuts differently\n", k, i);
+			CHECK_EQ_INT(nb, na);
+			CHECK(!memcmp(a, b, na * sizeof(a[0])));
+		}
+		CHECK_EQ_INT(cuts_plain(d, DATA_LEN, b), na);
 		CHECK(!memcmp(a, b, na * sizeof(a[0])));
 	}
+	mark_kind = CDC_MARK_NONE;
 	free(d);
 }
 
@@ -265,7 +291,8 @@ static void test_pinned(void)
 	free(d);
 }
 
-/* Markers in bytes with no gear cut: zeros, with a marker ending at
+/* Markers in bytes with no gear cut: zeros, the superblock's 96 bytes a
+ * chunk, markers that end a block of CDC_MIN bytes or more ending at
  * chunk lengths below CDC_MIN (no cut), at CDC_MIN and above (a cut right
  * after each), fed in pieces that split them; the other kinds' markers
  * and a marker's bytes out of order cut nothing. */
@@ -274,6 +301,7 @@ static void test_markers(void)
 	size_t len = 4u * CDC_MAX, k, j;
 	uint8_t *d = calloc(1, len);
 	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
+	const size_t m3 = 2 * CDC_MIN + 5000, m4 = 3 * CDC_MIN + 6000, m5 = m4 + 205000;
 
 	if (!d)
 		abort();
@@ -286,27 +314,28 @@ static void test_markers(void)
 		memset(d, 0, len);
 		memcpy(d + 100 - ml, m, ml);
 		memcpy(d + CDC_MIN - 1 - ml, m, ml);
-		memcpy(d + CDC_MIN + 5000 - ml, m, ml);
-		memcpy(d + 2 * CDC_MIN + 5000 - ml, m, ml);
-		memcpy(d + 2 * CDC_MIN + 205000 - ml, m, ml);
+		memcpy(d + m3 - ml, m, ml);
+		memcpy(d + m4 - ml, m, ml);
+		memcpy(d + m5 - ml, m, ml);
 		/* then zeros: CDC_MAX chunks, and the rest */
 		n = cuts_plain(d, len, a);
-		CHECK_EQ_INT(n, 7);
-		if (n != 7)
+		CHECK_EQ_INT(n, 8);
+		if (n != 8)
 			continue;
-		CHECK_EQ_INT(a[0], CDC_MIN + 5000);
-		CHECK_EQ_INT(a[1], 2 * CDC_MIN + 5000);
-		CHECK_EQ_INT(a[2], 2 * CDC_MIN + 205000);
-		CHECK_EQ_INT(a[3], 2 * CDC_MIN + 205000 + CDC_MAX);
-		CHECK_EQ_INT(a[5], 2 * CDC_MIN + 205000 + 3 * CDC_MAX);
-		CHECK_EQ_INT(a[6], len);
+		CHECK_EQ_INT(a[0], CDC_SQFS_SUPER);
+		CHECK_EQ_INT(a[1], m3);
+		CHECK_EQ_INT(a[2], m4);
+		CHECK_EQ_INT(a[3], m5);
+		CHECK_EQ_INT(a[4], m5 + CDC_MAX);
+		CHECK_EQ_INT(a[6], m5 + 3 * CDC_MAX);
+		CHECK_EQ_INT(a[7], len);
 		for (s = 0; s < ARRAY_LEN(steps); s++) {
 			size_t nb = cuts_fed(d, len, steps[s], b);
 
 			CHECK_EQ_INT(nb, n);
 			CHECK(nb == n && !memcmp(a, b, n * sizeof(a[0])));
 		}
-		/* without the marker: zeros' CDC_MAX chunks */
+		/* without the marker: zeros' CDC_MAX chunks, no superblock */
 		mark_kind = CDC_MARK_NONE;
 		CHECK_EQ_INT(cuts_fed(d, len, step_odd, b), 4);
 		CHECK_EQ_INT(b[0], CDC_MAX);
@@ -321,11 +350,68 @@ static void test_markers(void)
 		memcpy(d + CDC_MIN + 30000, m + 1, ml - 1);
 		memcpy(d + CDC_MIN + 40000, m, ml - 1);
 		d[CDC_MIN + 40000 + ml - 1] = 0x55; /* not xz's last byte, 00 */
-		CHECK_EQ_INT(cuts_fed(d, len, step_odd, b), 4);
-		CHECK_EQ_INT(b[0], CDC_MAX);
+		CHECK_EQ_INT(cuts_fed(d, len, step_odd, b), 5);
+		CHECK_EQ_INT(b[0], CDC_SQFS_SUPER);
+		CHECK_EQ_INT(b[1], CDC_SQFS_SUPER + CDC_MAX);
 	}
 	mark_kind = CDC_MARK_NONE;
 	free(d);
+}
+
+/* A run of short blocks, as squashfs's 8 KiB metadata blocks compress:
+ * each a marker and 1,000 to 2,500 random bytes. Some of their markers
+ * end a chunk, chosen by their bytes, not by where the chunk started:
+ * with one block of the run made 700 bytes longer, every cut from the
+ * third after it is an old one, 700 bytes later. A rule that cut at the
+ * first marker past CDC_MIN could keep its phase against the old cuts
+ * for the rest of the run. */
+static void test_short_blocks(void)
+{
+	size_t len = 3u << 20, k;
+	uint8_t *d = data_make(11, len), *e = malloc(len + 700);
+	static uint64_t a[CUTS_MAX], b[CUTS_MAX];
+
+	if (!e)
+		abort();
+	for (k = 0; k < ARRAY_LEN(markers); k++) {
+		const char *m = markers[k].m;
+		size_t ml = markers[k].len, at, at_e, changed = 0, na, nb, i, j, after = 0, lost = 0;
+		uint64_t s = 5;
+
+		mark_kind = markers[k].kind;
+		for (at = at_e = CDC_SQFS_SUPER, i = 0; at + 6000 < len; i++) {
+			size_t bl = 1000 + splitmix64(&s) % 1500, extra = i == 40 ? 700 : 0;
+
+			memcpy(d + at, m, ml);
+			memcpy(e + at_e, d + at, bl);
+			memset(e + at_e + bl, 0x5a, extra);
+			at += bl;
+			at_e += bl + extra;
+			if (extra)
+				changed = at_e;
+		}
+		memcpy(e, d, CDC_SQFS_SUPER);
+		na = cuts_plain(d, at, a);
+		nb = cuts_fed(e, at_e, step_rand, b);
+		/* chunks longer than a marker past CDC_MIN would make them */
+		CHECK(na > 20 && at / na > CDC_MIN + 2500 && at / na < CDC_MAX);
+		for (i = 0, j = 0; i + 1 < nb; i++) {
+			if (b[i] <= changed || ++after <= 2)
+				continue;
+			while (j < na && a[j] + 700 < b[i])
+				j++;
+			if (j >= na || a[j] + 700 != b[i])
+				lost++;
+		}
+		if (lost)
+			printf("#   %s: %zu of %zu cuts after the change not found again\n",
+			       markers[k].name, lost, after);
+		CHECK(after > 20);
+		CHECK_EQ_INT(lost, 0);
+	}
+	mark_kind = CDC_MARK_NONE;
+	free(d);
+	free(e);
 }
 
 /* 100 bytes inserted at 1000: the cuts after the first chunk or two are
@@ -365,5 +451,6 @@ int main(void)
 	RUN(test_pinned);
 	RUN(test_insertion);
 	RUN(test_markers);
+	RUN(test_short_blocks);
 	return TAP_DONE();
 }

@@ -95,6 +95,12 @@ static void test_good(void)
 	CHECK_EQ_INT(parse("ramboot-cindex 1\nchunker x-2 4096 4096 67108864\nsize 67108864\n"
 			   "chunks 1\nchunk 0 67108864 " H0 "\n", &ci), 0);
 	cindex_free(&ci);
+	/* a short first chunk (a header cut alone) and a short last one:
+	 * three chunks in 16386 bytes */
+	CHECK_EQ_INT(parse(HDR "size 16386\nchunks 3\nchunk 0 1 " H0 "\nchunk 1 16384 " H1
+			   "\nchunk 16385 1 " H0 "\n", &ci), 0);
+	CHECK_EQ_INT(ci.n, 3);
+	cindex_free(&ci);
 }
 
 static void test_refused(void)
@@ -138,7 +144,8 @@ static void test_refused(void)
 	refused(HDR "size 1\nchunks 1\nchunk 0 4294967297 " H0 "\n", "bad chunk");
 
 	/* the chunk count: derived from size / MIN, the hard cap, the text */
-	refused(HDR "size 32768\nchunks 3\n", "cannot tile");
+	refused(HDR "size 32768\nchunks 4\n", "cannot tile");
+	refused(HDR "size 16385\nchunks 3\n", "cannot tile");
 	refused(HDR "size 18446744073709551615\nchunks 1048577\n", "more than 1048576 chunks");
 	refused(HDR "size 18446744073709551615\nchunks 1048576\n", "too short");
 	refused(HDR "size 100000\nchunks 2\nchunk 0 70000 " H0 "\n", "too short");
@@ -153,11 +160,13 @@ static void test_refused(void)
 	refused(HDR "size 100000\nchunks 2\nchunk 0 70000 " H0 "\nchunk 0 70000 " H0 "\n",
 		"overlaps");
 	refused(HDR "size 300000\nchunks 2\nchunk 0 262145 " H0 "\nchunk 262145 37855 " H1 "\n",
-		"not from 16384 to 262144");
-	refused(HDR "size 100000\nchunks 2\nchunk 0 16383 " H0 "\nchunk 16383 83617 " H1 "\n",
-		"not from 16384 to 262144");
+		"not from 1 to 262144");
+	refused(HDR "size 600000\nchunks 3\nchunk 0 96 " H0 "\nchunk 96 262145 " H1
+		"\nchunk 262241 337759 " H0 "\n", "not from 16384 to 262144");
+	refused(HDR "size 100000\nchunks 3\nchunk 0 96 " H0 "\nchunk 96 16383 " H1
+		"\nchunk 16479 83521 " H0 "\n", "not from 16384 to 262144");
 	refused(HDR "size 100000\nchunks 2\nchunk 0 0 " H0 "\nchunk 0 100000 " H1 "\n",
-		"not from 16384 to 262144");
+		"not from 1 to 262144");
 	refused(HDR "size 1\nchunks 1\nchunk 0 0 " H0 "\n", "not from 1 to 262144");
 	refused(HDR "size 100000\nchunks 2\nchunk 0 70000 " H0 "\nchunk 70000 30001 " H1 "\n",
 		"ends past the image");
@@ -289,21 +298,22 @@ static void test_build(void)
 }
 
 /* An image that starts with a squashfs superblock gets its compressor's
- * marker (cdc.h): zeros with zstd's marker ending at 20000, 60000 and
- * 100000 bytes cut there under zstd, and nowhere but every CDC_MAX under
- * gzip, lzo, or without the superblock's magic. */
+ * marker (cdc.h): its superblock is a chunk alone, and zeros with zstd's
+ * marker ending at 20000, 60000 and 100000 bytes cut there under zstd,
+ * and nowhere but every CDC_MAX under gzip or xz; no superblock chunk and
+ * no marker under lzo, or without the superblock's magic. */
 static void test_build_squashfs(void)
 {
 	static const struct {
 		int comp;
 		const char *magic, *name;
-		uint32_t first;
+		uint32_t first, second;
 	} t[] = {
-		{ 6, "hsqs", "gear-fastcdc-zstd", 20000 },
-		{ 1, "hsqs", "gear-fastcdc-zlib", CDC_MAX },
-		{ 4, "hsqs", "gear-fastcdc-xz", CDC_MAX },
-		{ 3, "hsqs", "gear-fastcdc", CDC_MAX },
-		{ 6, "hsqt", "gear-fastcdc", CDC_MAX },
+		{ 6, "hsqs", "gear-fastcdc-sqfs-zstd", CDC_SQFS_SUPER, 20000 - CDC_SQFS_SUPER },
+		{ 1, "hsqs", "gear-fastcdc-sqfs-zlib", CDC_SQFS_SUPER, CDC_MAX },
+		{ 4, "hsqs", "gear-fastcdc-sqfs-xz", CDC_SQFS_SUPER, CDC_MAX },
+		{ 3, "hsqs", "gear-fastcdc", CDC_MAX, CDC_MAX },
+		{ 6, "hsqt", "gear-fastcdc", CDC_MAX, CDC_MAX },
 	};
 	size_t len = 1u << 20, k;
 	uint8_t *d = calloc(1, len);
@@ -325,12 +335,13 @@ static void test_build_squashfs(void)
 			abort();
 		CHECK_EQ_INT(cindex_build(fd, &ci, err, sizeof(err)), 0);
 		CHECK_EQ_STR(ci.chunker, t[k].name);
-		CHECK(ci.n > 2);
-		if (ci.n > 2) {
+		CHECK(ci.n > 3);
+		if (ci.n > 3) {
 			CHECK_EQ_INT(ci.chunk[0].len, t[k].first);
-			if (t[k].first == 20000) {
-				CHECK_EQ_INT(ci.chunk[1].len, 40000);
+			CHECK_EQ_INT(ci.chunk[1].len, t[k].second);
+			if (t[k].second < 20000) {
 				CHECK_EQ_INT(ci.chunk[2].len, 40000);
+				CHECK_EQ_INT(ci.chunk[3].len, 40000);
 			}
 		}
 		cindex_free(&ci);
