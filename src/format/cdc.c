@@ -2,6 +2,8 @@
 /*
  * The content-defined chunker: see cdc.h for the rule.
  */
+#include <string.h>
+
 #include "format/cdc.h"
 
 /* Top 18 bits before the average length, top 14 after it; a weak
@@ -224,6 +226,39 @@ static inline void marks_in(struct cdc *c, uint64_t *hp, uint64_t *wp, const uin
 	*wp = w;
 }
 
+/* The 8 bytes that end at p[7], as w holds them (the last one lowest). */
+static inline uint64_t w_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int k;
+
+	for (k = 0; k < 8; k++)
+		v = (v << 8) | p[k];
+	return v;
+}
+
+/* marks_in without the hash, for long stretches: the first 8 bytes
+ * through w (a marker may have started before buf[i]), then memchr() for
+ * the marker's last byte and a look at the bytes before it. */
+static inline void marks_skip(struct cdc *c, uint64_t *wp, const uint8_t *buf, size_t i,
+			      size_t end)
+{
+	uint64_t h = 0;
+	const uint8_t *p;
+	size_t head = end - i > 8 ? i + 8 : end;
+
+	marks_in(c, &h, wp, buf, i, head, false);
+	if (head == end)
+		return;
+	p = buf + head;
+	while ((p = memchr(p, (int)(c->mmagic & 0xff), (size_t)(buf + end - p))) != NULL) {
+		if ((w_at(p - 7) & c->mmask) == c->mmagic)
+			c->mark_end = c->pos + (size_t)(p - buf) + 1;
+		p++;
+	}
+	*wp = w_at(buf + end - 8);
+}
+
 /* With a marker, in a chunk at least CDC_MIN long: hash buf[i..end)
  * and stop just past the first byte after which the bits of mask in h
  * are all 0, or that ends a marker that ends a chunk (cdc.h): that index,
@@ -281,7 +316,7 @@ static size_t marked_next(struct cdc *c, const uint8_t *buf, size_t n, bool *cut
 	if (!at) {
 		/* Markers only, then hashed too, not tested. */
 		end = phase_end(len0, CDC_MIN - CDC_WINDOW, i, n);
-		marks_in(c, &h, &w, buf, i, end, false);
+		marks_skip(c, &w, buf, i, end);
 		i = end;
 		end = phase_end(len0, CDC_MIN - 1, i, n);
 		marks_in(c, &h, &w, buf, i, end, true);
