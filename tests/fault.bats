@@ -229,9 +229,10 @@ size() {
 	for sig in TERM INT HUP KILL XFSZ; do
 		num=$(kill -l "$sig")
 		rm -f "$(faultinj_log)"
-		# a background caller may leave SIGINT ignored: give the default back
+		# a caller may leave signals ignored (a background job SIGINT,
+		# nohup SIGHUP): give every signal its default back
 		run faultinj_run "read:path=in.txt:nth=2:signal=$sig" \
-			env --default-signal=INT dd if="$IN" of="$OUT/copy" bs=1024 status=none
+			env --default-signal dd if="$IN" of="$OUT/copy" bs=1024 status=none
 		expect_status $((128 + num))
 		assert_equal "$(size "$OUT/copy")" 1024
 		assert_fault_fired "call=read n=2 fd=0 action=signal:$sig\$"
