@@ -74,7 +74,7 @@
  *
  * Parameters: 16 KiB / 64 KiB / 256 KiB (min / average / max; chunks of
  * random bytes come out at 74 KiB on average, the chunks of a squashfs
- * image with a marker at about its compressed blocks' length, 38 KiB on
+ * image with a marker at about its compressed blocks' length, 34 KiB on
  * the bench's 128 MB zstd image). On
  * squashfs images rebuilt after a package upgrade (128 KiB blocks,
  * compressed) 95 to 99 % of the bytes are found again (docs/cache.md);
