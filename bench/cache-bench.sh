@@ -524,7 +524,7 @@ table=$cache/table.md
 		dlim=$((2 * pkg_xz + idx2_size))
 		echo "| delta network bytes <= 2 x package ($pkg_xz) + index ($idx2_size) = $dlim | $delta | $(yn "$delta" "$dlim") |"
 		[ "${delta_floor:--}" = - ] ||
-			echo "| (the floor: the new image's squashfs blocks that the old one does not hold, bench/sqfs-blocks.py; a refresh that copies whole runs of old bytes reads them all, plus the index) | $delta_floor + $idx2_size = $((delta_floor + idx2_size)) | $(yn "$((delta_floor + idx2_size))" "$dlim") |"
+			echo "| (the floor: the new image's squashfs blocks that the old one does not hold, bench/sqfs-blocks.py; a refresh by whole blocks reads them all, plus the index) | $delta_floor + $idx2_size = $((delta_floor + idx2_size)) | $(yn "$((delta_floor + idx2_size))" "$dlim") |"
 		[ "${delta_ideal:--}" = - ] ||
 			echo "| (for scale: a byte-exact binary delta of the two images, zstd -19 --patch-from, that a server computing one per version could send instead of the index and the chunks) | $delta_ideal | $(yn "$delta_ideal" "$dlim") |"
 	fi

@@ -37,8 +37,8 @@
 #   floor_unmapped
 #                 the bytes of the new image's squashfs blocks (each one
 #                 compressed stream) that the old image does not hold
-#                 (bench/sqfs-blocks.py floor): what any refresh that does
-#                 not recompress on the client must read, by kind;
+#                 (bench/sqfs-blocks.py floor): what a refresh by whole
+#                 blocks must read, by kind;
 #                 floor_unmapped: bytes no block covers (0: a check)
 #   limit         issue's target: 2 x pkg_xz + index
 #

@@ -10,11 +10,13 @@ of a refresh from one image to the next.
 A block is what squashfs compresses on its own: a file's data block, a
 fragment block, an 8 KiB metadata block of a table, a table's index
 array, the superblock. A block's bytes change as a whole when anything
-in it changes (each is one compressed stream), and a refresh that copies
-whole runs of bytes from the old image and reads the rest from the
-server cannot do with fewer bytes than the new image's blocks that the
-old one does not hold anywhere: the floor. Only a delta that recompresses
-on the client could go below it.
+in it changes (each is one compressed stream), and a refresh by whole
+blocks (one that takes from the old image only the blocks it holds whole
+and reads the others from the server, as a refresh by chunks cut at the
+blocks' starts nearly does) cannot read fewer bytes than the new image's
+blocks that the old one does not hold anywhere: the floor. A byte-level
+delta can go below it where a changed block keeps some of its old bytes
+(a block stored uncompressed, a stream's start before its first change).
 
 Kinds: super, data (a file's blocks), frag (fragment blocks), inode, dir
 (the inode and directory tables' metadata blocks), table (the fragment,
