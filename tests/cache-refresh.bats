@@ -173,6 +173,20 @@ PY
 	cmp "$X/b" "$D/b.img"
 }
 
+@test "cache refresh: EIO while the active slot is indexed again: a warning, the chunks from the image" {
+	"$RAMBOOT_BIN" cache init "$C" >/dev/null
+	fixed_index "$D/a.img" >"$T/a-fixed.cindex"
+	"$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --index="$T/a-fixed.cindex" "$D/a.img" >/dev/null
+	run --separate-stderr faultinj_run 'read:path=a:errno=EIO' "$RAMBOOT_BIN" cache refresh \
+		--cache="$C" --name=x --manifest="$D/b.manifest" "$D/b.img"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"slot a: not indexed again: "* ]]
+	[ "$(key bytes_reindexed)" = 0 ]
+	[ "$(key slot)" = b ]
+	cmp "$X/b" "$D/b.img"
+	cmp "$X/a" "$D/a.img"
+}
+
 @test "cache refresh: the same image again reads nothing and changes nothing" {
 	refresh_a
 	cp "$X/state" "$T/state.before"
