@@ -108,26 +108,7 @@ pkg_xz=$(tar -C "$w/root2" -cf - -T <(sed 's|^/||' "$w/pkg.files") | xz -6 | wc 
 mkdir -p "$w/d1" "$w/d2"
 # IMAGE's compressor, block size and the build options its superblock
 # records (a compressor's own options, such as a level, are not taken)
-sqopts=$(python3 - "$img" <<'PY'
-import struct, sys
-with open(sys.argv[1], "rb") as f:
-    sb = f.read(28)
-comps = {1: "gzip", 2: "lzma", 3: "lzo", 4: "xz", 5: "lz4", 6: "zstd"}
-if len(sb) == 28 and sb[:4] == b"hsqs" and struct.unpack_from("<H", sb, 20)[0] in comps:
-    bs, = struct.unpack_from("<I", sb, 12)
-    comp, flags = struct.unpack_from("<HxxH", sb, 20)
-    opts = ["-comp", comps[comp], "-b", str(bs)]
-    for bit, opt in ((0x1, "-noI"), (0x2, "-noD"), (0x8, "-noF"), (0x10, "-no-fragments"),
-                     (0x20, "-always-use-fragments"), (0x100, "-noX"), (0x200, "-no-xattrs")):
-        if flags & bit:
-            opts.append(opt)
-    if not flags & 0x40:
-        opts.append("-no-duplicates")
-    if not flags & 0x80:
-        opts.append("-no-exports")
-    print(" ".join(opts))
-PY
-)
+sqopts=$(python3 "$top/bench/sqfs-blocks.py" options "$img")
 [ -n "$sqopts" ] || die "$img is not a squashfs image"
 # shellcheck disable=SC2086 # options without blanks
 mksquashfs "$w/root2" "$w/d2/x86_64.img" $sqopts -noappend -quiet -all-root -no-progress \

@@ -4,6 +4,10 @@
 of a refresh from one image to the next.
 
   sqfs-blocks.py list IMAGE        offset, length and kind of every block
+  sqfs-blocks.py options IMAGE     the mksquashfs options that make an
+                                   image like it: compressor, block size,
+                                   the flags its superblock records (not
+                                   a compressor's own options)
   sqfs-blocks.py floor OLD NEW     bytes of NEW's blocks that OLD does not
                                    hold, in all and by kind
 
@@ -182,7 +186,33 @@ class Image:
         return self.blocks
 
 
+FLAG_OPTS = ((0x1, "-noI"), (0x2, "-noD"), (0x8, "-noF"), (0x10, "-no-fragments"),
+             (0x20, "-always-use-fragments"), (0x100, "-noX"), (0x200, "-no-xattrs"))
+COMP_NAMES = {1: "gzip", 2: "lzma", 3: "lzo", 4: "xz", 5: "lz4", 6: "zstd"}
+
+
+def options(path):
+    with open(path, "rb") as f:
+        sb = f.read(28)
+    if len(sb) < 28 or sb[:4] != b"hsqs":
+        raise SystemExit("%s: not a squashfs image" % path)
+    bs, = struct.unpack_from("<I", sb, 12)
+    comp, flags = struct.unpack_from("<HxxH", sb, 20)
+    if comp not in COMP_NAMES:
+        raise SystemExit("%s: compressor %d unknown" % (path, comp))
+    opts = ["-comp", COMP_NAMES[comp], "-b", str(bs)]
+    opts += [opt for bit, opt in FLAG_OPTS if flags & bit]
+    if not flags & 0x40:
+        opts.append("-no-duplicates")
+    if not flags & 0x80:
+        opts.append("-no-exports")
+    return " ".join(opts)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "options":
+        print(options(sys.argv[2]))
+        return
     if len(sys.argv) == 3 and sys.argv[1] == "list":
         for off, n, k in Image(sys.argv[2]).walk():
             print(off, n, k)
