@@ -158,6 +158,25 @@ static const char *key_cindex(struct mstate *st, char *val)
 	return take_name(st->m->cindex, val, "bad cindex (a file name beside the image)");
 }
 
+static const char *key_delta(struct mstate *st, char *val)
+{
+	return take_name(st->m->delta, val, "bad delta (a file name beside the image)");
+}
+
+static const char *key_delta_from(struct mstate *st, char *val)
+{
+	if (strlen(val) != 64 || sha256_hex_parse(val, st->m->delta_from) < 0)
+		return "bad delta-from (64 hex digits)";
+	return NULL;
+}
+
+static const char *key_delta_sha256(struct mstate *st, char *val)
+{
+	if (strlen(val) != 64 || sha256_hex_parse(val, st->m->delta_sha256) < 0)
+		return "bad delta-sha256 (64 hex digits)";
+	return NULL;
+}
+
 static const char *key_image(struct mstate *st, char *val)
 {
 	return take_name(st->m->image, val, "bad image (a file name beside the image)");
@@ -173,7 +192,7 @@ static const char *key_cindex_sha256(struct mstate *st, char *val)
 /* The keys' places in the table below: a bit each in mstate.seen. */
 enum { KI_SIZE, KI_SHA256, KI_MEMLIMIT, KI_COMPRESSION, KI_CHUNK_SIZE, KI_CHUNK,
        KI_VERITY_ROOT, KI_VERITY_SALT, KI_VERITY_HASH, KI_CINDEX, KI_CINDEX_SHA256,
-       KI_IMAGE, KI_COUNT };
+       KI_IMAGE, KI_DELTA, KI_DELTA_FROM, KI_DELTA_SHA256, KI_COUNT };
 #define K_SIZE       (1u << KI_SIZE)
 #define K_SHA256     (1u << KI_SHA256)
 #define K_CHUNK_SIZE (1u << KI_CHUNK_SIZE)
@@ -241,6 +260,9 @@ static const struct mkey {
 	[KI_CINDEX] = { "cindex", 2, false, key_cindex },
 	[KI_CINDEX_SHA256] = { "cindex-sha256", 2, false, key_cindex_sha256 },
 	[KI_IMAGE] = { "image", 1, false, key_image },
+	[KI_DELTA] = { "delta", 2, false, key_delta },
+	[KI_DELTA_FROM] = { "delta-from", 2, false, key_delta_from },
+	[KI_DELTA_SHA256] = { "delta-sha256", 2, false, key_delta_sha256 },
 };
 
 static int perr(char *err, size_t errlen, unsigned int line, const char *what)
@@ -365,6 +387,14 @@ static int parse(const char *buf, size_t len, struct manifest *m, bool keep_chun
 	}
 	if (!(st.seen & (1u << KI_CINDEX)) != !(st.seen & (1u << KI_CINDEX_SHA256)))
 		return perr(err, errlen, lineno, "cindex and cindex-sha256 come together");
+	{
+		unsigned int d = st.seen & (1u << KI_DELTA | 1u << KI_DELTA_FROM |
+					    1u << KI_DELTA_SHA256);
+
+		if (d && d != (1u << KI_DELTA | 1u << KI_DELTA_FROM | 1u << KI_DELTA_SHA256))
+			return perr(err, errlen, lineno, "delta, delta-from and delta-sha256 come "
+				    "together");
+	}
 	return 0;
 }
 
@@ -462,7 +492,8 @@ size_t manifest_format_max(const struct manifest *m)
 {
 	return 256 + sizeof(m->compression) + 64 + sizeof(m->verity_root) +
 		sizeof(m->verity_salt) + sizeof(m->verity_hash) + sizeof(m->cindex) +
-		sizeof(m->cindex_sha256) + sizeof(m->image) + 32 + (m->chunk_size ? (size_t)m->nchunks : 0) *
+		sizeof(m->cindex_sha256) + sizeof(m->image) + sizeof(m->delta) +
+		sizeof(m->delta_from) + sizeof(m->delta_sha256) + 64 + (m->chunk_size ? (size_t)m->nchunks : 0) *
 		MANIFEST_CHUNK_LINE;
 }
 
@@ -488,6 +519,9 @@ int manifest_format(const struct manifest *m, char *buf, size_t len)
 	if (n >= 0 && (size_t)n < len && m->chunk_size && m->cindex[0])
 		n += snprintf(buf + n, len - (size_t)n, "cindex %s\ncindex-sha256 %s\n", m->cindex,
 			      m->cindex_sha256);
+	if (n >= 0 && (size_t)n < len && m->chunk_size && m->delta[0])
+		n += snprintf(buf + n, len - (size_t)n, "delta %s\ndelta-from %s\ndelta-sha256 %s\n",
+			      m->delta, m->delta_from, m->delta_sha256);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	pos = (size_t)n;

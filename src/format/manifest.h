@@ -27,6 +27,15 @@
  * "cindex NAME" and "cindex-sha256 HEX", the two together. A signature of
  * the manifest thus covers the index too.
  *
+ * Version 2 may also name a binary delta to this image from one older
+ * image (`ramboot publish --delta`): "delta NAME" (a file beside the
+ * image), "delta-from HEX" (the SHA-256 of the older image it applies
+ * to) and "delta-sha256 HEX" (of the delta's bytes), the three together.
+ * A local-disk cache holding that older image rebuilds this one from it
+ * and the delta (docs/cache.md); the result is checked against "sha256"
+ * as any copy is, so a delta that is wrong costs a fallback, never a bad
+ * image. Older clients ignore the keys.
+ *
  * Any version may name the file that holds the image's bytes, beside the
  * image: "image NAME" (`ramboot publish --content-addressed` writes it, a
  * name of its own for each image: IMAGE.sha256- and 16 hex digits of
@@ -98,6 +107,12 @@ struct manifest {
 	 * by `ramboot publish --cindex`. cindex[0] == '\0': none. */
 	char cindex[MANIFEST_NAME_MAX + 1];          /* its name, beside the image */
 	char cindex_sha256[65];                      /* SHA-256 of its bytes */
+	/* version 2, optional: a zstd delta to this image from the image of
+	 * SHA-256 delta_from, written by `ramboot publish --delta`.
+	 * delta[0] == '\0': none. */
+	char delta[MANIFEST_NAME_MAX + 1];           /* its name, beside the image */
+	char delta_from[65];                         /* the older image's SHA-256 */
+	char delta_sha256[65];                       /* SHA-256 of its bytes */
 	/* optional, any version: the file holding the image's bytes, beside
 	 * the image (publish --content-addressed). image[0] == '\0': none,
 	 * the image itself. */

@@ -546,6 +546,67 @@ static void test_cindex_keys(void)
 			  "needs manifest version 2");
 }
 
+#define DNAME "delta x86_64.img.delta-0123456789abcdef\n"
+#define DFROM "delta-from " H_EMPTY "\n"
+#define DSUM  "delta-sha256 " HEX "\n"
+
+/* The delta's keys: the three together, version 2 only, a name beside
+ * the image, 64 hex digits each; formatted and parsed back the same. */
+static void test_delta_keys(void)
+{
+	struct manifest m;
+	size_t cap;
+	char *buf;
+	int n;
+
+	CHECK_EQ_INT(parse(V2B DNAME DFROM DSUM, &m), 0);
+	CHECK_EQ_STR(m.delta, "x86_64.img.delta-0123456789abcdef");
+	CHECK_EQ_STR(m.delta_from, H_EMPTY);
+	CHECK_EQ_STR(m.delta_sha256, HEX);
+	manifest_free(&m);
+	CHECK_EQ_INT(parse(V2B "delta-sha256 " HEXU "\n" DFROM CNAME CSUM DNAME, &m), 0);
+	CHECK_EQ_STR(m.delta_sha256, HEX);
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	n = manifest_format(&m, buf, cap);
+	manifest_free(&m);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "\n" DNAME DFROM DSUM) != NULL);
+	CHECK_EQ_INT(parse_n(buf, (size_t)n, &m), 0);
+	CHECK_EQ_STR(m.delta, "x86_64.img.delta-0123456789abcdef");
+	CHECK_EQ_STR(m.delta_from, H_EMPTY);
+	CHECK_EQ_STR(m.delta_sha256, HEX);
+	CHECK_EQ_STR(m.cindex_sha256, H_EMPTY);
+	manifest_free(&m);
+	free(buf);
+	/* None: none formatted. */
+	CHECK_EQ_INT(parse(V2B, &m), 0);
+	cap = manifest_format_max(&m);
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	n = manifest_format(&m, buf, cap);
+	manifest_free(&m);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "delta") == NULL);
+	free(buf);
+	/* Not all three. */
+	check_refused_why(V2B DNAME DFROM, "delta, delta-from and delta-sha256 come together");
+	check_refused_why(V2B DNAME DSUM, "delta, delta-from and delta-sha256 come together");
+	check_refused_why(V2B DFROM DSUM, "delta, delta-from and delta-sha256 come together");
+	/* Bad hex, a path. */
+	check_refused_why(V2B DNAME "delta-from 0123\n" DSUM, "bad delta-from");
+	check_refused_why(V2B DNAME DFROM "delta-sha256 " HEX "0\n", "bad delta-sha256");
+	check_refused_why(V2B "delta ../x\n" DFROM DSUM, "bad delta");
+	check_refused_why(V2B "delta /srv/x.delta\n" DFROM DSUM, "bad delta");
+	/* Twice; in version 1. */
+	check_refused_why(V2B DNAME DNAME DFROM DSUM, "delta given twice");
+	check_refused_why("ramboot-manifest 1\nsize 131072\nsha256 " HEX "\n" DNAME DFROM DSUM,
+			  "needs manifest version 2");
+}
+
 /* A parser that knows no cindex keys ignores them (manifest.h): a key
  * of that kind, unknown to this one, is ignored the same way. */
 static void test_unknown_keys_ignored(void)
@@ -684,6 +745,7 @@ int main(void)
 	RUN(test_format_round_trip);
 	RUN(test_verity_keys);
 	RUN(test_cindex_keys);
+	RUN(test_delta_keys);
 	RUN(test_image_key);
 	RUN(test_unknown_keys_ignored);
 	RUN(test_load_keeps_or_drops_chunks);
