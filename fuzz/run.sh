@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fuzz/run.sh [SECONDS] - build the libFuzzer targets into build/fuzz/ and
-# run each for SECONDS/8 (default 300 in total) on a seed corpus made here.
+# run each for SECONDS/9 (default 300 in total) on a seed corpus made here.
 # Prints TAP: "ok N - fuzz NAME (RUNS runs)". A crash leaves the input in
 # build/fuzz/artifacts/ and makes the run fail. See docs/fuzzing.md.
 # The Makefile builds each target (build/fuzz/fuzz_NAME): fuzz/fuzz_NAME.c
@@ -17,16 +17,16 @@ secs=${1:-300}
 case $secs in
 '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
-each=$((secs / 8))
+each=$((secs / 9))
 [ "$each" -ge 1 ] || each=1
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
-targets="manifest lzop sizeexpr cmdline profile sign cindex cstate"
+targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta"
 n=0
 failed=0
 
-echo "1..8"
+echo "1..9"
 
 # seed NAME DIR: a few valid inputs to start from
 seed() {
@@ -102,6 +102,24 @@ seed() {
 		for f in "$d/empty" "$d/two"; do
 			printf 'check %s\n' "$(sha256sum <"$f" | cut -c1-64)" >>"$f"
 		done ;;
+	delta)
+		# deltas against fuzz_delta.c's older image: a few bytes
+		# changed, a part moved, bytes added
+		command -v zstd >/dev/null || { printf '\050\265\057\375' >"$d/magic"; return 0; }
+		python3 - "$d" <<'PY'
+import sys
+d = sys.argv[1]
+old = bytes((i * 7 + i // 251) & 0xff for i in range(65536))
+open(d + "/.old", "wb").write(old)
+a = bytearray(old); a[1000:1010] = b"0123456789"
+open(d + "/.a", "wb").write(a)
+open(d + "/.b", "wb").write(old[30000:] + old[:30000])
+open(d + "/.c", "wb").write(old[:40000] + bytes(range(256)) * 8 + old[40000:])
+PY
+		for f in a b c; do
+			zstd -q -c --patch-from="$d/.old" "$d/.$f" >"$d/$f" 2>/dev/null
+		done
+		rm -f "$d/.old" "$d/.a" "$d/.b" "$d/.c" ;;
 	esac
 }
 
