@@ -23,12 +23,12 @@
 #include "format/manifest.h"
 #include "publish/publish.h"
 
-enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX };
+enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_DELTA_FROM };
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
 		"                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
-		"                        [--cindex[=INDEXFILE]] IMAGE\n"
+		"                        [--cindex[=INDEXFILE]] [--delta-from=OLD] IMAGE\n"
 		"\n"
 		"Write the manifest of IMAGE: the size and SHA-256 of the decompressed\n"
 		"image and of each of its chunks, which 'ramboot load --manifest' checks\n"
@@ -61,6 +61,11 @@ static const struct rb_optset optset = {
 		  "(default IMAGE.cindex; written first) and record its\n"
 		  "name and SHA-256 (cindex, cindex-sha256); IMAGE must\n"
 		  "be raw" },
+		{ "delta-from", OPT_DELTA_FROM, "=OLD",
+		  "also write IMAGE.delta, a zstd delta that rebuilds\n"
+		  "IMAGE from the older image OLD, and record it (delta,\n"
+		  "delta-from, delta-sha256); both raw. None when it\n"
+		  "would be larger than half of IMAGE" },
 		RB_OPT_HELP_UNLISTED),
 	.tail = "Exit codes: 0 ok, 1 runtime error (nothing written), 2 usage.\n",
 	.indent = 6, .col = 22,
@@ -96,6 +101,9 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			req->cindex = true;
 			*cindexarg = optarg;
 			break;
+		case OPT_DELTA_FROM:
+			req->delta_from = optarg;
+			break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;
 		default:
 			return rb_usage_option("manifest", argv);
@@ -111,6 +119,9 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 	if (req->cindex && !req->chunk_size)
 		return rb_usage("manifest", "--cindex needs a version 2 manifest (--chunk-size "
 				   "other than 0)");
+	if (req->delta_from && !req->chunk_size)
+		return rb_usage("manifest", "--delta-from needs a version 2 manifest "
+				   "(--chunk-size other than 0)");
 	req->image = argv[optind];
 	return -1;
 }
@@ -174,6 +185,8 @@ static int manifest_write(const struct publish_req *req, const struct publish_ma
 		rc = side_write(req, mk, req->hash_name, mk->tree, mk->tree_len, err, errlen);
 	if (rc == 0 && req->cindex)
 		rc = side_write(req, mk, req->cindex_name, mk->cindex, mk->cindex_len, err, errlen);
+	if (rc == 0 && mk->delta)
+		rc = side_write(req, mk, req->delta_name, mk->delta, mk->delta_len, err, errlen);
 	if (rc < 0)
 		goto out;
 	if (!outpath) {
@@ -200,6 +213,7 @@ int cmd_manifest(int argc, char **argv)
 	struct publish_made mk;
 	const char *outpath = NULL, *hasharg = NULL, *cindexarg = NULL;
 	char hname[MANIFEST_NAME_MAX + 1], cname[MANIFEST_NAME_MAX + 1], err[PATH_MAX + 128];
+	char dname[MANIFEST_NAME_MAX + 1];
 	int rc;
 
 	rc = manifest_args(argc, argv, &req, &outpath, &hasharg, &cindexarg);
@@ -208,7 +222,9 @@ int cmd_manifest(int argc, char **argv)
 	if ((req.verity && side_name(req.image, "--verity", hasharg, ".verity", hname,
 				     sizeof(hname), err, sizeof(err)) < 0) ||
 	    (req.cindex && side_name(req.image, "--cindex", cindexarg, ".cindex", cname,
-				     sizeof(cname), err, sizeof(err)) < 0)) {
+				     sizeof(cname), err, sizeof(err)) < 0) ||
+	    (req.delta_from && side_name(req.image, "--delta-from", NULL, ".delta", dname,
+					 sizeof(dname), err, sizeof(err)) < 0)) {
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;
 	}
@@ -218,6 +234,8 @@ int cmd_manifest(int argc, char **argv)
 		req.hash_name = hname;
 	if (req.cindex)
 		req.cindex_name = cname;
+	if (req.delta_from)
+		req.delta_name = dname;
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0) {
 		rb_err("%s", err);

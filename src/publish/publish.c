@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@
 #include "lib/opts.h"
 #include "lib/ramboot.h"
 #include "codec/codec.h"
+#include "codec/delta.h"
 #include "lib/guard.h"
 #include "load/load.h"
 #include "format/cindex.h"
@@ -80,6 +82,11 @@ bool publish_is_hash_name(const char *image_name, const char *name)
 bool publish_is_cindex_name(const char *image_name, const char *name)
 {
 	return is_side_name(image_name, PUBLISH_CINDEX_SUFFIX, name);
+}
+
+bool publish_is_delta_name(const char *image_name, const char *name)
+{
+	return is_side_name(image_name, PUBLISH_DELTA_SUFFIX, name);
 }
 
 bool publish_is_image_name(const char *image_name, const char *name)
@@ -201,9 +208,11 @@ void publish_made_free(struct publish_made *mk)
 	free(mk->text);
 	free(mk->tree);
 	free(mk->cindex);
+	free(mk->delta);
 	mk->text = NULL;
 	mk->tree = NULL;
 	mk->cindex = NULL;
+	mk->delta = NULL;
 	manifest_free(&mk->m);
 }
 
@@ -347,6 +356,85 @@ static int build_cindex(const struct publish_req *req, int fd, struct publish_ma
 			 mk->m.cindex, "a chunk index", err, errlen);
 }
 
+/* The delta from req->delta_from to the image (fd, read already): into
+ * mk->delta and the manifest's delta keys. What makes a delta pointless
+ * (the same image, an older image other than the one asked for, a delta
+ * of more than half the image) is a warning and no delta; what keeps it
+ * from being made (the older image unreadable) fails. */
+static int build_delta(const struct publish_req *req, int fd, struct publish_made *mk,
+		       char *err, size_t errlen)
+{
+	const char *from = req->delta_from;
+	void *om = MAP_FAILED, *nm = MAP_FAILED;
+	size_t olen = 0, nlen = (size_t)mk->m.size;
+	uint8_t sum[32];
+	struct stat st;
+	int ofd, rc;
+
+	if (mk->m.size != (uint64_t)mk->st.st_size)
+		return rb_errfmt(err, errlen, -ESTALE, "%s: changed while it was read; nothing "
+				 "written", req->image);
+	ofd = open(from, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (ofd < 0 || fstat(ofd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = ofd < 0 ? -errno : -EINVAL;
+		if (ofd >= 0)
+			(void)close(ofd);
+		return rb_errfmt(err, errlen, rc, "--delta-from %s: %s", from,
+				 rc == -EINVAL ? "not a regular file" : strerror(-rc));
+	}
+	if (st.st_dev == mk->st.st_dev && st.st_ino == mk->st.st_ino) {
+		(void)close(ofd);
+		rb_warn("%s is the image itself: no delta", from);
+		return 0;
+	}
+	olen = (size_t)st.st_size;
+	if (olen)
+		om = mmap(NULL, olen, PROT_READ, MAP_PRIVATE, ofd, 0);
+	if (nlen)
+		nm = mmap(NULL, nlen, PROT_READ, MAP_PRIVATE, fd, 0);
+	(void)close(ofd);             /* read only; the mapping stays */
+	if ((olen && om == MAP_FAILED) || (nlen && nm == MAP_FAILED)) {
+		rc = rb_errfmt(err, errlen, -errno, "the delta: mmap: %s", strerror(errno));
+		goto out;
+	}
+	sha256(olen ? om : "", olen, sum);
+	hex_encode(sum, 32, mk->m.delta_from);
+	if ((req->delta_from_sha256 && strcmp(mk->m.delta_from, req->delta_from_sha256)) ||
+	    !strcmp(mk->m.delta_from, mk->m.sha256)) {
+		rb_warn("%s: %s: no delta", from, req->delta_from_sha256 &&
+			strcmp(mk->m.delta_from, req->delta_from_sha256) ?
+			"not the image the previous manifest describes" : "the same image");
+		rc = 0;
+		goto none;
+	}
+	rc = delta_make(olen ? om : NULL, olen, nlen ? nm : NULL, nlen, nlen / 2 + 4096,
+			&mk->delta, &mk->delta_len, err, errlen);
+	if (rc == -EFBIG) {
+		rb_warn("%s: %s: no delta (the chunks serve)", from, err);
+		rc = 0;
+		goto none;
+	}
+	if (rc < 0)
+		goto out;
+	/* Still the bytes hashed: a change meanwhile fails the publish. */
+	rc = unchanged(req->image, fd, &mk->st, err, errlen);
+	if (rc < 0)
+		goto out;
+	sha256(mk->delta, mk->delta_len, sum);
+	hex_encode(sum, 32, mk->m.delta_sha256);
+	rc = side_name(req, req->delta_name, PUBLISH_DELTA_SUFFIX, mk->m.delta_sha256,
+		       mk->m.delta, "a delta", err, errlen);
+	goto out;
+none:
+	mk->m.delta_from[0] = '\0';
+out:
+	if (om != MAP_FAILED)
+		(void)munmap(om, olen);
+	if (nm != MAP_FAILED)
+		(void)munmap(nm, nlen);
+	return rc;
+}
+
 /* --content-addressed: the name of the image's bytes, from the SHA-256
  * of the image a client gets, into the manifest's "image". */
 static int image_name(const struct publish_req *req, struct publish_made *mk, char *err,
@@ -386,6 +474,15 @@ static int prechecks(const struct publish_req *req, int fd, const struct stat *s
 		if (rc == 0 && !req->chunk_size)
 			rc = rb_errfmt(err, errlen, -EINVAL, "--cindex needs a version 2 manifest "
 				       "(--chunk-size other than 0)");
+		if (rc < 0)
+			return rc;
+	}
+	if (req->delta_from) {
+		/* A delta rebuilds the raw image a cache holds. */
+		rc = raw_precheck(req, "--delta-from", fd, st, err, errlen);
+		if (rc == 0 && !req->chunk_size)
+			rc = rb_errfmt(err, errlen, -EINVAL, "--delta-from needs a version 2 "
+				       "manifest (--chunk-size other than 0)");
 		if (rc < 0)
 			return rc;
 	}
@@ -444,9 +541,10 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 	 * between the reads; stdin, a pipe or a device only by the loader. */
 	if (strcmp(req->image, "-") && stat(req->image, &mk->st) < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
-	if ((req->verity || req->cindex) && !S_ISREG(mk->st.st_mode))
+	if ((req->verity || req->cindex || req->delta_from) && !S_ISREG(mk->st.st_mode))
 		return rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file: %s needs "
-				 "the image file", req->image, req->verity ? "--verity" : "--cindex");
+				 "the image file", req->image, req->verity ? "--verity" :
+				 req->cindex ? "--cindex" : "--delta-from");
 	fd = S_ISREG(mk->st.st_mode) ? open(req->image, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0 && S_ISREG(mk->st.st_mode))
 		return rb_errfmt(err, errlen, -errno, "%s: %s", req->image, strerror(errno));
@@ -498,6 +596,11 @@ int publish_make(const struct publish_req *req, struct publish_made *mk, char *e
 		if (rc < 0)
 			goto out;
 	}
+	if (req->delta_from) {
+		rc = build_delta(req, fd, mk, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
 	if (fd >= 0) {
 		rc = unchanged(req->image, fd, &mk->st, err, errlen);
 		if (rc < 0)
@@ -530,14 +633,15 @@ bool publish_is_stale_temp(const char *base, const char *manifest, const char *n
 		return true;
 	if (n - 10 != b + strlen(PUBLISH_HASH_SUFFIX) + PUBLISH_HASH_HEX &&
 	    n - 10 != b + strlen(PUBLISH_CINDEX_SUFFIX) + PUBLISH_HASH_HEX &&
-	    n - 10 != b + strlen(PUBLISH_IMAGE_SUFFIX) + PUBLISH_HASH_HEX)
+	    n - 10 != b + strlen(PUBLISH_IMAGE_SUFFIX) + PUBLISH_HASH_HEX &&
+	    n - 10 != b + strlen(PUBLISH_DELTA_SUFFIX) + PUBLISH_HASH_HEX)
 		return false;
 	{
 		char inner[NAME_MAX + 1];
 
 		snprintf(inner, sizeof(inner), "%.*s", (int)(n - 10), name + 1);
 		return publish_is_hash_name(base, inner) || publish_is_cindex_name(base, inner) ||
-		       publish_is_image_name(base, inner);
+		       publish_is_image_name(base, inner) || publish_is_delta_name(base, inner);
 	}
 }
 
@@ -557,6 +661,7 @@ static void keep_named(const struct manifest *m, bool have, const char **keep)
 	keep[0] = have && m->verity_root[0] ? m->verity_hash : NULL;
 	keep[1] = have && m->cindex[0] ? m->cindex : NULL;
 	keep[2] = have && m->image[0] ? m->image : NULL;
+	keep[3] = have && m->delta[0] ? m->delta : NULL;
 }
 
 DIR *publish_sweep_open(int dirfd, const char *prefix, const char *base, const char *what)
@@ -597,7 +702,8 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 		bool tmp = publish_is_stale_temp(base, manifest, d->d_name);
 
 		if (!tmp && (keep_all || (!publish_is_hash_name(base, d->d_name) &&
-					      !publish_is_cindex_name(base, d->d_name)) ||
+					      !publish_is_cindex_name(base, d->d_name) &&
+					      !publish_is_delta_name(base, d->d_name)) ||
 			     publish_kept(keep, d->d_name)))
 			continue;
 		if (unlinkat(dirfd, d->d_name, 0) < 0) {
@@ -611,12 +717,12 @@ static void sweep(int dirfd, const char *prefix, const char *base, const char *m
 	publish_sweep_close(dir, dirfd, prefix, removed);
 }
 
-enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_CA, OPT_KEEP };
+enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_CA, OPT_KEEP, OPT_DELTA, OPT_DELTA_FROM };
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
 		"                       [--memlimit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
-		"                       IMAGE\n"
+		"                       [--delta | --delta-from=OLD] IMAGE\n"
 		"\n"
 		"Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
 		"dm-verity hash tree IMAGE.verity-ROOT (ROOT: 16 hex digits of its root\n"
@@ -650,6 +756,15 @@ static const struct rb_optset optset = {
 		  "rebuild of IMAGE never changes. HOW: link (default:\n"
 		  "a hard link, else a reflink, else a copy) or copy\n"
 		  "(a reflink, else a copy: never IMAGE's own file)" },
+		{ "delta", OPT_DELTA, NULL,
+		  "also write IMAGE.delta-SHA, a zstd delta that\n"
+		  "rebuilds IMAGE from the image the previous manifest\n"
+		  "describes (its content-addressed file, else\n"
+		  "IMAGE.old), for local-disk caches that hold it; none\n"
+		  "when that image is gone or the delta would be larger\n"
+		  "than half of IMAGE (IMAGE must be raw)" },
+		{ "delta-from", OPT_DELTA_FROM, "=OLD",
+		  "the same, from the older image file OLD" },
 		{ "keep", OPT_KEEP, "=N",
 		  "keep the N newest images so named (default 2), and\n"
 		  "those the new, the previous and IMAGE.old.manifest\n"
@@ -716,7 +831,8 @@ static int side_file_write(int dirfd, const char *name, const void *buf, size_t 
 
 /* The command line into req, and IMAGE checked: -1 to go on, else the
  * exit code (--help, a usage error, no image file). */
-static int publish_args(int argc, char **argv, struct publish_req *req, unsigned *keep_n)
+static int publish_args(int argc, char **argv, struct publish_req *req, unsigned *keep_n,
+			bool *delta)
 {
 	struct rb_getopt g = { .set = &optset };
 	struct stat st;
@@ -734,6 +850,8 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 			break;
 		case OPT_VERITY: req->verity = true; break;
 		case OPT_CINDEX: req->cindex = true; break;
+		case OPT_DELTA: *delta = true; break;
+		case OPT_DELTA_FROM: req->delta_from = optarg; break;
 		case OPT_CA:
 			w = !optarg ? PUBLISH_CA_LINK :
 			    rb_word(optarg, RB_WORDS({ "link", PUBLISH_CA_LINK },
@@ -759,6 +877,8 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 	}
 	if (keep_set && !req->ca)
 		return rb_usage("publish", "--keep goes with --content-addressed");
+	if (*delta && req->delta_from)
+		return rb_usage("publish", "--delta or --delta-from, not both");
 	if (argc - optind != 1)
 		return rb_usage("publish", "need one IMAGE");
 	req->image = argv[optind];
@@ -787,6 +907,9 @@ static int place_side_files(int dirfd, const char *base, const struct publish_re
 	if (rc == 0 && req->cindex)
 		rc = side_file_write(dirfd, mk->m.cindex, mk->cindex, mk->cindex_len, &mk->st, err,
 				     errlen);
+	if (rc == 0 && mk->delta)
+		rc = side_file_write(dirfd, mk->m.delta, mk->delta, mk->delta_len, &mk->st, err,
+				     errlen);
 	if (rc == 0 && req->ca)
 		rc = publish_place_image(dirfd, base, req, mk, how, err, errlen);
 	return rc;
@@ -802,12 +925,43 @@ static void print_made(const struct publish_req *req, const struct publish_made 
 	if (req->cindex)
 		printf("%s%s: chunk index, %" PRIu32 " chunks, sha256 %s\n", prefix, mk->m.cindex,
 		       mk->cindex_chunks, mk->m.cindex_sha256);
+	if (mk->delta)
+		printf("%s%s: delta from sha256 %s, %zu bytes\n", prefix, mk->m.delta,
+		       mk->m.delta_from, mk->delta_len);
 	if (req->ca)
 		printf("%s%s: the image, %s\n", prefix, mk->m.image, how);
 	printf("%s: %" PRIu64 " bytes, sha256 %s, %" PRIu32 " chunks%s%s%s%s\n", mpath,
 	       mk->m.size, mk->m.sha256, mk->m.nchunks, req->verity ? ", verity" : "",
 	       req->cindex ? ", cindex" : "", req->key ? ", signed by key " : "",
 	       req->key ? mk->keyid : "");
+}
+
+/* --delta: the image the previous manifest describes, where a rebuild
+ * left it: its content-addressed file beside IMAGE, else LTSP's backup
+ * IMAGE.old; publish_make() hashes it against the manifest. None: a
+ * warning, and no delta. */
+static void delta_source(struct publish_req *req, const char *prefix,
+			 const struct manifest *prev, bool have_prev, char *path, size_t len)
+{
+	struct stat st;
+	int n;
+
+	if (!have_prev) {
+		rb_warn("%s.manifest: none to make a delta from: no delta", req->image);
+		return;
+	}
+	n = prev->image[0] ? snprintf(path, len, "%s%s", prefix, prev->image) : -1;
+	if (n < 0 || (size_t)n >= len || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		n = snprintf(path, len, "%s.old", req->image);
+	if (n < 0 || (size_t)n >= len || stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != prev->size) {
+		rb_warn("the image of sha256 %.16s... is gone (neither %s%s nor %s.old): no "
+			"delta", prev->sha256, prefix, prev->image[0] ? prev->image : "its own file",
+			req->image);
+		return;
+	}
+	req->delta_from = path;
+	req->delta_from_sha256 = prev->sha256;
 }
 
 int cmd_publish(int argc, char **argv)
@@ -822,10 +976,11 @@ int cmd_publish(int argc, char **argv)
 	size_t ninputs = 0;
 	const char *base, *keep[SWEEP_KEEP], *how = "";
 	unsigned keep_n = PUBLISH_KEEP_DEFAULT;
-	bool have_prev = false, have_backup = false, keep_all = false;
+	bool have_prev = false, have_backup = false, keep_all = false, delta = false;
+	char dpath[PATH_MAX];
 	int c, rc, dirfd;
 
-	rc = publish_args(argc, argv, &req, &keep_n);
+	rc = publish_args(argc, argv, &req, &keep_n, &delta);
 	if (rc >= 0)
 		return rc;
 	if (snprintf(mpath, sizeof(mpath), "%s.manifest", req.image) >= (int)sizeof(mpath) ||
@@ -866,6 +1021,8 @@ int cmd_publish(int argc, char **argv)
 	 * IMAGE's name: it must be there when `ltsp image --revert` swaps
 	 * them back. */
 	have_backup = old_manifest(bpath, &backup, &keep_all);
+	if (delta)
+		delta_source(&req, prefix, &prev, have_prev, dpath, sizeof(dpath));
 
 	rc = publish_make(&req, &mk, err, sizeof(err));
 	if (rc < 0)

@@ -27,6 +27,7 @@
 #define PUBLISH_HASH_SUFFIX ".verity-"   /* + 16 hex digits of the root hash */
 #define PUBLISH_HASH_HEX    16
 #define PUBLISH_CINDEX_SUFFIX ".cindex-" /* + 16 hex digits of its SHA-256 */
+#define PUBLISH_DELTA_SUFFIX ".delta-"   /* + 16 hex digits of its SHA-256 */
 /* --content-addressed: the image's bytes under a name of their own,
  * IMAGE + this + 16 hex digits of the image's SHA-256 (the manifest's
  * sha256, of the image a client gets), which the manifest's "image" key
@@ -67,6 +68,15 @@ struct publish_req {
 	const char *cindex_name;
 	/* Name the image by its content in the manifest (mk->m.image). */
 	enum publish_ca ca;
+	/* A delta from this older image (a raw image file; codec/delta.h),
+	 * named in the manifest; NULL: none. With delta_from_sha256 (hex),
+	 * the older image must have that SHA-256, else no delta is made (a
+	 * warning). A delta of more than half the image is not made either. */
+	const char *delta_from;
+	const char *delta_from_sha256;
+	/* Its name beside the image; NULL: IMAGE's name +
+	 * PUBLISH_DELTA_SUFFIX + the first 16 hex digits of its SHA-256. */
+	const char *delta_name;
 };
 
 /* The options of a manifest that `ramboot publish` and `ramboot manifest`
@@ -89,6 +99,9 @@ struct publish_made {
 	char *cindex;            /* with cindex: the index's text */
 	size_t cindex_len;
 	uint32_t cindex_chunks;
+	void *delta;             /* with delta_from: the delta, or NULL when
+				  * none was made (mk->m.delta[0] == '\0') */
+	size_t delta_len;
 	struct stat st;          /* the image, as read */
 	struct manifest m;       /* what the text says (m.chunk is NULL) */
 	char keyid[SIGN_KEYID_LEN + 1]; /* with key: its id */
@@ -131,6 +144,9 @@ bool publish_is_hash_name(const char *image_name, const char *name);
 /* Is name one of the chunk indexes publish names for image_name
  * (IMAGE.cindex- and 16 lower-case hex digits)? Pure. */
 bool publish_is_cindex_name(const char *image_name, const char *name);
+/* Is name one of the deltas publish names for image_name (IMAGE.delta-
+ * and 16 lower-case hex digits)? Pure. */
+bool publish_is_delta_name(const char *image_name, const char *name);
 /* Is name one of the content-addressed images publish names for
  * image_name (IMAGE.sha256- and 16 lower-case hex digits)? Pure. */
 bool publish_is_image_name(const char *image_name, const char *name);

@@ -12,10 +12,10 @@
 
 #include "publish/publish.h"
 
-/* The files (hash file, chunk index, content-addressed image) of the
- * manifests publish keeps (the new one, the previous one, the backup
+/* The files (hash file, chunk index, content-addressed image, delta) of
+ * the manifests publish keeps (the new one, the previous one, the backup
  * image's). */
-#define SWEEP_NAMED 3
+#define SWEEP_NAMED 4
 #define SWEEP_KEEP (3 * SWEEP_NAMED)
 
 /* Is name among keep[0..SWEEP_KEEP) (NULL entries: none)? */
