@@ -85,6 +85,9 @@ struct cache_refresh_opts {
 	const char *image;        /* the new image (a file or block device) */
 	const char *manifest;     /* its manifest, or NULL */
 	const char *index;        /* its chunk index, or NULL: computed */
+	const char *delta;        /* the delta the manifest names, or NULL: the
+				   * manifest's name, beside the image */
+	bool no_delta;            /* never the delta: the chunks */
 	const char *name;         /* the image's name in the cache, NULL: IMAGE's */
 	bool signed_only;         /* the manifest must be signed (trust/sign.h) */
 	const char *keydir;       /* the trusted keys, NULL: the system's */
@@ -108,9 +111,16 @@ struct cache_refresh_result {
 	uint64_t bytes_indexed;   /* read from the image to index it */
 	uint64_t bytes_reindexed; /* read from the active slot to index it
 				   * again (its index was another chunker's) */
+	uint64_t bytes_delta;     /* the delta's bytes (in bytes_network) */
 	const char *index_from;   /* "manifest" (named by it, its hash checked),
-				   * "file" (--index), "computed"; NULL: up to
+				   * "file" (--index), "computed", "slot" (built
+				   * from the slot a delta wrote); NULL: up to
 				   * date before an index was needed */
+	/* The manifest's delta: NULL (none, or up to date), "applied", or
+	 * "not used" with the reason in delta_why (made from another image,
+	 * unreadable, does not decode or verify: the chunks served). */
+	const char *delta;
+	char delta_why[256];
 	uint32_t chunks_network, chunks_local;
 	uint32_t chunks_bad;      /* local copies that failed their hash */
 	char sha256[65];

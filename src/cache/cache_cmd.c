@@ -27,7 +27,7 @@
 #include "format/cindex.h"
 #include "cache/cache.h"
 
-enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON };
+enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON, OPT_DELTA, OPT_NO_DELTA };
 
 static const struct rb_optset init_optset = {
 	.opts = RB_OPTS(
@@ -52,6 +52,12 @@ static const struct rb_optset refresh_optset = {
 		{ "index", 'i', "=I",
 		  "IMAGE's chunk index (default: the one M names, beside\n"
 		  "IMAGE, else computed from IMAGE)" },
+		{ "delta", OPT_DELTA, "=D",
+		  "the delta M names (default: beside IMAGE), read\n"
+		  "instead of IMAGE when the cache holds the image the\n"
+		  "delta is from" },
+		{ "no-delta", OPT_NO_DELTA, NULL,
+		  "never the delta: the chunks of IMAGE" },
 		{ "name", OPT_NAME, "=NAME",
 		  "the image's name in the cache (default: IMAGE's)" },
 		{ "force", 'f', NULL,
@@ -287,6 +293,8 @@ static int sub_refresh(int argc, char **argv)
 		case 'c': dev = optarg; break;
 		case 'm': o.manifest = optarg; break;
 		case 'i': o.index = optarg; break;
+		case OPT_DELTA: o.delta = optarg; break;
+		case OPT_NO_DELTA: o.no_delta = true; break;
 		case OPT_NAME: o.name = optarg; break;
 		case OPT_SIGNED: o.signed_only = true; break;
 		case OPT_KEYS: o.keydir = optarg; break;
@@ -302,6 +310,8 @@ static int sub_refresh(int argc, char **argv)
 		return rb_usage("cache", "--signed and --keys need --manifest");
 	if (o.keydir && !o.signed_only)
 		return rb_usage("cache", "--keys needs --signed");
+	if (o.delta && (!o.manifest || o.no_delta))
+		return rb_usage("cache", "--delta needs --manifest, and not --no-delta");
 	o.image = argv[optind];
 	if (cache_open(&ca, dev, true, err, sizeof(err)) < 0) {
 		rb_err("%s", err);
@@ -316,10 +326,12 @@ static int sub_refresh(int argc, char **argv)
 	printf("result: %s\nslot: %c\ngeneration: %" PRIu64 "\nsize: %" PRIu64 "\nsha256: %s\n"
 	       "bytes_network: %" PRIu64 "\nbytes_local: %" PRIu64 "\nbytes_indexed: %" PRIu64 "\n"
 	       "bytes_reindexed: %" PRIu64 "\nchunks_network: %u\nchunks_local: %u\n"
-	       "chunks_bad: %u\n",
+	       "chunks_bad: %u\nbytes_delta: %" PRIu64 "\n",
 	       r.up_to_date ? "up to date" : "refreshed", cstate_slot_name(r.slot), r.generation,
 	       r.size, r.sha256, r.bytes_network, r.bytes_local, r.bytes_indexed,
-	       r.bytes_reindexed, r.chunks_network, r.chunks_local, r.chunks_bad);
+	       r.bytes_reindexed, r.chunks_network, r.chunks_local, r.chunks_bad, r.bytes_delta);
+	if (r.delta)
+		printf("delta: %s%s%s\n", r.delta, r.delta_why[0] ? ": " : "", r.delta_why);
 	if (r.index_from)
 		printf("index: %s\n", r.index_from);
 	if (r.signed_by[0])

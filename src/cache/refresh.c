@@ -24,10 +24,20 @@
  *      one of the chunks written;
  *   6. the slot's side files (index, manifest), then the state:
  *      generation + 1, the new slot active.
+ *
+ * A manifest that names a delta from the very image the active slot
+ * holds (manifest.h, codec/delta.h) takes a shorter way from 3 on: the
+ * delta alone is read from the server, applied to the active slot into
+ * the inactive one, and the slot is verified as in 5 (its SHA-256 and
+ * chunk hashes from the disk against the manifest's); its index is built
+ * from it, on the local disk. Any failure of that way (a delta missing,
+ * altered, not decoding, a slot that does not verify) is one warning
+ * line, and the chunks take over from 3 as if there had been no delta.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +55,7 @@
 #include "format/cdc.h"
 #include "format/cindex.h"
 #include "format/manifest.h"
+#include "codec/delta.h"
 #include "trust/sign.h"
 #include "load/load.h"
 #include "cache/cache.h"
@@ -523,6 +534,133 @@ static int start(struct refresh *f, struct cache *c, const char *name)
 	return 0;
 }
 
+/* Why the delta is not used, said once: it is no error (the chunks
+ * serve). Returns 0, what try_delta returns for "the chunks instead". */
+static int no_delta(struct refresh *f, bool warn, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int no_delta(struct refresh *f, bool warn, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->r->delta_why, sizeof(f->r->delta_why), fmt, ap);
+	va_end(ap);
+	f->r->delta = "not used";
+	if (warn)
+		rb_warn("delta: %s; the image's chunks instead", f->r->delta_why);
+	return 0;
+}
+
+/* The delta's way (the head of this file): 1 when the slot holds the
+ * image, verified, with its index in *itext; 0 to go on with the chunks
+ * (the slots closed again, f->new empty); -errno when the slot cannot be
+ * written at all (the chunks could not either). */
+static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum[32])
+{
+	const struct cstate_slot *a;
+	char path[PATH_MAX], hex[65], why[256];
+	uint8_t dsha[32];
+	struct stat st, as;
+	int dfd, rc;
+
+	if (f->o->no_delta || !f->have_m || !f->m.delta[0])
+		return 0;
+	if (f->st.active < 0)
+		return no_delta(f, false, "no image in the cache to apply it to");
+	a = &f->st.slot[f->st.active];
+	hex_encode(a->sha256, 32, hex);
+	if (a->bad || strcmp(hex, f->m.delta_from))
+		return no_delta(f, false, "made from another image than slot %c's",
+				cstate_slot_name(f->st.active));
+	if (f->o->delta) {
+		rc = snprintf(path, sizeof(path), "%s", f->o->delta);
+	} else {
+		const char *slash = strrchr(f->o->image, '/');
+		int dlen = slash ? (int)(slash - f->o->image + 1) : 0;
+
+		rc = snprintf(path, sizeof(path), "%.*s%s", dlen, f->o->image, f->m.delta);
+	}
+	if (rc < 0 || (size_t)rc >= sizeof(path))
+		return no_delta(f, true, "%s: path too long", f->m.delta);
+	dfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = dfd < 0 ? errno : EINVAL;
+		if (dfd >= 0)
+			(void)close(dfd);
+		return no_delta(f, true, "%s: %s", path, rc == EINVAL ? "not a regular file" :
+				strerror(rc));
+	}
+	/* A delta larger than the image saves nothing: not read. */
+	if ((uint64_t)st.st_size > f->m.size) {
+		(void)close(dfd);
+		return no_delta(f, true, "%s: %" PRIu64 " bytes, larger than the image", path,
+				(uint64_t)st.st_size);
+	}
+	f->new.size = f->m.size;
+	rc = open_slots(f);
+	if (rc < 0) {
+		(void)close(dfd);
+		f->new.size = 0;
+		return rc;
+	}
+	if (f->afd < 0 || fstat(f->afd, &as) < 0 || (uint64_t)as.st_size != a->size) {
+		(void)close(dfd);
+		rc = no_delta(f, true, "slot %c is not the %" PRIu64 " bytes its state says",
+			      cstate_slot_name(f->st.active), a->size);
+		goto back;
+	}
+	hex_decode(f->m.delta_sha256, 32, dsha);
+	rc = delta_apply(f->afd, a->size, dfd, (uint64_t)st.st_size, dsha, f->sfd, f->m.size, why,
+			 sizeof(why));
+	(void)close(dfd);             /* read only */
+	/* Read from the server, whatever came of it. */
+	f->r->bytes_network += (uint64_t)st.st_size;
+	f->r->bytes_delta = (uint64_t)st.st_size;
+	if (rc < 0) {
+		rc = no_delta(f, true, "%s: %s", path, why);
+		goto back;
+	}
+	/* verify() holds it to the manifest: the sum the copy must have is
+	 * the manifest's, and the slot read back from the disk must have it. */
+	hex_decode(f->m.sha256, 32, f->sum);
+	rc = verify(f);
+	if (rc < 0) {
+		rc = no_delta(f, true, "%s", f->err);
+		goto back;
+	}
+	/* From the slot's start (the check above read it to its end). */
+	rc = lseek(f->sfd, 0, SEEK_SET) < 0 ? -errno : 0;
+	if (rc < 0)
+		snprintf(why, sizeof(why), "%s", strerror(-rc));
+	else
+		rc = cindex_build(f->sfd, &f->new, why, sizeof(why));
+	if (rc == 0 && f->new.size != f->m.size) {
+		rc = -EIO;
+		snprintf(why, sizeof(why), "%" PRIu64 " bytes read, not %" PRIu64, f->new.size,
+			 f->m.size);
+	}
+	if (rc == 0)
+		rc = index_text(&f->new, itext, ilen, isum);
+	if (rc < 0) {
+		rc = no_delta(f, true, "slot %c: its index: %s", cstate_slot_name(f->target),
+			      rc == -ENOMEM ? "out of memory" : why);
+		goto back;
+	}
+	f->r->index_from = "slot";
+	f->r->delta = "applied";
+	return 1;
+back:
+	/* The chunks start again from the slots' opening. */
+	free(*itext);
+	*itext = NULL;
+	cindex_free(&f->new);
+	memset(&f->new, 0, sizeof(f->new));
+	f->r->sha256[0] = '\0';
+	close_fd(&f->sfd);
+	close_fd(&f->afd);
+	return rc;
+}
+
 int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		  struct cache_refresh_result *r, char *err, size_t errlen)
 {
@@ -554,6 +692,14 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		r->size = f.m.size;
 		snprintf(r->sha256, sizeof(r->sha256), "%s", f.m.sha256);
 		rc = 0;
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	rc = try_delta(&f, &itext, &ilen, isum);
+	if (rc == 1) {
+		r->size = f.m.size;
+		rc = commit(&f, itext, ilen, isum);
 		goto out;
 	}
 	if (rc < 0)

@@ -15,7 +15,7 @@
  *                 read, pread (pread64), write, pwrite (pwrite64),
  *                 copy_file_range, open (open64, openat, openat64),
  *                 close, fsync, fdatasync, sync_file_range, ioctl, mount,
- *                 umount (umount2).
+ *                 umount (umount2), mmap (mmap64; of a file: fd >= 0).
  *                 The _FORTIFY_SOURCE entry points (__read_chk,
  *                 __pread64_chk, __open64_2, __openat_2, ...) are the call
  *                 they check.
@@ -58,6 +58,10 @@
  *                 (or the exit of the process) ends it.
  *   errno=E       fail the call: -1 with errno E (ENOSPC, EIO, ... or a
  *                 number). close closes the fd all the same, as Linux does.
+ *   cut           mmap only, after the real call: the file is cut to half
+ *                 its size (opened again for writing through /proc/self/fd),
+ *                 as a disk file cut short under a mapping: a touch of the
+ *                 mapping past the cut raises SIGBUS.
  *
  * Examples:
  *   write:path=*.img:after=1M:errno=ENOSPC   the disk is full after 1 MiB
@@ -67,6 +71,7 @@
  *   write:fd=1:nth=5:signal=TERM             killed at the 5th write to stdout
  *   read:delay_ms=50                         every read takes 50 ms longer
  *   mount:errno=EPERM                        no mount works
+ *   mmap:path=a:cut                          the file "a" shrinks once mapped
  *   copy_file_range:errno=EXDEV              no in-kernel copies
  *
  * FAULTINJ_LOG=FILE appends one line to FILE for each firing, written
@@ -108,6 +113,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -121,7 +127,7 @@
 enum op {
 	OP_READ, OP_PREAD, OP_WRITE, OP_PWRITE, OP_COPY, OP_OPEN, OP_CLOSE,
 	OP_FSYNC, OP_FDATASYNC, OP_SYNC_RANGE, OP_IOCTL, OP_MOUNT, OP_UMOUNT,
-	OP_COUNT
+	OP_MMAP, OP_COUNT
 };
 
 #define OP_BIT(op) (1u << (op))
@@ -132,6 +138,7 @@ enum op {
 static const char *const op_label[OP_COUNT] = {
 	"read", "pread", "write", "pwrite", "copy_file_range", "open", "close",
 	"fsync", "fdatasync", "sync_file_range", "ioctl", "mount", "umount",
+	"mmap",
 };
 
 static const struct {
@@ -140,6 +147,7 @@ static const struct {
 } op_alias[] = {
 	{ "pread64", OP_PREAD }, { "pwrite64", OP_PWRITE }, { "open64", OP_OPEN },
 	{ "openat", OP_OPEN }, { "openat64", OP_OPEN }, { "umount2", OP_UMOUNT },
+	{ "mmap64", OP_MMAP },
 };
 
 struct rule {
@@ -152,6 +160,7 @@ struct rule {
 	int err;
 	bool stall;
 	bool hang;
+	bool cut;               /* mmap: the file cut to half, after the call */
 	char action[80];        /* for the log */
 	_Atomic uint64_t calls, bytes, fired;
 };
@@ -195,6 +204,8 @@ static int (*real_ioctl)(int, unsigned long, ...);
 static int (*real_mount)(const char *, const char *, const char *, unsigned long, const void *);
 static int (*real_umount)(const char *);
 static int (*real_umount2)(const char *, int);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
 
 /* Straight to the kernel: for messages when the real write may be the one
  * missing, or the process is being set up. */
@@ -251,6 +262,8 @@ static void resolve_all(void)
 	GET(mount);
 	GET(umount);
 	GET(umount2);
+	GET(mmap);
+	GET(mmap64);
 }
 
 #undef GET
@@ -303,6 +316,7 @@ struct call {
 	const char *path;       /* open, mount, umount */
 	size_t len;             /* bytes asked for; after= may cut it */
 	uint32_t counted;       /* after= rules that count what it moves */
+	bool cut;               /* set by enter(): a cut rule fired */
 };
 
 static bool fd_match(const struct rule *r, unsigned i, int fd)
@@ -545,6 +559,7 @@ static int enter(struct call *c)
 			errno = hit->err;
 			return -1;
 		}
+		c->cut = hit->cut;
 	}
 	if (len < c->len) {
 		log_fire(cut_i, c, cut_n, "short", (long long)len);
@@ -916,6 +931,54 @@ int umount2(const char *target, int flags)
 	return REAL(umount2)(target, flags);
 }
 
+/* ---- mmap ---- */
+
+/* cut: the file under fd to half its size, through a descriptor of its
+ * own opened for writing (fd itself may be read-only). */
+static void cut_file(int fd)
+{
+	char proc[64];
+	off_t size;
+	int w;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	w = REAL(open)(proc, O_WRONLY | O_CLOEXEC);
+	if (w < 0) {
+		say("faultinj: cut: cannot open the file for writing\n");
+		return;
+	}
+	size = lseek(w, 0, SEEK_END);
+	if (size < 0 || ftruncate(w, size / 2) < 0)
+		say("faultinj: cut: cannot truncate the file\n");
+	(void)REAL(close)(w);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct call c = FD_CALL(OP_MMAP, fd, 0);
+	void *p;
+
+	if (fd >= 0 && enter(&c) < 0)
+		return MAP_FAILED;
+	p = REAL(mmap)(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED && c.cut)
+		cut_file(fd);
+	return p;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	struct call c = FD_CALL(OP_MMAP, fd, 0);
+	void *p;
+
+	if (fd >= 0 && enter(&c) < 0)
+		return MAP_FAILED;
+	p = REAL(mmap64)(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED && c.cut)
+		cut_file(fd);
+	return p;
+}
+
 /* ---- FAULTINJ ---- */
 
 static void bad(const char *rule, const char *what, const char *why)
@@ -1046,8 +1109,12 @@ static void parse_rule(char *s, struct rule *r)
 			r->hang = true;
 			continue;
 		}
+		if (!strcmp(f, "cut") && !val) {
+			r->cut = true;
+			continue;
+		}
 		if (!val || !*val)
-			bad(text, f, "expected key=value (or stall, hang)");
+			bad(text, f, "expected key=value (or stall, hang, cut)");
 		if (!strcmp(f, "path")) {
 			r->path = val;
 		} else if (!strcmp(f, "prog")) {
@@ -1083,6 +1150,8 @@ static void parse_rule(char *s, struct rule *r)
 	}
 	if (r->after && (r->ops & ~OPS_IO))
 		bad(text, "after", "only for read, pread, write, pwrite, copy_file_range");
+	if (r->cut && r->ops != OP_BIT(OP_MMAP))
+		bad(text, "cut", "only for mmap");
 	if (r->delay_ms) {
 		char ms[16];
 
@@ -1095,6 +1164,8 @@ static void parse_rule(char *s, struct rule *r)
 		add_action(r, "stall", NULL);
 	if (r->hang)
 		add_action(r, "hang", NULL);
+	if (r->cut)
+		add_action(r, "cut", NULL);
 	if (r->err)
 		add_action(r, "errno", strerrorname_np(r->err));
 	if (!r->action[0])
