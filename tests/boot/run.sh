@@ -1652,7 +1652,8 @@ verity_case() {
 #   net1/x86_64.img   the test image
 #   net2/x86_64.img   the same root rebuilt with one changed file (a new
 #                     /rbtest/upgrade.bin of 64 KiB of random bytes and a
-#                     line more in /etc/rbtest-id): a package upgrade
+#                     line more in /etc/rbtest-id): a package upgrade;
+#                     its manifest names a delta from net1
 # srv.ext4 is the LTSP "server" disk holding net1 as images/.
 #
 #   ltsp-cache-cold   LTSP, an empty cache, the server at 4 Mbit: the
@@ -1664,7 +1665,8 @@ verity_case() {
 #                     the power cut once the refresh writes; the old slot
 #                     and state are intact
 #   cache-delta       net2 again: the refresh is repeated, reading only
-#                     the changed chunks from the network
+#                     the delta net2's manifest names (ramboot manifest
+#                     --delta-from=net1), applied to the old slot
 #   cache-flip        a byte of the active slot inverted on the disk,
 #                     ramboot.verity=1: the changed block is an I/O error;
 #                     the scrub behind the boot marks the slot bad, and a
@@ -1748,10 +1750,14 @@ cachec_setup() {
 	mksquashfs "$cc/root2" "$cc/net2/x86_64.img" -noappend -quiet -all-root -no-progress \
 		>> "$cc/setup.log" 2>&1 || { fail "mksquashfs of the rebuilt root failed"; return 1; }
 	for d in net1 net2; do
-		"$rbtool" manifest --verity --cindex -o "$cc/$d/x86_64.img.manifest" "$cc/$d/x86_64.img" \
-			>> "$cc/setup.log" 2>&1 ||
+		delta_from=
+		[ $d = net1 ] || delta_from=--delta-from=$cc/net1/x86_64.img
+		"$rbtool" manifest --verity --cindex ${delta_from:+"$delta_from"} -o "$cc/$d/x86_64.img.manifest" \
+			"$cc/$d/x86_64.img" >> "$cc/setup.log" 2>&1 ||
 			{ fail "ramboot manifest --verity --cindex failed: $(tail -n 3 "$cc/setup.log")"; return 1; }
 	done
+	cdelta_size=$(stat -c %s "$cc/net2/x86_64.img.delta") ||
+		{ fail "no delta from net1 to net2"; return 1; }
 	cimg1_size=$(stat -c %s "$cc/net1/x86_64.img")
 	cimg2_size=$(stat -c %s "$cc/net2/x86_64.img")
 	cimg1_sha=$(sha256sum < "$cc/net1/x86_64.img" | cut -d' ' -f1)
@@ -1953,14 +1959,14 @@ cache_case() {
 		expect mode_done cache
 		expect cache_device /dev/vda
 		expect_cache_refreshed $((gen0 + 1)) "$cimg2_sha" "$cimg2_size"
-		# Only the chunks around the change from the network, far
-		# below the image; the rest copied from the old slot.
+		# Only the delta from the network, far below the image: the
+		# rest of the image comes from the old slot it applies to.
 		nb=$(report cache_bytes_network)
-		[ "${nb:-0}" -gt 0 ] 2>/dev/null || fail "cache_bytes_network '$nb'"
+		[ "${nb:-0}" = "$cdelta_size" ] ||
+			fail "cache_bytes_network '$nb', expected the delta's $cdelta_size bytes"
 		[ "${nb:-0}" -le $((cimg2_size / 4)) ] 2>/dev/null ||
 			fail "cache_bytes_network $nb, expected at most a quarter of the image ($cimg2_size)"
-		[ "$(report cache_bytes_local)" -gt 0 ] 2>/dev/null || fail "nothing copied from the old slot"
-		echo "# cache-delta: $nb bytes from the network, $(report cache_bytes_local) local (image $cimg2_size; before the boot, interrupted: $interrupted0)" ;;
+		echo "# cache-delta: $nb bytes from the network, the delta (image $cimg2_size; before the boot, interrupted: $interrupted0)" ;;
 	cache-flip)
 		# One byte inside /rbtest/flip.bin's data, inverted in the
 		# active slot on the cache disk.
