@@ -193,6 +193,16 @@ hand_manifest() {
 		[[ "$(key delta)" == "not used: "* ]]
 		assert_b
 	done
+	# given, under a manifest that names none
+	rm -rf "$C" && setup
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$D/b.manifest" --delta="$D/b.img.delta" --no-delta "$D/b.img"
+	[ "$status" -eq 2 ]
+	"$RAMBOOT_BIN" manifest --cindex -o "$T/plain.manifest" "$D/b.img"
+	M=$T/plain.manifest refresh_b --delta="$D/b.img.delta"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"warning: delta: $D/b.img.delta: the manifest names no delta; the image's chunks instead"* ]]
+	assert_b
 	# larger than the image: not read at all
 	rm -rf "$C" && setup
 	head -c $(($(stat -c %s "$D/b.img") + 1)) /dev/zero >"$D/huge.delta"

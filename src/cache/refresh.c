@@ -563,8 +563,11 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 	struct stat st, as;
 	int dfd, rc;
 
-	if (f->o->no_delta || !f->have_m || !f->m.delta[0])
+	if (f->o->no_delta || !f->have_m)
 		return 0;
+	if (!f->m.delta[0])
+		return f->o->delta ? no_delta(f, true, "%s: the manifest names no delta",
+					      f->o->delta) : 0;
 	if (f->st.active < 0)
 		return no_delta(f, false, "no image in the cache to apply it to");
 	a = &f->st.slot[f->st.active];
