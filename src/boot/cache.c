@@ -245,7 +245,8 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	set[4] = (struct report_set){ RK_CACHE_BYTES_LOCAL, loc };
 	set[5] = (struct report_set){ RK_CACHE_REFRESH_SECONDS, secs };
 	rb_debug("cache: slot %s of %s refreshed, generation %s, %s bytes from the network, "
-		 "%s local", slot, image, gen, net, loc);
+		 "%s local%s%s%s%s", slot, image, gen, net, loc, r.delta ? "; delta " : "",
+		 r.delta ? r.delta : "", r.delta_why[0] ? ": " : "", r.delta_why);
 	if (dfd >= 0)
 		(void)report_amend_at(dfd, set, 6, 0);
 	/* The slot holds the image, verified and committed: the running
