@@ -184,7 +184,7 @@ measure_delta() {
 			END { for (p in b) if (b[p] <= 3000000 && b[p] > best) { best = b[p]; bp = p }; print bp }' \
 			"$cache/files" "$cache/candidates" /var/lib/dpkg/info/*.list 2>/dev/null)
 	fi
-	delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=- delta_ideal=- delta_floor=-
+	delta=- pkg_bytes=- pkg_xz=- delta_line='' idx2_size=- delta_ideal=- delta_floor=- delta_chunks=-
 	[ -n "$pkg" ] || return 0
 	CACHEDELTA_EMPTY=$cache/cache-empty.img RAMBOOT_BIN=$rbtool \
 		bench/cache-delta.sh "$root" "$img" "$pkg" "$cache/delta" > "$cache/delta.vars" 2> "$cache/delta.log" ||
@@ -197,7 +197,9 @@ measure_delta() {
 	delta=$(dv delta)
 	delta_ideal=$(dv ideal)
 	delta_floor=$(dv floor)
-	delta_line="$(dv chunks) bytes of chunks + $(dv manifest) of manifest + $idx2_size of index; $(dv local) bytes copied from the old slot; a byte-exact binary delta of the two images (zstd -19 --patch-from) is $delta_ideal bytes"
+	delta_chunks=$(dv delta_chunks)
+	[ "$(dv delta_how)" = applied ] || die "the refresh did not apply the delta: $(dv delta_how)"
+	delta_line="the delta the manifest names (\`ramboot manifest --delta-from\`, zstd level 3 with long-distance matching: $(dv delta_file) bytes), applied to the old slot and verified, + $(dv manifest) of manifest; the index is built from the slot. Without the delta (\`--no-delta\`): $(dv chunks) bytes of chunks + $(dv manifest) of manifest + $idx2_size of index = $delta_chunks, $(dv local) bytes copied from the old slot. For scale, \`zstd -19 --patch-from\` of the two images: $delta_ideal bytes"
 }
 
 # The server disk's reads by owner (bench/vda-split.py on the guest's block
@@ -268,7 +270,7 @@ if [ "$report_only" = 1 ]; then
 		measure_delta
 		elapsed=${elapsed:-}
 		declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta \
-			pkg_bytes pkg_xz delta_line idx2_size delta_ideal delta_floor elapsed > "$cache/run.vars"
+			pkg_bytes pkg_xz delta_line idx2_size delta_ideal delta_floor delta_chunks elapsed > "$cache/run.vars"
 	fi
 else
 # ---------------------------------------------------------------- disks
@@ -362,7 +364,7 @@ fi
 measure_delta
 
 declare -p man_size idx_size seed_none seed_cold seed_hot seed_page seed_bytes pkg delta pkg_bytes \
-	pkg_xz delta_line idx2_size delta_ideal delta_floor > "$cache/run.vars"
+	pkg_xz delta_line idx2_size delta_ideal delta_floor delta_chunks > "$cache/run.vars"
 start=$(date +%s)
 # ---------------------------------------------------------------- the rounds
 
@@ -523,10 +525,12 @@ table=$cache/table.md
 	if [ "$delta" != - ]; then
 		dlim=$((2 * pkg_xz + idx2_size))
 		echo "| delta network bytes <= 2 x package ($pkg_xz) + index ($idx2_size) = $dlim | $delta | $(yn "$delta" "$dlim") |"
+		[ "${delta_chunks:--}" = - ] ||
+			echo "| (without the delta, \`--no-delta\`: the changed chunks, the manifest and the index) | $delta_chunks | $(yn "$delta_chunks" "$dlim") |"
 		[ "${delta_floor:--}" = - ] ||
-			echo "| (the floor: the new image's squashfs blocks that the old one does not hold, bench/sqfs-blocks.py; a refresh by whole blocks reads them all, plus the index) | $delta_floor + $idx2_size = $((delta_floor + idx2_size)) | $(yn "$((delta_floor + idx2_size))" "$dlim") |"
+			echo "| (the floor of a refresh by whole squashfs blocks: the new image's blocks that the old one does not hold, bench/sqfs-blocks.py, plus the index) | $delta_floor + $idx2_size = $((delta_floor + idx2_size)) | $(yn "$((delta_floor + idx2_size))" "$dlim") |"
 		[ "${delta_ideal:--}" = - ] ||
-			echo "| (for scale: a byte-exact binary delta of the two images, zstd -19 --patch-from, that a server computing one per version could send instead of the index and the chunks) | $delta_ideal | $(yn "$delta_ideal" "$dlim") |"
+			echo "| (for scale: zstd -19 --patch-from of the two images) | $delta_ideal | $(yn "$delta_ideal" "$dlim") |"
 	fi
 	echo
 	echo "    cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_files%.*} bytes of the image (${hot_net%.*} of the server disk), delta $delta bytes for a $pkg_xz-byte package"

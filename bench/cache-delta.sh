@@ -21,14 +21,20 @@
 #   pkg pkg_files pkg_bytes   the package, its files in ROOT, their bytes
 #   pkg_xz        the changed files, tar | xz -6 (the package's compressed
 #                 size, as in a .deb)
-#   chunks        bytes of the chunks the refresh read from the new image
+#   delta_file    the binary delta the new manifest names (ramboot manifest
+#                 --delta-from=OLD: zstd, level 3, long-distance matching)
+#   delta         what the refresh reads from the server: the delta and
+#                 the manifest (the index is built from the slot), bytes
+#   delta_how     "applied" when the refresh used the delta
+#   chunks        bytes of the chunks a refresh without the delta
+#                 (--no-delta) reads from the new image
 #   chunks_data chunks_inode chunks_dir chunks_tables
 #                 the same, by where they lie in the new squashfs: data
 #                 blocks, inode table, directory table, the other tables
-#   local         bytes the refresh copied from the old slot
+#   local         bytes that refresh copied from the old slot
 #   manifest index  the new image's manifest and chunk index, bytes
-#   delta         chunks + manifest + index: what the refresh reads from
-#                 the server
+#   delta_chunks  chunks + manifest + index: what a refresh without the
+#                 delta reads from the server
 #   ideal         zstd --patch-from=OLD -19 --long of the new image: a
 #                 byte-exact binary delta that a server computing one per
 #                 client would send; no chunk-based refresh reads less
@@ -70,7 +76,7 @@ empty=${CACHEDELTA_EMPTY:-$w/cache-empty.img}
 lo_dev=
 cleanup() {
 	[ -z "$lo_dev" ] || losetup -d "$lo_dev" 2>/dev/null
-	rm -rf "$w/root2" "$w/cache-delta.img"
+	rm -rf "$w/root2" "$w/cache-delta.img" "$w/cache-chunks.img"
 	[ "${CACHEDELTA_KEEP:-0}" = 1 ] || rm -rf "$w/d1" "$w/d2"
 }
 trap cleanup EXIT
@@ -114,25 +120,37 @@ sqopts=$(python3 "$top/bench/sqfs-blocks.py" options "$img")
 mksquashfs "$w/root2" "$w/d2/x86_64.img" $sqopts -noappend -quiet -all-root -no-progress \
 	> "$w/mksquashfs2.log" 2>&1 || die "mksquashfs of the rebuilt root failed"
 rm -rf "$w/root2"
-"$rbtool" manifest --cindex -o "$w/d2/x86_64.img.manifest" "$w/d2/x86_64.img" \
-	> "$w/manifest2.log" 2>&1 || die "ramboot manifest of the rebuilt image failed"
+cp "$img" "$w/d1/x86_64.img"
+"$rbtool" manifest --cindex --delta-from="$w/d1/x86_64.img" -o "$w/d2/x86_64.img.manifest" \
+	"$w/d2/x86_64.img" > "$w/manifest2.log" 2>&1 ||
+	die "ramboot manifest of the rebuilt image failed: $(tail -n 3 "$w/manifest2.log")"
 idx=$(stat -c %s "$w/d2/x86_64.img.cindex")
 man=$(stat -c %s "$w/d2/x86_64.img.manifest")
+delta_file=$(stat -c %s "$w/d2/x86_64.img.delta" 2>/dev/null || echo 0)
 
 # A cache that holds the old image, filled by this ramboot (its chunker
-# made the old slot's index), then the refresh to the new one.
-cp "$img" "$w/d1/x86_64.img"
+# made the old slot's index), then the refresh to the new one: with the
+# delta, and again from the same old cache without it.
 "$rbtool" manifest --cindex -o "$w/d1/x86_64.img.manifest" "$w/d1/x86_64.img" \
 	> "$w/manifest1.log" 2>&1 || die "ramboot manifest of the old image failed"
 cp --sparse=always "$empty" "$w/cache-delta.img"
 cache_do "$w/cache-delta.img" refresh --manifest="$w/d1/x86_64.img.manifest" \
 	"$w/d1/x86_64.img" > "$w/delta-fill.out" 2>&1 ||
 	die "the old image's cache fill failed: $(tail -n 3 "$w/delta-fill.out")"
+cp --sparse=always "$w/cache-delta.img" "$w/cache-chunks.img"
 cache_do "$w/cache-delta.img" refresh --manifest="$w/d2/x86_64.img.manifest" \
 	"$w/d2/x86_64.img" > "$w/delta.out" 2>&1 ||
 	die "the refresh failed: $(tail -n 3 "$w/delta.out")"
-chunks=$(sed -n 's/^bytes_network: //p' "$w/delta.out")
-local_b=$(sed -n 's/^bytes_local: //p' "$w/delta.out")
+cache_do "$w/cache-chunks.img" refresh --no-delta --manifest="$w/d2/x86_64.img.manifest" \
+	"$w/d2/x86_64.img" > "$w/chunks.out" 2>&1 ||
+	die "the refresh without the delta failed: $(tail -n 3 "$w/chunks.out")"
+rm -f "$w/cache-chunks.img"
+net=$(sed -n 's/^bytes_network: //p' "$w/delta.out")
+delta_how=$(sed -n 's/^delta: //p' "$w/delta.out")
+# the index counts when the refresh read it
+grep -qx 'index: slot' "$w/delta.out" || net=$((net + idx))
+chunks=$(sed -n 's/^bytes_network: //p' "$w/chunks.out")
+local_b=$(sed -n 's/^bytes_local: //p' "$w/chunks.out")
 # zstd's window must cover the old image
 wlog=28
 while [ $((1 << wlog)) -lt "$(stat -c %s "$w/d1/x86_64.img")" ] && [ $wlog -lt 31 ]; do
@@ -183,7 +201,10 @@ echo "chunks=$chunks"
 echo "local=$local_b"
 echo "manifest=$man"
 echo "index=$idx"
-echo "delta=$((chunks + man + idx))"
+echo "delta_file=$delta_file"
+echo "delta_how=${delta_how:-none}"
+echo "delta=$((net + man))"
+echo "delta_chunks=$((chunks + man + idx))"
 echo "ideal=$ideal"
 echo "limit=$((2 * pkg_xz + idx))"
 for kv in $split $floor; do
