@@ -350,6 +350,15 @@ hand_manifest() {
 	[[ "$stderr" == *"--delta-from $T/none.img: No such file or directory"* ]]
 	[ ! -e "$T/m" ]
 	[ ! -e "$T/b.img.delta" ]
+	# the older image cut short under its mapping (SIGBUS): an error,
+	# nothing written
+	cp "$D/a.img" "$T/a.img"
+	run --separate-stderr faultinj_run 'mmap:path=a.img:cut' "$RAMBOOT_BIN" manifest \
+		--delta-from="$T/a.img" -o "$T/m" "$T/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"--delta-from $T/a.img: a read or write of the mapped images failed (SIGBUS"* ]]
+	[ ! -e "$T/m" ]
+	[ ! -e "$T/b.img.delta" ]
 	# compressed: refused, as --cindex
 	zstd -q -c "$D/b.img" >"$T/b.zst"
 	run --separate-stderr "$RAMBOOT_BIN" manifest --delta-from="$D/a.img" -o "$T/m" "$T/b.zst"

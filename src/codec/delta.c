@@ -183,9 +183,7 @@ static int decode(struct apply *a)
 	return 0;
 }
 
-/* decode() with SIGBUS caught. Nothing this function keeps in locals
- * changes between sigsetjmp and a jump back to it. */
-static int decode_guarded(struct apply *a)
+int delta_guard(int (*fn)(void *), void *arg, char *err, size_t errlen)
 {
 	struct sigaction sa, old;
 	sigjmp_buf jb;
@@ -195,18 +193,25 @@ static int decode_guarded(struct apply *a)
 	sa.sa_handler = on_bus;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGBUS, &sa, &old) < 0)
-		return rb_errfmt(a->err, a->errlen, -errno, "sigaction: %s", strerror(errno));
+		return rb_errfmt(err, errlen, -errno, "sigaction: %s", strerror(errno));
+	/* Nothing this function keeps in locals changes between sigsetjmp
+	 * and a jump back to it. */
 	if (sigsetjmp(jb, 1)) {
 		bus_jump = NULL;
 		(void)sigaction(SIGBUS, &old, NULL);
-		return rb_errfmt(a->err, a->errlen, -EIO, "a read or write of the mapped images "
+		return rb_errfmt(err, errlen, -EIO, "a read or write of the mapped images "
 				 "failed (SIGBUS: an I/O error, or a file cut short)");
 	}
 	bus_jump = &jb;
-	rc = decode(a);
+	rc = fn(arg);
 	bus_jump = NULL;
 	(void)sigaction(SIGBUS, &old, NULL);
 	return rc;
+}
+
+static int decode_fn(void *arg)
+{
+	return decode(arg);
 }
 
 int delta_apply(int oldfd, uint64_t oldlen, int dfd, uint64_t dlen, const uint8_t dsha[32],
@@ -239,7 +244,7 @@ int delta_apply(int oldfd, uint64_t oldlen, int dfd, uint64_t dlen, const uint8_
 		rc = rb_errfmt(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = decode_guarded(&a);
+	rc = delta_guard(decode_fn, &a, err, errlen);
 out:
 	free(a.buf);
 	ZSTD_freeDCtx(a.d);

@@ -43,4 +43,12 @@ int delta_make(const void *old, size_t oldlen, const void *new_, size_t newlen, 
 int delta_apply(int oldfd, uint64_t oldlen, int dfd, uint64_t dlen, const uint8_t dsha[32],
 		int outfd, uint64_t newlen, char *err, size_t errlen);
 
+/*
+ * fn(arg) with SIGBUS caught in this thread: a fault in a mapping of a
+ * file (an I/O error, a file cut short under it) is -EIO with err, not
+ * the process's death; else what fn returns. fn is left where it faulted:
+ * what it allocated stays allocated, what it holds is not to be used.
+ */
+int delta_guard(int (*fn)(void *), void *arg, char *err, size_t errlen);
+
 #endif

@@ -356,6 +356,39 @@ static int build_cindex(const struct publish_req *req, int fd, struct publish_ma
 			 mk->m.cindex, "a chunk index", err, errlen);
 }
 
+struct hash_args {
+	const void *p;
+	size_t n;
+	uint8_t *md;
+};
+
+static int hash_fn(void *arg)
+{
+	struct hash_args *h = arg;
+
+	sha256(h->p, h->n, h->md);
+	return 0;
+}
+
+struct make_args {
+	const void *old;
+	size_t olen;
+	const void *new_;
+	size_t nlen, cap;
+	void **out;
+	size_t *outlen;
+	char *err;
+	size_t errlen;
+};
+
+static int make_fn(void *arg)
+{
+	struct make_args *a = arg;
+
+	return delta_make(a->old, a->olen, a->new_, a->nlen, a->cap, a->out, a->outlen, a->err,
+			  a->errlen);
+}
+
 /* The delta from req->delta_from to the image (fd, read already): into
  * mk->delta and the manifest's delta keys. What makes a delta pointless
  * (the same image, an older image other than the one asked for, a delta
@@ -397,7 +430,19 @@ static int build_delta(const struct publish_req *req, int fd, struct publish_mad
 		rc = rb_errfmt(err, errlen, -errno, "the delta: mmap: %s", strerror(errno));
 		goto out;
 	}
-	sha256(olen ? om : "", olen, sum);
+	/* The two images are read through their mappings: a fault there
+	 * (a file cut short under it, an I/O error) fails the publish with
+	 * an error, it does not kill it. */
+	{
+		struct hash_args h = { olen ? om : "", olen, sum };
+		char why[256];
+
+		rc = delta_guard(hash_fn, &h, why, sizeof(why));
+		if (rc < 0) {
+			rb_errfmt(err, errlen, rc, "--delta-from %s: %s", from, why);
+			goto out;
+		}
+	}
 	hex_encode(sum, 32, mk->m.delta_from);
 	if ((req->delta_from_sha256 && strcmp(mk->m.delta_from, req->delta_from_sha256)) ||
 	    !strcmp(mk->m.delta_from, mk->m.sha256)) {
@@ -407,8 +452,12 @@ static int build_delta(const struct publish_req *req, int fd, struct publish_mad
 		rc = 0;
 		goto none;
 	}
-	rc = delta_make(olen ? om : NULL, olen, nlen ? nm : NULL, nlen, nlen / 2 + 4096,
-			&mk->delta, &mk->delta_len, err, errlen);
+	{
+		struct make_args a = { olen ? om : NULL, olen, nlen ? nm : NULL, nlen,
+				       nlen / 2 + 4096, &mk->delta, &mk->delta_len, err, errlen };
+
+		rc = delta_guard(make_fn, &a, err, errlen);
+	}
 	if (rc == -EFBIG) {
 		rb_warn("%s: %s: no delta (the chunks serve)", from, err);
 		rc = 0;
