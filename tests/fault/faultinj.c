@@ -953,30 +953,30 @@ static void cut_file(int fd)
 	(void)REAL(close)(w);
 }
 
+/* After the real mmap: the cut, when a rule asked for it. */
+static void *mapped(const struct call *c, void *p, int fd)
+{
+	if (p != MAP_FAILED && c->cut)
+		cut_file(fd);
+	return p;
+}
+
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct call c = FD_CALL(OP_MMAP, fd, 0);
-	void *p;
 
 	if (fd >= 0 && enter(&c) < 0)
 		return MAP_FAILED;
-	p = REAL(mmap)(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && c.cut)
-		cut_file(fd);
-	return p;
+	return mapped(&c, REAL(mmap)(addr, len, prot, flags, fd, off), fd);
 }
 
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
 	struct call c = FD_CALL(OP_MMAP, fd, 0);
-	void *p;
 
 	if (fd >= 0 && enter(&c) < 0)
 		return MAP_FAILED;
-	p = REAL(mmap64)(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && c.cut)
-		cut_file(fd);
-	return p;
+	return mapped(&c, REAL(mmap64)(addr, len, prot, flags, fd, off), fd);
 }
 
 /* ---- FAULTINJ ---- */

@@ -478,12 +478,26 @@ static void test_image_key(void)
 #define CNAME "cindex x86_64.img.cindex-0123456789abcdef\n"
 #define CSUM  "cindex-sha256 " H_EMPTY "\n"
 
+/* m formatted (manifest_format) into a malloc'ed buffer, *n its length;
+ * m freed. */
+static char *formatted(struct manifest *m, int *n)
+{
+	size_t cap = manifest_format_max(m);
+	char *buf = malloc(cap);
+
+	if (!buf)
+		abort();
+	*n = manifest_format(m, buf, cap);
+	manifest_free(m);
+	CHECK(*n > 0);
+	return buf;
+}
+
 /* The chunk index's keys: the two together, version 2 only, a name beside
  * the image, 64 hex digits; formatted and parsed back the same. */
 static void test_cindex_keys(void)
 {
 	struct manifest m;
-	size_t cap;
 	char *buf;
 	int n;
 
@@ -495,13 +509,7 @@ static void test_cindex_keys(void)
 	CHECK_EQ_INT(parse(V2B "cindex-sha256 " HEXU "\n" VROOT VSALT VHASH CNAME, &m), 0);
 	CHECK_EQ_STR(m.cindex_sha256, HEX);
 	CHECK_EQ_STR(m.verity_hash, "x86_64.img.verity");
-	cap = manifest_format_max(&m);
-	buf = malloc(cap);
-	if (!buf)
-		abort();
-	n = manifest_format(&m, buf, cap);
-	manifest_free(&m);
-	CHECK(n > 0);
+	buf = formatted(&m, &n);
 	CHECK(strstr(buf, "\ncindex x86_64.img.cindex-0123456789abcdef\ncindex-sha256 " HEX
 		     "\n") != NULL);
 	CHECK_EQ_INT(parse_n(buf, (size_t)n, &m), 0);
@@ -513,13 +521,7 @@ static void test_cindex_keys(void)
 	/* None: none formatted. */
 	CHECK_EQ_INT(parse(V2B, &m), 0);
 	CHECK_EQ_STR(m.cindex, "");
-	cap = manifest_format_max(&m);
-	buf = malloc(cap);
-	if (!buf)
-		abort();
-	n = manifest_format(&m, buf, cap);
-	manifest_free(&m);
-	CHECK(n > 0);
+	buf = formatted(&m, &n);
 	CHECK(strstr(buf, "cindex") == NULL);
 	free(buf);
 	/* One without the other. */
@@ -555,7 +557,6 @@ static void test_cindex_keys(void)
 static void test_delta_keys(void)
 {
 	struct manifest m;
-	size_t cap;
 	char *buf;
 	int n;
 
@@ -566,13 +567,7 @@ static void test_delta_keys(void)
 	manifest_free(&m);
 	CHECK_EQ_INT(parse(V2B "delta-sha256 " HEXU "\n" DFROM CNAME CSUM DNAME, &m), 0);
 	CHECK_EQ_STR(m.delta_sha256, HEX);
-	cap = manifest_format_max(&m);
-	buf = malloc(cap);
-	if (!buf)
-		abort();
-	n = manifest_format(&m, buf, cap);
-	manifest_free(&m);
-	CHECK(n > 0);
+	buf = formatted(&m, &n);
 	CHECK(strstr(buf, "\n" DNAME DFROM DSUM) != NULL);
 	CHECK_EQ_INT(parse_n(buf, (size_t)n, &m), 0);
 	CHECK_EQ_STR(m.delta, "x86_64.img.delta-0123456789abcdef");
@@ -583,13 +578,7 @@ static void test_delta_keys(void)
 	free(buf);
 	/* None: none formatted. */
 	CHECK_EQ_INT(parse(V2B, &m), 0);
-	cap = manifest_format_max(&m);
-	buf = malloc(cap);
-	if (!buf)
-		abort();
-	n = manifest_format(&m, buf, cap);
-	manifest_free(&m);
-	CHECK(n > 0);
+	buf = formatted(&m, &n);
 	CHECK(strstr(buf, "delta") == NULL);
 	free(buf);
 	/* Not all three. */
