@@ -199,7 +199,7 @@ measure_delta() {
 	delta_floor=$(dv floor)
 	delta_chunks=$(dv delta_chunks)
 	[ "$(dv delta_how)" = applied ] || die "the refresh did not apply the delta: $(dv delta_how)"
-	delta_line="the delta the manifest names (\`ramboot manifest --delta-from\`, zstd level 3 with long-distance matching: $(dv delta_file) bytes), applied to the old slot and verified, + $(dv manifest) of manifest; the index is built from the slot. Without the delta (\`--no-delta\`): $(dv chunks) bytes of chunks + $(dv manifest) of manifest + $idx2_size of index = $delta_chunks, $(dv local) bytes copied from the old slot. For scale, \`zstd -19 --patch-from\` of the two images: $delta_ideal bytes"
+	delta_line="the delta the manifest names (\`ramboot manifest --delta-from\`, zstd level 3 with long-distance matching: $(dv delta_file) bytes), applied to the old slot and verified, + $(dv manifest) of manifest; the index is built from the slot. Without the delta (\`--no-delta\`): $(dv chunks) bytes of chunks + $(dv manifest) of manifest + $idx2_size of index = $delta_chunks, $(dv local) bytes copied from the old slot"
 }
 
 # The server disk's reads by owner (bench/vda-split.py on the guest's block
@@ -503,7 +503,7 @@ table=$cache/table.md
 	echo "| $seed_none | ${seed_cold%% *} | $seed_hot | $seed_page |"
 	echo
 	if [ "$delta" != - ]; then
-		echo "One-package rebuild: package \`$pkg\`, $(fmt_mb "$pkg_bytes") of its files in the image, each changed in every 4 KiB; its files compressed (tar | xz -6): $pkg_xz bytes. The refresh from the old image's cache (\`ramboot cache refresh\`, on the host): $delta_line; $delta bytes from the server in all."
+		echo "One-package rebuild: package \`$pkg\`, $(fmt_mb "$pkg_bytes") of its files in the image, each changed in every 4 KiB; its files compressed (tar | xz -6): $pkg_xz bytes. The refresh from the old image's cache (\`ramboot cache refresh\`, on the host): $delta_line. With the delta, $delta bytes from the server in all (for scale, \`zstd -19 --patch-from\` of the two images: $delta_ideal bytes)."
 	else
 		echo "One-package rebuild: not measured (no package found; CACHEBENCH_PKG=)."
 	fi
