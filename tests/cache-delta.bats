@@ -29,19 +29,10 @@ setup_file() {
 
 setup() {
 	require_loader
-	T=$BATS_TEST_TMPDIR
-	D=$BATS_FILE_TMPDIR
-	C=$T/cache
-	X=$C/images/x
-	mkdir "$C"
+	cache_test_vars
 	"$RAMBOOT_BIN" cache init "$C" >/dev/null
 	"$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --manifest="$D/a.manifest" "$D/a.img" \
 		>/dev/null
-}
-
-# key NAME: the value of "NAME: VALUE" in $output
-key() {
-	sed -n "s/^$1: //p" <<<"$output" | head -1
 }
 
 # mkey NAME FILE: the value of the manifest key NAME in FILE

@@ -31,13 +31,9 @@ setup_file() {
 
 setup() {
 	require_loader
-	T=$BATS_TEST_TMPDIR
-	D=$BATS_FILE_TMPDIR
-	C=$T/cache
-	X=$C/images/x
+	cache_test_vars
 	LOOPS=()
 	MNTS=()
-	mkdir "$C"
 }
 
 # Real-kernel leftovers go even when a test failed.
@@ -45,11 +41,6 @@ teardown() {
 	local m l
 	for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null || true; done
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
-}
-
-# key NAME: the value of "NAME: VALUE" in $output
-key() {
-	sed -n "s/^$1: //p" <<<"$output" | head -1
 }
 
 # refresh_a: the cache $C holds a.img (slot a active, generation 1).

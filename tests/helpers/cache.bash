@@ -13,6 +13,11 @@
 # DIR/a.img, DIR/b.img  their squashfs images (mksquashfs defaults)
 # DIR/b2.img            b.img with one byte changed: the same size, an
 #                       image b.img's manifest does not describe
+#
+# In setup(), cache_test_vars sets T (the test's directory), D (the
+# file's), C (a cache directory, made) and X (image x's directory in it);
+# key NAME reads "NAME: VALUE" of `ramboot cache refresh|status` in
+# $output.
 
 cache_images() {
 	local d=$1 i
@@ -29,4 +34,19 @@ cache_images() {
 	mksquashfs "$d/tree2" "$d/b.img" -quiet -no-progress -noappend >/dev/null
 	cp "$d/b.img" "$d/b2.img"
 	printf '\x5a' | dd of="$d/b2.img" bs=1 seek=1000 conv=notrunc status=none
+}
+
+# shellcheck disable=SC2034 # the tests read them
+cache_test_vars() {
+	T=$BATS_TEST_TMPDIR
+	D=$BATS_FILE_TMPDIR
+	C=$T/cache
+	X=$C/images/x
+	mkdir "$C"
+}
+
+# key NAME: the value of "NAME: VALUE" in $output
+key() {
+	# shellcheck disable=SC2154 # bats sets output
+	sed -n "s/^$1: //p" <<<"$output" | head -1
 }
