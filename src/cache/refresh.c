@@ -147,6 +147,17 @@ static int read_manifest(struct refresh *f)
 	return 0;
 }
 
+/* The file name the manifest names beside the image, as a path in path:
+ * 0, or -ENAMETOOLONG. */
+static int beside_image(const struct refresh *f, const char *name, char *path, size_t len)
+{
+	const char *slash = strrchr(f->o->image, '/');
+	int dlen = slash ? (int)(slash - f->o->image + 1) : 0;
+	int rc = snprintf(path, len, "%.*s%s", dlen, f->o->image, name);
+
+	return rc < 0 || (size_t)rc >= len ? -ENAMETOOLONG : 0;
+}
+
 static int cmp_have(const void *a, const void *b)
 {
 	return memcmp(a, b, 32);
@@ -165,11 +176,7 @@ static int new_index(struct refresh *f)
 
 	if (f->have_m && f->m.cindex[0]) {
 		if (!src) {
-			const char *slash = strrchr(f->o->image, '/');
-			int dlen = slash ? (int)(slash - f->o->image + 1) : 0;
-
-			rc = snprintf(path, sizeof(path), "%.*s%s", dlen, f->o->image, f->m.cindex);
-			if (rc < 0 || (size_t)rc >= sizeof(path))
+			if (beside_image(f, f->m.cindex, path, sizeof(path)) < 0)
 				return rb_errfmt(f->err, f->errlen, -ENAMETOOLONG, "%s: path too long "
 						 "for its index", f->o->image);
 			src = path;
@@ -575,15 +582,12 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 	if (a->bad || strcmp(hex, f->m.delta_from))
 		return no_delta(f, false, "made from another image than slot %c's",
 				cstate_slot_name(f->st.active));
-	if (f->o->delta) {
-		rc = snprintf(path, sizeof(path), "%s", f->o->delta);
-	} else {
-		const char *slash = strrchr(f->o->image, '/');
-		int dlen = slash ? (int)(slash - f->o->image + 1) : 0;
-
-		rc = snprintf(path, sizeof(path), "%.*s%s", dlen, f->o->image, f->m.delta);
-	}
-	if (rc < 0 || (size_t)rc >= sizeof(path))
+	if (f->o->delta)
+		rc = snprintf(path, sizeof(path), "%s", f->o->delta) >= (int)sizeof(path) ?
+		     -ENAMETOOLONG : 0;
+	else
+		rc = beside_image(f, f->m.delta, path, sizeof(path));
+	if (rc < 0)
 		return no_delta(f, true, "%s: path too long", f->m.delta);
 	dfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISREG(st.st_mode)) {
