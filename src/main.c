@@ -104,7 +104,7 @@ static int run_command(const char *name, int argc, char **argv)
 		rb_set_cmd(commands[i].name);
 		return stdout_done(commands[i].name, commands[i].fn(argc, argv));
 	}
-	fprintf(stderr, "ramboot: unknown command '%s'\n", name);
+	rb_err("unknown command '%.200s'", name);
 	usage(stderr);
 	return RB_EXIT_USAGE;
 }

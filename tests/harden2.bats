@@ -235,38 +235,7 @@ status_root() {
 
 # ---- boot: every read of a network path is bounded ---------------------------
 
-# boot_root: a fixture root for `ramboot boot` (tests/boot-cmd.bats has
-# the same layout) with a squashfs at root/images/x.img.
-boot_root() {
-	R=$BATS_TEST_TMPDIR/root
-	mkdir -p "$R/proc" "$R/root/images" "$R/etc" "$BATS_TEST_TMPDIR/tree/etc"
-	printf 'MemTotal:       8100000 kB\nMemFree:        8000000 kB\nMemAvailable:   8000000 kB\n' \
-		>"$R/proc/meminfo"
-	echo hello >"$BATS_TEST_TMPDIR/tree/etc/hostname"
-	head -c 300000 /dev/urandom >"$BATS_TEST_TMPDIR/tree/init"
-	mksquashfs "$BATS_TEST_TMPDIR/tree" "$R/root/images/x.img" -quiet -noappend \
-		-no-progress >/dev/null
-	track mount "$R/run/ramboot/ram"
-}
-
-boot_report() { # key -> value
-	sed -n "s/^$1=//p" "$R/run/ramboot/report"
-}
-
-# boot_hang RULE CMDLINE: ramboot boot under the shim; it must return
-# (a bound of 120 s catches a hang: the boot's own is timeout + 15 s).
-boot_hang() {
-	echo "$2" >"$R/proc/cmdline"
-	run --separate-stderr timeout -k 5 120 env -u RAMBOOT RAMBOOT_ROOT="$R" \
-		FAULTINJ="$1" FAULTINJ_LOG="$BATS_TEST_TMPDIR/fi.log" \
-		LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot
-	case $status in 124 | 137) fail "ramboot boot did not return" ;; esac
-	expect_status 0
-	grep -q 'action=hang' "$BATS_TEST_TMPDIR/fi.log" || fail "the hang never fired"
-	assert_output ""
-	[ "$(boot_report mode_done)" = off ]
-}
-
+# boot_root, boot_hang: helpers/harden.bash.
 @test "boot: ramboot.source=udpcast, the image's first bytes never come (root): the boot returns" {
 	need_root ramboot=ram
 	need_shim

@@ -603,6 +603,7 @@ int cmd_boot(int argc, char **argv)
 		goto out;
 	}
 	load_settings(s, &a);
+	boot_deadline_start(s);
 	if (a.query || a.explain) {
 		rc = a.query ? boot_query(s, &a) : boot_explain(s, &a);
 		qrc = rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;

@@ -64,7 +64,14 @@ bool settings_usable(const struct boot_settings *s, struct boot_report *rep);
 /* The verification of this boot into *p; false after a fallback. */
 bool verify_plan(const struct boot_settings *s, const char *manifest, struct vplan *p,
 		 struct boot_report *rep);
-/* The bound on a read of a network path by the boot, in seconds; 0: none. */
+/* The boot's one deadline (settings.c): started when the boot starts,
+ * pushed on by a copy's progress (at: when its data last came, on
+ * now_sec()'s clock); boot_deadline() is it on that clock, 0 for none.
+ * read_limit(): what is left of it for a step that waits on the network,
+ * in seconds (0: no bound). */
+void boot_deadline_start(const struct boot_settings *s);
+void boot_deadline_progress(const struct boot_settings *s, double at);
+double boot_deadline(void);
 double read_limit(const struct boot_settings *s);
 
 /* boot.c */

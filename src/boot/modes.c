@@ -108,8 +108,10 @@ static void load_child(void *arg)
  * it, and leaves it to the kernel. Returns the load's exit code; *stuck
  * when the child was given up.
  */
-static int load_in_child(const struct load_opts *o, struct load_result *r, bool *stuck)
+static int load_in_child(const struct boot_settings *s, const struct load_opts *o,
+			 struct load_result *r, bool *stuck)
 {
+	long long beat0;
 	struct child_load *c;
 	int rc, status;
 
@@ -119,8 +121,16 @@ static int load_in_child(const struct load_opts *o, struct load_result *r, bool 
 		return load_run(o, r);
 	memset(c, 0, sizeof(*c));
 	c->o = *o;
+	/* Until its first byte, the boot's deadline too: the manifest's
+	 * read and the source's start take what is left of it. */
+	c->cb.first_by = boot_deadline();
+	beat0 = (long long)(now_sec() * 1000);
 	rc = child_run(load_child, c, &c->cb,
 		       o->stall_timeout > 0 ? o->stall_timeout + CHILD_GRACE_S : 0, &status);
+	/* The data that came pushes the boot's deadline on, from when the
+	 * last of it came (a stall after it has used its share). */
+	if (rc > 0 && atomic_load(&c->cb.beat_ms) > beat0)
+		boot_deadline_progress(s, (double)atomic_load(&c->cb.beat_ms) / 1000);
 	if (rc < 0) {
 		munmap(c, sizeof(*c));
 		return load_run(o, r);
@@ -284,7 +294,7 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	rb_debug("reading the image from a udpcast session (%s)",
 		 s->udpcast[0] ? s->udpcast : "default options");
 	udpcast_source_arm(&uc);
-	*rc = load_in_child(&uo, r, stuck);
+	*rc = load_in_child(s, &uo, r, stuck);
 	udpcast_source_disarm();
 	if (*rc == RB_EXIT_OK && r->fstype[0])
 		return 0;
@@ -426,7 +436,7 @@ void do_ram(const struct boot_settings *s, const char *image, const char *manife
 	    udpcast_first(s, &o, r, &rc, &stuck, id, rundir, rep) == 1) {
 		snprintf(rep->source_used, sizeof(rep->source_used), "network");
 		rb_debug("loading %s into %s", image, dest);
-		rc = load_in_child(&o, r, &stuck);
+		rc = load_in_child(s, &o, r, &stuck);
 	}
 	fill_from_result(rep, r, o.sha256 || o.manifest);
 	snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", r->signed_by);

@@ -297,12 +297,55 @@ bool verify_plan(const struct boot_settings *s, const char *manifest, struct vpl
 	return true;
 }
 
-/* The bound on a read of a network path in the boot process: the stall
- * timeout and the grace of a load (cmdline.md: ramboot boot returns at
- * the latest 15 s after ramboot.timeout=); 0: no bound. */
-double read_limit(const struct boot_settings *s)
+/*
+ * The boot's one deadline (docs/cmdline.md, ramboot.timeout=): ramboot
+ * boot returns at the latest CHILD_GRACE_S after the network last
+ * delivered for ramboot.timeout= seconds. Every step that waits on the
+ * network without a progress of its own (the manifest, the image's
+ * first bytes, the look at the cache, the start of a lazy copy, the
+ * memory tier's handshake) takes what is left of it, so that the bounds
+ * of several such steps never add up; a copy that moves data pushes it
+ * on (boot_deadline_progress). Kept here, beside the settings it comes
+ * from: the boot's steps reach it through read_limit().
+ */
+static double deadline = -1;     /* now_sec()'s clock; 0: none; -1: not started */
+
+static double deadline_from(const struct boot_settings *s, double at)
 {
 	double t = s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT;
 
-	return t > 0 ? t + CHILD_GRACE_S : 0;
+	return t > 0 ? at + t + CHILD_GRACE_S : 0;
+}
+
+void boot_deadline_start(const struct boot_settings *s)
+{
+	deadline = deadline_from(s, now_sec());
+}
+
+void boot_deadline_progress(const struct boot_settings *s, double at)
+{
+	double d = deadline_from(s, at);
+
+	if (deadline > 0 && d > deadline)
+		deadline = d;
+}
+
+double boot_deadline(void)
+{
+	return deadline > 0 ? deadline : 0;
+}
+
+/* The bound on a step that waits on the network, in seconds: what is
+ * left of the boot's deadline (a hundredth at least: 0 would be no
+ * bound); 0: none (ramboot.timeout=0). */
+double read_limit(const struct boot_settings *s)
+{
+	double left;
+
+	if (deadline < 0)
+		boot_deadline_start(s);
+	if (deadline == 0)
+		return 0;
+	left = deadline - now_sec();
+	return left > 0.01 ? left : 0.01;
 }

@@ -71,11 +71,14 @@ static void *guard_main(void *arg)
 			if (now != g->last) {
 				g->last = now;
 				g->last_change = t;
+				g->moved = true;
 			} else if (t - g->last_change >= g->stall_timeout) {
 				stalled = true;
 			}
 		}
-		if (g->beat_ms)
+		/* A beat is progress: none before the first byte moved (the
+		 * child's first beat is what child_run's first_by waits for). */
+		if (g->beat_ms && g->moved)
 			atomic_store(g->beat_ms, (long long)(g->last_change * 1000));
 		pthread_mutex_unlock(&g->lock);
 		if (stop)

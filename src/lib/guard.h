@@ -37,9 +37,11 @@ struct guard {
 	void *arg;
 	uint64_t last;                      /* progress at last_change */
 	double last_change;
-	/* Where the guard publishes, every tick, the monotonic time (ms) of
-	 * the last progress, for a watcher in another process; or NULL. */
+	/* Where the guard publishes, every tick from the first progress on,
+	 * the monotonic time (ms) of the last progress (or of the restart
+	 * of the stall clock), for a watcher in another process; or NULL. */
 	_Atomic long long *beat_ms;
+	bool moved;                         /* some progress was seen */
 	/* What happened (read after guard_stop, or under lock). */
 	enum guard_why why;
 	int signo;

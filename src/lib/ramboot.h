@@ -109,6 +109,11 @@ static inline bool text_is_ctl(unsigned char c)
  * cap > 0 bytes, each control character replaced by `with`, and a NUL.
  * dst may be src. Returns the length written. */
 size_t text_scrub(char *dst, size_t cap, const char *src, size_t n, char with);
+/* s (NUL-terminated, at most 1023 bytes are looked at) with each control
+ * character written as an escape (\n, \t, \r, \xNN), in place, cut to
+ * hold cap > 0 bytes with its NUL: one line of text whatever s held.
+ * Returns the length. */
+size_t text_escape(char *s, size_t cap);
 
 /* ---- sizes and rates (util.c): the grammar of docs/ramboot.md, "Units" ----
  * A size is a number and a binary unit: 4096B, 512K, 256M, 1.5G, 2T (KiB,

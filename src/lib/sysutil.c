@@ -273,11 +273,12 @@ void errbuf_set(char *buf, size_t len, const char *fmt, ...)
 
 int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit, int *status)
 {
+	long long start_ms = (long long)(now_sec() * 1000);
 	pid_t pid;
 
 	*status = 0;
 	atomic_store(&cb->done, 0);
-	atomic_store(&cb->beat_ms, (long long)(now_sec() * 1000));
+	atomic_store(&cb->beat_ms, start_ms);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -293,11 +294,13 @@ int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit
 	}
 	for (;;) {
 		pid_t w = waitpid(pid, status, WNOHANG);
-		double idle = now_sec() - (double)atomic_load(&cb->beat_ms) / 1000;
+		long long beat = atomic_load(&cb->beat_ms);
+		double now = now_sec(), idle = now - (double)beat / 1000;
 
 		if (atomic_load(&cb->done) || w == pid || (w < 0 && errno != EINTR))
 			break;
-		if (limit > 0 && idle > limit) {
+		if ((limit > 0 && idle > limit) ||
+		    (cb->first_by > 0 && beat == start_ms && now > cb->first_by)) {
 			kill(pid, SIGKILL);
 			/* Reaped if it can die; one held in the kernel is
 			 * left to init. */

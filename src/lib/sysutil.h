@@ -30,13 +30,20 @@ int run_modprobe(const char *const args[]);
 struct child_beat {
 	_Atomic long long beat_ms;   /* the child's last progress, CLOCK_MONOTONIC ms */
 	_Atomic int done;            /* the child's results are final */
+	/* Set by the caller before child_run(), 0: none. Until the child's
+	 * first beat (its first progress), it is given up on at this time
+	 * (now_sec()'s clock) too, whatever limit says: a child that beats
+	 * proved the source delivers; one that never did waits no longer
+	 * than the deadline of the whole run. */
+	double first_by;
 };
 enum { CHILD_DONE = 1, CHILD_ENDED, CHILD_KILLED };
 /* Run fn(arg) in a child whose stdout is /dev/null (the boot's stdout is
  * read to EOF by its hook); cb lies in shared memory, its beat starts now
  * (the child may move it on). Waits until the child says done or exits,
- * or until the beat is more than limit seconds old (limit > 0): then the
- * child is killed and left to the kernel. CHILD_DONE, CHILD_ENDED
+ * or until the beat is more than limit seconds old (limit > 0), or, while
+ * the child has not beaten, until cb->first_by: then the child is killed
+ * and left to the kernel. CHILD_DONE, CHILD_ENDED
  * (exited without a result; *status), CHILD_KILLED, or -errno when no
  * child could be started. */
 int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit, int *status);

@@ -51,7 +51,10 @@ static void vmsg(const char *kind, char kmsg, const char *fmt, va_list ap)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	n = (int)strlen(line);
+	/* One message, one line: a newline in a path or in a server's
+	 * string would forge a second line (a console line, a report key
+	 * read back from the log). */
+	n = (int)text_escape(line, sizeof(line) - 1);
 	line[n++] = '\n';
 	(void)write_all(STDERR_FILENO, line, (size_t)n);
 	if (rb_kmsg_fd >= 0 && kmsg) {
@@ -833,6 +836,33 @@ int parse_threads(const char *cmd, const char *s, int *out)
 		return rb_usage(cmd, "--threads: '%s' is not a number from 1 to 64", s);
 	*out = (int)v;
 	return 0;
+}
+
+size_t text_escape(char *s, size_t cap)
+{
+	char tmp[1024];
+	size_t i, o = 0;
+
+	for (i = 0; s[i] && o + 1 < sizeof(tmp); i++) {
+		unsigned char c = (unsigned char)s[i];
+		int w = 0;
+
+		if (!text_is_ctl(c))
+			tmp[o++] = (char)c;
+		else if (c == '\n' || c == '\t' || c == '\r')
+			w = snprintf(tmp + o, sizeof(tmp) - o, "\\%c", c == '\n' ? 'n' :
+				     c == '\t' ? 't' : 'r');
+		else
+			w = snprintf(tmp + o, sizeof(tmp) - o, "\\x%02x", c);
+		if (w < 0 || (size_t)w >= sizeof(tmp) - o)
+			break;
+		o += (size_t)w;
+	}
+	if (o >= cap)
+		o = cap - 1;
+	memcpy(s, tmp, o);
+	s[o] = '\0';
+	return o;
 }
 
 size_t text_scrub(char *dst, size_t cap, const char *src, size_t n, char with)
