@@ -132,37 +132,15 @@ static int parse_bool(const char *val)
 	return -1;
 }
 
-/* An age: digits and a unit, s (the default), m, h, d or w ("7d",
- * "36h", "3600"); "0", "off", "no": none. Ten years at most. */
+/* An age (ramboot.cache.offline=): a duration of ten years at most, in
+ * whole seconds ("7d", "36h", "3600"); "0", "off", "no": none. */
 static int parse_age(const char *v, int64_t *out)
 {
-	static const struct { char u; int64_t s; } units[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 },
-	};
-	int64_t n = 0, mul = 1;
-	size_t i;
+	double d;
 
-	if (!strcmp(v, "off") || !strcmp(v, "no")) {
-		*out = 0;
-		return 0;
-	}
-	if (*v < '0' || *v > '9')
+	if (duration_parse(v, 10.0 * 366 * 86400, &d) < 0)
 		return -EINVAL;
-	for (; *v >= '0' && *v <= '9'; v++) {
-		n = n * 10 + (*v - '0');
-		if (n > 10LL * 366 * 86400)
-			return -EINVAL;
-	}
-	if (*v) {
-		for (i = 0; i < ARRAY_SIZE(units) && units[i].u != *v; i++)
-			;
-		if (i == ARRAY_SIZE(units) || v[1])
-			return -EINVAL;
-		mul = units[i].s;
-	}
-	if (n * mul > 10LL * 366 * 86400)
-		return -EINVAL;
-	*out = n * mul;
+	*out = (int64_t)d;
 	return 0;
 }
 

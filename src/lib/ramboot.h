@@ -149,7 +149,12 @@ int rate_arg(const char *cmd, const char *opt, const char *val, enum unit_bare b
 /* -j, --threads of CMD: a whole number from 1 to 64; else a usage
  * error (RB_EXIT_USAGE). */
 int parse_threads(const char *cmd, const char *s, int *out);
-/* Seconds: "30", "2.5", "0" (non-negative, at most a day). 0 or -EINVAL. */
+/* A duration, the one grammar of docs/ramboot.md "Units": a number
+ * (decimals allowed) with an optional unit, s (the default), m, h, d or
+ * w ("30", "2.5s", "36h", "7d"); "0", "off" and "no" are 0. Non-negative,
+ * at most max seconds. 0 with *out in seconds, or -EINVAL. */
+int duration_parse(const char *s, double max, double *out);
+/* duration_parse() of at most a day: every timeout, interval and wait. */
 int parse_seconds(const char *s, double *out);
 /* Human-readable size into buf: "1.5 GiB". */
 const char *fmt_size(uint64_t n, char *buf, size_t len);

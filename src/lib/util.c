@@ -613,19 +613,36 @@ const char *fmt_rate(uint64_t bytes_per_s, char *buf, size_t len)
 	return buf;
 }
 
-int parse_seconds(const char *s, double *out)
+int duration_parse(const char *s, double max, double *out)
 {
+	static const struct { const char *u; double mul; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 }, { "w", 604800 },
+	};
 	char *end;
 	double v;
+	size_t i;
 
+	if (s && (!strcmp(s, "off") || !strcmp(s, "no"))) {
+		*out = 0;
+		return 0;
+	}
 	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 86400)
+	if (errno || end == s || !(v >= 0))
 		return -EINVAL;
-	*out = v;
+	for (i = 0; i < ARRAY_SIZE(units) && strcmp(end, units[i].u); i++)
+		;
+	if (i == ARRAY_SIZE(units) || v * units[i].mul > max)
+		return -EINVAL;
+	*out = v * units[i].mul;
 	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	return duration_parse(s, 86400, out);
 }
 
 const char *fmt_size(uint64_t n, char *buf, size_t len)

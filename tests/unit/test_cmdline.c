@@ -83,6 +83,32 @@ static void cmdline_switches(void)
 	CHECK_EQ_INT(S.nwarn, 0);
 }
 
+/* ramboot.timeout= and ramboot.cache.offline= read one duration
+ * grammar: a unit on either, decimals on either. */
+static void durations_one_grammar(void)
+{
+	fresh();
+	settings_parse_cmdline(&S, "ramboot.timeout=30s ramboot.cache.offline=1.5h");
+	CHECK(S.timeout_set);
+	CHECK(S.timeout == 30);
+	CHECK_EQ_INT(S.cache_offline, 5400);
+	CHECK_EQ_INT(S.nwarn, 0);
+	fresh();
+	settings_parse_cmdline(&S, "ramboot.timeout=2m ramboot.cache.offline=36h");
+	CHECK(S.timeout == 120);
+	CHECK_EQ_INT(S.cache_offline, 129600);
+	CHECK_EQ_INT(S.nwarn, 0);
+	fresh();
+	settings_parse_cmdline(&S, "ramboot.timeout=off");
+	CHECK(S.timeout_set);
+	CHECK(S.timeout == 0);
+	fresh();
+	settings_parse_cmdline(&S, "ramboot.timeout=30sec ramboot.cache.offline=2y");
+	CHECK(!S.timeout_set);
+	CHECK_EQ_INT(S.cache_offline, 0);
+	CHECK_EQ_INT(S.nwarn, 2);
+}
+
 static void quoted_image(void)
 {
 	fresh();
@@ -379,6 +405,7 @@ int main(void)
 	RUN(defaults);
 	RUN(next_arg_kernel_way);
 	RUN(cmdline_switches);
+	RUN(durations_one_grammar);
 	RUN(quoted_image);
 	RUN(unknown_and_bad);
 	RUN(sha256_lowercased);

@@ -201,8 +201,37 @@ static void formats(void)
 	CHECK_EQ_STR(size_unit_name(1), "B");
 }
 
+/* Durations: one grammar for every timeout, interval and age. */
+static void durations(void)
+{
+	static const struct { const char *s; double max; int rc; double want; } c[] = {
+		{ "30", 86400, 0, 30 }, { "30s", 86400, 0, 30 }, { "2.5", 86400, 0, 2.5 },
+		{ "0.2s", 86400, 0, 0.2 }, { "5m", 86400, 0, 300 }, { "1.5h", 86400, 0, 5400 },
+		{ "1d", 86400, 0, 86400 }, { "36h", 1e9, 0, 129600 }, { "7d", 1e9, 0, 604800 },
+		{ "2w", 1e9, 0, 1209600 }, { "0", 86400, 0, 0 }, { "off", 86400, 0, 0 },
+		{ "no", 86400, 0, 0 }, { ".5", 86400, 0, 0.5 },
+		{ "", 86400, -EINVAL, 0 }, { "-1", 86400, -EINVAL, 0 }, { "2d", 86400, -EINVAL, 0 },
+		{ "30 s", 86400, -EINVAL, 0 }, { "30sec", 86400, -EINVAL, 0 },
+		{ "5M", 86400, -EINVAL, 0 }, { "s", 86400, -EINVAL, 0 }, { "nan", 86400, -EINVAL, 0 },
+		{ "inf", 86400, -EINVAL, 0 }, { "1e3", 86400, 0, 1000 }, { "1hh", 86400, -EINVAL, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		double v = -1;
+		int rc = duration_parse(c[i].s, c[i].max, &v);
+
+		if (rc != c[i].rc || (rc == 0 && v != c[i].want)) {
+			printf("#   duration '%s': rc %d, %g; expected %d, %g\n", c[i].s, rc, v,
+			       c[i].rc, c[i].want);
+			CHECK(0);
+		}
+	}
+}
+
 int main(void)
 {
+	RUN(durations);
 	RUN(sizes_documented);
 	RUN(sizes_old_spellings);
 	RUN(sizes_refused);
