@@ -48,6 +48,15 @@ setup() {
 	[ ! -e "$T/victim" ]
 }
 
+@test "sign: a key made as NAME.key is named NAME, as the guide's verdict says" {
+	"$BIN" keygen "$T/lab.key" >/dev/null
+	cp "$T/lab.key.pub" "$T/keys/"
+	"$BIN" sign --key="$T/lab.key" "$T/img.manifest"
+	run "$BIN" sign --check --keys="$T/keys" "$T/img.manifest"
+	assert_success
+	assert_output --regexp "^$T/img.manifest: signed by lab \(key [0-9a-f]{16}\)$"
+}
+
 @test "sign: signs in place, --check names the key; the manifest still loads" {
 	"$BIN" keygen "$T/lab" >/dev/null
 	cp "$T/lab.pub" "$T/keys/"

@@ -508,8 +508,14 @@ static const struct edkey *keyiter_next(struct keyiter *it)
 			continue;
 		}
 		keyid_of(&it->key, it->keyid);
-		memcpy(it->name, e->d_name, n - 4);
-		it->name[n - 4] = '\0';
+		/* The key's name: the file's without ".pub", and without the
+		 * ".key" of the private key it was made beside (`ramboot
+		 * keygen lab.key` writes lab.key.pub: the key is "lab"). */
+		n -= 4;
+		if (n > 4 && !memcmp(e->d_name + n - 4, ".key", 4))
+			n -= 4;
+		memcpy(it->name, e->d_name, n);
+		it->name[n] = '\0';
 		return &it->key;
 	}
 	return NULL;
