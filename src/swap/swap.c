@@ -458,7 +458,11 @@ static int swap_configure(int id, const char *zdir, const struct swap_opts *o, u
 		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
 		return -1;
 	}
-	if (o->net && netmem_prepare(o->net, id, &r->net) == 1) {
+	/* The pages on the network still count in disksize, which grows by
+	 * the tier's bytes unless a size was asked for (netmem_prepare
+	 * checks that the sum fits). */
+	if (o->net && netmem_prepare(o->net, id, o->size == swap_default_size ? *size : 0,
+				     &r->net) == 1) {
 		rc = zram_set(id, "backing_dev", r->net.backing);
 		if (rc < 0) {
 			netmem_undo(&r->net);
@@ -467,7 +471,6 @@ static int swap_configure(int id, const char *zdir, const struct swap_opts *o, u
 			rb_warn("%s: backing_dev %s: %s; zram alone", zdir, NETMEM_DM_NAME,
 				strerror(-rc));
 		} else if (o->size == swap_default_size) {
-			/* The pages on the network still count in disksize. */
 			*size += r->net.bytes;
 		}
 	}
