@@ -678,6 +678,30 @@ dm_remove=ramboot-netmem: Device or resource busy"
 	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = connected ]
 }
 
+@test "swap --off with the network tier's link lost: refused, nothing changed, unless --force" {
+	netmem_fixture
+	sed -i 's/^swap_net_state=.*/swap_net_state=lost/' "$R/run/ramboot/report"
+	snapshot
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
+	assert_failure 1
+	[ "$stderr" = "ramboot: swap: error: /dev/zram2: the network tier's link is lost (swap_net_state=lost): swapoff would drop the pages on the server, and their processes die when they touch them; wait for connected, or --force" ]
+	assert_tree
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+	policy_alive
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2 --force
+	policy_stop
+	assert_success
+	[ "$stderr" = 'ramboot: swap: /dev/zram2 released' ]
+	run grep -v '^policy=USR1$' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+policy=TERM
+/sys/block/zram2/reset=1
+/sys/block/zram2/reset=1
+/sys/class/zram-control/hot_remove=2
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd0"
+}
+
 @test "swap --off with the network tier: no live process recorded, the NBD device found in sysfs" {
 	netmem_fixture
 	policy_stop

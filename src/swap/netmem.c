@@ -952,6 +952,14 @@ int netmem_find(int zram_id, struct netmem_running *n)
 	return 1;
 }
 
+bool netmem_lost(void)
+{
+	static char buf[REPORT_AMEND_MAX];
+
+	return rb_read_str(REPORT_DIR "/report", buf, sizeof(buf)) >= 0 &&
+	       value_is(buf, key_name(RK_SWAP_NET_STATE), "lost");
+}
+
 int netmem_pause(const struct netmem_running *n, bool pause)
 {
 	if (!n->pid)

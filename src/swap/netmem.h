@@ -172,6 +172,9 @@ struct netmem_running {
  * record, else from sysfs: the mapping's slave), 0 no, -errno. */
 int netmem_find(int zram_id, struct netmem_running *n);
 
+/* Does the report say the tier's link is lost (swap_net_state=lost)? */
+bool netmem_lost(void);
+
 /* SIGUSR1 (pause) or SIGUSR2 (resume) to the policy's process. 0,
  * -ESRCH when there is none, or -errno. */
 int netmem_pause(const struct netmem_running *n, bool pause);
