@@ -19,6 +19,7 @@ RAMBOOT_BIN=${RAMBOOT_BIN:-$TOP/ramboot}
 HDR='Filename				Type		Size		Used		Priority'
 
 setup_file() {
+	cc -std=c11 -O2 -Wall -Werror -o "$BATS_FILE_TMPDIR/fakenbd" "$TOP/tests/fixtures/swap/fakenbd.c"
 	if [ "$(id -u)" = 0 ] && [ -d /sys/class/zram-control ]; then
 		cc -std=c11 -D_GNU_SOURCE -O2 -o "$BATS_FILE_TMPDIR/dochog" \
 			"$TOP/tests/fixtures/swap/dochog.c"
@@ -273,6 +274,140 @@ swap_net_state=RAM 4.0 GiB above 2.0 GiB"
 	[ "${stderr_lines[0]}" = "ramboot: swap: warning: network memory server.lan: 'server.lan' is not ADDRESS[:PORT]; zram alone" ]
 }
 
+# fakenbd KIND [SIZE [FLAGS [REPLY_OPT]]]: the fake NBD server
+# (tests/fixtures/swap/fakenbd.c) in the background on 127.0.0.1, as
+# SERVER; teardown ends it. The fixture's zram has writeback, its
+# MemTotal is 1 GiB, and /dev/nbd0 is a regular file (the fixture's NBD
+# device, netmem.c).
+fakenbd() {
+	"$BATS_FILE_TMPDIR/fakenbd" "$BATS_TEST_TMPDIR/nbd.port" "$@" 3>&- &
+	FAKE_PID=$!
+	for _ in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/nbd.port" ] && break; sleep 0.05; done
+	SERVER=127.0.0.1:$(cat "$BATS_TEST_TMPDIR/nbd.port")
+	echo none >"$R/sys/block/zram2/backing_dev"
+	printf 'MemTotal:        1048576 kB\nMemFree:          800000 kB\n' >"$R/proc/meminfo"
+	: >"$R/dev/nbd0"
+}
+
+# The fake again, answering otherwise.
+fake_again() {
+	kill "$FAKE_PID"
+	rm "$BATS_TEST_TMPDIR/nbd.port"
+	fakenbd "$@"
+}
+
+# swap --net against the fake with a size, on a fresh zram2: the tier
+# refused, one warning line (WHY), zram alone; nothing reached the NBD
+# driver or zram's backing_dev.
+net_refused() { # WHY [OPTIONS...]
+	local why=$1
+	shift
+	zdev 2
+	echo none >"$R/sys/block/zram2/backing_dev"
+	printf '%s\n' "$HDR" >"$R/proc/swaps"
+	: >"$RAMBOOT_WRITE_LOG"
+	run --separate-stderr "$RAMBOOT_BIN" swap --size=64M --no-tune --net="$SERVER" "$@" 3>&-
+	assert_success
+	assert_output /dev/zram2
+	[ "$stderr" = "ramboot: swap: warning: network memory $SERVER: $why; zram alone
+ramboot: swap: /dev/zram2: 64.0 MiB swap, lzo-rle, priority 100" ]
+	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = "$why" ]
+	run grep -c 'nbd_\|dm_\|backing_dev' "$RAMBOOT_WRITE_LOG"
+	assert_output 0
+}
+
+@test "swap --net: a server that answers NBD_OPT_GO without end is refused after 32 replies; zram alone" {
+	fakenbd endless
+	net_refused 'NBD_OPT_GO: more than 32 replies'
+}
+
+@test "swap --net: a reply of 4 GiB sent a byte a second is refused at once; zram alone" {
+	fakenbd huge
+	net_refused 'NBD_OPT_GO: a reply of 4294967295 bytes (at most 4098)'
+}
+
+@test "swap --net: a server that trickles every byte in time for a receive timeout still meets the one deadline" {
+	fakenbd trickle
+	# --net-timeout=15: the driver's request timeout is 5 s, and so is
+	# the handshake's whole; the greeting takes 5.4 s
+	net_refused 'greeting: Connection timed out' --net-timeout=15
+}
+
+@test "swap --net: a read-only export, replies to another option, an export under 1 MiB are refused" {
+	fakenbd go 1073741824 3
+	net_refused "export 'swap' is read-only"
+	fake_again go 1073741824 1 6
+	net_refused 'NBD_OPT_GO: a reply to option 6'
+	fake_again old 1048575
+	net_refused "export 'swap' of 1024.0 KiB: 1044480 bytes usable, less than 1 MiB"
+	# the size asked for counts, not the export's
+	net_refused "export 'swap' of 1024.0 KiB: 1044480 bytes usable, less than 1 MiB" --net-size=8M
+}
+
+@test "swap --net: a set-up that hangs in the kernel is given up on; what it made is undone; zram alone" {
+	faultinj_build
+	fakenbd go
+	# the crypt mapping's creation never returns (a dm ioctl held in
+	# the kernel); --net-timeout=15: the set-up's bound is 5 + 5 s
+	run --separate-stderr faultinj_run 'open:path=*/dev/mapper/control:hang' \
+		"$RAMBOOT_BIN" swap --size=64M --no-tune --net="$SERVER" --net-timeout=15 3>&-
+	assert_success
+	assert_output /dev/zram2
+	[ "${stderr_lines[0]}" = "ramboot: swap: warning: network memory $SERVER: set-up given up after 10 s; zram alone" ]
+	run grep 'nbd_\|dm_\|backing_dev' "$RAMBOOT_WRITE_LOG"
+	assert_output "nbd_connect=/dev/nbd0
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd0"
+	assert_fault_fired 'call=open .*action=hang'
+}
+
+@test "swap --net: the export is used up to 4 x RAM, added to the default size; --off takes the tier down" {
+	fakenbd go 1099511627776
+	# the tier's process outlives the command: without bats' descriptor
+	run --separate-stderr "$RAMBOOT_BIN" swap --no-tune --net="$SERVER" 3>&-
+	POLICY=$(sed -n 's/^pid=//p' "$R/run/ramboot/netmem")
+	assert_success
+	assert_output /dev/zram2
+	[ "$stderr" = "ramboot: swap: warning: network memory $SERVER: export 'swap' of 1.0 TiB: using 4.0 GiB of it (4 x RAM)
+ramboot: swap: /dev/zram2: 5.0 GiB swap, lzo-rle, priority 100
+ramboot: swap: /dev/zram2: network memory on $SERVER (4.0 GiB of export swap), encrypted" ]
+	run grep -v '^/sys/block/zram2/writeback_limit_enable=' "$RAMBOOT_WRITE_LOG"
+	assert_output "/sys/class/zram-control/hot_add=2
+/sys/block/zram2/comp_algorithm=lzo-rle
+nbd_connect=/dev/nbd0
+dm_create=ramboot-netmem
+/sys/block/zram2/backing_dev=/dev/mapper/ramboot-netmem
+/sys/block/zram2/disksize=5368709120
+swapon=/dev/zram2"
+	# the tier's process, as swap --off finds it below the fixture root
+	mkdir -p "$R/proc/$POLICY"
+	cp "/proc/$POLICY/stat" "$R/proc/$POLICY/stat"
+	start=$(sed 's/.*) //' "/proc/$POLICY/stat" | cut -d' ' -f20)
+	sed -i "s/^start=.*/start=$start/" "$R/run/ramboot/netmem"
+	: >"$RAMBOOT_WRITE_LOG"
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
+	assert_success
+	[ "$stderr" = 'ramboot: swap: /dev/zram2 released' ]
+	run kill -0 "$POLICY"
+	assert_failure
+	run grep -v '^/sys' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd0"
+}
+
+@test "swap --net: an export whose size with zram's would pass 2^64 is refused; zram alone" {
+	fakenbd go 18446744073709547520
+	# 4 EiB of RAM: no cap below 2^64
+	printf 'MemTotal:        4503599627370496 kB\n' >"$R/proc/meminfo"
+	run --separate-stderr "$RAMBOOT_BIN" swap --no-tune --net="$SERVER" --net-max-ram=0 3>&-
+	assert_success
+	[ "$stderr" = "ramboot: swap: warning: network memory $SERVER: export 'swap' of 16777216.0 TiB: zram's disksize would overflow; zram alone
+ramboot: swap: /dev/zram2: 8.0 GiB swap, lzo-rle, priority 100" ]
+	run grep -c 'nbd_\|dm_\|backing_dev' "$RAMBOOT_WRITE_LOG"
+	assert_output 0
+}
+
 @test "swap --net: bad options are usage errors; nothing written" {
 	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --writeback=/dev/vdb
 	assert_failure 2
@@ -524,6 +659,49 @@ policy=TERM
 	assert_output 0
 }
 
+@test "swap --off with the network tier: a mapping that cannot be removed keeps its NBD device connected" {
+	faultinj_build
+	netmem_fixture
+	# the kernel refuses DM_DEV_REMOVE: someone holds the mapping open
+	run --separate-stderr faultinj_run 'open:path=*/dev/mapper/ramboot-netmem:errno=EBUSY' \
+		"$RAMBOOT_BIN" swap --off /dev/zram2
+	policy_stop
+	assert_failure 1
+	[ "$stderr" = 'ramboot: swap: error: network memory: crypt mapping ramboot-netmem: Device or resource busy; /dev/nbd0 left connected under it' ]
+	assert_fault_fired 'call=open .*action=errno:EBUSY'
+	run grep -v '^policy=' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+/sys/block/zram2/reset=1
+/sys/block/zram2/reset=1
+/sys/class/zram-control/hot_remove=2
+dm_remove=ramboot-netmem: Device or resource busy"
+	[ "$(sed -n 's/^swap_net_state=//p' "$R/run/ramboot/report")" = connected ]
+}
+
+@test "swap --off with the network tier's link lost: refused, nothing changed, unless --force" {
+	netmem_fixture
+	sed -i 's/^swap_net_state=.*/swap_net_state=lost/' "$R/run/ramboot/report"
+	snapshot
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2
+	assert_failure 1
+	[ "$stderr" = "ramboot: swap: error: /dev/zram2: the network tier's link is lost (swap_net_state=lost): swapoff would drop the pages on the server, and their processes die when they touch them; wait for connected, or --force" ]
+	assert_tree
+	[ ! -s "$RAMBOOT_WRITE_LOG" ]
+	policy_alive
+	run --separate-stderr "$RAMBOOT_BIN" swap --off /dev/zram2 --force
+	policy_stop
+	assert_success
+	[ "$stderr" = 'ramboot: swap: /dev/zram2 released' ]
+	run grep -v '^policy=USR1$' "$RAMBOOT_WRITE_LOG"
+	assert_output "swapoff=/dev/zram2
+policy=TERM
+/sys/block/zram2/reset=1
+/sys/block/zram2/reset=1
+/sys/class/zram-control/hot_remove=2
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd0"
+}
+
 @test "swap --off with the network tier: no live process recorded, the NBD device found in sysfs" {
 	netmem_fixture
 	policy_stop
@@ -741,6 +919,8 @@ real_setup() {
 }
 
 teardown() {
+	[ -z "${FAKE_PID:-}" ] || kill "$FAKE_PID" 2>/dev/null || true
+	policy_stop
 	[ -n "${SAVE_SWAPPINESS:-}" ] || return 0
 	cg_remove || true
 	if [ -n "${DEV:-}" ] && [ -e "/sys/block/${DEV#/dev/}" ]; then

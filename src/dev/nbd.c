@@ -4,8 +4,11 @@
  * kernel's NBD driver told about the socket through generic netlink.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <linux/genetlink.h>
 #include <linux/nbd.h>
 #include <linux/nbd-netlink.h>
@@ -62,6 +65,9 @@ int nbd_server_parse(const char *spec, const char *export, struct nbd_server *s)
 	if (n == 0 || n >= sizeof(host) || !export || !*export ||
 	    strlen(export) >= sizeof(s->export))
 		return -EINVAL;
+	for (end = export; *end; end++)
+		if (text_is_ctl((unsigned char)*end))
+			return -EINVAL;   /* it goes into our messages */
 	memcpy(host, spec, n);
 	host[n] = '\0';
 	if (port) {
@@ -126,32 +132,63 @@ static void put32(unsigned char *b, uint32_t v)
 	b[3] = (unsigned char)v;
 }
 
-static int rd(int fd, void *buf, size_t len)
+/* Wait until fd is ready for events, at the latest until end (now_sec()
+ * seconds). 0, -ETIMEDOUT or -errno. */
+static int ready(int fd, short events, double end)
 {
-	ssize_t n = read_full(fd, buf, len);
+	struct pollfd p = { .fd = fd, .events = events };
+	double left;
+	int rc;
 
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -ECONNRESET;
+	do {
+		left = end - now_sec();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		rc = poll(&p, 1, (int)(left * 1000) + 1);
+	} while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	return rc == 0 ? -ETIMEDOUT : 0;
 }
 
-/* Skip len bytes of a reply's data. */
-static int skip(int fd, uint32_t len)
-{
-	unsigned char b[256];
+/* One handshake: the socket (non-blocking) and its deadline. Each read
+ * and write waits only for what is left of it, so bytes that trickle
+ * in do not extend it, as a receive timeout per read would. */
+struct hs {
+	int fd;
+	double end;
+};
 
-	while (len) {
-		uint32_t k = len > sizeof(b) ? (uint32_t)sizeof(b) : len;
-		int rc = rd(fd, b, k);
+static int xfer(const struct hs *h, void *buf, size_t len, bool out)
+{
+	unsigned char *b = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n;
+		int rc = ready(h->fd, out ? POLLOUT : POLLIN, h->end);
 
 		if (rc < 0)
 			return rc;
-		len -= k;
+		n = out ? send(h->fd, b + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL) :
+		    recv(h->fd, b + done, len - done, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		done += (size_t)n;
 	}
 	return 0;
 }
 
-static int send_opt(int fd, uint32_t opt, const char *name, int go)
+static int rd(const struct hs *h, void *buf, size_t len)
+{
+	return xfer(h, buf, len, false);
+}
+
+static int send_opt(const struct hs *h, uint32_t opt, const char *name, int go)
 {
 	unsigned char b[16 + 4 + 64 + 2];
 	size_t n = strlen(name), len = go ? 4 + n + 2 : n, o = 16;
@@ -171,67 +208,74 @@ static int send_opt(int fd, uint32_t opt, const char *name, int go)
 		b[o++] = 0;   /* no information requests: the export's comes */
 		b[o++] = 0;
 	}
-	return write_all(fd, b, o);
+	return xfer(h, b, o, true);
 }
 
 /* NBD_OPT_GO: 1 when the server does not know the option (the caller
  * falls back), 0 with ex filled, -errno. */
-static int opt_go(int fd, const char *name, struct nbd_export *ex, char *err, size_t errlen)
+static int opt_go(const struct hs *h, const char *name, struct nbd_export *ex, char *err,
+		  size_t errlen)
 {
-	unsigned char h[20], info[12];
+	unsigned char hd[20], data[NBD_REPLY_MAX];
+	char text[128];
 	bool have = false;
-	int rc = send_opt(fd, NBD_OPT_GO, name, 1);
+	int rc = send_opt(h, NBD_OPT_GO, name, 1), n;
 
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "sending NBD_OPT_GO: %s", strerror(-rc));
-	for (;;) {
-		uint32_t type, len;
+	for (n = 0;; n++) {
+		uint32_t opt, type, len;
 
-		rc = rd(fd, h, sizeof(h));
+		if (n == NBD_REPLIES_MAX)
+			return rb_errfmt(err, errlen, -EPROTO, "NBD_OPT_GO: more than %d replies",
+					 NBD_REPLIES_MAX);
+		rc = rd(h, hd, sizeof(hd));
 		if (rc < 0)
 			return rb_errfmt(err, errlen, rc, "reply to NBD_OPT_GO: %s", strerror(-rc));
-		type = be32(h + 12);
-		len = be32(h + 16);
-		if (be64(h) != NBD_REP_MAGIC || be32(h + 8) != NBD_OPT_GO)
+		opt = be32(hd + 8);
+		type = be32(hd + 12);
+		len = be32(hd + 16);
+		if (be64(hd) != NBD_REP_MAGIC)
 			return rb_errfmt(err, errlen, -EPROTO, "reply to NBD_OPT_GO: bad magic");
+		if (opt != NBD_OPT_GO)
+			return rb_errfmt(err, errlen, -EPROTO, "NBD_OPT_GO: a reply to option %" PRIu32,
+					 opt);
+		if (len > NBD_REPLY_MAX)
+			return rb_errfmt(err, errlen, -EPROTO, "NBD_OPT_GO: a reply of %" PRIu32
+					 " bytes (at most %d)", len, NBD_REPLY_MAX);
+		rc = rd(h, data, len);
+		if (rc < 0)
+			return rb_errfmt(err, errlen, rc, "reply to NBD_OPT_GO: %s", strerror(-rc));
 		if (type == NBD_REP_ACK)
 			break;
-		if (type == NBD_REP_INFO && len >= 12) {
-			rc = rd(fd, info, 12);
-			if (rc == 0 && info[0] == 0 && info[1] == NBD_INFO_EXPORT) {
-				ex->size = be64(info + 2);
-				ex->flags = (uint16_t)(info[10] << 8 | info[11]);
-				have = true;
-			}
-			if (rc == 0)
-				rc = skip(fd, len - 12);
-		} else {
-			rc = skip(fd, len);
+		if (type == NBD_REP_INFO && len >= 12 && data[0] == 0 && data[1] == NBD_INFO_EXPORT) {
+			ex->size = be64(data + 2);
+			ex->flags = (uint16_t)(data[10] << 8 | data[11]);
+			have = true;
 		}
-		if (rc < 0)
-			return rb_errfmt(err, errlen, rc, "reply to NBD_OPT_GO: %s", strerror(-rc));
 		if (type == NBD_REP_ERR_UNSUP)
 			return 1;
-		if (type & 0x80000000u)
-			return rb_errfmt(err, errlen, -ENOENT, "export '%s': %s (reply %#x)", name,
+		if (type & 0x80000000u) {
+			/* The server's message, on our one line. */
+			text_scrub(text, sizeof(text), (const char *)data, len, ' ');
+			return rb_errfmt(err, errlen, -ENOENT, "export '%s': %s%s%s (reply %#x)", name,
 					 type == NBD_REP_ERR_UNKNOWN ? "unknown to the server" :
-					 "refused", type);
+					 "refused", text[0] ? ": " : "", text, type);
+		}
 	}
 	if (!have)
 		return rb_errfmt(err, errlen, -EPROTO, "export '%s': no size in the reply", name);
 	return 0;
 }
 
-static int opt_export_name(int fd, const char *name, bool no_zeroes, struct nbd_export *ex,
-			   char *err, size_t errlen)
+static int opt_export_name(const struct hs *h, const char *name, bool no_zeroes,
+			   struct nbd_export *ex, char *err, size_t errlen)
 {
-	unsigned char b[10];
-	int rc = send_opt(fd, NBD_OPT_EXPORT_NAME, name, 0);
+	unsigned char b[10 + 124];
+	int rc = send_opt(h, NBD_OPT_EXPORT_NAME, name, 0);
 
 	if (rc == 0)
-		rc = rd(fd, b, sizeof(b));
-	if (rc == 0 && !no_zeroes)
-		rc = skip(fd, 124);
+		rc = rd(h, b, no_zeroes ? 10 : sizeof(b));
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "export '%s': %s", name, rc == -ECONNRESET ?
 				 "closed by the server (no such export?)" : strerror(-rc));
@@ -240,11 +284,12 @@ static int opt_export_name(int fd, const char *name, bool no_zeroes, struct nbd_
 	return 0;
 }
 
-static int handshake(int fd, const char *name, struct nbd_export *ex, char *err, size_t errlen)
+static int handshake(const struct hs *h, const char *name, struct nbd_export *ex, char *err,
+		     size_t errlen)
 {
 	unsigned char g[18], c[4];
 	unsigned hflags;
-	int rc = rd(fd, g, sizeof(g));
+	int rc = rd(h, g, sizeof(g));
 
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "greeting: %s", strerror(-rc));
@@ -252,54 +297,41 @@ static int handshake(int fd, const char *name, struct nbd_export *ex, char *err,
 		return rb_errfmt(err, errlen, -EPROTO, "not a newstyle NBD server");
 	hflags = (unsigned)(g[16] << 8 | g[17]);
 	put32(c, hflags & (NBD_HFLAG_FIXED_NEWSTYLE | NBD_HFLAG_NO_ZEROES));
-	rc = write_all(fd, c, sizeof(c));
+	rc = xfer(h, c, sizeof(c), true);
 	if (rc < 0)
 		return rb_errfmt(err, errlen, rc, "client flags: %s", strerror(-rc));
 	if (hflags & NBD_HFLAG_FIXED_NEWSTYLE) {
-		rc = opt_go(fd, name, ex, err, errlen);
+		rc = opt_go(h, name, ex, err, errlen);
 		if (rc <= 0)
 			return rc;
 	}
-	return opt_export_name(fd, name, hflags & NBD_HFLAG_NO_ZEROES, ex, err, errlen);
+	return opt_export_name(h, name, hflags & NBD_HFLAG_NO_ZEROES, ex, err, errlen);
 }
 
-static void sock_timeouts(int fd, unsigned secs)
+int nbd_open(const struct nbd_server *s, unsigned timeout_s, double deadline, int *fdp,
+	     struct nbd_export *ex, char *err, size_t errlen)
 {
-	struct timeval tv = { .tv_sec = secs };
-
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-int nbd_open(const struct nbd_server *s, unsigned timeout_s, int *fdp, struct nbd_export *ex,
-	     char *err, size_t errlen)
-{
+	struct hs h = { .end = now_sec() + timeout_s };
 	int fd, rc, one = 1, v;
 	unsigned ms = timeout_s * 1000;
-	struct pollfd p;
-	socklen_t l = sizeof(rc);
+	socklen_t l = sizeof(v);
 
+	if (deadline > 0 && deadline < h.end)
+		h.end = deadline;
 	fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return rb_errfmt(err, errlen, -errno, "socket: %s", strerror(errno));
+	h.fd = fd;
 	rc = connect(fd, (const struct sockaddr *)&s->addr, s->addrlen) < 0 ? -errno : 0;
 	if (rc == -EINPROGRESS) {
-		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		do
-			rc = poll(&p, 1, (int)ms);
-		while (rc < 0 && errno == EINTR);
+		rc = ready(fd, POLLOUT, h.end);
 		if (rc == 0)
-			rc = -ETIMEDOUT;
-		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &l) < 0)
-			rc = -errno;
-		else
-			rc = -v;
+			rc = getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &l) < 0 ? -errno : -v;
 	}
 	if (rc < 0) {
 		rb_errfmt(err, errlen, rc, "connect: %s", strerror(-rc));
 		goto fail;
 	}
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	/* A cut link while idle: keepalive probes after 10 s, every 5 s,
 	 * three of them. Unacknowledged data: given up after the timeout.
 	 * Either error ends the driver's receive, which marks it dead. */
@@ -312,17 +344,16 @@ int nbd_open(const struct nbd_server *s, unsigned timeout_s, int *fdp, struct nb
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &v, sizeof(v));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	sock_timeouts(fd, timeout_s);
 	memset(ex, 0, sizeof(*ex));
-	rc = handshake(fd, s->export, ex, err, errlen);
+	rc = handshake(&h, s->export, ex, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (ex->flags & NBD_FLAG_READ_ONLY) {
 		rc = rb_errfmt(err, errlen, -EROFS, "export '%s' is read-only", s->export);
 		goto fail;
 	}
-	/* The driver's requests have their own timeout; ours would end them. */
-	sock_timeouts(fd, 0);
+	/* The driver blocks on the socket by its own flags and timeouts. */
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	*fdp = fd;
 	return 0;
 fail:
@@ -607,4 +638,24 @@ int nbd_kernel_disconnect(int index)
 	rc = nl_talk(fd, &m, NULL, 0, NULL);
 	(void)close(fd);
 	return rc;
+}
+
+int nbd_find_by_pid(pid_t pid)
+{
+	char p[PATH_MAX], v[24];
+	struct dirent *de;
+	int nbd = -ENOENT, n;
+	DIR *d;
+
+	if (rb_path(p, sizeof(p), "/sys/block") < 0 || !(d = opendir(p)))
+		return -ENOENT;
+	while (nbd < 0 && (de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, "nbd%d", &n) != 1)
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/nbd%d/pid", n);
+		if (rb_read_str(p, v, sizeof(v)) >= 0 && atoi(v) == (int)pid)
+			nbd = n;
+	}
+	closedir(d);
+	return nbd;
 }

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #define NBD_DEFAULT_PORT 10809
 
@@ -51,10 +52,23 @@ int nbd_server_parse(const char *spec, const char *export, struct nbd_server *s)
 /* Connect to the server and negotiate the export: *fd is the socket,
  * ready for the transmission phase, with TCP keepalive and a user
  * timeout of timeout_s (a cut link ends it rather than hanging it), and
- * no send or receive timeout (the driver has its own). Every step is
- * bounded by timeout_s. 0 or -errno with the reason in err. */
-int nbd_open(const struct nbd_server *s, unsigned timeout_s, int *fd, struct nbd_export *ex,
-	     char *err, size_t errlen);
+ * no send or receive timeout (the driver has its own). The connection
+ * and the whole handshake have one deadline, the nearer of timeout_s
+ * from now and deadline (CLOCK_MONOTONIC seconds as now_sec() gives
+ * them; 0: none): a server that trickles its bytes does not move it
+ * (-ETIMEDOUT). A server that sends more than NBD_REPLIES_MAX replies to
+ * an option, a reply longer than NBD_REPLY_MAX, a reply to another
+ * option, a read-only export: -EPROTO (-EROFS for the last). 0 or
+ * -errno with the reason in err, one line (the server's text in it with
+ * its control characters replaced). */
+int nbd_open(const struct nbd_server *s, unsigned timeout_s, double deadline, int *fd,
+	     struct nbd_export *ex, char *err, size_t errlen);
+
+/* What a server may send to one option: we ask for nothing but the
+ * export's information, a 2-byte type and at most a string, and
+ * doc/proto.md caps strings at 4096 bytes (an error's message too). */
+#define NBD_REPLIES_MAX 32
+#define NBD_REPLY_MAX (2 + 4096)
 
 /* The driver's timeouts, in seconds. */
 struct nbd_timeouts {
@@ -86,5 +100,9 @@ int nbd_link_dead_wait(int fd, int index);
 /* Disconnect the device index (its requests fail from then on). 0 or
  * -errno. */
 int nbd_kernel_disconnect(int index);
+
+/* The device the process pid connected (the driver's "pid" attribute,
+ * /sys/block/nbdN/pid, written by nbd_start_device): N, or -ENOENT. */
+int nbd_find_by_pid(pid_t pid);
 
 #endif

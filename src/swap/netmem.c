@@ -180,18 +180,24 @@ int netmem_spec_parse(const char *spec, struct netmem_opts *o, char *err, size_t
 
 /* ---- set-up ---- */
 
-static void why_not(struct netmem_tier *t, const char *fmt, ...)
+static void state_set(struct netmem_tier *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void why_not(struct netmem_tier *t, const char *fmt, ...)
+static void state_set(struct netmem_tier *t, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(t->state, sizeof(t->state), fmt, ap);
 	va_end(ap);
+}
+
+static void say_why(const struct netmem_tier *t)
+{
 	rb_warn("network memory %s: %s; zram alone", t->server, t->state);
 }
+
+#define why_not(t, ...) (state_set((t), __VA_ARGS__), say_why(t))
 
 /* Does it pay: little RAM and no local swap disk to page to instead. */
 static bool pays(const struct netmem_opts *o, struct netmem_tier *t)
@@ -211,6 +217,96 @@ static bool pays(const struct netmem_opts *o, struct netmem_tier *t)
 	return true;
 }
 
+int netmem_fit(uint64_t export_size, uint64_t asked, uint64_t ram, uint64_t disksize,
+	       uint64_t *bytes)
+{
+	uint64_t cap = ram > UINT64_MAX / NETMEM_RAM_FACTOR ? UINT64_MAX : ram * NETMEM_RAM_FACTOR;
+	uint64_t b = asked && asked < export_size ? asked : export_size;
+	int rc = 0;
+
+	if (b > cap) {
+		b = cap;
+		rc = 1;
+	}
+	b -= b % ZRAM_UNIT;
+	*bytes = b;
+	if (b < NETMEM_MIN_BYTES)
+		return -ERANGE;
+	return b > UINT64_MAX - disksize ? -EOVERFLOW : rc;
+}
+
+/* Against a fixture root the kernel's steps on the NBD device and the
+ * mapping are logged as sysfs writes (rb_sysfs_log), the fixture's NBD
+ * device is number 0, and a regular file is its node. A node stands for
+ * the step: the device's (device-mapper's control node for a mapping
+ * being made) is opened, so that a fault injected there is the kernel's
+ * refusal (EBUSY: someone holds the device) or its hang; a fixture
+ * without the node takes every step. */
+static int fixture_step(const char *what, const char *node, const char *arg, char *err,
+			size_t errlen)
+{
+	char p[PATH_MAX];
+	int fd, rc = rb_path(p, sizeof(p), "%s", node);
+
+	if (rc == 0) {
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		rc = fd < 0 && errno != ENOENT ? -errno : 0;
+		if (fd >= 0)
+			(void)close(fd);
+	}
+	rb_sysfs_log(what, arg, rc);
+	return rc < 0 ? rb_errfmt(err, errlen, rc, "%s: %s", arg, strerror(-rc)) : 0;
+}
+
+static int mapping_remove(char *err, size_t errlen)
+{
+	if (rb_root_is_real())
+		return dm_remove(NETMEM_DM_NAME, err, errlen);
+	return fixture_step("dm_remove", "/dev/mapper/" NETMEM_DM_NAME, NETMEM_DM_NAME, err,
+			    errlen);
+}
+
+static int nbd_disconnect_dev(int nbd)
+{
+	char node[32];
+
+	if (rb_root_is_real())
+		return nbd_kernel_disconnect(nbd);
+	snprintf(node, sizeof(node), "/dev/nbd%d", nbd);
+	return fixture_step("nbd_disconnect", node, node, NULL, 0);
+}
+
+/* The mapping NETMEM_DM_NAME in sysfs (/sys/block/dm-N/dm/name) and the
+ * NBD device under it (its slave nbdM): M; -ENXIO when it has none,
+ * -ENOENT when there is no such mapping. */
+static int mapping_slave(void)
+{
+	char p[PATH_MAX], name[128];
+	struct dirent *de, *se;
+	int nbd = -ENOENT;
+	DIR *d, *sd;
+
+	if (rb_path(p, sizeof(p), "/sys/block") < 0 || !(d = opendir(p)))
+		return -ENOENT;
+	while (nbd == -ENOENT && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "dm-", 3))
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%.32s/dm/name", de->d_name);
+		if (rb_read_str(p, name, sizeof(name)) < 0 || strcmp(name, NETMEM_DM_NAME))
+			continue;
+		nbd = -ENXIO;
+		snprintf(name, sizeof(name), "/sys/block/%.32s/slaves", de->d_name);
+		if (rb_path(p, sizeof(p), "%s", name) < 0 || !(sd = opendir(p)))
+			continue;
+		while ((se = readdir(sd)) != NULL)
+			if (sscanf(se->d_name, "nbd%d", &nbd) == 1)
+				break;
+		closedir(sd);
+	}
+	closedir(d);
+	return nbd;
+}
+
 static int node_dev(const char *node, dev_t *dev)
 {
 	struct stat st;
@@ -218,7 +314,8 @@ static int node_dev(const char *node, dev_t *dev)
 
 	/* devtmpfs makes the node as the driver adds the disk */
 	for (i = 0; i < 100; i++) {
-		if (stat(node, &st) == 0 && S_ISBLK(st.st_mode)) {
+		if (stat(node, &st) == 0 &&
+		    (S_ISBLK(st.st_mode) || (!rb_root_is_real() && S_ISREG(st.st_mode)))) {
 			*dev = st.st_rdev;
 			return 0;
 		}
@@ -238,16 +335,108 @@ static struct nbd_timeouts timeouts(unsigned total)
 	return t;
 }
 
-int netmem_prepare(const struct netmem_opts *o, int zram_id, struct netmem_tier *t)
+/* The set-up's steps that wait for the server or the kernel run in a
+ * child (child_run), in memory shared with the caller: its result in t,
+ * and how far it got, so that the caller undoes what a child it gave up
+ * on left. */
+enum { PREP_SERVER, PREP_NBD, PREP_MAPPING };
+
+struct prep {
+	struct child_beat cb;
+	const struct netmem_opts *o;
+	struct nbd_server s;
+	uint64_t disksize;
+	double handshake_end;
+	pid_t pid;                 /* the child */
+	int stage;                 /* PREP_*: the step it began last */
+	char note[160];            /* the export cut to the cap */
+	struct netmem_tier t;
+};
+
+static void prep_child(void *arg)
 {
 	static const char *const dmcrypt[] = { "-q", "dm-crypt", NULL };
-	struct nbd_server s;
+	struct prep *p = arg;
+	struct netmem_tier *t = &p->t;
+	struct nbd_timeouts to = timeouts(p->o->timeout);
 	struct nbd_export ex;
-	struct nbd_timeouts to = timeouts(o->timeout);
-	char err[256], node[PATH_MAX], buf[32];
+	char err[256], node[PATH_MAX], a[32], b[32];
 	uint8_t key[DM_CRYPT_KEY_MAX];
+	uint64_t ram = 0;
 	dev_t under, dev;
 	int rc;
+
+	p->pid = getpid();
+	rc = nbd_open(&p->s, to.request, p->handshake_end, &t->sock, &ex, err, sizeof(err));
+	if (rc < 0) {
+		state_set(t, "%s", err);
+		return;
+	}
+	(void)rb_meminfo("MemTotal", &ram);
+	rc = netmem_fit(ex.size, p->o->size, ram, p->disksize, &t->bytes);
+	fmt_size(ex.size, a, sizeof(a));
+	if (rc < 0) {
+		if (rc == -ERANGE)
+			state_set(t, "export '%s' of %s: %" PRIu64 " bytes usable, less than 1 MiB",
+				  p->s.export, a, t->bytes);
+		else
+			state_set(t, "export '%s' of %s: zram's disksize would overflow",
+				  p->s.export, a);
+		goto fail;
+	}
+	if (rc == 1)
+		snprintf(p->note, sizeof(p->note), "export '%s' of %s: using %s of it (%d x RAM)",
+			 p->s.export, a, fmt_size(t->bytes, b, sizeof(b)), NETMEM_RAM_FACTOR);
+	ex.size = t->bytes;
+	p->stage = PREP_NBD;
+	if (rb_root_is_real())
+		rc = nbd_kernel_connect(t->sock, &ex, &to, &t->nbd, err, sizeof(err));
+	else if ((rc = fixture_step("nbd_connect", "/dev/nbd0", "/dev/nbd0", err,
+				    sizeof(err))) == 0)
+		t->nbd = 0;
+	if (rc < 0) {
+		state_set(t, "%s", err);
+		goto fail;
+	}
+	if (rb_path(node, sizeof(node), "/dev/nbd%d", t->nbd) < 0 || node_dev(node, &under) < 0) {
+		state_set(t, "/dev/nbd%d: no device node", t->nbd);
+		goto fail;
+	}
+	p->stage = PREP_MAPPING;
+	if (rb_root_is_real() && dm_has_target("crypt") != 1)
+		(void)run_modprobe(dmcrypt);
+	/* A key of this boot only: in the kernel's mapping and nowhere else. */
+	rc = getrandom(key, sizeof(key), 0) == (ssize_t)sizeof(key) ? 0 : -EIO;
+	if (rc < 0)
+		snprintf(err, sizeof(err), "getrandom: no key");
+	else if (rb_root_is_real())
+		rc = dm_crypt_create(NETMEM_DM_NAME, under, t->bytes / 512, key, sizeof(key), &dev,
+				     err, sizeof(err));
+	else
+		rc = fixture_step("dm_create", "/dev/mapper/control", NETMEM_DM_NAME, err,
+				  sizeof(err));
+	explicit_bzero(key, sizeof(key));
+	if (rc < 0) {
+		state_set(t, "dm-crypt: %s", err);
+		goto fail;
+	}
+	t->mapped = true;
+	snprintf(t->backing, sizeof(t->backing), "/dev/mapper/%s", NETMEM_DM_NAME);
+	snprintf(t->state, sizeof(t->state), "connected");
+	return;
+fail:
+	netmem_undo(t);
+}
+
+int netmem_prepare(const struct netmem_opts *o, int zram_id, uint64_t disksize,
+		   struct netmem_tier *t)
+{
+	struct nbd_server s;
+	struct prep *p;
+	char buf[32];
+	double now, end;
+	int crc, status, ready;
+	bool had;
 
 	memset(t, 0, sizeof(*t));
 	t->nbd = -1;
@@ -267,60 +456,67 @@ int netmem_prepare(const struct netmem_opts *o, int zram_id, struct netmem_tier 
 	}
 	if (!pays(o, t))
 		return 0;
-	rc = nbd_open(&s, to.request, &t->sock, &ex, err, sizeof(err));
-	if (rc < 0) {
-		why_not(t, "%s", err);
+	now = now_sec();
+	end = now + timeouts(o->timeout).request + NETMEM_KERNEL_S;
+	if (end > now + NETMEM_SETUP_S)
+		end = now + NETMEM_SETUP_S;
+	if (o->deadline > 0 && o->deadline < end)
+		end = o->deadline;
+	if (end <= now) {
+		why_not(t, "no time left before the boot's deadline");
 		return 0;
 	}
-	t->bytes = o->size && o->size < ex.size ? o->size : ex.size;
-	t->bytes -= t->bytes % ZRAM_UNIT;
-	if (t->bytes < 1024 * 1024) {
-		why_not(t, "export '%s' holds %" PRIu64 " bytes", s.export, ex.size);
-		goto fail;
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		why_not(t, "%s", strerror(errno));
+		return 0;
 	}
-	ex.size = t->bytes;
-	rc = nbd_kernel_connect(t->sock, &ex, &to, &t->nbd, err, sizeof(err));
-	if (rc < 0) {
-		why_not(t, "%s", err);
-		goto fail;
+	memset(p, 0, sizeof(*p));
+	p->o = o;
+	p->s = s;
+	p->disksize = disksize;
+	p->handshake_end = end - NETMEM_KERNEL_S;
+	p->t = *t;
+	had = mapping_slave() != -ENOENT;
+	crc = child_run(prep_child, p, &p->cb, end - now, &status);
+	*t = p->t;
+	t->sock = -1;           /* the child's: the driver holds its own */
+	if (crc != CHILD_DONE) {
+		/* What a child given up on got as far as: the mapping (unless
+		 * one of that name was there before), the NBD device (the
+		 * driver names the process that connected it). */
+		t->mapped = t->mapped || (p->stage == PREP_MAPPING && !had);
+		if (t->nbd < 0 && p->stage >= PREP_NBD && p->pid > 0 && rb_root_is_real())
+			t->nbd = nbd_find_by_pid(p->pid);
+		netmem_undo(t);
+		if (crc == CHILD_KILLED)
+			state_set(t, "set-up given up after %.0f s", end - now);
+		else
+			state_set(t, "set-up ended without a result");
 	}
-	if (rb_path(node, sizeof(node), "/dev/nbd%d", t->nbd) < 0 || node_dev(node, &under) < 0) {
-		why_not(t, "/dev/nbd%d: no device node", t->nbd);
-		goto fail;
-	}
-	if (rb_root_is_real() && dm_has_target("crypt") != 1)
-		(void)run_modprobe(dmcrypt);
-	/* A key of this boot only: in the kernel's mapping and nowhere else. */
-	rc = getrandom(key, sizeof(key), 0) == (ssize_t)sizeof(key) ? 0 : -EIO;
-	if (rc == 0)
-		rc = dm_crypt_create(NETMEM_DM_NAME, under, t->bytes / 512, key, sizeof(key), &dev,
-				     err, sizeof(err));
-	else
-		snprintf(err, sizeof(err), "getrandom: no key");
-	explicit_bzero(key, sizeof(key));
-	if (rc < 0) {
-		why_not(t, "dm-crypt: %s", err);
-		goto fail;
-	}
-	t->mapped = true;
-	snprintf(t->backing, sizeof(t->backing), "/dev/mapper/%s", NETMEM_DM_NAME);
-	snprintf(t->state, sizeof(t->state), "connected");
-	return 1;
-fail:
-	netmem_undo(t);
-	return 0;
+	ready = t->backing[0] != '\0';
+	if (!ready)
+		say_why(t);
+	else if (p->note[0])
+		rb_warn("network memory %s: %s", t->server, p->note);
+	munmap(p, sizeof(*p));
+	return ready;
 }
 
 void netmem_undo(struct netmem_tier *t)
 {
-	char err[256];
+	char err[256] = "";
+	int rc = t->mapped ? mapping_remove(err, sizeof(err)) : 0;
 
-	if (t->mapped && dm_remove(NETMEM_DM_NAME, err, sizeof(err)) < 0)
-		rb_warn("%s", err);
 	t->mapped = false;
 	t->backing[0] = '\0';
-	if (t->nbd >= 0)
-		(void)nbd_kernel_disconnect(t->nbd);
+	/* A mapping still there (open) reads and writes what is under it:
+	 * that stays connected. */
+	if (rc < 0 && rc != -ENXIO)
+		rb_warn("network memory: crypt mapping %s; /dev/nbd%d left connected under it", err,
+			t->nbd);
+	else if (t->nbd >= 0)
+		(void)nbd_disconnect_dev(t->nbd);
 	t->nbd = -1;
 	close_fd(&t->sock);
 }
@@ -480,8 +676,8 @@ static void *watch(void *arg)
 		for (;;) {
 			nap_ms((long)wait * 1000);
 			wait = wait < 16 ? wait * 2 : 30;
-			rc = nbd_open(&r->srv, timeouts(r->o->timeout).request, &fd, &ex, err,
-				      sizeof(err));
+			rc = nbd_open(&r->srv, timeouts(r->o->timeout).request, 0, &fd, &ex,
+				      err, sizeof(err));
 			if (rc < 0)
 				continue;
 			rc = nbd_kernel_reconnect(r->t->nbd, fd, err, sizeof(err));
@@ -724,35 +920,6 @@ int netmem_start(const struct netmem_opts *o, struct netmem_tier *t, int zram_id
 
 /* ---- the teardown ---- */
 
-/* The NBD device under the mapping: /sys/block/dm-N/dm/name is ours,
- * /sys/block/dm-N/slaves/nbdM. M, or -ENOENT. */
-static int nbd_under_mapping(void)
-{
-	char p[PATH_MAX], name[128];
-	struct dirent *de, *se;
-	int nbd = -ENOENT;
-	DIR *d, *sd;
-
-	if (rb_path(p, sizeof(p), "/sys/block") < 0 || !(d = opendir(p)))
-		return -ENOENT;
-	while (nbd < 0 && (de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "dm-", 3))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%.32s/dm/name", de->d_name);
-		if (rb_read_str(p, name, sizeof(name)) < 0 || strcmp(name, NETMEM_DM_NAME))
-			continue;
-		snprintf(name, sizeof(name), "/sys/block/%.32s/slaves", de->d_name);
-		if (rb_path(p, sizeof(p), "%s", name) < 0 || !(sd = opendir(p)))
-			continue;
-		while ((se = readdir(sd)) != NULL)
-			if (sscanf(se->d_name, "nbd%d", &nbd) == 1)
-				break;
-		closedir(sd);
-	}
-	closedir(d);
-	return nbd;
-}
-
 int netmem_find(int zram_id, struct netmem_running *n)
 {
 	char buf[PATH_MAX], v[32];
@@ -781,8 +948,16 @@ int netmem_find(int zram_id, struct netmem_running *n)
 			n->pid = 0;
 	}
 	if (n->nbd < 0)
-		n->nbd = nbd_under_mapping();
+		n->nbd = mapping_slave();
 	return 1;
+}
+
+bool netmem_lost(void)
+{
+	static char buf[REPORT_AMEND_MAX];
+
+	return rb_read_str(REPORT_DIR "/report", buf, sizeof(buf)) >= 0 &&
+	       value_is(buf, key_name(RK_SWAP_NET_STATE), "lost");
 }
 
 int netmem_pause(const struct netmem_running *n, bool pause)
@@ -820,13 +995,6 @@ int netmem_end(const struct netmem_running *n)
 	return -ETIMEDOUT;
 }
 
-/* Against a fixture root: what would be done, logged as a sysfs write. */
-static int fixture_step(const char *what, const char *arg)
-{
-	rb_sysfs_log(what, arg, 0);
-	return 0;
-}
-
 int netmem_release(const struct netmem_running *n)
 {
 	struct report_set set = { RK_SWAP_NET_STATE, "off" };
@@ -834,10 +1002,7 @@ int netmem_release(const struct netmem_running *n)
 	int rc, first = 0, dfd;
 	char p[PATH_MAX];
 
-	if (rb_root_is_real())
-		rc = dm_remove(NETMEM_DM_NAME, err, sizeof(err));
-	else
-		rc = fixture_step("dm_remove", NETMEM_DM_NAME);
+	rc = mapping_remove(err, sizeof(err));
 	snprintf(node, sizeof(node), "/dev/nbd%d", n->nbd);
 	if (rc < 0 && rc != -ENXIO) {
 		/* A mapping still there is open (or would be): what is under
@@ -850,8 +1015,7 @@ int netmem_release(const struct netmem_running *n)
 		       REPORT_DIR, NETMEM_RECORD);
 		first = -ENOENT;
 	} else {
-		rc = rb_root_is_real() ? nbd_kernel_disconnect(n->nbd) :
-		     fixture_step("nbd_disconnect", node);
+		rc = nbd_disconnect_dev(n->nbd);
 		if (rc < 0) {
 			rb_err("network memory: %s: disconnect: %s", node, strerror(-rc));
 			first = rc;

@@ -45,6 +45,20 @@
  * or pages read back from the server) that the writeback would take. */
 #define NETMEM_PSI_MAX 10.0
 #define NETMEM_DM_NAME "ramboot-netmem"
+/* The set-up (handshake, NBD device, crypt mapping) ends within the
+ * driver's request timeout and NETMEM_KERNEL_S, at most NETMEM_SETUP_S,
+ * or by the caller's deadline when that is nearer; the handshake leaves
+ * the kernel's steps NETMEM_KERNEL_S of it. */
+#define NETMEM_SETUP_S 30
+#define NETMEM_KERNEL_S 5
+/* The export is used up to this many times MemTotal. zram allocates a
+ * table entry for every 4 KiB of its disksize when disksize is written
+ * (zram_meta_alloc: 16 bytes each, 24 with CONFIG_ZRAM_MEMORY_TRACKING),
+ * pages on the network included, and a bit for each 4 KiB of the
+ * backing device: 4 x RAM costs at most 2.4 % of RAM in tables, where a
+ * 1 TiB export would ask a 2 GiB client for 6 GiB. */
+#define NETMEM_RAM_FACTOR 4
+#define NETMEM_MIN_BYTES (1ULL << 20)
 
 struct netmem_opts {
 	const char *server;        /* "HOST[:PORT]"; NULL: no network tier */
@@ -55,6 +69,9 @@ struct netmem_opts {
 	unsigned period;           /* NETMEM_PERIOD */
 	unsigned idle_age;         /* NETMEM_IDLE_AGE */
 	uint64_t rate;             /* NETMEM_RATE; x period: each period's budget */
+	/* The set-up ends by then (CLOCK_MONOTONIC seconds, as now_sec()
+	 * gives them; 0: none but NETMEM_SETUP_S): the boot's deadline. */
+	double deadline;
 	char buf[256];             /* netmem_spec_parse()'s copy of the spec */
 };
 
@@ -81,11 +98,24 @@ struct netmem_tier {
  * Before zram's disksize of /dev/zram<zram_id>: when it pays (MemTotal at most max_ram, no
  * swap partition on a local disk), connect to the server, hand the
  * socket to the NBD driver and map the crypt device over it; t->backing
- * is then zram's backing_dev. Otherwise t->state says why not and
- * nothing is left. Never fails the caller: 1 when the tier is ready, 0
- * when not (with one warning line, except when not asked at all).
+ * is then zram's backing_dev, of t->bytes (netmem_fit), which the caller
+ * may add to disksize (the size it would add them to: no overflow).
+ * Otherwise t->state says why not and nothing is left. The steps that
+ * wait for the server or the kernel run in a child that is given up on
+ * at the bound above, and what it left is undone.
+ * Never fails the caller: 1 when the tier is ready, 0 when not (with one
+ * warning line, except when not asked at all).
  */
-int netmem_prepare(const struct netmem_opts *o, int zram_id, struct netmem_tier *t);
+int netmem_prepare(const struct netmem_opts *o, int zram_id, uint64_t disksize,
+		   struct netmem_tier *t);
+
+/* The bytes of an export of export_size the tier uses, into *bytes: all
+ * of it or asked (0: all) when less, at most NETMEM_RAM_FACTOR x ram, in
+ * whole 4 KiB units. 0; 1 when cut to that cap; -ERANGE when that leaves
+ * less than NETMEM_MIN_BYTES; -EOVERFLOW when disksize + *bytes does not
+ * fit in 64 bits. */
+int netmem_fit(uint64_t export_size, uint64_t asked, uint64_t ram, uint64_t disksize,
+	       uint64_t *bytes);
 
 /* Undo netmem_prepare() (zram's set-up failed after it). */
 void netmem_undo(struct netmem_tier *t);
@@ -141,6 +171,9 @@ struct netmem_running {
 /* Is zram_id's backing device the tier's mapping? 1 (n filled from the
  * record, else from sysfs: the mapping's slave), 0 no, -errno. */
 int netmem_find(int zram_id, struct netmem_running *n);
+
+/* Does the report say the tier's link is lost (swap_net_state=lost)? */
+bool netmem_lost(void);
 
 /* SIGUSR1 (pause) or SIGUSR2 (resume) to the policy's process. 0,
  * -ESRCH when there is none, or -errno. */

@@ -458,7 +458,11 @@ static int swap_configure(int id, const char *zdir, const struct swap_opts *o, u
 		FAIL(r, "%s: comp_algorithm %s: %s", zdir, r->algorithm, strerror(-rc));
 		return -1;
 	}
-	if (o->net && netmem_prepare(o->net, id, &r->net) == 1) {
+	/* The pages on the network still count in disksize, which grows by
+	 * the tier's bytes unless a size was asked for (netmem_prepare
+	 * checks that the sum fits). */
+	if (o->net && netmem_prepare(o->net, id, o->size == swap_default_size ? *size : 0,
+				     &r->net) == 1) {
 		rc = zram_set(id, "backing_dev", r->net.backing);
 		if (rc < 0) {
 			netmem_undo(&r->net);
@@ -467,7 +471,6 @@ static int swap_configure(int id, const char *zdir, const struct swap_opts *o, u
 			rb_warn("%s: backing_dev %s: %s; zram alone", zdir, NETMEM_DM_NAME,
 				strerror(-rc));
 		} else if (o->size == swap_default_size) {
-			/* The pages on the network still count in disksize. */
 			*size += r->net.bytes;
 		}
 	}
@@ -661,6 +664,15 @@ int swap_release(const char *device, bool force, char *error, size_t len)
 	tier = netmem_find(id, &net);
 	if (tier < 0)
 		rb_warn("%s: backing_dev: %s", dev, strerror(-tier));
+	/* Since Linux 5.19 swapoff does not fail on a page it cannot read
+	 * back (unuse_pte): it leaves an error entry, and the process that
+	 * owned the page gets SIGBUS when it touches it. */
+	if (tier == 1 && !force && netmem_lost()) {
+		errbuf_set(error, len, "%s: the network tier's link is lost (swap_net_state=lost): "
+			   "swapoff would drop the pages on the server, and their processes die "
+			   "when they touch them; wait for connected, or --force", dev);
+		return RB_EXIT_FAIL;
+	}
 	if (tier == 1) {
 		rc = netmem_pause(&net, true);
 		if (rc < 0)
@@ -785,7 +797,8 @@ static const struct rb_optset optset = {
 		  "release DEVICE: swapoff, reset, hot_remove; its network\n"
 		  "memory tier too" },
 		{ "force", OPT_FORCE, NULL,
-		  "with --off: release a device not labelled " SWAPHDR_LABEL },
+		  "with --off: release a device not labelled " SWAPHDR_LABEL ",\n"
+		  "or one whose network tier lost its link (its pages there are lost)" },
 		{ "status", OPT_STATUS, NULL, NULL },
 		{ "json", OPT_JSON, NULL, NULL },
 		RB_OPT_VERBOSE,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The network memory tier's policy (netmem_plan_step), what counts as an
  * image copy running, the spec of ramboot.swap.net=, the NBD server
- * address, and how swap --off finds a running tier (netmem_find, below a
- * fixture root). */
+ * address, the handshake against a fake server (fakenbd.h), the export's
+ * size (netmem_fit), and how swap --off finds a running tier
+ * (netmem_find, below a fixture root). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "fakenbd.h"
 #include "lib/ramboot.h"
 #include "dev/nbd.h"
 #include "swap/netmem.h"
@@ -188,102 +190,32 @@ static void test_server_parse(void)
 	CHECK(nbd_server_parse("10.0.2.2:", "swap", &s) < 0);
 	CHECK(nbd_server_parse("[fd00::1", "swap", &s) < 0);
 	CHECK(nbd_server_parse("10.0.2.2", "", &s) < 0);
+	CHECK(nbd_server_parse("10.0.2.2", "sw\nap", &s) < 0);    /* it goes into messages */
 }
 
-/* ---- the handshake against a server of a few lines ---- */
+/* ---- the handshake against a fake server (fakenbd.h) ---- */
 
-enum fake { FAKE_GO, FAKE_OLD, FAKE_UNKNOWN };
-
-static void be(unsigned char *b, uint64_t v, int n)
+/* nbd_open against a server that answers as f says, within timeout_s. */
+static int handshake_with(const struct fake_nbd *f, unsigned timeout_s, struct nbd_export *ex,
+			  char *err, size_t errlen)
 {
-	int i;
-
-	for (i = n - 1; i >= 0; i--, v >>= 8)
-		b[i] = (unsigned char)v;
-}
-
-static void reply(int fd, uint32_t opt, uint32_t type, const unsigned char *data, uint32_t len)
-{
-	unsigned char h[20];
-
-	be(h, 0x0003e889045565a9ULL, 8);
-	be(h + 8, opt, 4);
-	be(h + 12, type, 4);
-	be(h + 16, len, 4);
-	if (write(fd, h, 20) != 20 || (len && write(fd, data, len) != (ssize_t)len))
-		_exit(3);
-}
-
-/* One client: the greeting, then the options until the export is given. */
-static void fake_server(int lfd, enum fake kind)
-{
-	unsigned char g[18], b[512], info[12];
-	int fd = accept(lfd, NULL, NULL);
-
-	if (fd < 0)
-		_exit(2);
-	memcpy(g, "NBDMAGICIHAVEOPT", 16);
-	be(g + 16, 3, 2);    /* fixed newstyle, no zeroes */
-	if (write(fd, g, 18) != 18 || read(fd, b, 4) != 4)
-		_exit(2);
-	for (;;) {
-		uint32_t opt, len;
-
-		if (read(fd, b, 16) != 16)
-			_exit(2);
-		opt = (uint32_t)b[8] << 24 | (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
-		len = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
-		if (len > sizeof(b) || (len && read(fd, b, len) != (ssize_t)len))
-			_exit(2);
-		if (opt == 7 && kind == FAKE_OLD) {
-			reply(fd, 7, 0x80000001u, NULL, 0);
-		} else if (opt == 7 && kind == FAKE_UNKNOWN) {
-			reply(fd, 7, 0x80000006u, (const unsigned char *)"no", 2);
-			break;
-		} else if (opt == 7) {
-			/* the name's length, the name, no information requests */
-			if (len != 4 + 4 + 2 || memcmp(b + 4, "swap", 4))
-				_exit(4);
-			be(info, 0, 2);
-			be(info + 2, 1ULL << 30, 8);
-			be(info + 10, 1 | 4, 2);
-			reply(fd, 7, 3, info, 12);
-			reply(fd, 7, 1, NULL, 0);
-			break;
-		} else if (opt == 1) {
-			if (len != 4 || memcmp(b, "swap", 4))
-				_exit(4);
-			be(info, 64ULL << 20, 8);
-			be(info + 8, 1, 2);
-			if (write(fd, info, 10) != 10)
-				_exit(2);
-			break;
-		}
-	}
-	sleep(1);
-	_exit(0);
-}
-
-static int handshake_with(enum fake kind, struct nbd_export *ex, char *err, size_t errlen)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
 	struct nbd_server s;
 	char spec[32];
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd = -1, rc, st;
+	uint16_t port = 0;
+	int lfd = fake_listen(&port), fd = -1, rc, st;
 	pid_t pid;
 
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&a, &l) < 0)
+	if (lfd < 0)
 		return -errno;
 	pid = fork();
 	if (pid == 0)
-		fake_server(lfd, kind);
+		fake_serve(lfd, f);
 	close(lfd);
-	snprintf(spec, sizeof(spec), "127.0.0.1:%u", ntohs(a.sin_port));
+	snprintf(spec, sizeof(spec), "127.0.0.1:%u", port);
+	err[0] = '\0';
 	rc = nbd_server_parse(spec, "swap", &s);
 	if (rc == 0)
-		rc = nbd_open(&s, 5, &fd, ex, err, errlen);
+		rc = nbd_open(&s, timeout_s, 0, &fd, ex, err, errlen);
 	if (fd >= 0)
 		close(fd);
 	waitpid(pid, &st, 0);
@@ -294,18 +226,95 @@ static int handshake_with(enum fake kind, struct nbd_export *ex, char *err, size
 
 static void test_handshake(void)
 {
+	struct fake_nbd f = { .kind = FAKE_GO, .size = 1ULL << 30, .flags = 1 | 4 };
 	struct nbd_export ex;
 	char err[256] = "";
 
-	CHECK_EQ_INT(handshake_with(FAKE_GO, &ex, err, sizeof(err)), 0);
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), 0);
 	CHECK_EQ_INT(ex.size, 1ULL << 30);
 	CHECK_EQ_INT(ex.flags, 5);
 	/* NBD_OPT_GO unknown to the server: NBD_OPT_EXPORT_NAME */
-	CHECK_EQ_INT(handshake_with(FAKE_OLD, &ex, err, sizeof(err)), 0);
+	f = (struct fake_nbd){ .kind = FAKE_OLD, .size = 64ULL << 20, .flags = 1 };
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), 0);
 	CHECK_EQ_INT(ex.size, 64ULL << 20);
 	CHECK_EQ_INT(ex.flags, 1);
-	CHECK_EQ_INT(handshake_with(FAKE_UNKNOWN, &ex, err, sizeof(err)), -ENOENT);
-	CHECK_EQ_STR(err, "export 'swap': unknown to the server (reply 0x80000006)");
+	/* the server's message, on one line */
+	f = (struct fake_nbd){ .kind = FAKE_ERR, .err = 0x80000006u, .text = "no\nsuch\texport" };
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_STR(err, "export 'swap': unknown to the server: no such export (reply 0x80000006)");
+	f.err = 0x80000005u;
+	f.text = "";
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_STR(err, "export 'swap': refused (reply 0x80000005)");
+}
+
+/* What a server must not get away with. */
+static void test_handshake_refused(void)
+{
+	struct fake_nbd f = { .kind = FAKE_GO, .size = 1ULL << 30, .flags = 1 | 2 };
+	struct nbd_export ex;
+	char err[256];
+
+	/* a read-only export: zram would write to it */
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), -EROFS);
+	CHECK_EQ_STR(err, "export 'swap' is read-only");
+	f.kind = FAKE_OLD;
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), -EROFS);
+	/* replies that name another option than the one asked */
+	f = (struct fake_nbd){ .kind = FAKE_GO, .size = 1ULL << 30, .flags = 1, .reply_opt = 6 };
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), -EPROTO);
+	CHECK_EQ_STR(err, "NBD_OPT_GO: a reply to option 6");
+	f.kind = FAKE_OLD;
+	CHECK_EQ_INT(handshake_with(&f, 5, &ex, err, sizeof(err)), -EPROTO);
+	CHECK_EQ_STR(err, "NBD_OPT_GO: a reply to option 6");
+}
+
+/* A server that never ends its answer: refused at a count, a length, or
+ * the handshake's one deadline (2 s here), whichever comes first. */
+static void test_handshake_bounded(void)
+{
+	struct fake_nbd f = { .kind = FAKE_ENDLESS, .size = 1ULL << 30, .flags = 1 };
+	struct nbd_export ex;
+	char err[256];
+
+	CHECK_EQ_INT(handshake_with(&f, 2, &ex, err, sizeof(err)), -EPROTO);
+	CHECK_EQ_STR(err, "NBD_OPT_GO: more than 32 replies");
+	f.kind = FAKE_HUGE;
+	CHECK_EQ_INT(handshake_with(&f, 2, &ex, err, sizeof(err)), -EPROTO);
+	CHECK_EQ_STR(err, "NBD_OPT_GO: a reply of 4294967295 bytes (at most 4098)");
+	/* every byte in time for a receive timeout, the whole too late */
+	f.kind = FAKE_TRICKLE;
+	CHECK_EQ_INT(handshake_with(&f, 2, &ex, err, sizeof(err)), -ETIMEDOUT);
+	CHECK_EQ_STR(err, "greeting: Connection timed out");
+}
+
+/* The export's part: what was asked, at most 4 x RAM, whole 4 KiB, at
+ * least 1 MiB, and never past 2^64 with zram's own size. */
+static void test_fit(void)
+{
+	uint64_t b = 0;
+
+	CHECK_EQ_INT(netmem_fit(1ULL << 30, 0, 2ULL << 30, 2ULL << 30, &b), 0);
+	CHECK_EQ_INT(b, 1ULL << 30);
+	CHECK_EQ_INT(netmem_fit(1ULL << 30, (256ULL << 20) + 100, 2ULL << 30, 0, &b), 0);
+	CHECK_EQ_INT(b, 256ULL << 20);
+	/* a 1 TiB export on a 2 GiB client: 8 GiB of it */
+	CHECK_EQ_INT(netmem_fit(1ULL << 40, 0, 2ULL << 30, 2ULL << 30, &b), 1);
+	CHECK_EQ_INT(b, 8ULL << 30);
+	CHECK_EQ_INT(netmem_fit(1ULL << 40, 16ULL << 30, 2ULL << 30, 0, &b), 1);
+	CHECK_EQ_INT(b, 8ULL << 30);
+	CHECK_EQ_INT(netmem_fit(8ULL << 30, 0, 2ULL << 30, 0, &b), 0);
+	/* under 1 MiB: the export, what was asked, what is left in 4 KiB */
+	CHECK_EQ_INT(netmem_fit((1ULL << 20) - 1, 0, 2ULL << 30, 0, &b), -ERANGE);
+	CHECK_EQ_INT(netmem_fit(1ULL << 20, 0, 2ULL << 30, 0, &b), 0);
+	CHECK_EQ_INT(netmem_fit(1ULL << 30, 512 << 10, 2ULL << 30, 0, &b), -ERANGE);
+	CHECK_EQ_INT(netmem_fit(1ULL << 30, 0, 0, 0, &b), -ERANGE);
+	/* a RAM that 4 x overflows: no cap but 2^64; the sum with disksize */
+	CHECK_EQ_INT(netmem_fit(UINT64_MAX, 0, 1ULL << 62, 0, &b), 0);
+	CHECK_EQ_INT(b, UINT64_MAX - 4095);
+	CHECK_EQ_INT(netmem_fit(UINT64_MAX, 0, 1ULL << 62, 8ULL << 30, &b), -EOVERFLOW);
+	CHECK_EQ_INT(netmem_fit(UINT64_MAX - (8ULL << 30) - 4095, 0, 1ULL << 62, 8ULL << 30, &b),
+		     0);
 }
 
 /* Write text to root/rel, making its directories. */
@@ -481,6 +490,9 @@ int main(void)
 	RUN(test_spec);
 	RUN(test_server_parse);
 	RUN(test_handshake);
+	RUN(test_handshake_refused);
+	RUN(test_handshake_bounded);
+	RUN(test_fit);
 	RUN(test_find);
 	RUN(test_pid1);
 	return TAP_DONE();
