@@ -361,6 +361,31 @@ nbd_disconnect=/dev/nbd0"
 	assert_fault_fired 'call=open .*action=hang'
 }
 
+@test "boot: ramboot.swap.net= whose set-up hangs ends by the boot's one deadline, not the tier's own bound" {
+	faultinj_build
+	fakenbd go
+	# The tier's own bound: its timeout=90 gives 30 s (the cap). The
+	# boot's deadline, ramboot.timeout=0.5 + 15 s, comes first; 25 s
+	# catches the tier's own bound.
+	echo "ramboot.swap=zram ramboot.swap.net=$SERVER,timeout=90 ramboot.timeout=0.5" \
+		>"$R/proc/cmdline"
+	run --separate-stderr timeout -k 5 25 env RAMBOOT_ROOT="$R" \
+		FAULTINJ='open:path=*/dev/mapper/control:hang' FAULTINJ_LOG="$(faultinj_log)" \
+		LD_PRELOAD="$FAULTINJ_SO" "$RAMBOOT_BIN" boot 3>&-
+	case $status in 124 | 137) fail "ramboot boot did not return by its deadline" ;; esac
+	assert_success
+	assert_output ""
+	assert_fault_fired 'call=open .*action=hang'
+	# (the boot also warns of RAMBOOT_WRITE_LOG, the fixture's hook, as
+	# an unknown setting)
+	grep -qx "ramboot: boot: warning: network memory $SERVER: set-up given up after [0-9]* s; zram alone" \
+		<<<"$stderr" || fail "not given up: $stderr"
+	run grep 'nbd_\|dm_' "$RAMBOOT_WRITE_LOG"
+	assert_output "nbd_connect=/dev/nbd0
+dm_remove=ramboot-netmem
+nbd_disconnect=/dev/nbd0"
+}
+
 @test "swap --net: the export is used up to 4 x RAM, added to the default size; --off takes the tier down" {
 	fakenbd go 1099511627776
 	# the tier's process outlives the command: without bats' descriptor

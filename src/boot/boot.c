@@ -190,6 +190,9 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 			snprintf(boot_tier.server, sizeof(boot_tier.server), "%.64s", s->swap_net);
 			snprintf(boot_tier.state, sizeof(boot_tier.state), "%.150s", msg);
 		} else {
+			/* Its handshake is one of the boot's waits on the
+			 * network: never past the boot's deadline. */
+			boot_net.deadline = boot_deadline();
 			o.net = &boot_net;
 		}
 	}
