@@ -218,6 +218,10 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	o.name = image_name(image);
 	o.manifest = manifest;
 	o.signed_only = vp->signed_only;
+	/* Exactly the image the look chose: a manifest changed or rolled
+	 * back since is refused, and nothing is switched onto. */
+	o.expect_sha256 = lr->want_sha256[0] ? lr->want_sha256 : NULL;
+	o.expect_size = lr->want_size;
 	/* The slot opened for the switch (and its file system made
 	 * read-only) only when there is a loop device to switch. */
 	o.slot_fd = wrc == 0 ? &sfd : NULL;
