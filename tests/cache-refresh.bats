@@ -170,12 +170,15 @@ PY
 @test "cache refresh: the same image again reads nothing and changes nothing" {
 	refresh_a
 	cp "$X/state" "$T/state.before"
-	run faultinj_run 'read,pread:path=a.img' "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
-		--manifest="$D/a.manifest" "$D/a.img"
+	run faultinj_run 'read,pread:path=a.img;read,pread:path=a.manifest' "$RAMBOOT_BIN" cache \
+		refresh --cache="$C" --name=x --manifest="$D/a.manifest" "$D/a.img"
 	[ "$status" -eq 0 ]
 	[ "$(key result)" = "up to date" ]
 	[ "$(key bytes_network)" = 0 ]
-	[ "$(faultinj_count)" -eq 0 ]
+	# the shim was there and saw the manifest read: its zero is a zero
+	assert_faultinj_loaded ramboot
+	assert_fault_fired 'rule=2 call=p?read'
+	[ "$(faultinj_count 'rule=1 ')" -eq 0 ]
 	cmp "$X/state" "$T/state.before"
 	# without a manifest: the same index is the same image
 	"$RAMBOOT_BIN" cache index -o "$T/a.cindex" "$D/a.img"
