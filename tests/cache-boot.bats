@@ -424,8 +424,8 @@ nothing_attached() {
 }
 
 @test "a flipped byte in the slot with ramboot.verity=1: a read error to its reader, the scrub marks the slot bad" {
-	[ -e /dev/mapper/control ] && command -v dmsetup >/dev/null ||
-		skip "no device-mapper on this host (/dev/mapper/control, dmsetup)"
+	dmsetup targets 2>/dev/null | grep -q '^verity ' ||
+		skip "no dm-verity in this kernel (dmsetup targets): the slot through it is not tested here"
 	make_cache
 	"$RAMBOOT_BIN" manifest --verity "$IMG" >"$IMG.manifest"
 	refresh
