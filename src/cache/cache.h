@@ -87,6 +87,10 @@ int cache_init(const char *path, const struct cache_init_opts *o, char *err, siz
 struct cache_refresh_opts {
 	const char *image;        /* the new image (a file or block device) */
 	const char *manifest;     /* its manifest, or NULL */
+	bool manifest_open;       /* manifest_fd is the manifest, opened early
+				   * (behind the boot, before its path may go);
+				   * manifest names it in messages */
+	int manifest_fd;
 	const char *index;        /* its chunk index, or NULL: computed */
 	const char *delta;        /* the delta the manifest names, or NULL: the
 				   * manifest's name, beside the image */

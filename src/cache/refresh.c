@@ -88,33 +88,38 @@ struct refresh {
 	size_t errlen;
 };
 
-/* The manifest under the signature policy, as `ramboot load` reads it:
- * the one place this command calls it. */
-static int manifest_policy(const char *path, const struct cache_refresh_opts *o,
+/* The manifest's bytes under the signature policy, as `ramboot load`
+ * checks them (the signature, then the parse, of these very bytes): the
+ * one place this command calls it. No path: behind the boot, the switch
+ * of root may have taken /proc from this process. */
+static int manifest_policy(const char *buf, size_t len, const struct cache_refresh_opts *o,
 			   struct manifest *m, char *who, size_t wholen, char *err, size_t errlen)
 {
 	struct sign_who w;
 	int rc;
 
-	if (!o->signed_only)
-		return manifest_load_chunks(path, m, err, errlen);
-	rc = sign_manifest_load(path, o->keydir, m, &w, err, errlen);
-	if (rc == 0)
+	memset(m, 0, sizeof(*m));
+	if (o->signed_only) {
+		rc = sign_check(buf, len, o->keydir, &w, err, errlen);
+		if (rc < 0)
+			return rc;
 		snprintf(who, wholen, "%s %s", w.name, w.keyid);
-	return rc;
+	}
+	return manifest_parse(buf, len, m, err, errlen);
 }
 
-/* Read the manifest once; the policy checks and parses those very bytes
- * (through a memfd), which are the bytes kept beside the slot. */
+/* Read the manifest once; the policy checks and parses those very bytes,
+ * which are the bytes kept beside the slot. */
 static int read_manifest(struct refresh *f)
 {
 	const char *path = f->o->manifest;
-	char why[512], proc[64];
+	char why[512];
 	struct stat st;
 	ssize_t n;
-	int fd, mfd, rc;
+	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = f->o->manifest_open ? fcntl(f->o->manifest_fd, F_DUPFD_CLOEXEC, 3) :
+	     open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		rc = fd < 0 ? -errno : -EINVAL;
 		if (fd >= 0)
@@ -127,20 +132,13 @@ static int read_manifest(struct refresh *f)
 		(void)close(fd);
 		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
 	}
-	n = read_full(fd, f->mtext, MANIFEST_HARD_MAX + 1);
+	n = pread_full(fd, f->mtext, MANIFEST_HARD_MAX + 1, 0);
 	(void)close(fd);              /* read only */
 	if (n < 0)
 		return rb_errfmt(f->err, f->errlen, (int)n, "%s: %s", path, strerror((int)-n));
 	f->mlen = (size_t)n;
-	mfd = memfd_create("manifest", MFD_CLOEXEC);
-	if (mfd < 0)
-		return rb_errfmt(f->err, f->errlen, -errno, "memfd: %s", strerror(errno));
-	rc = write_all(mfd, f->mtext, f->mlen);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", mfd);
-	if (rc == 0)
-		rc = manifest_policy(proc, f->o, &f->m, f->r->signed_by, sizeof(f->r->signed_by),
-				     why, sizeof(why));
-	(void)close(mfd);
+	rc = manifest_policy(f->mtext, f->mlen, f->o, &f->m, f->r->signed_by,
+			     sizeof(f->r->signed_by), why, sizeof(why));
 	if (rc < 0)
 		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", path, why);
 	f->have_m = true;
