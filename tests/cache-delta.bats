@@ -92,16 +92,18 @@ hand_manifest() {
 }
 
 @test "cache refresh: the delta is applied to the active slot; only it is read; the index is built" {
-	run faultinj_run 'pread,read:path=b.img' "$RAMBOOT_BIN" cache refresh --cache="$C" \
-		--name=x --manifest="$D/b.manifest" "$D/b.img"
+	run faultinj_run 'pread,read:path=b.img;pread,read:path=*.delta' "$RAMBOOT_BIN" cache \
+		refresh --cache="$C" --name=x --manifest="$D/b.manifest" "$D/b.img"
 	[ "$status" -eq 0 ]
 	[ "$(key delta)" = applied ]
 	[ "$(key index)" = slot ]
 	[ "$(key bytes_delta)" = "$(stat -c %s "$D/b.img.delta")" ]
 	[ "$(key bytes_network)" = "$(key bytes_delta)" ]
 	[ "$(key chunks_network)" = 0 ]
-	# neither the image nor its index was read
-	[ "$(faultinj_count 'call=p?read')" -eq 0 ]
+	# neither the image nor its index was read; the shim saw the delta read
+	assert_faultinj_loaded ramboot
+	assert_fault_fired 'rule=2 call=p?read'
+	[ "$(faultinj_count 'rule=1 call=p?read')" -eq 0 ]
 	assert_b
 	# and the next refresh finds it up to date
 	refresh_b
@@ -110,12 +112,14 @@ hand_manifest() {
 }
 
 @test "cache refresh --no-delta: the chunks, the delta never opened" {
-	run faultinj_run 'open:path=*.delta' "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
-		--no-delta --manifest="$D/b.manifest" "$D/b.img"
+	run faultinj_run 'open:path=*.delta;open:path=*/b.manifest' "$RAMBOOT_BIN" cache refresh \
+		--cache="$C" --name=x --no-delta --manifest="$D/b.manifest" "$D/b.img"
 	[ "$status" -eq 0 ]
 	[ "$(key bytes_delta)" = 0 ]
 	[ -z "$(key delta)" ]
 	[ "$(key chunks_network)" -gt 0 ]
+	assert_faultinj_loaded ramboot
+	assert_fault_fired 'rule=2 call=open'
 	[ "$(faultinj_count 'path=.*delta')" -eq 0 ]
 	assert_b
 }
@@ -128,12 +132,32 @@ hand_manifest() {
 	"$RAMBOOT_BIN" manifest -o "$T/b2.manifest" "$D/b2.img"
 	"$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --manifest="$T/b2.manifest" "$D/b2.img" \
 		>/dev/null
-	run faultinj_run 'open:path=*.delta' "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
-		--manifest="$D/b.manifest" "$D/b.img"
+	run faultinj_run 'open:path=*.delta;open:path=*/b.manifest' "$RAMBOOT_BIN" cache refresh \
+		--cache="$C" --name=x --manifest="$D/b.manifest" "$D/b.img"
 	[ "$status" -eq 0 ]
 	[[ "$(key delta)" == "not used: made from another image than slot a's" ]]
+	assert_faultinj_loaded ramboot
+	assert_fault_fired 'rule=2 call=open'
 	[ "$(faultinj_count 'path=.*delta')" -eq 0 ]
 	[ "$(key bytes_delta)" = 0 ]
+	cmp "$X/b" "$D/b.img"
+}
+
+@test "cache refresh: a delta is never applied to a slot marked bad; the chunks serve" {
+	local body
+	body=$(sed '/^check /d' "$X/state" | sed 's/^refresh /bad a 1718000500\nrefresh /')
+	printf '%s\ncheck %s\n' "$body" "$(printf '%s\n' "$body" | sha256sum | cut -d' ' -f1)" >"$X/state"
+	run "$RAMBOOT_BIN" cache status --cache="$C" x
+	[ "$(key bad)" != no ]
+	run faultinj_run 'open:path=*.delta;open:path=*/b.manifest' "$RAMBOOT_BIN" cache refresh \
+		--cache="$C" --name=x --manifest="$D/b.manifest" "$D/b.img"
+	[ "$status" -eq 0 ]
+	[ "$(key delta)" = "not used: slot a is marked bad" ]
+	[ "$(key bytes_delta)" = 0 ]
+	[ "$(key chunks_network)" -gt 0 ]
+	assert_faultinj_loaded ramboot
+	assert_fault_fired 'rule=2 call=open'
+	[ "$(faultinj_count 'path=.*delta')" -eq 0 ]
 	cmp "$X/b" "$D/b.img"
 }
 
@@ -351,7 +375,8 @@ hand_manifest() {
 	run ! grep -q '^delta' "$T/m"
 	[ ! -e "$T/r.img.delta" ]
 	# the static build makes none (the server's ramboot does)
-	[ -x "$TOP/static/ramboot" ] || skip "no static build (make static)"
+	# make check builds it before the tests: missing, it is a failure
+	[ -x "$TOP/static/ramboot" ] || fail "no static build: $TOP/static/ramboot (make static)"
 	run --separate-stderr "$TOP/static/ramboot" manifest --delta-from="$D/a.img" -o "$T/m" "$T/b.img"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"deltas are made by the host build"* ]]

@@ -170,12 +170,15 @@ PY
 @test "cache refresh: the same image again reads nothing and changes nothing" {
 	refresh_a
 	cp "$X/state" "$T/state.before"
-	run faultinj_run 'read,pread:path=a.img' "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
-		--manifest="$D/a.manifest" "$D/a.img"
+	run faultinj_run 'read,pread:path=a.img;read,pread:path=a.manifest' "$RAMBOOT_BIN" cache \
+		refresh --cache="$C" --name=x --manifest="$D/a.manifest" "$D/a.img"
 	[ "$status" -eq 0 ]
 	[ "$(key result)" = "up to date" ]
 	[ "$(key bytes_network)" = 0 ]
-	[ "$(faultinj_count)" -eq 0 ]
+	# the shim was there and saw the manifest read: its zero is a zero
+	assert_faultinj_loaded ramboot
+	assert_fault_fired 'rule=2 call=p?read'
+	[ "$(faultinj_count 'rule=1 ')" -eq 0 ]
 	cmp "$X/state" "$T/state.before"
 	# without a manifest: the same index is the same image
 	"$RAMBOOT_BIN" cache index -o "$T/a.cindex" "$D/a.img"
@@ -514,11 +517,179 @@ PY
 }
 
 @test "cache init: the device that carries the running root is refused (root)" {
-	is_root || skip "needs root"
-	local dev
-	dev=$(findmnt -n -o SOURCE / 2>/dev/null) || true
-	[ -b "$dev" ] || skip "the root is not on a block device here ($dev)"
-	run --separate-stderr "$RAMBOOT_BIN" cache init --force "$dev"
+	is_root || skip "needs root (losetup)"
+	local dev name rootnum devnum sum
+	# A loop device that looks like the root: in a fixture /sys, the
+	# root's device number and the loop device's name the same disk. No
+	# writing command is ever aimed at a real device of the machine.
+	truncate -s 16M "$T/root.img"
+	dev=$(losetup -f --show "$T/root.img")
+	LOOPS+=("$dev")
+	name=${dev##*/}
+	rootnum=$(mountpoint -d /)
+	devnum=$(cat "/sys/class/block/$name/dev")
+	mkdir -p "$T/fx/sys/devices/virtual/block/$name" "$T/fx/sys/dev/block"
+	ln -s "../../devices/virtual/block/$name" "$T/fx/sys/dev/block/$rootnum"
+	ln -sfn "../../devices/virtual/block/$name" "$T/fx/sys/dev/block/$devnum"
+	sum=$(sha256sum <"$T/root.img")
+	run --separate-stderr env RAMBOOT_ROOT="$T/fx" "$RAMBOOT_BIN" cache init --force "$dev"
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"running root"* || "$stderr" == *"in use"* ]]
+	[[ "$stderr" == *"carries the running root file system ($name); not a cache"* ]]
+	[ "$(sha256sum <"$T/root.img")" = "$sum" ]
+}
+
+@test "cache init: the file checked is the file formatted; a link swapped in before mkfs formats nothing else (root)" {
+	is_root || skip "needs root (mount, losetup)"
+	faultinj_require_dynamic "$(command -v mkfs.ext4)"
+	local sum
+	truncate -s 64M "$T/cache.img"
+	ln "$T/cache.img" "$T/cache.keep"       # the checked file, still reachable
+	cp "$D/a.img" "$T/victim.img"
+	sum=$(sha256sum <"$T/victim.img")
+	ln -s "$T/victim.img" "$T/link"
+	# the link renamed over the path as mkfs.ext4 starts: after every check
+	run --separate-stderr faultinj_run "open:prog=mkfs.ext4:nth=1:times=1:rename=$T/link>$T/cache.img" \
+		"$RAMBOOT_BIN" cache init "$T/cache.img"
+	assert_faultinj_loaded mkfs.ext4
+	assert_fault_fired 'action=rename'
+	[ -L "$T/cache.img" ]
+	[ "$(sha256sum <"$T/victim.img")" = "$sum" ]
+	[ "$status" -eq 0 ]
+	run blkid -o value -s LABEL "$T/cache.keep"
+	[ "$output" = ramboot-cache ]
+	run "$RAMBOOT_BIN" cache status --cache="$T/cache.keep"
+	[ "$status" -eq 0 ]
+}
+
+# mkext4 FILE [needs_recovery]: someone's ext4 (not a cache), in FILE; with
+# needs_recovery, its journal marked as to be replayed (a crash).
+mkext4() {
+	truncate -s 32M "$1"
+	mkfs.ext4 -q -F -L data "$1"
+	if [ -n "${2:-}" ]; then
+		debugfs -w -R "feature needs_recovery" "$1" >/dev/null 2>&1
+		dumpe2fs -h "$1" 2>/dev/null | grep -q 'features:.*needs_recovery'
+	fi
+}
+
+@test "cache status and refresh on an ext4 that is not a cache, its journal to replay or not: exit 1, not a byte written (root)" {
+	is_root || skip "needs root (mount, losetup)"
+	local dev sum kind
+	for kind in clean needs_recovery; do
+		rm -f "$T/other.img"
+		mkext4 "$T/other.img" "${kind#clean}"
+		dev=$(losetup -f --show "$T/other.img")
+		LOOPS+=("$dev")
+		sum=$(sha256sum <"$T/other.img")
+		run --separate-stderr "$RAMBOOT_BIN" cache status --cache="$dev"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"not a ramboot cache"* ]]
+		[ "$(sha256sum <"$T/other.img")" = "$sum" ]
+		run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$dev" --name=x \
+			--manifest="$D/a.manifest" "$D/a.img"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"not a ramboot cache"* ]]
+		[ "$(sha256sum <"$T/other.img")" = "$sum" ]
+		dumpe2fs -h "$T/other.img" 2>/dev/null | grep -q '^Mount count: *0$'
+		losetup -d "$dev"
+	done
+}
+
+@test "cache refresh and status on a cache whose journal is to be replayed: replayed once proven a cache, then used (root)" {
+	is_root || skip "needs root (mount, losetup)"
+	local dev
+	truncate -s 64M "$T/cache.img"
+	"$RAMBOOT_BIN" cache init "$T/cache.img" >/dev/null
+	"$RAMBOOT_BIN" cache refresh --cache="$T/cache.img" --name=x --manifest="$D/a.manifest" \
+		"$D/a.img" >/dev/null
+	debugfs -w -R "feature needs_recovery" "$T/cache.img" >/dev/null 2>&1
+	dev=$(losetup -f --show "$T/cache.img")
+	LOOPS+=("$dev")
+	run "$RAMBOOT_BIN" cache status --cache="$dev" x
+	[ "$status" -eq 0 ]
+	[ "$(key active)" = a ]
+	run "$RAMBOOT_BIN" cache refresh --cache="$dev" --name=x --manifest="$D/b.manifest" "$D/b.img"
+	[ "$status" -eq 0 ]
+	[ "$(key slot)" = b ]
+}
+
+@test "cache refresh and cache index: a FIFO as the image is refused at once, never waited on" {
+	refresh_a
+	mkfifo "$T/fifo"
+	run --separate-stderr timeout 20 "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x "$T/fifo"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"$T/fifo: not a regular file or a block device"* ]]
+	run --separate-stderr timeout 20 "$RAMBOOT_BIN" cache index "$T/fifo"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"$T/fifo: not a regular file or a block device"* ]]
+	# the index, the manifest and the delta given as FIFOs: refused too
+	run --separate-stderr timeout 20 "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--index="$T/fifo" "$D/b.img"
+	[ "$status" -eq 1 ]
+	run --separate-stderr timeout 20 "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$T/fifo" "$D/b.img"
+	[ "$status" -eq 1 ]
+	assert_state_a
+}
+
+@test "cache refresh: an inactive slot that is a hard link of the active one is refused, never written" {
+	refresh_a
+	rm -f "$X/b"
+	ln "$X/a" "$X/b"
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$D/b.manifest" "$D/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"slot b is the active slot (a hard link); not written"* ]]
+	assert_state_a
+}
+
+@test "cache refresh without a manifest: a chunk of the image that is not its index's fails; nothing committed" {
+	"$RAMBOOT_BIN" cache init "$C" >/dev/null
+	"$RAMBOOT_BIN" cache index -o "$T/b.cindex" "$D/b.img"
+	# b2.img: b.img's size, one byte changed; b.img's index given, and
+	# no slot to copy a chunk from: every chunk is read from b2.img
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x --index="$T/b.cindex" \
+		"$D/b2.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"$D/b2.img: the chunk at "*" does not match the index"* ]]
+	run "$RAMBOOT_BIN" cache status --cache="$C" x
+	[ "$(key state)" = empty ]
+}
+
+# edit_state SED: the state of x rewritten with SED, its check line made
+# again (a state a refresh could have written).
+edit_state() {
+	local body
+	body=$(sed '/^check /d' "$X/state" | sed "$1")
+	printf '%s\ncheck %s\n' "$body" "$(printf '%s\n' "$body" | sha256sum | cut -d' ' -f1)" >"$X/state"
+}
+
+@test "cache status and refresh: a state whose slot size is not its index's is corrupt" {
+	refresh_a
+	local size
+	size=$(stat -c %s "$D/a.img")
+	edit_state "s/^slot a $size /slot a $((size + 4096)) /"
+	run "$RAMBOOT_BIN" cache status --cache="$C" x
+	[ "$status" -eq 1 ]
+	[ "$(key state)" = corrupt ]
+	[[ "$(key why)" == *"a.cindex: size differs from the state's"* ]]
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--manifest="$D/b.manifest" "$D/b.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the state is not trusted"* ]]
+}
+
+@test "cache marker: empty, cut short or longer is not a cache" {
+	refresh_a
+	local m
+	for m in "" "ramboot-cache" "ramboot-cache 1" "ramboot-cache 1
+x"; do
+		printf '%s' "$m" >"$C/ramboot-cache"
+		run --separate-stderr "$RAMBOOT_BIN" cache status --cache="$C"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"its ramboot-cache marker is not \"ramboot-cache 1\""* ]]
+	done
+	printf 'ramboot-cache 1\n' >"$C/ramboot-cache"
+	run "$RAMBOOT_BIN" cache status --cache="$C"
+	[ "$status" -eq 0 ]
 }

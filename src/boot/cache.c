@@ -172,7 +172,7 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	char why[640] = "", dev[PATH_MAX], src[PATH_MAX];
 	double t0, at = 0;
 	pid_t pid;
-	int rc, dfd, wrc = -1, sfd = -1, mfd = -1;
+	int rc, dfd, wrc = -1, sfd = -1, mfd = -1, mfd_m;
 
 	/* The refresh reads the bytes the manifest describes under the name
 	 * publish --content-addressed gave them, which no rebuild changes;
@@ -205,6 +205,8 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 			 "switch");
 	else
 		wrc = switch_prepare(image, &w, why, sizeof(why));
+	/* The manifest too, while its path is there. */
+	mfd_m = manifest ? open(manifest, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
 	/* The slot that failed its check at boot, marked bad first: should
 	 * the refresh not end, the next boot does not try it again. */
 	if (lr->slot_failed && cache_mark_bad(device, image_name(image), lr->slot, lr->sha256,
@@ -217,13 +219,21 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	o.image = src;
 	o.name = image_name(image);
 	o.manifest = manifest;
+	o.manifest_open = mfd_m >= 0;
+	o.manifest_fd = mfd_m;
 	o.signed_only = vp->signed_only;
+	/* Exactly the image the look chose: a manifest changed or rolled
+	 * back since is refused, and nothing is switched onto. */
+	o.expect_sha256 = lr->want_sha256[0] ? lr->want_sha256 : NULL;
+	o.expect_size = lr->want_size;
 	/* The slot opened for the switch (and its file system made
 	 * read-only) only when there is a loop device to switch. */
 	o.slot_fd = wrc == 0 ? &sfd : NULL;
 	o.mnt_fd = &mfd;
 	t0 = now_sec();
 	rc = cache_boot_refresh(device, &o, &r, err, sizeof(err));
+	if (mfd_m >= 0)
+		(void)close(mfd_m);
 	snprintf(secs, sizeof(secs), "%.3f", now_sec() - t0);
 	if (rc < 0) {
 		rb_warn("cache: refresh of %s: %s", image, err);

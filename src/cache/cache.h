@@ -69,6 +69,9 @@ int cache_fs_ro(int mnt, const char *what, char *err, size_t errlen);
  * even the mount count. Fails (-EBUSY) while the file system is
  * mounted read-write elsewhere. */
 int cache_open_ro(struct cache *c, const char *path, char *err, size_t errlen);
+/* The same on fd, path's descriptor, already checked (no path is opened
+ * again). */
+int cache_open_ro_fd(struct cache *c, const char *path, int fd, char *err, size_t errlen);
 /* cache_fs_ro() reversed, for a commit on a cache read-only for the
  * session (the scrub's mark): the superblock and the mount mnt
  * read-write. */
@@ -84,6 +87,10 @@ int cache_init(const char *path, const struct cache_init_opts *o, char *err, siz
 struct cache_refresh_opts {
 	const char *image;        /* the new image (a file or block device) */
 	const char *manifest;     /* its manifest, or NULL */
+	bool manifest_open;       /* manifest_fd is the manifest, opened early
+				   * (behind the boot, before its path may go);
+				   * manifest names it in messages */
+	int manifest_fd;
 	const char *index;        /* its chunk index, or NULL: computed */
 	const char *delta;        /* the delta the manifest names, or NULL: the
 				   * manifest's name, beside the image */
@@ -92,6 +99,11 @@ struct cache_refresh_opts {
 	bool signed_only;         /* the manifest must be signed (trust/sign.h) */
 	const char *keydir;       /* the trusted keys, NULL: the system's */
 	bool force;               /* a corrupt state is started over */
+	const char *expect_sha256; /* the image the boot chose (hex), or NULL:
+				   * the refresh ends in exactly that image
+				   * or fails (a manifest changed or rolled
+				   * back since the boot read it) */
+	uint64_t expect_size;     /* and its size; 0: not known */
 	int *slot_fd;             /* non-NULL: on success, the active slot opened
 				   * read-only (through the refresh's own mount,
 				   * which it keeps; no path is opened again: a
@@ -185,6 +197,8 @@ struct cache_look_res {
 				   * check of its content (its size, no file
 				   * system): to be marked bad */
 	int64_t age;              /* the active slot's refresh, seconds ago */
+	char want_sha256[65];     /* the image looked for (q->sha256), or "" */
+	uint64_t want_size;       /* and its size (q->size) */
 };
 
 /*

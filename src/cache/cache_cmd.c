@@ -149,11 +149,17 @@ static int cmd_index(int argc, char **argv)
 	if (argc - optind != 1)
 		return rb_usage("cache", "index needs one IMAGE");
 	image = argv[optind];
-	fd = open(image, O_RDONLY | O_CLOEXEC);
+	/* Never waiting on a FIFO: only a file or a block device is read. */
+	fd = open(image, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		rb_err("%s: %s", image, strerror(errno));
 		if (fd >= 0)
 			(void)close(fd);
+		return RB_EXIT_FAIL;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		rb_err("%s: not a regular file or a block device", image);
+		(void)close(fd);
 		return RB_EXIT_FAIL;
 	}
 	rc = cindex_build(fd, &ci, err, sizeof(err));

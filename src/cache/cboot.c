@@ -24,25 +24,33 @@
 #include "cache/cacheint.h"
 
 /* Only an ext4 file system is mounted: anything else is someone's data,
- * and not even its superblock is read by a file system driver. */
-static int check_device(const char *dev, char *err, size_t errlen)
+ * and not even its superblock is read by a file system driver. The
+ * device opened once, in *fd: what is mounted is what was checked. */
+static int check_device(const char *dev, int *fd, char *err, size_t errlen)
 {
 	struct blkdev_signature sig;
 	struct stat st;
 	int rc;
 
-	if (stat(dev, &st) < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", dev, strerror(errno));
+	*fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, &st) < 0) {
+		rc = -errno;
+		close_fd(fd);
+		return rb_errfmt(err, errlen, rc, "%s: %s", dev, strerror(-rc));
+	}
 	if (S_ISDIR(st.st_mode))
 		return 0;                 /* a cache mounted by the admin */
-	rc = blkdev_signature_close(open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC), dev, &sig, err,
-				    errlen);
-	if (rc < 0)
-		return rc;
-	if (strcmp(sig.type, CACHE_FSTYPE))
+	rc = blkdev_signature_fd(*fd, &sig);
+	if (rc < 0) {
+		close_fd(fd);
+		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", dev, strerror(-rc));
+	}
+	if (strcmp(sig.type, CACHE_FSTYPE)) {
+		close_fd(fd);
 		return rb_errfmt(err, errlen, -EMEDIUMTYPE, "%s: not a ramboot cache (%s%s); not "
 				 "touched", dev, sig.type[0] || sig.pttype[0] ? "holds " : "no file system",
 				 sig.type[0] ? sig.type : sig.pttype);
+	}
 	return 0;
 }
 
@@ -104,17 +112,21 @@ void cache_look(const struct cache_look_req *q, struct cache_look_res *r)
 	char why[384];
 	struct cache c;
 	struct cstate st;
-	int dir = -1, rc;
+	int dir = -1, dfd = -1, rc;
 
 	memset(r, 0, sizeof(*r));
 	r->slot = -1;
 	r->look = CACHE_UNUSABLE;
+	if (q->sha256)
+		snprintf(r->want_sha256, sizeof(r->want_sha256), "%s", q->sha256);
+	r->want_size = q->size;
 	c.root = c.mnt = c.loop = -1;
 	rc = blkdev_find(q->spec, r->device, sizeof(r->device), r->error, sizeof(r->error));
 	if (rc == 0)
-		rc = check_device(r->device, r->error, sizeof(r->error));
+		rc = check_device(r->device, &dfd, r->error, sizeof(r->error));
 	if (rc == 0)
-		rc = cache_open_ro(&c, r->device, r->error, sizeof(r->error));
+		rc = cache_open_ro_fd(&c, r->device, dfd, r->error, sizeof(r->error));
+	close_fd(&dfd);
 	if (rc == 0) {
 		rc = cache_image_dir(&c, q->name, false, &dir, r->error, sizeof(r->error));
 		if (rc == -ENOENT)

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "lib/outfile.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"
@@ -112,8 +114,14 @@ int cache_fs_rw(int mnt, const char *what, char *err, size_t errlen)
 	return rc;
 }
 
-static int mount_detached(struct cache *c, const char *source, bool rw, bool sbro, char *err,
-			  size_t errlen)
+/* How a mount is made: sbro, the superblock read-only (ext4 updates its
+ * mount count and time on a read-write one); norecovery, and the journal
+ * is not replayed either (ext4 replays it even under a read-only
+ * superblock): nothing at all is written, for a device not yet proven a
+ * cache. */
+enum { MNT_RW = 1, MNT_SBRO = 2, MNT_NORECOVERY = 4 };
+
+static int mount_detached(struct cache *c, const char *source, int how, char *err, size_t errlen)
 {
 	char why[256];
 	int fsfd, rc = 0;
@@ -127,10 +135,10 @@ static int mount_detached(struct cache *c, const char *source, bool rw, bool sbr
 		return rb_errfmt(err, errlen, rc, "%s: no %s in this kernel: %s", c->what,
 				 CACHE_FSTYPE, strerror(-rc));
 	}
-	/* sbro: the superblock read-only, so that the kernel writes nothing
-	 * (ext4 updates its mount count and time on a read-write one). */
 	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0 ||
-	    (sbro && fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0) ||
+	    ((how & MNT_SBRO) && fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0) ||
+	    ((how & MNT_NORECOVERY) &&
+	     fsconfig(fsfd, FSCONFIG_SET_FLAG, "norecovery", NULL, 0) < 0) ||
 	    fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		rc = -errno;
 		fs_log(fsfd, why, sizeof(why));
@@ -140,7 +148,7 @@ static int mount_detached(struct cache *c, const char *source, bool rw, bool sbr
 	}
 	c->mnt = fsmount(fsfd, FSMOUNT_CLOEXEC,
 			 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |
-			 (rw ? 0 : MOUNT_ATTR_RDONLY));
+			 ((how & MNT_RW) ? 0 : MOUNT_ATTR_RDONLY));
 	if (c->mnt < 0)
 		rc = -errno;
 	(void)close(fsfd);
@@ -150,6 +158,15 @@ static int mount_detached(struct cache *c, const char *source, bool rw, bool sbr
 	if (c->root < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: cannot open its root", c->what);
 	return 0;
+}
+
+/* The ext4 superblock at 1024 of fd says that its journal has to be
+ * replayed (s_feature_incompat at 0x60, EXT3_FEATURE_INCOMPAT_RECOVER). */
+static bool needs_recovery(int fd)
+{
+	uint8_t b[4];
+
+	return pread_full(fd, b, sizeof(b), 1024 + 0x60) == (ssize_t)sizeof(b) && (b[0] & 0x04);
 }
 
 static int check_marker(struct cache *c, char *err, size_t errlen)
@@ -174,45 +191,96 @@ static int check_marker(struct cache *c, char *err, size_t errlen)
 	return 0;
 }
 
-static int cache_mount(struct cache *c, const char *path, bool rw, bool marker, bool sbro,
-		       char *err, size_t errlen)
+/* The mount of what fd (a regular file, a block device) holds, as how
+ * says: through a loop device for a file (read-only unless MNT_RW), the
+ * device itself through fd's /proc link for a block device, so that the
+ * file system mounted is on the very inode fd was opened on. */
+static int mount_fd(struct cache *c, int fd, const struct stat *st, int how, char *err,
+		    size_t errlen)
 {
 	char lname[32], src[PATH_MAX];
+	int rfd, rc;
+
+	if (S_ISBLK(st->st_mode)) {
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+		return mount_detached(c, src, how, err, errlen);
+	}
+	rfd = fd;
+	if (how & MNT_RW) {
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+		rfd = open(src, O_RDWR | O_CLOEXEC);
+		if (rfd < 0)
+			return rb_errfmt(err, errlen, -errno, "%s: %s", c->what, strerror(errno));
+	}
+	rc = loopdev_attach(rfd, !(how & MNT_RW), lname, sizeof(lname), &c->loop);
+	if (rfd != fd)
+		(void)close(rfd);         /* the loop device holds it now */
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "%s: no loop device for it: %s", c->what,
+				 strerror(-rc));
+	rc = rb_path(src, sizeof(src), "/dev/%s", lname);
+	return rc < 0 ? rc : mount_detached(c, src, how, err, errlen);
+}
+
+/*
+ * A device that may not be a cache is mounted read-only and norecovery
+ * (nothing written: not the mount count, not the journal's replay) until
+ * its marker is read; only then the mount it is used through (read-write,
+ * or read-only with its journal replayed). A probe refused because the
+ * file system is mounted read-write elsewhere (EBUSY: the kernel shares a
+ * superblock, it cannot be read-only for one mount) is not needed: that
+ * mount is shared as it is, and writes nothing of its own.
+ */
+static int cache_mount(struct cache *c, const char *path, int pfd, bool rw, bool marker,
+		       bool sbro, char *err, size_t errlen)
+{
 	struct stat st;
-	int fd, rc = 0;
+	int fd, rc;
 
 	cache_reset(c, path);
-	if (stat(path, &st) < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	fd = pfd >= 0 ? fcntl(pfd, F_DUPFD_CLOEXEC, 3) :
+	     open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			(void)close(fd);
+		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
+	}
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(c->how, sizeof(c->how), "directory");
-		c->root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (c->root < 0)
-			return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	} else if (S_ISREG(st.st_mode)) {
-		snprintf(c->how, sizeof(c->how), "file");
-		fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
-		rc = loopdev_attach(fd, !rw, lname, sizeof(lname), &c->loop);
-		(void)close(fd);          /* the loop device holds it now */
+		c->root = fd;
+		rc = marker ? check_marker(c, err, errlen) : 0;
 		if (rc < 0)
-			return rb_errfmt(err, errlen, rc, "%s: no loop device for it: %s", path,
-					 strerror(-rc));
-		rc = rb_path(src, sizeof(src), "/dev/%s", lname);
-		if (rc == 0)
-			rc = mount_detached(c, src, rw, sbro, err, errlen);
-	} else if (S_ISBLK(st.st_mode)) {
-		snprintf(c->how, sizeof(c->how), "block device");
-		rc = mount_detached(c, path, rw, sbro, err, errlen);
-	} else {
+			cache_close(c);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		(void)close(fd);
 		return rb_errfmt(err, errlen, -EINVAL, "%s: not a block device, a regular file or "
 				 "a directory", path);
 	}
+	snprintf(c->how, sizeof(c->how), S_ISREG(st.st_mode) ? "file" : "block device");
+	rc = -EBUSY;
+	if (marker) {
+		rc = mount_fd(c, fd, &st, MNT_SBRO | MNT_NORECOVERY, err, errlen);
+		if (rc == 0)
+			rc = check_marker(c, err, errlen);
+		/* Ours: the mount it is used through instead. */
+		if (rc == 0 && (rw || !sbro || needs_recovery(fd))) {
+			cache_close(c);
+			rc = -EAGAIN;
+		}
+		if (rc < 0 && rc != -EAGAIN && rc != -EBUSY)
+			goto out;
+	}
+	if (rc < 0)
+		rc = mount_fd(c, fd, &st, (rw ? MNT_RW : 0) | (sbro ? MNT_SBRO : 0), err, errlen);
 	if (rc == 0 && c->root < 0)
 		rc = -EIO;
 	if (rc == 0 && marker)
 		rc = check_marker(c, err, errlen);
+out:
+	(void)close(fd);
 	if (rc < 0)
 		cache_close(c);
 	return rc;
@@ -227,11 +295,11 @@ int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t err
 	 * (its loop device holds a read-only mount); beside a read-write
 	 * mount (a refresh running), a read-write superblock. */
 	if (!rw) {
-		rc = cache_mount(c, path, false, true, true, err, errlen);
+		rc = cache_mount(c, path, -1, false, true, true, err, errlen);
 		if (rc != -EBUSY)
 			return rc;
 	}
-	rc = cache_mount(c, path, rw, true, false, err, errlen);
+	rc = cache_mount(c, path, -1, rw, true, false, err, errlen);
 	if (rc == -EBUSY && rw)
 		return rb_errfmt(err, errlen, rc, "%s: mounted read-only elsewhere (the running "
 				 "system reads a slot of it: booted from it, or switched to it after "
@@ -241,7 +309,12 @@ int cache_open(struct cache *c, const char *path, bool rw, char *err, size_t err
 
 int cache_open_ro(struct cache *c, const char *path, char *err, size_t errlen)
 {
-	return cache_mount(c, path, false, true, true, err, errlen);
+	return cache_mount(c, path, -1, false, true, true, err, errlen);
+}
+
+int cache_open_ro_fd(struct cache *c, const char *path, int fd, char *err, size_t errlen)
+{
+	return cache_mount(c, path, fd, false, true, true, err, errlen);
 }
 
 /* ---- ramboot cache init ---- */
@@ -327,19 +400,27 @@ static bool label_valid(const char *l)
 	return strspn(l, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-static int run_mkfs(const char *path, const char *label, char *err, size_t errlen)
+/* mkfs.ext4 on the file or device fd was opened on, through its /proc
+ * link: the very inode that was checked, whatever its path names now. */
+static int run_mkfs(int fd, const char *path, const char *label, char *err, size_t errlen)
 {
 	/* -F: a regular file, or a device that held another file system
 	 * (checked above), without a question; once only, so that mke2fs
 	 * still refuses a mounted device. -m 0: no blocks reserved for root,
 	 * nobody logs in on it. The journal stays: a rename is committed
 	 * whole after a power cut. */
-	char *const argv[] = { "mkfs.ext4", "-q", "-F", "-m", "0", "-L", (char *)label,
-			       (char *)path, NULL };
+	char dev[64];
+	char *const argv[] = { "mkfs.ext4", "-q", "-F", "-m", "0", "-L", (char *)label, dev, NULL };
 	pid_t pid;
-	int rc, status;
+	int rc, status, cfd;
 
+	/* A descriptor the child inherits (this one is close-on-exec). */
+	cfd = fcntl(fd, F_DUPFD, 3);
+	if (cfd < 0)
+		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	snprintf(dev, sizeof(dev), "/proc/self/fd/%d", cfd);
 	rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	(void)close(cfd);
 	if (rc)
 		return rb_errfmt(err, errlen, -rc, "cannot run mkfs.ext4 (e2fsprogs): %s",
 				 strerror(rc));
@@ -408,62 +489,92 @@ static int init_dir(const char *path, bool force, char *err, size_t errlen)
 	return rc;
 }
 
-int cache_init(const char *path, const struct cache_init_opts *o, char *err, size_t errlen)
+/* Every check of cache_init() on fd, the descriptor of path, and the
+ * format of that very file or device. */
+static int init_fd(int fd, const char *path, const struct stat *st, const char *label,
+		   bool force, char *err, size_t errlen)
 {
-	const char *label = o->label ? o->label : CACHE_LABEL_DEFAULT;
 	struct blkdev_signature sig;
-	char loop[32];
-	struct stat st;
+	char loop[32], proc[64];
 	struct cache c;
-	int fd, rc;
+	int xfd, rc;
 
-	if (!label_valid(label))
-		return rb_errfmt(err, errlen, -EINVAL, "label '%s': 1 to 16 of A-Z a-z 0-9 . _ -",
-				 label);
-	if (stat(path, &st) < 0)
-		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return init_dir(path, o->force, err, errlen);
-	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
-		return rb_errfmt(err, errlen, -EINVAL, "%s: not a block device, a regular file or "
-				 "a directory; not touched", path);
-	if (S_ISBLK(st.st_mode)) {
-		rc = check_not_root(path, st.st_rdev, err, errlen);
+	if (S_ISBLK(st->st_mode)) {
+		rc = check_not_root(path, st->st_rdev, err, errlen);
 		if (rc < 0)
 			return rc;
 		/* O_EXCL on a block device: EBUSY while it is mounted, swap,
-		 * or held by a mapping or an array, the kernel's own claim. */
-		fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
-		if (fd < 0 && errno == EBUSY)
+		 * or held by a mapping or an array, the kernel's own claim
+		 * (let go at once: mke2fs claims it again). */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		xfd = open(proc, O_RDONLY | O_EXCL | O_CLOEXEC);
+		if (xfd < 0 && errno == EBUSY)
 			return rb_errfmt(err, errlen, -EBUSY, "%s: in use (mounted, swap, or part of "
 					 "a mapping or an array); not touched", path);
+		if (xfd >= 0)
+			(void)close(xfd);
 	} else {
 		/* A file system image: in use when a loop device is over it. */
-		rc = loopdev_find(path, &st, loop, sizeof(loop), NULL, 0);
+		rc = loopdev_find(path, st, loop, sizeof(loop), NULL, 0);
 		if (rc == 0 || rc == -EEXIST)
 			return rb_errfmt(err, errlen, -EBUSY, "%s: in use (a loop device is over it%s%s); "
 					 "not touched", path, rc == 0 ? ": " : "", rc == 0 ? loop : "");
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	rc = blkdev_signature_close(fd, path, &sig, err, errlen);
+	rc = blkdev_signature_fd(fd, &sig);
 	if (rc < 0)
-		return rc;
+		return rb_errfmt(err, errlen, rc, "%s: cannot probe it: %s", path, strerror(-rc));
 	/* What ramboot made: ext4 with the cache's label. Anything else that
 	 * blkid recognises is someone's data. */
-	if (!o->force && (sig.pttype[0] || (sig.type[0] && (strcmp(sig.type, CACHE_FSTYPE) ||
-							      strcmp(sig.label, label)))))
+	if (!force && (sig.pttype[0] || (sig.type[0] && (strcmp(sig.type, CACHE_FSTYPE) ||
+							    strcmp(sig.label, label)))))
 		return rb_errfmt(err, errlen, -EEXIST, "%s: holds %s%s%s%s; not a cache ramboot made "
 				 "(--force to format it)", path,
 				 sig.pttype[0] ? "a partition table " : "a file system ",
 				 sig.pttype[0] ? sig.pttype : sig.type, sig.label[0] ? " labelled " : "",
 				 sig.label);
-	rc = run_mkfs(path, label, err, errlen);
+	rc = run_mkfs(fd, path, label, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = cache_mount(&c, path, true, false, false, err, errlen);
+	rc = cache_mount(&c, path, fd, true, false, false, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = write_layout(&c, err, errlen);
 	cache_close(&c);
+	return rc;
+}
+
+int cache_init(const char *path, const struct cache_init_opts *o, char *err, size_t errlen)
+{
+	const char *label = o->label ? o->label : CACHE_LABEL_DEFAULT;
+	struct stat st, ls;
+	int fd, rc;
+
+	if (!label_valid(label))
+		return rb_errfmt(err, errlen, -EINVAL, "label '%s': 1 to 16 of A-Z a-z 0-9 . _ -",
+				 label);
+	/* Opened once, without waiting on a FIFO: what is checked and
+	 * formatted is what this descriptor is, whatever the path names
+	 * later. A file is never taken through a symbolic link (a device
+	 * is: /dev/disk/by-id/...). */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			(void)close(fd);
+		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		(void)close(fd);
+		return init_dir(path, o->force, err, errlen);
+	}
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
+		rc = rb_errfmt(err, errlen, -EINVAL, "%s: not a block device, a regular file or "
+			       "a directory; not touched", path);
+	else if (S_ISREG(st.st_mode) && (lstat(path, &ls) < 0 || S_ISLNK(ls.st_mode)))
+		rc = rb_errfmt(err, errlen, -ELOOP, "%s: a symbolic link to a file; not touched",
+			       path);
+	else
+		rc = init_fd(fd, path, &st, label, o->force, err, errlen);
+	(void)close(fd);
 	return rc;
 }

@@ -88,33 +88,38 @@ struct refresh {
 	size_t errlen;
 };
 
-/* The manifest under the signature policy, as `ramboot load` reads it:
- * the one place this command calls it. */
-static int manifest_policy(const char *path, const struct cache_refresh_opts *o,
+/* The manifest's bytes under the signature policy, as `ramboot load`
+ * checks them (the signature, then the parse, of these very bytes): the
+ * one place this command calls it. No path: behind the boot, the switch
+ * of root may have taken /proc from this process. */
+static int manifest_policy(const char *buf, size_t len, const struct cache_refresh_opts *o,
 			   struct manifest *m, char *who, size_t wholen, char *err, size_t errlen)
 {
 	struct sign_who w;
 	int rc;
 
-	if (!o->signed_only)
-		return manifest_load_chunks(path, m, err, errlen);
-	rc = sign_manifest_load(path, o->keydir, m, &w, err, errlen);
-	if (rc == 0)
+	memset(m, 0, sizeof(*m));
+	if (o->signed_only) {
+		rc = sign_check(buf, len, o->keydir, &w, err, errlen);
+		if (rc < 0)
+			return rc;
 		snprintf(who, wholen, "%s %s", w.name, w.keyid);
-	return rc;
+	}
+	return manifest_parse(buf, len, m, err, errlen);
 }
 
-/* Read the manifest once; the policy checks and parses those very bytes
- * (through a memfd), which are the bytes kept beside the slot. */
+/* Read the manifest once; the policy checks and parses those very bytes,
+ * which are the bytes kept beside the slot. */
 static int read_manifest(struct refresh *f)
 {
 	const char *path = f->o->manifest;
-	char why[512], proc[64];
+	char why[512];
 	struct stat st;
 	ssize_t n;
-	int fd, mfd, rc;
+	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = f->o->manifest_open ? fcntl(f->o->manifest_fd, F_DUPFD_CLOEXEC, 3) :
+	     open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		rc = fd < 0 ? -errno : -EINVAL;
 		if (fd >= 0)
@@ -127,20 +132,13 @@ static int read_manifest(struct refresh *f)
 		(void)close(fd);
 		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
 	}
-	n = read_full(fd, f->mtext, MANIFEST_HARD_MAX + 1);
+	n = pread_full(fd, f->mtext, MANIFEST_HARD_MAX + 1, 0);
 	(void)close(fd);              /* read only */
 	if (n < 0)
 		return rb_errfmt(f->err, f->errlen, (int)n, "%s: %s", path, strerror((int)-n));
 	f->mlen = (size_t)n;
-	mfd = memfd_create("manifest", MFD_CLOEXEC);
-	if (mfd < 0)
-		return rb_errfmt(f->err, f->errlen, -errno, "memfd: %s", strerror(errno));
-	rc = write_all(mfd, f->mtext, f->mlen);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", mfd);
-	if (rc == 0)
-		rc = manifest_policy(proc, f->o, &f->m, f->r->signed_by, sizeof(f->r->signed_by),
-				     why, sizeof(why));
-	(void)close(mfd);
+	rc = manifest_policy(f->mtext, f->mlen, f->o, &f->m, f->r->signed_by,
+			     sizeof(f->r->signed_by), why, sizeof(why));
 	if (rc < 0)
 		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", path, why);
 	f->have_m = true;
@@ -245,15 +243,23 @@ static int open_slots(struct refresh *f)
 		return rb_errfmt(f->err, f->errlen, rc, "slot %s: %s", name, rc == -ELOOP ?
 				 "is a symbolic link; not written through it" : strerror(-rc));
 	}
+	/* Refused: closed at once, so that nothing (not even the cleanup's
+	 * truncation) touches what the name leads to. */
 	if (fstat(f->sfd, &s) < 0 || !S_ISREG(s.st_mode))
-		return rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s: not a regular file; not "
-				 "written", name);
-	if (f->afd >= 0 && a.st_dev == s.st_dev && a.st_ino == s.st_ino)
-		return rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s is the active slot (a hard "
-				 "link); not written", name);
-	if (fstat(f->ifd, &img) == 0 && img.st_dev == s.st_dev && img.st_ino == s.st_ino)
-		return rb_errfmt(f->err, f->errlen, -EINVAL, "%s is slot %s itself", f->o->image,
-				 name);
+		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s: not a regular file; not "
+			       "written", name);
+	else if (f->afd >= 0 && a.st_dev == s.st_dev && a.st_ino == s.st_ino)
+		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s is the active slot (a hard "
+			       "link); not written", name);
+	else if (fstat(f->ifd, &img) == 0 && img.st_dev == s.st_dev && img.st_ino == s.st_ino)
+		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "%s is slot %s itself", f->o->image,
+			       name);
+	else
+		rc = 0;
+	if (rc < 0) {
+		close_fd(&f->sfd);
+		return rc;
+	}
 	/* From here on the slot is not what the state says it holds (status
 	 * sees it newer than the state). The space is taken at once: a cache
 	 * too small fails now, not after most of the copy. */
@@ -387,6 +393,20 @@ static int fill(struct refresh *f)
 	return rc;
 }
 
+/* The image sha256 (hex) of size is not the one the boot chose
+ * (o->expect_sha256): true, with the error. */
+static bool not_chosen(struct refresh *f, const char *sha256, uint64_t size)
+{
+	const char *want = f->o->expect_sha256;
+
+	if (!want || (!strcmp(sha256, want) && (!f->o->expect_size || size == f->o->expect_size)))
+		return false;
+	rb_errfmt(f->err, f->errlen, -ESTALE, "%s: sha256 %.16s..., %" PRIu64 " bytes, not the "
+		  "image the boot chose (sha256 %.16s...): nothing refreshed", f->o->image, sha256,
+		  size, want);
+	return true;
+}
+
 /* Step 5: the slot from the disk, by the loader's hasher. */
 static int verify(struct refresh *f)
 {
@@ -403,6 +423,8 @@ static int verify(struct refresh *f)
 	/* Clean pages dropped: what is read next comes from the disk. */
 	(void)posix_fadvise(f->sfd, 0, 0, POSIX_FADV_DONTNEED);
 	hex_encode(f->sum, 32, want);
+	if (not_chosen(f, want, f->new.size))
+		return -ESTALE;
 	if (f->have_m && strcmp(want, f->m.sha256))
 		return rb_errfmt(f->err, f->errlen, -EINVAL, "%s: the image is not the one its "
 				 "manifest describes (sha256 %s, the manifest says %s); the state "
@@ -526,6 +548,12 @@ static int start(struct refresh *f, struct cache *c, const char *name)
 	}
 	if (o->manifest && (rc = read_manifest(f)) < 0)
 		return rc;
+	if (f->have_m && o->expect_sha256 &&
+	    (strcmp(f->m.sha256, o->expect_sha256) || (o->expect_size && f->m.size != o->expect_size)))
+		return rb_errfmt(f->err, f->errlen, -ESTALE, "%s: the manifest now names another "
+				 "image (sha256 %.16s..., %" PRIu64 " bytes) than the one the boot "
+				 "chose (sha256 %.16s...): changed or rolled back since; nothing "
+				 "refreshed", o->manifest, f->m.sha256, f->m.size, o->expect_sha256);
 	if (f->have_m && f->st.active >= 0) {
 		const struct cstate_slot *a = &f->st.slot[f->st.active];
 		char hex[65];
@@ -579,7 +607,9 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 		return no_delta(f, false, "no image in the cache to apply it to");
 	a = &f->st.slot[f->st.active];
 	hex_encode(a->sha256, 32, hex);
-	if (a->bad || strcmp(hex, f->m.delta_from))
+	if (a->bad)
+		return no_delta(f, false, "slot %c is marked bad", cstate_slot_name(f->st.active));
+	if (strcmp(hex, f->m.delta_from))
 		return no_delta(f, false, "made from another image than slot %c's",
 				cstate_slot_name(f->st.active));
 	if (f->o->delta)
@@ -711,7 +741,8 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	}
 	if (rc < 0)
 		goto out;
-	f.ifd = open(o->image, O_RDONLY | O_CLOEXEC);
+	/* Never waiting on a FIFO: only a file or a block device is read. */
+	f.ifd = open(o->image, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (f.ifd < 0 || fstat(f.ifd, &st) < 0) {
 		rc = rb_errfmt(err, errlen, -errno, "%s: %s", o->image, strerror(errno));
 		goto out;
@@ -739,10 +770,15 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	/* Without a manifest, the same index is the same image. */
 	if (!f.have_m && f.st.active >= 0 && !f.st.slot[f.st.active].bad &&
 	    !memcmp(isum, f.st.slot[f.st.active].cindex_sha256, 32)) {
+		hex_encode(f.st.slot[f.st.active].sha256, 32, r->sha256);
+		if (not_chosen(&f, r->sha256, f.st.slot[f.st.active].size)) {
+			r->sha256[0] = '\0';
+			rc = -ESTALE;
+			goto out;
+		}
 		r->up_to_date = true;
 		r->slot = f.st.active;
 		r->generation = f.st.generation;
-		hex_encode(f.st.slot[f.st.active].sha256, 32, r->sha256);
 		goto out;
 	}
 	if ((rc = open_slots(&f)) < 0)

@@ -58,6 +58,10 @@
  *                 (or the exit of the process) ends it.
  *   errno=E       fail the call: -1 with errno E (ENOSPC, EIO, ... or a
  *                 number). close closes the fd all the same, as Linux does.
+ *   rename=OLD>NEW  rename(OLD, NEW) before the call: a file swapped into
+ *                 place at the very moment a program reaches that call (a
+ *                 link put where a path was checked, a manifest replaced
+ *                 between two reads of it).
  *   cut           mmap only, after the real call: the file is cut to half
  *                 its size (opened again for writing through /proc/self/fd),
  *                 as a disk file cut short under a mapping: a touch of the
@@ -79,7 +83,10 @@
  *   faultinj pid=4242 rule=1 call=write n=2 fd=4 action=errno:ENOSPC
  * (rule: its place in FAULTINJ, from 1; n: the call's number among the
  * rule's matching calls), and "action=short:LEN" for a call cut short by
- * after=. Open, mount and umount show path= instead of fd=; copy_file_range
+ * after=. Each process that loads the shim with FAULTINJ set first logs
+ *   faultinj pid=4242 loaded prog=ramboot rules=2
+ * so that a test that expects no firing can tell "nothing matched" from
+ * "the shim was not there". Open, mount and umount show path= instead of fd=; copy_file_range
  * shows its output fd.
  *
  * A FAULTINJ that does not parse stops the process before main with a
@@ -161,6 +168,8 @@ struct rule {
 	bool stall;
 	bool hang;
 	bool cut;               /* mmap: the file cut to half, after the call */
+	const char *ren_from;   /* rename=: this file to ren_to, before the call */
+	const char *ren_to;
 	char action[80];        /* for the log */
 	_Atomic uint64_t calls, bytes, fired;
 };
@@ -450,6 +459,27 @@ static void log_fire(unsigned i, const struct call *c, uint64_t n, const char *a
 	errno = e;
 }
 
+/* The line that says this process runs under the shim. */
+static void log_loaded(void)
+{
+	struct line l = { .n = 0 };
+	int fd;
+
+	if (!log_path[0])
+		return;
+	add(&l, "faultinj");
+	add_num(&l, " pid=", getpid());
+	add(&l, " loaded prog=");
+	add(&l, program_invocation_short_name);
+	add_num(&l, " rules=", nrules);
+	l.b[l.n++] = '\n';
+	fd = REAL(open)(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		(void)REAL(write)(fd, l.b, l.n);
+		(void)REAL(close)(fd);
+	}
+}
+
 /* ---- actions ---- */
 
 static void sleep_ms(unsigned ms)
@@ -548,6 +578,9 @@ static int enter(struct call *c)
 			sleep_ms(hit->delay_ms);
 		if (hit->sig)
 			raise(hit->sig);
+		if (hit->ren_from && syscall(SYS_renameat, AT_FDCWD, hit->ren_from, AT_FDCWD,
+					     hit->ren_to) < 0)
+			say("faultinj: rename: failed\n");
 		if (hit->hang)
 			hang();
 		if (hit->stall) {
@@ -1141,6 +1174,14 @@ static void parse_rule(char *s, struct rule *r)
 		} else if (!strcmp(f, "signal")) {
 			if (!(r->sig = parse_signal(val)))
 				bad(text, val, "no such signal");
+		} else if (!strcmp(f, "rename")) {
+			char *gt = strchr(val, '>');
+
+			if (!gt || gt == val || !gt[1])
+				bad(text, val, "expected OLD>NEW");
+			*gt = '\0';
+			r->ren_from = val;
+			r->ren_to = gt + 1;
 		} else if (!strcmp(f, "errno")) {
 			if (!(r->err = parse_errno(val)))
 				bad(text, val, "no such errno");
@@ -1166,6 +1207,8 @@ static void parse_rule(char *s, struct rule *r)
 		add_action(r, "hang", NULL);
 	if (r->cut)
 		add_action(r, "cut", NULL);
+	if (r->ren_from)
+		add_action(r, "rename", NULL);
 	if (r->err)
 		add_action(r, "errno", strerrorname_np(r->err));
 	if (!r->action[0])
@@ -1199,4 +1242,5 @@ static void faultinj_init(void)
 			path_rules |= 1u << nrules;
 		nrules++;
 	}
+	log_loaded();
 }

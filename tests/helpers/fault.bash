@@ -53,7 +53,8 @@ faultinj_run() {
 		LD_PRELOAD=$FAULTINJ_SO${LD_PRELOAD:+:$LD_PRELOAD} "$@"
 }
 
-# faultinj_count [ERE]: how many firings (matching ERE) the log holds.
+# faultinj_count [ERE]: how many firings (matching ERE) the log holds
+# (the lines that say a process loaded the shim are not firings).
 faultinj_count() {
 	local log
 	log=$(faultinj_log)
@@ -61,7 +62,19 @@ faultinj_count() {
 		echo 0
 		return 0
 	}
-	grep -cE -- "${1:-.}" "$log" || true
+	grep -v '^faultinj pid=[0-9]* loaded ' "$log" | grep -cE -- "${1:-.}" || true
+}
+
+# assert_faultinj_loaded [PROG]: a process (named PROG) ran under the shim
+# with its rules: a zero count means "nothing matched", not "no shim".
+assert_faultinj_loaded() {
+	local log
+	log=$(faultinj_log)
+	if ! grep -qE "^faultinj pid=[0-9]+ loaded prog=${1:-[^ ]+} rules=[1-9]" "$log" 2>/dev/null; then
+		echo "# faultinj log:" >&2
+		cat "$log" >&2 2>/dev/null || echo "# (none)" >&2
+		fail "the fault shim was not loaded${1:+ by $1}"
+	fi
 }
 
 # assert_fault_fired [ERE]: at least one firing matching ERE was logged.
