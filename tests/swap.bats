@@ -439,7 +439,7 @@ ramboot: swap: /dev/zram2: 8.0 GiB swap, lzo-rle, priority 100" ]
 	assert_output --partial '--net and --writeback exclude each other'
 	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --net-idle=0
 	assert_failure 2
-	assert_output --partial "--net-idle: '0': expected an integer in 1..86400"
+	assert_output --partial "--net-idle: '0': expected a duration of whole seconds from 1 s to 1 d"
 	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --net-rate=fast
 	assert_failure 2
 	run "$RAMBOOT_BIN" swap --net=10.0.2.2 --net-size=lots

@@ -154,6 +154,9 @@ int parse_threads(const char *cmd, const char *s, int *out);
  * w ("30", "2.5s", "36h", "7d"); "0", "off" and "no" are 0. Non-negative,
  * at most max seconds. 0 with *out in seconds, or -EINVAL. */
 int duration_parse(const char *s, double max, double *out);
+/* duration_parse() in whole seconds from lo to hi ("90", "2m", "1h"):
+ * 0 or -EINVAL. */
+int duration_secs(const char *s, unsigned lo, unsigned hi, unsigned *out);
 /* duration_parse() of at most a day: every timeout, interval and wait. */
 int parse_seconds(const char *s, double *out);
 /* Human-readable size into buf: "1.5 GiB". */

@@ -640,6 +640,16 @@ int duration_parse(const char *s, double max, double *out)
 	return 0;
 }
 
+int duration_secs(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	double d;
+
+	if (duration_parse(s, hi, &d) < 0 || d < lo || d != (double)(unsigned)d)
+		return -EINVAL;
+	*out = (unsigned)d;
+	return 0;
+}
+
 int parse_seconds(const char *s, double *out)
 {
 	return duration_parse(s, 86400, out);

@@ -120,17 +120,10 @@ bool netmem_copy_running(const char *lazy, const char *report)
 
 /* ---- the spec of ramboot.swap.net= ---- */
 
+/* The tier's timeouts and periods: whole seconds, a second to a day. */
 static int seconds(const char *v, unsigned *out)
 {
-	char *e;
-	unsigned long n;
-
-	errno = 0;
-	n = strtoul(v, &e, 10);
-	if (!*v || *e || errno || n == 0 || n > 86400)
-		return -EINVAL;
-	*out = (unsigned)n;
-	return 0;
+	return duration_secs(v, 1, 86400, out);
 }
 
 int netmem_spec_parse(const char *spec, struct netmem_opts *o, char *err, size_t errlen)

@@ -785,12 +785,12 @@ static const struct rb_optset optset = {
 		  "bytes of the export used (default all)" },
 		{ "net-rate", OPT_NET_RATE, "=RATE",
 		  "written back at most (default 4MiB/s)" },
-		{ "net-idle", OPT_NET_IDLE, "=S",
-		  "seconds untouched before a page goes (default " RB_STR(NETMEM_IDLE_AGE) ")" },
-		{ "net-period", OPT_NET_PERIOD, "=S",
-		  "seconds between writebacks (default " RB_STR(NETMEM_PERIOD) ")" },
-		{ "net-timeout", OPT_NET_TIMEOUT, "=S",
-		  "a page on a lost server: an error after S (default " RB_STR(NETMEM_TIMEOUT) ")" },
+		{ "net-idle", OPT_NET_IDLE, "=DURATION",
+		  "untouched this long, a page may go (default " RB_STR(NETMEM_IDLE_AGE) ")" },
+		{ "net-period", OPT_NET_PERIOD, "=DURATION",
+		  "the time between writebacks (default " RB_STR(NETMEM_PERIOD) ")" },
+		{ "net-timeout", OPT_NET_TIMEOUT, "=DURATION",
+		  "a page on a lost server: an error after this long\n(default " RB_STR(NETMEM_TIMEOUT) ")" },
 		{ "net-max-ram", OPT_NET_MAXRAM, "=SIZE",
 		  "only with at most this RAM (default 2G; 0: any)" },
 		{ "off", OPT_OFF, " DEVICE",
@@ -816,7 +816,7 @@ int cmd_swap(int argc, char **argv)
 	const char *off = NULL;
 	bool force = false, status = false, json = false;
 	struct rb_getopt g = { .set = &optset };
-	int c, ex, secs;
+	int c, ex;
 
 	swap_opts_init(&o);
 	netmem_opts_init(&no);
@@ -861,11 +861,12 @@ int cmd_swap(int argc, char **argv)
 				return RB_EXIT_USAGE;
 			break;
 		case OPT_NET_IDLE: case OPT_NET_PERIOD: case OPT_NET_TIMEOUT:
-			if (parse_int(c == OPT_NET_IDLE ? "--net-idle" : c == OPT_NET_PERIOD ?
-				      "--net-period" : "--net-timeout", optarg, 1, 86400, &secs) < 0)
-				return RB_EXIT_USAGE;
-			*(c == OPT_NET_IDLE ? &no.idle_age : c == OPT_NET_PERIOD ? &no.period :
-			  &no.timeout) = (unsigned)secs;
+			if (duration_secs(optarg, 1, 86400, c == OPT_NET_IDLE ? &no.idle_age :
+					  c == OPT_NET_PERIOD ? &no.period : &no.timeout) < 0)
+				return rb_opts_fail(&optset, "--net-%s: '%s': expected a duration of "
+						    "whole seconds from 1 s to 1 d (90, 2m, 1h)",
+						    c == OPT_NET_IDLE ? "idle" : c == OPT_NET_PERIOD ?
+						    "period" : "timeout", optarg);
 			break;
 		case 'v': rb_verbose++; break;
 		case 'h': rb_opts_usage(stdout, &optset); return RB_EXIT_OK;

@@ -157,6 +157,15 @@ static void test_spec(void)
 	CHECK_EQ_INT(O.period, 2);
 	CHECK_EQ_INT(O.timeout, 30);
 	CHECK_EQ_INT(O.max_ram, 0);
+	/* durations in the one grammar of every timeout */
+	netmem_opts_init(&O);
+	CHECK_EQ_INT(netmem_spec_parse("10.0.2.2,idle=2m,period=10s,timeout=1.5m", &O, err,
+				       sizeof(err)), 0);
+	CHECK_EQ_INT(O.idle_age, 120);
+	CHECK_EQ_INT(O.period, 10);
+	CHECK_EQ_INT(O.timeout, 90);
+	CHECK(netmem_spec_parse("10.0.2.2,idle=1.5", &O, err, sizeof(err)) < 0);
+	CHECK(netmem_spec_parse("10.0.2.2,idle=2d", &O, err, sizeof(err)) < 0);
 	netmem_opts_init(&O);
 	CHECK(netmem_spec_parse("10.0.2.2,idle=0", &O, err, sizeof(err)) < 0);
 	CHECK_EQ_STR(err, "'idle=0': not understood");
