@@ -561,21 +561,30 @@ PY
 	[ "$status" -eq 0 ]
 }
 
-# mkext4 FILE [needs_recovery]: someone's ext4 (not a cache), in FILE; with
-# needs_recovery, its journal marked as to be replayed (a crash).
+# mkext4 FILE [needs_recovery|orphans]: someone's ext4 (not a cache), in
+# FILE; with needs_recovery, its journal marked as to be replayed (a
+# crash); with orphans, an inode on its orphan list (a crash with a file
+# open but deleted), which ext4 cleans up even on a read-only mount.
 mkext4() {
+	local ino
 	truncate -s 32M "$1"
 	mkfs.ext4 -q -F -L data "$1"
-	if [ -n "${2:-}" ]; then
+	case ${2:-} in
+	needs_recovery)
 		debugfs -w -R "feature needs_recovery" "$1" >/dev/null 2>&1
-		dumpe2fs -h "$1" 2>/dev/null | grep -q 'features:.*needs_recovery'
-	fi
+		dumpe2fs -h "$1" 2>/dev/null | grep -q 'features:.*needs_recovery' ;;
+	orphans)
+		debugfs -w -R "write $BATS_TEST_FILENAME f" "$1" >/dev/null 2>&1
+		ino=$(debugfs -R "stat f" "$1" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+		debugfs -w -R "ssv last_orphan $ino" "$1" >/dev/null 2>&1
+		dumpe2fs -h "$1" 2>/dev/null | grep -q "^First orphan inode: *$ino$" ;;
+	esac
 }
 
-@test "cache status and refresh on an ext4 that is not a cache, its journal to replay or not: exit 1, not a byte written (root)" {
+@test "cache status and refresh on an ext4 that is not a cache, its journal to replay or orphans to clean up: exit 1, not a byte written (root)" {
 	is_root || skip "needs root (mount, losetup)"
 	local dev sum kind
-	for kind in clean needs_recovery; do
+	for kind in clean needs_recovery orphans; do
 		rm -f "$T/other.img"
 		mkext4 "$T/other.img" "${kind#clean}"
 		dev=$(losetup -f --show "$T/other.img")

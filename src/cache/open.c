@@ -194,14 +194,18 @@ static int check_marker(struct cache *c, char *err, size_t errlen)
 /* The mount of what fd (a regular file, a block device) holds, as how
  * says: through a loop device for a file (read-only unless MNT_RW), the
  * device itself through fd's /proc link for a block device, so that the
- * file system mounted is on the very inode fd was opened on. */
+ * file system mounted is on the very inode fd was opened on. The probe of
+ * a block device (MNT_NORECOVERY) goes through a read-only loop device
+ * too: ext4 cleans up a crash's orphan inodes even on a read-only mount,
+ * unless the block device under it is read-only (ext4_orphan_cleanup:
+ * bdev_read_only), and only then is nothing at all written. */
 static int mount_fd(struct cache *c, int fd, const struct stat *st, int how, char *err,
 		    size_t errlen)
 {
 	char lname[32], src[PATH_MAX];
 	int rfd, rc;
 
-	if (S_ISBLK(st->st_mode)) {
+	if (S_ISBLK(st->st_mode) && !(how & MNT_NORECOVERY)) {
 		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
 		return mount_detached(c, src, how, err, errlen);
 	}
@@ -265,8 +269,9 @@ static int cache_mount(struct cache *c, const char *path, int pfd, bool rw, bool
 		rc = mount_fd(c, fd, &st, MNT_SBRO | MNT_NORECOVERY, err, errlen);
 		if (rc == 0)
 			rc = check_marker(c, err, errlen);
-		/* Ours: the mount it is used through instead. */
-		if (rc == 0 && (rw || !sbro || needs_recovery(fd))) {
+		/* Ours: the mount it is used through instead (always for a
+		 * block device, probed through a loop device of its own). */
+		if (rc == 0 && (rw || !sbro || needs_recovery(fd) || S_ISBLK(st.st_mode))) {
 			cache_close(c);
 			rc = -EAGAIN;
 		}
