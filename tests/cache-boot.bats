@@ -561,9 +561,12 @@ rot_slot() { # a|b
 	make_cache
 	refresh
 	edit_state "s/^refresh /bad a 1718000500\nrefresh /"
-	run "$RAMBOOT_BIN" cache status --cache="$CACHE"
+	TZ=UTC run "$RAMBOOT_BIN" cache status --cache="$CACHE"
 	assert_success
-	assert_line --partial "bad: slot a (marked at 1718000500"
+	assert_line --partial "bad: slot a (marked at 2024-06-10 06:21:40 UTC ("
+	run "$RAMBOOT_BIN" cache status --json --cache="$CACHE"
+	assert_output --partial '"bad":["a"]'
+	[[ $output != *"2024-06-10"* ]]
 	rb --cmdline="ramboot=cache ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
 	assert_success
 	assert_output ""

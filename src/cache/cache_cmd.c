@@ -370,7 +370,7 @@ static void put(bool json, const char *key, bool str, const char *val)
 __attribute__((format(printf, 3, 4)))
 static void put_num(bool json, const char *key, const char *fmt, ...)
 {
-	char val[32];
+	char val[64];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -404,16 +404,32 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 		if (act) {
 			slot[0] = cstate_slot_name(st->active);
 			put(json, "active", true, slot);
-			put_num(json, "size", "%" PRIu64, st->slot[st->active].size);
+			if (json)
+				put_num(json, "size", "%" PRIu64, st->slot[st->active].size);
+			else
+				put_num(json, "size", "%" PRIu64 " (%s)", st->slot[st->active].size,
+					fmt_size(st->slot[st->active].size, esc, sizeof(esc)));
 			put(json, "sha256", true, sha);
 			put(json, "manifest", false, st->slot[st->active].has_manifest ?
 			    (json ? "true" : "yes") : (json ? "false" : "no"));
 		} else {
 			put(json, "active", false, json ? "null" : "none");
 		}
-		put_num(json, "refreshed", "%" PRId64, st->refreshed);
-		put_num(json, "bytes_network", "%" PRIu64, st->bytes_network);
-		put_num(json, "bytes_local", "%" PRIu64, st->bytes_local);
+		/* For a person, local times and sizes in units; --json: the
+		 * numbers. */
+		if (json) {
+			put_num(json, "refreshed", "%" PRId64, st->refreshed);
+			put_num(json, "bytes_network", "%" PRIu64, st->bytes_network);
+			put_num(json, "bytes_local", "%" PRIu64, st->bytes_local);
+		} else {
+			char when[96], sz[32];
+
+			put(json, "refreshed", false, fmt_when(st->refreshed, when, sizeof(when)));
+			put_num(json, "bytes_network", "%" PRIu64 " (%s)", st->bytes_network,
+				fmt_size(st->bytes_network, sz, sizeof(sz)));
+			put_num(json, "bytes_local", "%" PRIu64 " (%s)", st->bytes_local,
+				fmt_size(st->bytes_local, sz, sizeof(sz)));
+		}
 		if (json)
 			printf(",\"bad\":[");
 		for (i = 0, n = 0; i < 2; i++) {
@@ -422,9 +438,9 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 			if (json)
 				printf("%s\"%c\"", n ? "," : "", cstate_slot_name(i));
 			else
-				printf("bad: slot %c (marked at %" PRId64 ": failed a check at boot; "
-				       "not booted, rewritten by a refresh)\n", cstate_slot_name(i),
-				       st->slot[i].bad_time);
+				printf("bad: slot %c (marked at %s: failed a check; not booted, "
+				       "rewritten by a refresh)\n", cstate_slot_name(i),
+				       fmt_when(st->slot[i].bad_time, esc, sizeof(esc)));
 			n++;
 		}
 		if (json)

@@ -159,6 +159,9 @@ int duration_parse(const char *s, double max, double *out);
 int duration_secs(const char *s, unsigned lo, unsigned hi, unsigned *out);
 /* duration_parse() of at most a day: every timeout, interval and wait. */
 int parse_seconds(const char *s, double *out);
+/* A time (seconds since the epoch) for a person, in local time with its
+ * age: "2026-12-07 03:10:11 UTC (2 h ago)". */
+const char *fmt_when(int64_t t, char *buf, size_t len);
 /* Human-readable size into buf: "1.5 GiB". */
 const char *fmt_size(uint64_t n, char *buf, size_t len);
 /* A rate for a person: "103.2 MiB/s = 865.6 Mbit/s". */

@@ -672,6 +672,30 @@ const char *fmt_size(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
+const char *fmt_when(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	int64_t ago = (int64_t)time(NULL) - t;
+	struct tm tm;
+	size_t n;
+
+	if (!localtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm))) {
+		snprintf(buf, len, "%" PRId64, t);
+		return buf;
+	}
+	if (ago < 0)
+		snprintf(buf + n, len - n, " (in this clock's future)");
+	else if (ago < 120)
+		snprintf(buf + n, len - n, " (%" PRId64 " s ago)", ago);
+	else if (ago < 2 * 3600)
+		snprintf(buf + n, len - n, " (%" PRId64 " min ago)", ago / 60);
+	else if (ago < 2 * 86400)
+		snprintf(buf + n, len - n, " (%" PRId64 " h ago)", ago / 3600);
+	else
+		snprintf(buf + n, len - n, " (%" PRId64 " d ago)", ago / 86400);
+	return buf;
+}
+
 /* The loop of read_full (off < 0) and pread_full. */
 static ssize_t read_loop(int fd, void *buf, size_t len, off_t off)
 {
