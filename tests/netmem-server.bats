@@ -398,7 +398,8 @@ nbd 600"
 	run "$NETMEM" -c "$T/settings" add 10.77.0.13
 	assert_success
 	[ ! -e "$D/10.77.0.11" ]
-	[ -f "$D/10.77.0.12" ] && [ -f "$D/10.77.0.13" ]
+	[ -f "$D/10.77.0.12" ]
+	[ -f "$D/10.77.0.13" ]
 	touch -d '3 hours ago' "$D/10.77.0.12"
 	run "$NETMEM" -c "$T/settings" prune
 	assert_success

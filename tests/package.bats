@@ -271,8 +271,10 @@ Version: $VERSION"
 	# moved into the test's, nbd-server's user left as it is)
 	sed -e "s|^NETMEM_DIR=|NETMEM_DIR=$BATS_TEST_TMPDIR|" -e 's|^NETMEM_USER=.*|NETMEM_USER=|' \
 		"$R/etc/default/ramboot-netmem" >"$BATS_TEST_TMPDIR/settings"
-	run "$R/usr/sbin/ramboot-netmem" -c "$BATS_TEST_TMPDIR/settings" config
+	run "$R/usr/sbin/ramboot-netmem" -c "$BATS_TEST_TMPDIR/settings" config "$BATS_TEST_TMPDIR/nbd.conf"
 	assert_success
+	run cat "$BATS_TEST_TMPDIR/nbd.conf"
+	assert_line "authfile = $BATS_TEST_TMPDIR/nbd.conf.allow"
 	assert_line "exportname = $BATS_TEST_TMPDIR/var/lib/ramboot/netmem/%s"
 	assert_line "port = 10809"
 	if command -v systemd-analyze >/dev/null; then
