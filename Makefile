@@ -216,9 +216,11 @@ install: ramboot static/ramboot $(MAN)
 			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve"; \
 		else install -D -m 0644 conf/ramboot-serve.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve && \
 			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; \
-		install -D -m 0644 conf/ramboot-netmem.service $(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-netmem.service && \
-		sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-			$(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-netmem.service || exit 1; \
+		for u in ramboot-netmem.service ramboot-netmem-prune.service ramboot-netmem-prune.timer; do \
+			install -D -m 0644 conf/$$u $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+			sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+				$(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+		done; \
 		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem ]; then \
 			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem"; \
 		else install -D -m 0644 conf/ramboot-netmem.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem && \

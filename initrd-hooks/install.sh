@@ -6,8 +6,12 @@
 #
 #   $DATADIR/hooks/...                 the scripts `ramboot initrd -o` packs
 #   $DATADIR/ltsp.conf                 the ltsp.conf snippet, for reference
-#   $DATADIR/ltsp-server.sh            what its [ramboot_server] section runs
-#                                      after `ltsp image` and `ltsp ipxe`
+#   $DATADIR/ltsp-server.sh            what `ltsp image` and `ltsp ipxe` run
+#                                      after their work (the drop-ins below)
+#   $LTSPDIR/server/image/56-ramboot-image.sh  ramboot's parts of LTSP's
+#   $LTSPDIR/server/ipxe/56-ramboot-ipxe.sh    image, ipxe and initrd
+#   $LTSPDIR/common/initrd/50-ramboot-initrd.sh applets (LTSP sources
+#                                      them; no ltsp.conf line needed)
 #   $SYSCONFDIR/ltsp/ramboot/ramboot   the static binary and the LTSP hook:
 #   $SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh  `ltsp initrd` copies /etc/ltsp
 #   $SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh into ltsp.img (and the client
@@ -27,6 +31,8 @@ PREFIX=${PREFIX:-/usr/local}
 DATADIR=${DATADIR:-$PREFIX/share/ramboot}
 SYSCONFDIR=${SYSCONFDIR:-/etc}
 ITDIR=${INITRAMFS_TOOLS_DIR:-/usr/share/initramfs-tools}
+# LTSP's own directory: Debian's ltsp package, whatever PREFIX is.
+LTSPDIR=${LTSPDIR:-/usr/share/ltsp}
 
 say() {
 	echo "install: $*"
@@ -57,6 +63,12 @@ if [ "${NO_LTSP:-0}" != 1 ]; then
 	fi
 	inst 0644 "$here/ltsp-hook.sh" "$SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh"
 	inst 0644 "$here/ramboot-lib.sh" "$SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh"
+	for d in server/image/56-ramboot-image.sh:image.sh server/ipxe/56-ramboot-ipxe.sh:ipxe.sh \
+		common/initrd/50-ramboot-initrd.sh:initrd.sh; do
+		sed "s|/usr/share/ramboot/ltsp-server\.sh|$DATADIR/ltsp-server.sh|g" \
+			"$here/ltsp/${d#*:}" >"$conf"
+		inst 0644 "$conf" "$LTSPDIR/${d%%:*}"
+	done
 fi
 
 if [ "${NO_INITRAMFS_TOOLS:-0}" != 1 ]; then

@@ -1,9 +1,10 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# ramboot on the LTSP server: what ltsp.conf's [ramboot_server] section
-# runs (`sh ltsp-server.sh ...`) after LTSP's own applets
-# (POST_IMAGE_RAMBOOT, POST_IPXE_RAMBOOT). It never runs on a client.
+# ramboot on the LTSP server: what the package's parts of LTSP's image
+# and ipxe applets (ltsp/image.sh, ltsp/ipxe.sh) run (`sh ltsp-server.sh
+# ...`) after LTSP's own work (POST_IMAGE_RAMBOOT, POST_IPXE_RAMBOOT).
+# It never runs on a client.
 #
 #   ltsp-server.sh image DIR [--sign=KEY] [PUBLISH-OPTION...]
 #       After `ltsp image` and `ltsp image --revert`: give every DIR/NAME.img
@@ -107,7 +108,9 @@ swap_manifests() { # img
 	[ ! -d "$s_m" ] || return 1
 	if belongs "$1.old" "$s_m"; then
 		s_keep=$(mktemp "${1%/*}/.${1##*/}.old.manifest.XXXXXX") || return 1
-		if ! cp "$s_m" "$s_keep"; then
+		# mktemp makes it 0600; clients read manifests as anyone
+		# (root_squash over NFS, an HTTP server)
+		if ! cp "$s_m" "$s_keep" || ! chmod 0644 "$s_keep"; then
 			rm -f "$s_keep"
 			return 1
 		fi

@@ -155,20 +155,26 @@ ltsp_eval() {
 	assert_line 'PRE_INITRD_BOTTOM_RAMBOOT=<unset>'
 }
 
-@test "ltsp.conf: INCLUDE=ramboot_server in [server] keeps /etc/ramboot keys out of the image" {
+@test "ltsp.conf: the example assigns no LTSP variable the admin may own; the admin's ADD_IMAGE_EXCLUDES survives (LTSP's ini2sh)" {
 	need_ltsp
+	# every assignment of the example: RAMBOOT* or ramboot's own hook
+	run sh -c "grep -E '^[A-Za-z_][A-Za-z0-9_]*=' '$CONF' | cut -d= -f1 | grep -Ev '^(RAMBOOT[A-Z0-9_]*|[A-Z_]+_RAMBOOT)\$'"
+	assert_failure
+	assert_output ''
 	{
 		echo '[server]'
+		echo 'ADD_IMAGE_EXCLUDES=/etc/ltsp/add-image.excludes'
 		echo 'INCLUDE=ramboot_server'
+		echo
+		echo '[clients]'
+		echo 'INCLUDE=ramboot'
 		echo
 		cat "$CONF"
 	} >"$T/ltsp.conf"
-	ltsp_eval "$T/ltsp.conf" server ADD_IMAGE_EXCLUDES
+	ltsp_eval "$T/ltsp.conf" server ADD_IMAGE_EXCLUDES OMIT_IMAGE_EXCLUDES
 	assert_success
-	assert_line 'ADD_IMAGE_EXCLUDES=etc/ramboot/*.key'
-	# LTSP's own list already has root/* and srv/*, where keys are suggested
-	grep -qx 'root/\*' /usr/share/ltsp/server/image/image.excludes
-	grep -qx 'srv/\*' /usr/share/ltsp/server/image/image.excludes
+	assert_line 'ADD_IMAGE_EXCLUDES=/etc/ltsp/add-image.excludes'
+	assert_line 'OMIT_IMAGE_EXCLUDES=<unset>'
 }
 
 @test "package: removal warns while ltsp.conf sources the hook unguarded, notes a guarded line, is silent otherwise" {
@@ -192,70 +198,62 @@ ltsp_eval() {
 	[ -z "$stderr" ]
 }
 
-# LTSP's own run_parameters PRE for `ltsp initrd` on the server, over the
-# example with its keys directory moved to $T/keys; ramboot from the tree.
-ltsp_pre_initrd() {
-	sed "s|/etc/ltsp/ramboot/keys|$T/keys|g" "$CONF" >"$T/conf"
+# The package's part of `ltsp initrd` (initrd-hooks/ltsp/initrd.sh, run
+# by LTSP between copying /etc/ltsp and packing ltsp.img), with its keys
+# directory moved to $T/keys; ramboot from the tree. The real `ltsp
+# initrd` runs it in ltsp-image.bats (root).
+ltsp_initrd_dropin() {
+	sed "s|/etc/ltsp/ramboot/keys|$T/keys|g" "$TOP/initrd-hooks/ltsp/initrd.sh" >"$T/initrd.sh"
 	{
-		echo '[server]'
-		echo 'INCLUDE=ramboot_server'
-		echo
-		cat "$T/conf"
-	} >"$T/ltsp.conf"
-	{
-		echo 're() { "$@" || { echo "LTSP command failed: $*"; exit 1; }; }'
-		echo 'die() { echo "die: $*"; exit 1; }'
-		echo ". $LTSP_CONFIG"
-		echo "eval \"\$(ini2sh '$T/ltsp.conf')\" || die ini2sh"
-		echo 're section_call unnamed common server'
-		echo '_APPLET=initrd'
-		echo 're run_parameters PRE'
+		echo 'die() { echo "$*" >&2; exit 1; }'
+		echo ". '$T/initrd.sh'"
+		echo 'ramboot_initrd_main'
 		echo 'echo packed'
 	} >"$T/pre.sh"
 	PATH=$TOP:$PATH run --separate-stderr "$T/bbsh" "$T/pre.sh"
 }
 
-@test "ltsp.conf: [ramboot_server] stops \`ltsp initrd\` before it packs a private key (LTSP's run_parameters)" {
+@test "ltsp initrd drop-in: stops before ltsp.img packs a private key, with no ltsp.conf line" {
 	need_ltsp
 	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
-	ltsp_pre_initrd
+	ltsp_initrd_dropin
 	assert_success
 	assert_output packed
 	mkdir -p "$T/keys"
-	ltsp_pre_initrd
+	ltsp_initrd_dropin
 	assert_success
 	"$TOP/ramboot" keygen "$T/lab" >/dev/null
 	cp "$T/lab.pub" "$T/keys/lab.pub"
-	ltsp_pre_initrd
+	ltsp_initrd_dropin
 	assert_success
 	assert_line --partial "$T/keys/lab.pub: Ed25519 public key"
 	assert_line packed
 	cp "$T/lab" "$T/keys/lab.key"
-	ltsp_pre_initrd
+	ltsp_initrd_dropin
 	assert_failure
 	refute_output --partial packed
 	[[ $stderr == *"$T/keys/lab.key"* ]] || fail "stderr: $stderr"
 }
 
-@test "ltsp.conf: [ramboot_server]'s POST_IMAGE and POST_IPXE hooks are the server's only, with their settings unset" {
+@test "ltsp.conf: POST_IMAGE and POST_IPXE are the server applets' only, set by the drop-ins, never by the example" {
 	need_ltsp
 	{
 		echo '[server]'
-		echo 'INCLUDE=ramboot_server'
+		echo 'RAMBOOT_PUBLISH_KEY=/root/ramboot/lab.key'
 		echo
 		echo '[clients]'
 		echo 'INCLUDE=ramboot'
 		echo
 		cat "$CONF"
 	} >"$T/ltsp.conf"
-	ltsp_eval "$T/ltsp.conf" server POST_IMAGE_RAMBOOT POST_IPXE_RAMBOOT RAMBOOT_PUBLISH_KEY RAMBOOT_IPXE_INITRDS
-	assert_success
-	assert_line 'POST_IMAGE_RAMBOOT=[ ! -r /usr/share/ramboot/ltsp-server.sh ] || sh /usr/share/ramboot/ltsp-server.sh image "$BASE_DIR/images" --sign="$RAMBOOT_PUBLISH_KEY" $RAMBOOT_PUBLISH_OPTIONS'
-	assert_line 'POST_IPXE_RAMBOOT=[ -z "$RAMBOOT_IPXE_INITRDS" ] || [ ! -r /usr/share/ramboot/ltsp-server.sh ] || sh /usr/share/ramboot/ltsp-server.sh ipxe "$TFTP_DIR/ltsp/ltsp.ipxe" $RAMBOOT_IPXE_INITRDS'
-	assert_line 'RAMBOOT_PUBLISH_KEY=<unset>'
-	assert_line 'RAMBOOT_IPXE_INITRDS=<unset>'
-	ltsp_eval "$T/ltsp.conf" client POST_IMAGE_RAMBOOT POST_IPXE_RAMBOOT
+	ltsp_eval "$T/ltsp.conf" server POST_IMAGE_RAMBOOT POST_IPXE_RAMBOOT RAMBOOT_PUBLISH_KEY
 	assert_success
 	assert_line 'POST_IMAGE_RAMBOOT=<unset>'
 	assert_line 'POST_IPXE_RAMBOOT=<unset>'
+	assert_line 'RAMBOOT_PUBLISH_KEY=/root/ramboot/lab.key'
+	ltsp_eval "$T/ltsp.conf" client RAMBOOT_PUBLISH_KEY
+	assert_line 'RAMBOOT_PUBLISH_KEY=<unset>'
+	run grep -h '^POST_[A-Z]*_RAMBOOT=' "$TOP"/initrd-hooks/ltsp/*.sh
+	assert_line 'POST_IMAGE_RAMBOOT=${POST_IMAGE_RAMBOOT:-ramboot_image_post}'
+	assert_line 'POST_IPXE_RAMBOOT=${POST_IPXE_RAMBOOT:-ramboot_ipxe_post}'
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The image lifecycle under LTSP's own code: conf/ltsp.conf's
-# [ramboot_server] hooks (initrd-hooks/ltsp-server.sh) driven by the real
-# `ltsp image`, `ltsp image --revert` and `ltsp ipxe` of the installed
-# ltsp package. Each run is in a mount namespace of its own, with a
+# The image lifecycle under LTSP's own code: the package's parts of
+# LTSP's applets (initrd-hooks/ltsp/*.sh, which LTSP sources from
+# /usr/share/ltsp/...; here from /run/ltsp/..., the same lookup) and
+# initrd-hooks/ltsp-server.sh, driven by the real `ltsp image`, `ltsp
+# image --revert`, `ltsp initrd` and `ltsp ipxe` of the installed ltsp
+# package, with ltsp.conf as the README has it (the example appended,
+# INCLUDE=ramboot). Each run is in a mount namespace of its own, with a
 # temporary ltsp.conf bound over /etc/ltsp, a tmpfs on /run, and BASE_DIR
 # and TFTP_DIR in the test's directory: the server's /srv/ltsp, /srv/tftp
 # and /etc/ltsp are never touched. LTSP makes the squashfs (mksquashfs)
@@ -19,6 +22,7 @@ load '/usr/lib/bats/bats-assert/load'
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 CONF=$TOP/conf/ltsp.conf
 SERVER_SH=$TOP/initrd-hooks/ltsp-server.sh
+DROPINS=$TOP/initrd-hooks/ltsp
 LTSP=/usr/share/ltsp/ltsp
 LTSP_CONFIG=/usr/share/ltsp/common/ltsp/55-config.sh
 
@@ -53,29 +57,47 @@ make_chroot() {
 	echo init >"$r/sbin/init"
 }
 
-# ltsp.conf: a [server] section with the lines $2..., then the example
-# with the hook script taken from the tree ($1: its path there).
+# ltsp.conf as the README has it: a [server] section with the lines
+# $2..., [clients] with INCLUDE=ramboot, then the example. $1: the
+# server script the drop-ins run (the tree's, or one that is gone).
 write_conf() {
-	local script=$1
+	SCRIPT=$1
 	shift
 	mkdir -p "$T/etc-ltsp"
 	{
 		echo '[server]'
-		echo 'INCLUDE=ramboot_server'
 		printf '%s\n' "$@"
 		echo
-		sed "s|/usr/share/ramboot/ltsp-server.sh|$script|g" "$CONF"
+		echo '[clients]'
+		echo 'INCLUDE=ramboot'
+		echo
+		cat "$CONF"
 	} >"$T/etc-ltsp/ltsp.conf"
+}
+
+# The drop-ins as the package installs them, into directory $1 (LTSP's
+# /usr/share/ltsp, or /run/ltsp: LTSP looks in both), naming $SCRIPT.
+install_dropins() {
+	local d
+	for d in server/image/56-ramboot-image.sh:image.sh server/ipxe/56-ramboot-ipxe.sh:ipxe.sh \
+		common/initrd/50-ramboot-initrd.sh:initrd.sh; do
+		mkdir -p "$1/$(dirname "${d%%:*}")"
+		sed "s|/usr/share/ramboot/ltsp-server.sh|$SCRIPT|g" "$DROPINS/${d#*:}" >"$1/${d%%:*}"
+	done
 }
 
 # ltsp ARGS: LTSP's own `ltsp ARGS` in a mount namespace, ramboot from
 # the tree in PATH (RAMBOOT_BIN, when set, is passed on).
 ltsp() {
 	mkdir -p "$T/srv" "$T/tftp"
+	rm -rf "$T/dropins"
+	install_dropins "$T/dropins"
 	cat >"$T/ns.sh" <<EOF
 set -e
 mount -t tmpfs tmpfs /run
 mount --bind '$T/etc-ltsp' /etc/ltsp
+mkdir -p /run/ltsp
+cp -a '$T/dropins/.' /run/ltsp/
 export BASE_DIR='$T/srv' TFTP_DIR='$T/tftp' PATH='$TOP':\$PATH
 ${RAMBOOT_BIN:+export RAMBOOT_BIN='$RAMBOOT_BIN'}
 exec '$LTSP' "\$@"
@@ -280,11 +302,14 @@ assert_ca_named() {
 	[[ $stderr == *"ramboot publish --sign=$T/no-such.key $IMG' succeeds"* ]] || fail "stderr: $stderr"
 }
 
-# LTSP's run_parameters POST for `ltsp image`, over the example's server
-# section (its script at $1), with ramboot from the tree: the check that
-# needs no mounts, for machines where the tests above skip.
+# LTSP's run_parameters POST for `ltsp image`, over ltsp.conf as the
+# README has it and the image drop-in (its script at $1), with ramboot
+# from the tree: the check that needs no mounts, for machines where the
+# tests above skip. The drop-in reads /etc/ltsp/ltsp.conf: here the
+# settings decide (RAMBOOT_PUBLISH_OPTIONS).
 ltsp_post_image() {
-	write_conf "$1"
+	write_conf "$1" 'RAMBOOT_PUBLISH_OPTIONS=--chunk-size=4M'
+	install_dropins "$T/dropins"
 	mkdir -p "$IMAGES"
 	{
 		echo 're() { "$@" || { echo "LTSP command failed: $*"; exit 1; }; }'
@@ -292,6 +317,7 @@ ltsp_post_image() {
 		echo ". $LTSP_CONFIG"
 		echo "eval \"\$(ini2sh '$T/etc-ltsp/ltsp.conf')\" || die ini2sh"
 		echo 're section_call unnamed common server'
+		echo ". '$T/dropins/server/image/56-ramboot-image.sh'"
 		echo "BASE_DIR='$T/srv'"
 		echo '_APPLET=image'
 		echo 're run_parameters POST'
@@ -300,7 +326,7 @@ ltsp_post_image() {
 	PATH=$TOP:$PATH run --separate-stderr busybox sh "$T/post.sh"
 }
 
-@test "ltsp.conf: POST_IMAGE_RAMBOOT under LTSP's run_parameters: publishes; returns 0 with the script gone" {
+@test "ltsp image drop-in: POST_IMAGE_RAMBOOT under LTSP's run_parameters: publishes; returns 0 with the script gone" {
 	[ -r "$LTSP_CONFIG" ] || skip "no $LTSP_CONFIG (the ltsp package)"
 	command -v busybox >/dev/null || skip "no busybox"
 	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
@@ -431,4 +457,87 @@ EOF
 	command -v shellcheck >/dev/null || skip "no shellcheck"
 	run shellcheck "$SERVER_SH"
 	assert_success
+}
+
+@test "ltsp-server.sh, the drop-ins: shellcheck-clean POSIX sh" {
+	command -v shellcheck >/dev/null || skip "no shellcheck"
+	run shellcheck -s sh "$DROPINS"/*.sh
+	assert_success
+}
+
+# The paths of image $1, one a line, without the leading squashfs-root/.
+img_paths() {
+	unsquashfs -lc "$1" | sed 's|^squashfs-root/||'
+}
+
+@test "ltsp image: the admin's ADD_IMAGE_EXCLUDES (a file or a list) still applies, and etc/ramboot/*.key is left out" {
+	need_ltsp_run
+	command -v unsquashfs >/dev/null || skip "no unsquashfs"
+	make_chroot aaaa
+	local r=$T/srv/x86_64
+	mkdir -p "$r/opt/exams" "$r/etc/ramboot" "$r/opt/tools"
+	echo secret >"$r/opt/exams/answers"
+	echo key >"$r/etc/ramboot/lab.key"
+	echo pub >"$r/etc/ramboot/lab.key.pub"
+	echo tool >"$r/opt/tools/t"
+	# As the guide of ramboot 0.2 had it: [ramboot_server] included after
+	# the admin's own excludes; now the INCLUDE names no section.
+	write_conf "$SERVER_SH" 'ADD_IMAGE_EXCLUDES=/etc/ltsp/add-image.excludes' 'INCLUDE=ramboot_server'
+	printf '# the exams\nopt/exams/*\n' >"$T/etc-ltsp/add-image.excludes"
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	run img_paths "$IMG"
+	refute_line opt/exams/answers
+	refute_line etc/ramboot/lab.key
+	assert_line etc/ramboot/lab.key.pub
+	assert_line opt/tools/t
+	# the admin's file is read, never written
+	[ "$(cat "$T/etc-ltsp/add-image.excludes")" = "$(printf '# the exams\nopt/exams/*')" ]
+
+	write_conf "$SERVER_SH" 'ADD_IMAGE_EXCLUDES="opt/exams/*"'
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	run img_paths "$IMG"
+	refute_line opt/exams/answers
+	refute_line etc/ramboot/lab.key
+	assert_line opt/tools/t
+	# nothing of the run left behind
+	[ -z "$(ls -A "$T/dropins/server/image" | grep -v '^56-ramboot-image.sh$')" ]
+}
+
+@test "ltsp initrd: with INCLUDE=ramboot only, a private key in /etc/ltsp/ramboot/keys stops it; public keys go into ltsp.img" {
+	need_ltsp_run
+	command -v cpio >/dev/null || skip "no cpio"
+	write_conf "$SERVER_SH"
+	mkdir -p "$T/etc-ltsp/ramboot/keys"
+	"$TOP/ramboot" keygen "$T/lab.key" >/dev/null
+	cp "$T/lab.key.pub" "$T/etc-ltsp/ramboot/keys/"
+	ltsp initrd
+	assert_success
+	[ -f "$T/tftp/ltsp/ltsp.img" ]
+	cpio -it <"$T/tftp/ltsp/ltsp.img" 2>/dev/null | grep -qx 'etc/ltsp/ramboot/keys/lab.key.pub'
+	cp "$T/tftp/ltsp/ltsp.img" "$T/before.img"
+	cp "$T/lab.key" "$T/etc-ltsp/ramboot/keys/lab.key"
+	ltsp initrd
+	assert_failure
+	[[ $stderr == *"/etc/ltsp/ramboot/keys/lab.key"* ]] || fail "stderr: $stderr"
+	[[ $stderr == *"ltsp.img not written"* ]] || fail "stderr: $stderr"
+	# the previous ltsp.img stays, without the key
+	cmp "$T/tftp/ltsp/ltsp.img" "$T/before.img"
+}
+
+@test "ltsp image --revert: both manifests are readable by all (0644), as the clients read them" {
+	need_ltsp_run
+	make_chroot aaaa
+	write_conf "$SERVER_SH"
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	make_chroot bbbb
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	ltsp image --revert x86_64
+	assert_success
+	assert_own_manifests
+	[ "$(stat -c %a "$IMG.manifest")" = 644 ] || fail "$(stat -c %a "$IMG.manifest") $IMG.manifest"
+	[ "$(stat -c %a "$IMG.old.manifest")" = 644 ] || fail "$(stat -c %a "$IMG.old.manifest") $IMG.old.manifest"
 }

@@ -46,6 +46,7 @@ settings() {
 		echo "NETMEM_DIR=$D"
 		echo "NETMEM_USER="
 		echo "NETMEM_PORT=10809"
+		echo "NETMEM_ALLOW=any"
 		printf '%s\n' "$@"
 	} >"$T/settings"
 }
@@ -340,4 +341,79 @@ nbd 600"
 	run shellcheck -s sh "$NETMEM" "$TOP/bench/netmem-bench.sh" "$TOP/bench/netmem-bench-init"
 	assert_success
 	assert_output ""
+}
+
+@test "netmem-server: nbd-server as nbd reaches a directory several levels down that config made (parents 0755)" {
+	need_ns
+	id -u nbd >/dev/null 2>&1 || skip "no user nbd (nbd-server's package makes it)"
+	W=$(mktemp -d /tmp/rbnm.XXXXXX)
+	chmod 0755 "$W"
+	su nbd -s /bin/sh -c "test -x '$NETMEM'" || { rm -rf "$W"; skip "the user nbd cannot run $NETMEM"; }
+	# as /var/lib/ramboot/netmem on a fresh server: two levels to make
+	D=$W/lib/ramboot/netmem
+	settings "NETMEM_SIZE=16M" "NETMEM_CLIENTS=4" "NETMEM_USER=nbd" "NETMEM_ALLOW=10.77.0.0/24"
+	cp "$T/settings" "$W/settings"
+	chmod 0644 "$W/settings"
+	"$NETMEM" -c "$W/settings" config "$T/nbd.conf"
+	lab 77 c1 c2
+	ip netns exec "$NS-s" nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" 2>"$T/nbd.log"
+	SRV_PID=$(cat "$T/nbd.pid")
+	for i in $(seq 100); do
+		ip netns exec "$NS-s" ss -Hltn "sport = :10809" | grep -q LISTEN && break
+		sleep 0.1
+	done
+	io c1 "write -P 0x5a 0 64k" "read -P 0x5a 0 64k"
+	local st=$status
+	run stat -c '%U %a' "$W/lib" "$W/lib/ramboot" "$D" "$D/10.77.0.11"
+	rm -rf "$W"
+	[ "$st" -eq 0 ]
+	assert_output "root 755
+root 755
+nbd 700
+nbd 600"
+}
+
+@test "netmem-server: config refuses an empty NETMEM_ALLOW (exit 2); the shipped settings name the lab's network" {
+	settings "NETMEM_ALLOW="
+	run "$NETMEM" -c "$T/settings" config "$T/nbd.conf"
+	[ "$status" -eq 2 ]
+	assert_output --partial "NETMEM_ALLOW is empty"
+	[ ! -e "$T/nbd.conf" ]
+	run sh -c ". '$TOP/conf/ramboot-netmem.default'; echo \"\$NETMEM_ALLOW\""
+	assert_output 192.168.67.0/24
+	settings "NETMEM_ALLOW=any"
+	run "$NETMEM" -c "$T/settings" config "$T/nbd.conf"
+	assert_success
+	run grep -c authfile "$T/nbd.conf"
+	assert_output 0
+}
+
+@test "netmem-server: prune removes files unwritten for NETMEM_EXPIRE; a full quota takes an expired file's place" {
+	settings "NETMEM_SIZE=16M" "NETMEM_CLIENTS=2" "NETMEM_EXPIRE=1h"
+	"$NETMEM" -c "$T/settings" config "$T/nbd.conf"
+	"$NETMEM" -c "$T/settings" add 10.77.0.11 10.77.0.12
+	touch -d '2 hours ago' "$D/10.77.0.11"
+	# DHCP gave a new client an address: the quota is full, the expired
+	# file makes room
+	run "$NETMEM" -c "$T/settings" add 10.77.0.13
+	assert_success
+	[ ! -e "$D/10.77.0.11" ]
+	[ -f "$D/10.77.0.12" ]
+	[ -f "$D/10.77.0.13" ]
+	touch -d '3 hours ago' "$D/10.77.0.12"
+	run "$NETMEM" -c "$T/settings" prune
+	assert_success
+	assert_output --partial "1 files removed"
+	[ ! -e "$D/10.77.0.12" ]
+	[ -f "$D/10.77.0.13" ]
+	# one in use stays, however old
+	touch -d '3 hours ago' "$D/10.77.0.13"
+	exec 8<"$D/10.77.0.13"
+	run "$NETMEM" -c "$T/settings" prune
+	exec 8<&-
+	assert_success
+	[ -f "$D/10.77.0.13" ]
+	settings "NETMEM_EXPIRE=soon"
+	run "$NETMEM" -c "$T/settings" prune
+	[ "$status" -eq 2 ]
 }

@@ -26,6 +26,8 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf
+/lib/systemd/system/ramboot-netmem-prune.service
+/lib/systemd/system/ramboot-netmem-prune.timer
 /lib/systemd/system/ramboot-netmem.service
 /lib/systemd/system/ramboot-serve.service
 /usr/lib/dracut/modules.d/90ramboot/module-setup.sh
@@ -56,6 +58,9 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 /usr/share/initramfs-tools/scripts/init-bottom/ramboot
 /usr/share/initramfs-tools/scripts/local-premount/ramboot
 /usr/share/lintian/overrides/ramboot
+/usr/share/ltsp/common/initrd/50-ramboot-initrd.sh
+/usr/share/ltsp/server/image/56-ramboot-image.sh
+/usr/share/ltsp/server/ipxe/56-ramboot-ipxe.sh
 /usr/share/man/man5/ramboot.conf.5.gz
 /usr/share/man/man7/ramboot-cmdline.7.gz
 /usr/share/man/man8/ramboot-netmem.8.gz
@@ -266,8 +271,10 @@ Version: $VERSION"
 	# moved into the test's, nbd-server's user left as it is)
 	sed -e "s|^NETMEM_DIR=|NETMEM_DIR=$BATS_TEST_TMPDIR|" -e 's|^NETMEM_USER=.*|NETMEM_USER=|' \
 		"$R/etc/default/ramboot-netmem" >"$BATS_TEST_TMPDIR/settings"
-	run "$R/usr/sbin/ramboot-netmem" -c "$BATS_TEST_TMPDIR/settings" config
+	run "$R/usr/sbin/ramboot-netmem" -c "$BATS_TEST_TMPDIR/settings" config "$BATS_TEST_TMPDIR/nbd.conf"
 	assert_success
+	run cat "$BATS_TEST_TMPDIR/nbd.conf"
+	assert_line "authfile = $BATS_TEST_TMPDIR/nbd.conf.allow"
 	assert_line "exportname = $BATS_TEST_TMPDIR/var/lib/ramboot/netmem/%s"
 	assert_line "port = 10809"
 	if command -v systemd-analyze >/dev/null; then
@@ -308,8 +315,13 @@ Version: $VERSION"
 	[ ! -e "$R/lib/systemd/system/ramboot-serve.service" ]
 	[ -f "$R/etc/default/ramboot-netmem" ]
 	[ ! -e "$R/usr/sbin/ramboot-netmem" ]
+	# the network memory tier's files, as ramboot-netmem makes them
+	mkdir -p "$R/var/lib/ramboot/netmem"
+	: >"$R/var/lib/ramboot/netmem/.lock"
+	truncate -s 1G "$R/var/lib/ramboot/netmem/192.168.67.21"
 	run rdpkg -P ramboot
 	assert_success
+	[ ! -e "$R/var/lib/ramboot" ]
 	run find "$R" -path "$R/var" -prune -o -print
 	assert_output "$R"
 	run dpkg-query --admindir="$R/var/lib/dpkg" -W ramboot

@@ -137,7 +137,8 @@ rc_of() {
 
 @test "serve: the options are checked" {
 	for o in --rate=0 --rate=5x --rate=-1 --min-receivers=0 --max-wait=-1 --portbase=9001 \
-		--interface=-i --fec=8x --fec=8x8/ --fec=0x8 --bogus; do
+		--interface=-i --interface=nosuch0 --fec=8x --fec=8x8/ --fec=0x8 --bogus \
+		--retries-until-drop=0 --retries-until-drop=x; do
 		rb serve "$o" "$IMG"
 		expect_status 2
 	done
@@ -303,7 +304,7 @@ exec sleep 60
 EOF
 	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
 	env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" serve --rate=5Mbit --min-receivers=4 \
-		--max-wait=30 --portbase=9010 --interface=lab0 --fec=8x8/128 "$IMG" \
+		--max-wait=15 --portbase=9010 --interface=lo --fec=8x8/128 "$IMG" \
 		2>"$BATS_TEST_TMPDIR/serve.log" &
 	local pid=$! n=0 rc=0
 	until [ -s "$BATS_TEST_TMPDIR/args" ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/args")" -ge 3 ]; do
@@ -316,8 +317,82 @@ EOF
 	cat "$BATS_TEST_TMPDIR/serve.log"
 	assert_equal "$rc" 0
 	run head -n 1 "$BATS_TEST_TMPDIR/args"
-	assert_output "--file $IMG --nokbd --min-receivers 4 --max-wait 30 --portbase 9010 --interface lab0 --max-bitrate 5000000 --fec 8x8/128"
+	assert_output "--file $IMG --nokbd --min-receivers 4 --max-wait 15 --portbase 9010 --interface lo --max-bitrate 5000000 --fec 8x8/128 --retries-until-drop 30"
 	grep -q "session 3" "$BATS_TEST_TMPDIR/serve.log"
 	grep -q "stopped by signal 15" "$BATS_TEST_TMPDIR/serve.log"
 	run ! kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"
+}
+
+@test "udpcast lab: a receiver that dies mid-stream is dropped; the other finishes by multicast" {
+	need_lab
+	lab 77 1 2
+	local n=0 p
+	receive 1 "$OUT/r1" --udpcast=start-timeout=20
+	receive 2 "$OUT/r2" --udpcast=start-timeout=20
+	# 4 MiB at 4 Mbit/s: about 8 s on the wire, the default
+	# receive-timeout (10 s) for the one left
+	serve --min-receivers=2 --rate=4Mbit
+	while [ "$(rx_bytes 2)" -lt 1048576 ]; do
+		n=$((n + 1))
+		[ "$n" -lt 300 ] || fail "the stream never started"
+		sleep 0.1
+	done
+	for p in $(ip netns pids "$NS-2"); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	rc_of 1
+	wait "$SERVE" || true
+	cat "$BATS_TEST_TMPDIR/serve.log" "$BATS_TEST_TMPDIR/rx.1.log"
+	assert_equal "$RC" 0
+	cmp "$IMG" "$OUT/r1"
+	grep -q "chunks ok" "$BATS_TEST_TMPDIR/rx.1.log"
+}
+
+@test "serve: a missing interface is a usage error (exit 2), udp-sender never runs" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho ran >"%s"\n' "$BATS_TEST_TMPDIR/ran" >"$BATS_TEST_TMPDIR/bin/udp-sender"
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	# Debian 12 names its interfaces enp*/eno*: eth0 may well be missing
+	rb_fake serve --once --interface=rbnone0 "$IMG"
+	expect_status 2
+	[[ $stderr == *"--interface: no network interface 'rbnone0' here"* ]] || fail "stderr: $stderr"
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "serve: sessions that fail at once end serve (exit 1) after a few, not every 2 s for ever" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho x >>"%s"\nexit 1\n' "$BATS_TEST_TMPDIR/runs" >"$BATS_TEST_TMPDIR/bin/udp-sender"
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	run --separate-stderr timeout 60 env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$RAMBOOT_BIN" serve "$IMG"
+	expect_status 1
+	[[ $stderr == *"udp-sender failed 5 times at once: giving up"* ]] || fail "stderr: $stderr"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/runs")" -eq 5 ]
+}
+
+@test "serve: --min-receivers without --max-wait waits 10 s; a --max-wait at the clients' start-timeout is warned about" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "$@" >"%s"\n' "$BATS_TEST_TMPDIR/args" >"$BATS_TEST_TMPDIR/bin/udp-sender"
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	rb_fake serve --once --min-receivers=30 "$IMG"
+	expect_status 0
+	grep -q -- '--min-receivers 30 --max-wait 10 ' "$BATS_TEST_TMPDIR/args"
+	[[ $stderr != *warning* ]] || fail "stderr: $stderr"
+	rb_fake serve --once --min-receivers=30 --max-wait=60 "$IMG"
+	expect_status 0
+	[[ $stderr == *"--max-wait=60: clients give up after their start-timeout, 20 s by default"* ]] ||
+		fail "stderr: $stderr"
+	grep -q -- '--max-wait 60 ' "$BATS_TEST_TMPDIR/args"
+}
+
+@test "serve: the shipped /etc/default/ramboot-serve is usable as it is (no interface named, max-wait below start-timeout)" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "$@" >"%s"\n' "$BATS_TEST_TMPDIR/args" >"$BATS_TEST_TMPDIR/bin/udp-sender"
+	chmod +x "$BATS_TEST_TMPDIR/bin/udp-sender"
+	# shellcheck disable=SC1091
+	. "$BATS_TEST_DIRNAME/../conf/ramboot-serve.default"
+	# shellcheck disable=SC2086 # the unit splits $OPTIONS into words
+	rb_fake serve --once $OPTIONS "$IMG"
+	expect_status 0
+	[[ $stderr != *warning* ]] || fail "stderr: $stderr"
+	[ -s "$BATS_TEST_TMPDIR/args" ]
 }

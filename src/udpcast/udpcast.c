@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -325,14 +326,23 @@ static bool fec_ok(const char *s)
 	return a >= 1 && a <= 128 && b >= 1 && b <= 128 && c >= 1 && c <= 1024;
 }
 
+/* A receiver that stops answering is dropped after this many REQACKs
+ * unanswered (udp-sender's own default, 200, holds the whole session
+ * for minutes while the others wait, and their receive-timeout ends
+ * them first). */
+#define SERVE_RETRIES_UNTIL_DROP 30
+/* Consecutive sessions that fail at once before serve gives up (exit 1)
+ * instead of failing every 2 s for ever. */
+#define SERVE_QUICK_FAILS 5
+
 struct serve_opts {
 	const char *image, *fec, *interface;
 	uint64_t rate;                  /* bits per second, 0: no cap */
-	unsigned min_receivers, max_wait, portbase;
+	unsigned min_receivers, max_wait, portbase, retries;
 	bool once, have_max_wait;
 };
 
-static int sender_argv(const struct serve_opts *s, const char **argv, char num[4][24])
+static int sender_argv(const struct serve_opts *s, const char **argv, char num[5][24])
 {
 	int n = 0;
 
@@ -366,6 +376,9 @@ static int sender_argv(const struct serve_opts *s, const char **argv, char num[4
 		argv[n++] = "--fec";
 		argv[n++] = s->fec;
 	}
+	snprintf(num[4], 24, "%u", s->retries);
+	argv[n++] = "--retries-until-drop";
+	argv[n++] = num[4];
 	argv[n] = NULL;
 	return n;
 }
@@ -375,7 +388,7 @@ static int sender_argv(const struct serve_opts *s, const char **argv, char num[4
 static int serve_session(const struct serve_opts *s, const sigset_t *set, int *signo)
 {
 	const char *argv[24];
-	char num[4][24], what[48];
+	char num[5][24], what[48];
 	struct timespec tick = { 0, 200 * 1000 * 1000 };
 	pid_t pid;
 	int status, rc;
@@ -411,7 +424,7 @@ static int serve_session(const struct serve_opts *s, const sigset_t *set, int *s
 	return -EIO;
 }
 
-enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE };
+enum { O_RATE = 256, O_MINRX, O_MAXWAIT, O_PORT, O_IF, O_FEC, O_ONCE, O_DROP };
 
 static const struct rb_optset serve_optset = {
 	.head = "Usage: ramboot serve [OPTIONS] IMAGE\n"
@@ -429,13 +442,17 @@ static const struct rb_optset serve_optset = {
 		  "(default 1)" },
 		{ "max-wait", O_MAXWAIT, "=S",
 		  "start anyway S seconds after the first client\n"
-		  "joined, with fewer than N" },
+		  "joined, with fewer than N (default with N > 1: 10;\n"
+		  "keep it below the clients' start-timeout, 20)" },
 		{ "portbase", O_PORT, "=P",
 		  "the even UDP port base, P and P+1 (default 9000)" },
 		{ "interface", O_IF, "=IF",
-		  "the network interface (default: udpcast's choice,\n"
-		  "an interface with an IPv4 address, one with a link\n"
-		  "first)" },
+		  "the network interface, which must exist (default:\n"
+		  "udpcast's choice, an interface with an IPv4 address,\n"
+		  "one with a link first)" },
+		{ "retries-until-drop", O_DROP, "=N",
+		  "drop a client that left the session after N\n"
+		  "unanswered requests, the others go on (default 30)" },
 		{ "fec", O_FEC, "=SPEC",
 		  "forward error correction, INTERLEAVExREDUNDANCY[/STRIPE]\n"
 		  "(8x8/128)" },
@@ -467,6 +484,9 @@ static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
 	case O_IF:
 		s->interface = arg;
 		return udpcast_ifname_ok(arg) ? NULL : "a network interface name";
+	case O_DROP:
+		return parse_uint(arg, 1, 10000, &s->retries) == 0 ? NULL :
+		       "a number from 1 to 10000";
 	case O_FEC:
 		s->fec = arg;
 		return fec_ok(arg) ? NULL : "INTERLEAVExREDUNDANCY[/STRIPESIZE] (8x8/128)";
@@ -477,10 +497,11 @@ static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_opts s = { .min_receivers = 1 };
+	struct serve_opts s = { .min_receivers = 1, .retries = SERVE_RETRIES_UNTIL_DROP };
 	sigset_t set, old;
 	struct stat st;
 	unsigned long session = 0;
+	unsigned quick = 0;
 	struct rb_getopt g = { .set = &serve_optset };
 	int c, rc = 0, signo = 0;
 
@@ -498,7 +519,7 @@ int cmd_serve(int argc, char **argv)
 		case O_ONCE: s.once = true; break;
 		case 'v': rb_verbose = 1; break;
 		case 'h': rb_opts_usage(stdout, &serve_optset); return RB_EXIT_OK;
-		case O_MINRX: case O_MAXWAIT: case O_PORT: case O_IF: case O_FEC:
+		case O_MINRX: case O_MAXWAIT: case O_PORT: case O_IF: case O_FEC: case O_DROP:
 			want = serve_opt(&s, c, optarg);
 			if (want)
 				return rb_usage("serve", "--%s: '%s' is not %s", g.opt->name, optarg,
@@ -511,6 +532,21 @@ int cmd_serve(int argc, char **argv)
 	if (argc - optind != 1)
 		return rb_usage("serve", "need one IMAGE");
 	s.image = argv[optind];
+	/* udp-sender fails such a session at once, and again, for ever. */
+	if (s.interface && !if_nametoindex(s.interface))
+		return rb_usage("serve", "--interface: no network interface '%s' here "
+				   "('ip -br link' lists them)", s.interface);
+	/* A client waits start-timeout for a session; the sender waits
+	 * max-wait after the first one joined: a room with fewer than
+	 * min-receivers clients gets a session only if max-wait ends first. */
+	if (s.min_receivers > 1 && !s.have_max_wait) {
+		s.max_wait = UDPCAST_START_TIMEOUT / 2;
+		s.have_max_wait = true;
+	}
+	if (s.have_max_wait && s.max_wait >= UDPCAST_START_TIMEOUT)
+		rb_warn("--max-wait=%u: clients give up after their start-timeout, %u s by "
+			"default: raise it above %u on the clients (ramboot.udpcast=start-timeout=S)",
+			s.max_wait, UDPCAST_START_TIMEOUT, s.max_wait);
 	if (stat(s.image, &st) < 0 || access(s.image, R_OK) < 0) {
 		rb_err("%s: %s", s.image, strerror(errno));
 		return RB_EXIT_FAIL;
@@ -539,9 +575,14 @@ int cmd_serve(int argc, char **argv)
 			rb_info("session %lu done in %.1f s", session, now_sec() - t0);
 		if (s.once)
 			break;
-		/* A session that fails at once (a wrong interface) is not
-		 * retried in a busy loop. */
-		if (rc < 0 && now_sec() - t0 < 2.0) {
+		/* A session that fails at once (an interface without an
+		 * address) is not retried in a busy loop, nor for ever. */
+		quick = rc < 0 && now_sec() - t0 < 2.0 ? quick + 1 : 0;
+		if (quick >= SERVE_QUICK_FAILS) {
+			rb_err("udp-sender failed %u times at once: giving up", quick);
+			break;
+		}
+		if (quick) {
 			struct timespec pause = { 2, 0 };
 			int sig;
 
