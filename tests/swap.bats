@@ -376,8 +376,6 @@ nbd_disconnect=/dev/nbd0"
 	assert_success
 	assert_output ""
 	assert_fault_fired 'call=open .*action=hang'
-	# (the boot also warns of RAMBOOT_WRITE_LOG, the fixture's hook, as
-	# an unknown setting)
 	grep -qx "ramboot: boot: warning: network memory $SERVER: set-up given up after [0-9]* s; zram alone" \
 		<<<"$stderr" || fail "not given up: $stderr"
 	run grep 'nbd_\|dm_' "$RAMBOOT_WRITE_LOG"

@@ -521,8 +521,19 @@ void settings_parse_cmdline(struct boot_settings *s, const char *cmdline)
  * share the prefix but are not settings: skipped wherever they appear. */
 static bool not_a_setting(const char *name, size_t n)
 {
+	/* Not the boot's: the tools' own (the root prefix, the binary the
+	 * tests run, the fixtures' write log) and the server's, which ltsp.conf
+	 * may set in [common] beside the clients' (`ltsp image`'s publish,
+	 * `ltsp ipxe`'s initrds: initrd-hooks/ltsp/). */
+	static const char *const prefix[] = { "RAMBOOT_PUBLISH_", "RAMBOOT_IPXE_" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefix); i++)
+		if (n > strlen(prefix[i]) && !strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
 	return (n == 12 && !strncmp(name, "RAMBOOT_ROOT", 12)) ||
-	       (n == 11 && !strncmp(name, "RAMBOOT_BIN", 11));
+	       (n == 11 && !strncmp(name, "RAMBOOT_BIN", 11)) ||
+	       (n == 17 && !strncmp(name, "RAMBOOT_WRITE_LOG", 17));
 }
 
 /* "RAMBOOT_SWAP_SIZE" -> "swap.size"; "RAMBOOT" -> "". */

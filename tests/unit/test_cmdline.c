@@ -251,7 +251,8 @@ static void env_mapping(void)
 		"PATH=/bin", "RAMBOOT=ram", "RAMBOOT_IMAGE=/srv/a.img", "RAMBOOT_SWAP=zram",
 		"RAMBOOT_SWAP_SIZE=4G", "RAMBOOT_SWAP_PRIORITY=7", "RAMBOOT_TARGET=zram",
 		"RAMBOOT_ROOT=/tmp/x", "RAMBOOT_BIN=/x", "RAMBOOT_BOGUS=1", "RAMBOOTX=1",
-		"RAMBOOT_DEBUG=", NULL,
+		"RAMBOOT_DEBUG=", "RAMBOOT_PUBLISH_SIGN=/root/lab.key",
+		"RAMBOOT_IPXE_INITRDS=x", "RAMBOOT_PUBLISH_=1", NULL,
 	};
 
 	fresh();
@@ -264,8 +265,10 @@ static void env_mapping(void)
 	CHECK_EQ_INT(S.swap_priority, 7);
 	CHECK_EQ_INT(S.target, TARGET_ZRAM);
 	CHECK(!S.debug);
-	CHECK_EQ_INT(S.nwarn, 1);
+	/* the server's variables (ltsp.conf's [common]) are not warned of */
+	CHECK_EQ_INT(S.nwarn, 2);
 	CHECK(has_warn("RAMBOOT_BOGUS=: unknown setting"));
+	CHECK(has_warn("RAMBOOT_PUBLISH_=: unknown setting"));
 }
 
 static void conf_syntax(void)
