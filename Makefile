@@ -89,7 +89,7 @@ ramboot: $(OBJ)
 build/host/%.o: src/%.c VERSION
 	@echo "  CC      $@"
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 -DRAMBOOT_DELTA_WRITE=1 $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 -DRAMBOOT_DELTA_WRITE=1 -DRAMBOOT_LOCALTIME=1 $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 static: static/ramboot
 static/ramboot: $(SOBJ) | static-dir
@@ -113,13 +113,13 @@ static_opt = $(if $(filter $(STATIC_OS_DIRS),$(firstword $(subst /, ,$(1)))),-Os
 build/static/%.o: src/%.c VERSION
 	@echo "  CC      $@"
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 $(ALL_CFLAGS) $(call static_opt,$*) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 -DRAMBOOT_LOCALTIME=0 $(ALL_CFLAGS) $(call static_opt,$*) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
 
 # Sanitizer build: the unit tests link against it.
 build/asan/%.o: src/%.c VERSION
 	@echo "  CC      $@"
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 -DRAMBOOT_DELTA_WRITE=1 $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=1 -DRAMBOOT_DELTA_WRITE=1 -DRAMBOOT_LOCALTIME=1 $(ALL_CFLAGS) $(DEPFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
 build/unit/%: tests/unit/%.c $(LIBOBJ) | build/unit
 	@echo "  TEST    $@"
@@ -239,7 +239,7 @@ clean:
 # folders above them that a target needs into one library each. The
 # linker takes only the objects a target calls, with what they call.
 FUZZ_CC       ?= clang
-FUZZ_CPPFLAGS := -Isrc -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 \
+FUZZ_CPPFLAGS := -Isrc -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 -DRAMBOOT_LOCALTIME=0 \
                  -DRAMBOOT_VERSION='"$(VERSION)"'
 FUZZ_CFLAGS   := -std=c11 -g -O1 -fno-sanitize-recover=undefined -fno-omit-frame-pointer -pthread
 FUZZ_LIB      := build/fuzz/libramboot-fuzz.a

@@ -702,3 +702,21 @@ x"; do
 	run "$RAMBOOT_BIN" cache status --cache="$C"
 	[ "$status" -eq 0 ]
 }
+
+@test "cache status: times for a person (the host build's local time, the static build's UTC), sizes beside byte counts; --json the numbers" {
+	local epoch want static=$TOP/static/ramboot
+	refresh_a
+	run "$RAMBOOT_BIN" cache status --json --cache="$C" x
+	[ "$status" -eq 0 ]
+	epoch=$(sed -n 's/.*"refreshed":\([0-9]*\).*/\1/p' <<<"$output")
+	[ -n "$epoch" ]
+	want=$(TZ=UTC date -d "@$epoch" '+%Y-%m-%d %H:%M:%S UTC')
+	TZ=UTC run "$RAMBOOT_BIN" cache status --cache="$C" x
+	[ "$status" -eq 0 ]
+	[[ $(key refreshed) == "$want ("*" s ago)" ]] || fail "host: $(key refreshed), not $want"
+	[[ $(key size) == "$(stat -c %s "$D/a.img") ("*" MiB)" ]] || fail "size: $(key size)"
+	[ -x "$static" ] || fail "static/ramboot missing: make check builds it"
+	run "$static" cache status --cache="$C" x
+	[ "$status" -eq 0 ]
+	[[ $(key refreshed) == "$want ("*" s ago)" ]] || fail "static: $(key refreshed), not $want"
+}

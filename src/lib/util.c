@@ -672,16 +672,46 @@ const char *fmt_size(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
+#ifndef RAMBOOT_LOCALTIME
+#define RAMBOOT_LOCALTIME 0
+#endif
+
+/* Days since 1970-01-01 to a civil date (the proleptic Gregorian
+ * calendar; H. Hinnant's days_from_civil, reversed). */
+static void civil(int64_t days, int *y, int *m, int *d)
+{
+	int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = (int)(yoe + era * 400 + (*m <= 2));
+}
+
 const char *fmt_when(int64_t t, char *buf, size_t len)
 {
 	time_t tt = (time_t)t;
-	int64_t ago = (int64_t)time(NULL) - t;
+	int64_t ago = (int64_t)time(NULL) - t, days = t / 86400, sec = t % 86400;
 	struct tm tm;
-	size_t n;
+	size_t n = 0;
+	int y, m, d;
 
-	if (!localtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm))) {
-		snprintf(buf, len, "%" PRId64, t);
-		return buf;
+	/* The host build in local time; the static one (the initramfs has
+	 * no time zone, and the zone code of a static libc is 32 KiB) in
+	 * UTC, by hand. */
+	if (RAMBOOT_LOCALTIME && localtime_r(&tt, &tm))
+		n = strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm);
+	if (!n) {
+		if (sec < 0) {
+			sec += 86400;
+			days--;
+		}
+		civil(days, &y, &m, &d);
+		snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d UTC", y, m, d, (int)(sec / 3600),
+			 (int)(sec / 60 % 60), (int)(sec % 60));
+		n = strlen(buf);
 	}
 	if (ago < 0)
 		snprintf(buf + n, len - n, " (in this clock's future)");
