@@ -296,7 +296,8 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
 {
 	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
 	struct lazy_opts o;
-	struct child_lazy *c;
+	struct child_lazy c = { .rc = 0 };
+	double limit = read_limit(s);
 	int status, crc;
 
 	if (!settings_usable(s, rep))
@@ -348,17 +349,10 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
 	 * network image (the profile's identity, the manifest) before the
 	 * copy goes to the background: bounded as a load is, a child held
 	 * in the kernel is left to it. */
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED) {
-		fallback(rep, "lazy copy not started", strerror(errno));
-		return;
-	}
-	memset(c, 0, sizeof(*c));
-	c->o = &o;
-	crc = child_run(lazy_child, c, &c->cb, read_limit(s), &status);
+	c.o = &o;
+	crc = child_call(lazy_child, &c, sizeof(c), limit, &status);
 	if (crc == CHILD_DONE)
-		status = (c->rc & 0xff) << 8;   /* as an exit status */
-	munmap(c, sizeof(*c));
+		status = (c.rc & 0xff) << 8;   /* as an exit status */
 	if (crc < 0) {
 		fallback(rep, "lazy copy not started", strerror(-crc));
 		return;
@@ -367,7 +361,7 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "the copier's start did not return within %.0f s; left "
-			 "to the kernel", read_limit(s));
+			 "to the kernel", limit);
 		fallback(rep, "lazy copy not started", msg);
 		return;
 	}

@@ -406,12 +406,11 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 			 "which image the cache holds cannot be told");
 		return true;
 	}
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED) {
-		unusable(rep, "cache unusable", strerror(errno));
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		unusable(rep, "cache unusable", strerror(ENOMEM));
 		return true;
 	}
-	memset(c, 0, sizeof(*c));
 	c->manifest = vp->sha256 ? NULL : mpath;
 	c->signed_only = vp->signed_only;
 	if (vp->sha256)
@@ -420,7 +419,7 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	c->q.name = image_name(image);
 	c->mrc = -EIO;
 	snprintf(c->merr, sizeof(c->merr), "the reader ended without a result");
-	crc = child_run(look_child, c, &c->cb, read_limit(s), &status);
+	crc = child_call(look_child, c, sizeof(*c), read_limit(s), &status);
 	r = c->r;
 	if (crc == CHILD_DONE && !c->mrc && c->signed_by[0])
 		snprintf(rep->signed_by, sizeof(rep->signed_by), "%s", c->signed_by);
@@ -431,7 +430,7 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 			(void)loopdev_detach(r.loop);
 		snprintf(msg, sizeof(msg), "the look at the cache did not end%s", crc == CHILD_KILLED ?
 			 " in time; left to the kernel" : "");
-		munmap(c, sizeof(*c));
+		free(c);
 		/* Still reading the server's manifest: the server does not
 		 * answer. */
 		if (was_reading && do_cache_offline(s, image, msg, rundir, rep))
@@ -442,19 +441,19 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (c->manifest && c->mrc < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", c->manifest, c->merr);
 		if (unreachable(c->mrc)) {
-			munmap(c, sizeof(*c));
+			free(c);
 			if (do_cache_offline(s, image, msg, rundir, rep))
 				return true;
 			rep->cache[0] = '\0';
 			fallback(rep, "bad manifest", msg);
 			return true;
 		}
-		munmap(c, sizeof(*c));
+		free(c);
 		rep->cache[0] = '\0';
 		fallback(rep, vp->signed_only ? "not signed" : "bad manifest", msg);
 		return true;
 	}
-	munmap(c, sizeof(*c));
+	free(c);
 	snprintf(rep->cache_device, sizeof(rep->cache_device), "%s", r.device);
 	if (r.slot >= 0) {
 		snprintf(rep->cache_slot, sizeof(rep->cache_slot), "%c", cstate_slot_name(r.slot));
@@ -528,17 +527,16 @@ bool do_cache_offline(const struct boot_settings *s, const char *image, const ch
 		unusable(rep, "cache unusable", msg);
 		return true;
 	}
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
+	c = calloc(1, sizeof(*c));
+	if (!c)
 		return false;
-	memset(c, 0, sizeof(*c));
 	c->offline = true;
 	c->q.spec = s->cache;
 	c->q.name = image_name(image);
 	c->q.offline_age = s->cache_offline;
-	crc = child_run(look_child, c, &c->cb, read_limit(s), &status);
+	crc = child_call(look_child, c, sizeof(*c), read_limit(s), &status);
 	r = c->r;
-	munmap(c, sizeof(*c));
+	free(c);
 	snprintf(rep->cache_device, sizeof(rep->cache_device), "%s", r.device);
 	if (crc != CHILD_DONE || r.look != CACHE_HIT) {
 		if (crc != CHILD_DONE && r.loop[0])

@@ -112,27 +112,25 @@ static int load_in_child(const struct boot_settings *s, const struct load_opts *
 			 struct load_result *r, bool *stuck)
 {
 	long long beat0;
-	struct child_load *c;
+	struct child_load *c = calloc(1, sizeof(*c));
 	int rc, status;
 
 	*stuck = false;
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
+	if (!c)
 		return load_run(o, r);
-	memset(c, 0, sizeof(*c));
 	c->o = *o;
 	/* Until its first byte, the boot's deadline too: the manifest's
 	 * read and the source's start take what is left of it. */
 	c->cb.first_by = boot_deadline();
 	beat0 = (long long)(now_sec() * 1000);
-	rc = child_run(load_child, c, &c->cb,
-		       o->stall_timeout > 0 ? o->stall_timeout + CHILD_GRACE_S : 0, &status);
+	rc = child_call(load_child, c, sizeof(*c),
+			o->stall_timeout > 0 ? o->stall_timeout + CHILD_GRACE_S : 0, &status);
 	/* The data that came pushes the boot's deadline on, from when the
 	 * last of it came (a stall after it has used its share). */
-	if (rc > 0 && atomic_load(&c->cb.beat_ms) > beat0)
-		boot_deadline_progress(s, (double)atomic_load(&c->cb.beat_ms) / 1000);
+	if (rc > 0 && c->cb.beat_ms > beat0)
+		boot_deadline_progress(s, (double)c->cb.beat_ms / 1000);
 	if (rc < 0) {
-		munmap(c, sizeof(*c));
+		free(c);
 		return load_run(o, r);
 	}
 	if (rc == CHILD_DONE) {
@@ -151,7 +149,7 @@ static int load_in_child(const struct boot_settings *s, const struct load_opts *
 				 "(status 0x%x)", o->source, (unsigned)status);
 		rc = load_exit_code(r->err);
 	}
-	munmap(c, sizeof(*c));
+	free(c);
 	return rc;
 }
 
@@ -177,26 +175,17 @@ static void head_child(void *arg)
  * read (or not within limit: the child is left to the kernel). */
 static int image_codec(const char *path, double limit, const char **name)
 {
-	struct child_head *c;
+	struct child_head c = { .path = path, .n = -EIO };
 	int rc, status;
 
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
-		return 0;
-	memset(c, 0, sizeof(*c));
-	c->path = path;
-	c->n = -EIO;
-	rc = child_run(head_child, c, &c->cb, limit, &status);
-	if (rc == CHILD_DONE && c->n > 0) {
-		*name = codec_detect(c->head, (size_t)c->n)->name;
-		rc = 1;
-	} else {
-		if (rc == CHILD_KILLED)
-			rb_warn("%s: its first bytes did not come within %.0f s", path, limit);
-		rc = 0;
+	rc = child_call(head_child, &c, sizeof(c), limit, &status);
+	if (rc == CHILD_DONE && c.n > 0) {
+		*name = codec_detect(c.head, (size_t)c.n)->name;
+		return 1;
 	}
-	munmap(c, sizeof(*c));
-	return rc;
+	if (rc == CHILD_KILLED)
+		rb_warn("%s: its first bytes did not come within %.0f s", path, limit);
+	return 0;
 }
 
 /* The RAM copy's name: the image's, without the transport suffix

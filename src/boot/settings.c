@@ -210,28 +210,18 @@ static void follow_child(void *arg)
 bool follow_image(const struct boot_settings *s, const char *manifest, char *image,
 		  size_t len)
 {
-	struct child_follow *c;
-	bool moved = false;
+	struct child_follow c = { .manifest = manifest, .image = image, .rc = -EIO };
 	int rc, status;
 
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
-		return false;
-	memset(c, 0, sizeof(*c));
-	c->manifest = manifest;
-	c->image = image;
-	c->rc = -EIO;
-	rc = child_run(follow_child, c, &c->cb, read_limit(s), &status);
+	rc = child_call(follow_child, &c, sizeof(c), read_limit(s), &status);
 	/* A manifest that cannot be read is the loader's to report. */
-	if (rc == CHILD_DONE && c->rc < 0 && c->path[0])
-		rb_warn("%s: %s; reading %s", c->path, strerror(-c->rc), image);
-	if (rc == CHILD_DONE && c->rc == 0 && strlen(c->path) < len) {
-		rb_debug("the manifest names %s for the image's bytes", c->path);
-		snprintf(image, len, "%s", c->path);
-		moved = true;
-	}
-	munmap(c, sizeof(*c));
-	return moved;
+	if (rc == CHILD_DONE && c.rc < 0 && c.path[0])
+		rb_warn("%s: %s; reading %s", c.path, strerror(-c.rc), image);
+	if (rc != CHILD_DONE || c.rc != 0 || strlen(c.path) >= len)
+		return false;
+	rb_debug("the manifest names %s for the image's bytes", c.path);
+	snprintf(image, len, "%s", c.path);
+	return true;
 }
 
 /* A copy is made only when its verification is what was asked for:

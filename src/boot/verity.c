@@ -79,6 +79,7 @@ bool do_verity(const struct boot_settings *s, const char *image, const char *dat
 	}
 	q.rundir = rundir;
 	q.timeout = s->timeout_set ? s->timeout : VERITY_TIMEOUT_S;
+	q.deadline = boot_deadline();
 	rb_debug("verity: mapping %s (tree of %s)", data, manifest);
 	rc = vboot_map(&q, r);
 	if (rc < 0) {
@@ -103,37 +104,26 @@ bool do_verity(const struct boot_settings *s, const char *image, const char *dat
 bool verity_in_manifest(const struct boot_settings *s, const char *manifest,
 			       struct boot_report *rep)
 {
-	struct child_vman *c;
+	struct child_vman c = { .path = manifest };
 	char msg[PATH_MAX + 320];
 	double limit = read_limit(s);
-	bool has;
 	int rc, status;
 
 	snprintf(rep->verity, sizeof(rep->verity), "failed");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED) {
-		fallback(rep, "bad manifest", strerror(errno));
-		return false;
-	}
-	memset(c, 0, sizeof(*c));
-	c->path = manifest;
-	rc = child_run(vman_child, c, &c->cb, limit, &status);
-	if (rc != CHILD_DONE || c->rc < 0) {
+	rc = child_call(vman_child, &c, sizeof(c), limit, &status);
+	if (rc != CHILD_DONE || c.rc < 0) {
 		if (rc == CHILD_DONE)
-			snprintf(msg, sizeof(msg), "%s: %s", manifest, c->err);
+			snprintf(msg, sizeof(msg), "%s: %s", manifest, c.err);
 		else if (rc == CHILD_KILLED)
 			snprintf(msg, sizeof(msg), "%s: the read did not return within %.0f s; "
 				 "left to the kernel", manifest, limit);
 		else
 			snprintf(msg, sizeof(msg), "%s: cannot be read (%s)", manifest,
 				 rc < 0 ? strerror(-rc) : "the reader ended without a result");
-		munmap(c, sizeof(*c));
 		fallback(rep, "bad manifest", msg);
 		return false;
 	}
-	has = c->has;
-	munmap(c, sizeof(*c));
-	if (!has) {
+	if (!c.has) {
 		snprintf(msg, sizeof(msg), "%s: no verity-root (made without ramboot manifest "
 			 "--verity)", manifest);
 		fallback(rep, "verity unavailable", msg);

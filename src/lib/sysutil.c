@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -313,6 +314,21 @@ int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit
 		return CHILD_ENDED;
 	(void)waitpid(pid, status, WNOHANG);
 	return CHILD_DONE;
+}
+
+int child_call(void (*fn)(void *), void *arg, size_t size, double limit, int *status)
+{
+	void *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int rc;
+
+	*status = 0;
+	if (sh == MAP_FAILED)
+		return -errno;
+	memcpy(sh, arg, size);
+	rc = child_run(fn, sh, sh, limit, status);
+	memcpy(arg, sh, size);
+	(void)munmap(sh, size);
+	return rc;
 }
 
 int proc_start(pid_t pid, bool prefixed, char *state, unsigned long long *start)

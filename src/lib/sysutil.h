@@ -47,6 +47,12 @@ enum { CHILD_DONE = 1, CHILD_ENDED, CHILD_KILLED };
  * (exited without a result; *status), CHILD_KILLED, or -errno when no
  * child could be started. */
 int child_run(void (*fn)(void *), void *arg, struct child_beat *cb, double limit, int *status);
+/* child_run() on a copy of *arg (size bytes, beginning with its struct
+ * child_beat, whose first_by the caller may set) in memory shared with
+ * the child: fn works on the copy, which comes back into *arg whatever
+ * the outcome (what a child given up on wrote before, too). child_run()'s
+ * result, or -errno when no shared memory could be had. */
+int child_call(void (*fn)(void *), void *arg, size_t size, double limit, int *status);
 
 /* ---- /proc/swaps ----
  * "Filename Type Size Used Priority": the kernel escapes space, tab,

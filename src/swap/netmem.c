@@ -459,19 +459,18 @@ int netmem_prepare(const struct netmem_opts *o, int zram_id, uint64_t disksize,
 		why_not(t, "no time left before the boot's deadline");
 		return 0;
 	}
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		why_not(t, "%s", strerror(errno));
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		why_not(t, "%s", strerror(ENOMEM));
 		return 0;
 	}
-	memset(p, 0, sizeof(*p));
 	p->o = o;
 	p->s = s;
 	p->disksize = disksize;
 	p->handshake_end = end - NETMEM_KERNEL_S;
 	p->t = *t;
 	had = mapping_slave() != -ENOENT;
-	crc = child_run(prep_child, p, &p->cb, end - now, &status);
+	crc = child_call(prep_child, p, sizeof(*p), end - now, &status);
 	*t = p->t;
 	t->sock = -1;           /* the child's: the driver holds its own */
 	if (crc != CHILD_DONE) {
@@ -492,7 +491,7 @@ int netmem_prepare(const struct netmem_opts *o, int zram_id, uint64_t disksize,
 		say_why(t);
 	else if (p->note[0])
 		rb_warn("network memory %s: %s", t->server, p->note);
-	munmap(p, sizeof(*p));
+	free(p);
 	return ready;
 }
 

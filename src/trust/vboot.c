@@ -296,18 +296,19 @@ static void map_child(void *arg)
 
 int vboot_map(const struct vboot_req *q, struct vboot_res *r)
 {
-	struct shared *sh;
+	struct shared *sh = calloc(1, sizeof(*sh));
+	double t0 = now_sec();
 	int rc, status;
 
 	memset(r, 0, sizeof(*r));
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return rb_errfmt(r->error, sizeof(r->error), -errno, "mmap: %s", strerror(errno));
-	memset(sh, 0, sizeof(*sh));
+	if (!sh)
+		return rb_errfmt(r->error, sizeof(r->error), -ENOMEM, "out of memory");
 	sh->q = q;
-	/* No beat from the setup: its limit counts from the start. */
-	rc = child_run(map_child, sh, &sh->cb, q->timeout > 0 ? q->timeout + VBOOT_GRACE_S : 0,
-		       &status);
+	/* No beat from the setup: its limit counts from the start, and the
+	 * caller's deadline holds too. */
+	sh->cb.first_by = q->deadline;
+	rc = child_call(map_child, sh, sizeof(*sh), q->timeout > 0 ? q->timeout + VBOOT_GRACE_S : 0,
+			&status);
 	if (rc == CHILD_DONE) {
 		*r = sh->r;
 		rc = sh->rc;
@@ -320,11 +321,11 @@ int vboot_map(const struct vboot_req *q, struct vboot_res *r)
 		(void)vboot_unmap(q->rundir, e2, sizeof(e2));
 		rc = rc == CHILD_KILLED ?
 		     rb_errfmt(r->error, sizeof(r->error), -ETIMEDOUT, "the verity setup did not "
-			       "end within %.0f s (the server?)", q->timeout + VBOOT_GRACE_S) :
+			       "end within %.0f s (the server?)", now_sec() - t0) :
 		     rb_errfmt(r->error, sizeof(r->error), -EIO, "the verity setup ended without "
 			       "a result (status 0x%x)", (unsigned)status);
 	}
-	munmap(sh, sizeof(*sh));
+	free(sh);
 	return rc;
 }
 

@@ -41,6 +41,8 @@ struct vboot_req {
 				  * the copy was verified against: the same */
 	const char *rundir;      /* /run/ramboot, prefixed */
 	double timeout;          /* s for the whole setup; 0: no limit */
+	double deadline;         /* and no later than this (now_sec()'s
+				  * clock: the boot's one deadline); 0: none */
 };
 
 struct vboot_res {
