@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <net/if.h>
 #include <signal.h>
 #include <spawn.h>
@@ -495,6 +496,13 @@ static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
 	}
 }
 
+static bool net_interface_exists(const char *name)
+{
+	char p[PATH_MAX];
+
+	return rb_path(p, sizeof(p), "/sys/class/net/%s", name) == 0 && access(p, F_OK) == 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts s = { .min_receivers = 1, .retries = SERVE_RETRIES_UNTIL_DROP };
@@ -532,8 +540,10 @@ int cmd_serve(int argc, char **argv)
 	if (argc - optind != 1)
 		return rb_usage("serve", "need one IMAGE");
 	s.image = argv[optind];
-	/* udp-sender fails such a session at once, and again, for ever. */
-	if (s.interface && !if_nametoindex(s.interface))
+	/* udp-sender fails such a session at once, and again, for ever.
+	 * The kernel lists its interfaces in /sys/class/net (under the root
+	 * prefix: a fixture's). */
+	if (s.interface && !net_interface_exists(s.interface))
 		return rb_usage("serve", "--interface: no network interface '%s' here "
 				   "('ip -br link' lists them)", s.interface);
 	/* A client waits start-timeout for a session; the sender waits

@@ -389,14 +389,16 @@ static void serve_sender_argv(void)
 
 	stand_in("udp-sender", "exit 0");
 	CHECK_EQ_INT(serve("--once", img, NULL), RB_EXIT_OK);
-	snprintf(want, sizeof(want), "--file|%s|--nokbd|--min-receivers|1|", img);
+	snprintf(want, sizeof(want), "--file|%s|--nokbd|--min-receivers|1|--retries-until-drop|30|",
+		 img);
 	CHECK_EQ_STR(recorded(), want);
 
 	(void)unlink(args);
 	CHECK_EQ_INT(serve("--once", "--rate=5Mbit", "--min-receivers=4", "--max-wait=30",
 			   "--portbase=9010", "--interface=lab0", "--fec=8x8/128", img, NULL), RB_EXIT_OK);
 	snprintf(want, sizeof(want), "--file|%s|--nokbd|--min-receivers|4|--max-wait|30|--portbase|"
-		 "9010|--interface|lab0|--max-bitrate|5000000|--fec|8x8/128|", img);
+		 "9010|--interface|lab0|--max-bitrate|5000000|--fec|8x8/128|--retries-until-drop|30|",
+		 img);
 	CHECK_EQ_STR(recorded(), want);
 
 	/* The largest numbers, in the order udp-sender gets them whatever
@@ -407,7 +409,7 @@ static void serve_sender_argv(void)
 			   "--once", img, NULL), RB_EXIT_OK);
 	snprintf(want, sizeof(want), "--file|%s|--nokbd|--min-receivers|10000|--max-wait|86400|"
 		 "--portbase|65534|--interface|abcdefghijklmno|--max-bitrate|999999999|--fec|"
-		 "128x128/1024|", img);
+		 "128x128/1024|--retries-until-drop|30|", img);
 	CHECK_EQ_STR(recorded(), want);
 
 	/* --once: a failed session is the command's failure. */
@@ -497,7 +499,7 @@ static void serve_numbers(void)
 		"--min-receivers=", "--max-wait=0", "--max-wait=86401", "--max-wait=1m",
 		"--portbase=9001", "--portbase=1022", "--portbase=65535", "--portbase=65536",
 		"--interface=-i", "--interface=..", "--interface=abcdefghijklmnop",
-		"--interface=a b", "--interface=", "--bogus", "-x",
+		"--interface=a b", "--interface=", "--interface=nosuch0", "--bogus", "-x",
 	};
 	size_t i;
 
@@ -527,6 +529,28 @@ static void serve_image(void)
 	CHECK_EQ_STR(recorded(), "");
 }
 
+static bool mkdir_p(const char *path)
+{
+	char p[256], *c;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (c = p + 1; (c = strchr(c, '/')) != NULL; c++) {
+		*c = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return false;
+		*c = '/';
+	}
+	return mkdir(p, 0755) == 0 || errno == EEXIST;
+}
+
+static bool mkdir_in(const char *parent, const char *name)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", parent, name);
+	return mkdir(p, 0755) == 0 || errno == EEXIST;
+}
+
 int main(void)
 {
 	const char *old = getenv("PATH");
@@ -548,6 +572,16 @@ int main(void)
 	}
 	/* The stand-ins only: no real udpcast is run. */
 	setenv("PATH", bin, 1);
+	/* serve --interface= must name an interface of this machine: a
+	 * fixture root's, under /sys/class/net. */
+	snprintf(cmd, sizeof(cmd), "%s/sys/class/net", dir);
+	if (!mkdir_p(cmd) || !mkdir_in(cmd, "lab0") || !mkdir_in(cmd, "eth0.100") ||
+	    !mkdir_in(cmd, "abcdefghijklmno")) {
+		perror(cmd);
+		return 1;
+	}
+	setenv("RAMBOOT_ROOT", dir, 1);
+	rb_root_init();
 
 	RUN(parse_defaults);
 	RUN(parse_every_key);
