@@ -70,3 +70,27 @@ load helpers/harden
 	! grep -q $'\r' <<<"$stderr" || fail "a carriage return reached the terminal"
 	[[ $stderr == *'a\tb\x1b[2Jc\rd'* ]] || { show_run; fail "not escaped as expected"; }
 }
+
+# ---- the boot process itself never waits on the network ---------------------
+
+# A hard NFS mount whose server is gone holds even a stat of the image:
+# the look at the image and its manifest runs in a child the boot gives
+# up on at its deadline (ramboot.timeout=1: 16 s).
+@test "boot: the image's stat never returns (root): the boot returns by its deadline, image not found" {
+	need_root ramboot=ram
+	need_shim
+	boot_root
+	boot_hang 'stat:path=*/images/x.img:hang' \
+		"ramboot=ram ltsp.image=images/x.img ramboot.timeout=1" 30
+	[ "$(boot_report fallback)" = "image not found" ]
+	[[ "$(boot_report error)" == *"no answer by the boot's deadline"* ]] ||
+		fail "error: $(boot_report error)"
+}
+
+@test "boot: a lookup of the manifest beside the image never returns (root): the boot returns by its deadline" {
+	need_root ramboot=ram
+	need_shim
+	boot_root
+	boot_hang 'stat:path=*/images/x.img.manifest:hang' \
+		"ramboot=ram ltsp.image=images/x.img ramboot.timeout=1" 30
+}

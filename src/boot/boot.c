@@ -505,6 +505,52 @@ static bool verity_first(const struct boot_settings *s, const struct boot_args *
 	return true;
 }
 
+/* The image and its manifest looked at in a child the boot can give up
+ * on: a hard NFS mount whose server is gone holds even a stat for ever. */
+struct child_probe {
+	struct child_beat cb;
+	const struct boot_settings *s;
+	const char *image;
+	int rc;                   /* stat's: 0 or -errno */
+	bool manifest;            /* one is named or there (pick_manifest) */
+	char path[PATH_MAX];
+};
+
+static void probe_child(void *arg)
+{
+	struct child_probe *c = arg;
+	struct stat st;
+
+	c->rc = stat(c->image, &st) < 0 ? -errno : 0;
+	if (c->rc == 0)
+		c->manifest = pick_manifest(c->s, c->image, c->path, sizeof(c->path)) != NULL;
+}
+
+/* 0 with *manifest (in buf, or NULL for none), or -errno: the image is
+ * not there, or -ETIMEDOUT: no answer within what is left of the boot's
+ * deadline (the child is left to the kernel). */
+static int probe_image(const struct boot_settings *s, const char *image, char *buf, size_t len,
+		       const char **manifest)
+{
+	struct child_probe *c = calloc(1, sizeof(*c));
+	int rc, status;
+
+	*manifest = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->s = s;
+	c->image = image;
+	c->rc = -EIO;
+	rc = child_call(probe_child, c, sizeof(*c), read_limit(s), &status);
+	if (rc == CHILD_DONE && c->rc == 0 && c->manifest && strlen(c->path) < len) {
+		snprintf(buf, len, "%s", c->path);
+		*manifest = buf;
+	}
+	rc = rc == CHILD_KILLED ? -ETIMEDOUT : rc != CHILD_DONE ? (rc < 0 ? rc : -EIO) : c->rc;
+	free(c);
+	return rc;
+}
+
 /*
  * The image's part of the boot (a mode, or ramboot.verity=1): find the
  * image and its manifest, then the mapping and the mode. false when a
@@ -513,10 +559,9 @@ static bool verity_first(const struct boot_settings *s, const struct boot_args *
 static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 		       const char *rundir, const char *logpath, struct boot_report *rep)
 {
-	char image[PATH_MAX], mbuf[PATH_MAX], msg[PATH_MAX + 64];
+	char image[PATH_MAX], mbuf[PATH_MAX], msg[PATH_MAX + 128];
 	const char *manifest;
 	struct vplan vp;
-	struct stat st;
 	int rc;
 
 	rc = resolve_image(s, a, image, sizeof(image));
@@ -526,15 +571,19 @@ static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
 		return true;
 	}
 	snprintf(rep->source, sizeof(rep->source), "%s", image);
-	if (stat(image, &st) < 0) {
-		snprintf(msg, sizeof(msg), "%s: %s", image, strerror(errno));
+	rc = probe_image(s, image, mbuf, sizeof(mbuf), &manifest);
+	if (rc < 0) {
+		if (rc == -ETIMEDOUT)
+			snprintf(msg, sizeof(msg), "%s: no answer by the boot's deadline "
+				 "(ramboot.timeout= + 15 s); left to the kernel", image);
+		else
+			snprintf(msg, sizeof(msg), "%s: %s", image, strerror(-rc));
 		/* The server cannot be read: the cache's slot, if allowed. */
 		if (cache_used(s) && do_cache_offline(s, image, msg, rundir, rep))
 			return true;
 		fallback(rep, "image not found", msg);
 		return true;
 	}
-	manifest = pick_manifest(s, image, mbuf, sizeof(mbuf));
 	if (manifest)
 		rb_debug("manifest %s", manifest);
 	/* A copy or a mapping reads the bytes the manifest describes under

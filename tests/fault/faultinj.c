@@ -15,12 +15,13 @@
  *                 read, pread (pread64), write, pwrite (pwrite64),
  *                 copy_file_range, open (open64, openat, openat64),
  *                 close, fsync, fdatasync, sync_file_range, ioctl, mount,
- *                 umount (umount2), mmap (mmap64; of a file: fd >= 0).
+ *                 umount (umount2), mmap (mmap64; of a file: fd >= 0),
+ *                 stat (stat64, lstat, lstat64).
  *                 The _FORTIFY_SOURCE entry points (__read_chk,
  *                 __pread64_chk, __open64_2, __openat_2, ...) are the call
  *                 they check.
  * Selectors (every one given must match; none: every call):
- *   path=GLOB     open, mount, umount: the path argument (mount: the
+ *   path=GLOB     open, mount, umount, stat: the path argument (mount: the
  *                 target). Calls on a fd: the fd was opened from such a path
  *                 (followed through open*, dup, dup2, dup3 and close). GLOB
  *                 has the wildcards '*' (any string, '/' too) and '?', and is
@@ -134,7 +135,7 @@
 enum op {
 	OP_READ, OP_PREAD, OP_WRITE, OP_PWRITE, OP_COPY, OP_OPEN, OP_CLOSE,
 	OP_FSYNC, OP_FDATASYNC, OP_SYNC_RANGE, OP_IOCTL, OP_MOUNT, OP_UMOUNT,
-	OP_MMAP, OP_COUNT
+	OP_MMAP, OP_STAT, OP_COUNT
 };
 
 #define OP_BIT(op) (1u << (op))
@@ -145,7 +146,7 @@ enum op {
 static const char *const op_label[OP_COUNT] = {
 	"read", "pread", "write", "pwrite", "copy_file_range", "open", "close",
 	"fsync", "fdatasync", "sync_file_range", "ioctl", "mount", "umount",
-	"mmap",
+	"mmap", "stat",
 };
 
 static const struct {
@@ -154,7 +155,8 @@ static const struct {
 } op_alias[] = {
 	{ "pread64", OP_PREAD }, { "pwrite64", OP_PWRITE }, { "open64", OP_OPEN },
 	{ "openat", OP_OPEN }, { "openat64", OP_OPEN }, { "umount2", OP_UMOUNT },
-	{ "mmap64", OP_MMAP },
+	{ "mmap64", OP_MMAP }, { "stat64", OP_STAT }, { "lstat", OP_STAT },
+	{ "lstat64", OP_STAT },
 };
 
 struct rule {
@@ -215,6 +217,10 @@ static int (*real_umount)(const char *);
 static int (*real_umount2)(const char *, int);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
+static int (*real_stat)(const char *, struct stat *);
+static int (*real_stat64)(const char *, struct stat64 *);
+static int (*real_lstat)(const char *, struct stat *);
+static int (*real_lstat64)(const char *, struct stat64 *);
 
 /* Straight to the kernel: for messages when the real write may be the one
  * missing, or the process is being set up. */
@@ -273,6 +279,10 @@ static void resolve_all(void)
 	GET(umount2);
 	GET(mmap);
 	GET(mmap64);
+	GET(stat);
+	GET(stat64);
+	GET(lstat);
+	GET(lstat64);
 }
 
 #undef GET
@@ -342,7 +352,7 @@ static bool rule_match(const struct rule *r, unsigned i, const struct call *c)
 {
 	if (!(r->ops & OP_BIT(c->op)))
 		return false;
-	if (c->op == OP_OPEN || c->op == OP_MOUNT || c->op == OP_UMOUNT)
+	if (c->op == OP_OPEN || c->op == OP_MOUNT || c->op == OP_UMOUNT || c->op == OP_STAT)
 		return r->fd < 0 && (!r->path || (c->path && path_match(r->path, c->path)));
 	return fd_match(r, i, c->fd) || fd_match(r, i, c->fd2);
 }
@@ -438,7 +448,7 @@ static void log_fire(unsigned i, const struct call *c, uint64_t n, const char *a
 	add(&l, " call=");
 	add(&l, op_label[c->op]);
 	add_num(&l, " n=", (long long)n);
-	if (c->op == OP_OPEN || c->op == OP_MOUNT || c->op == OP_UMOUNT) {
+	if (c->op == OP_OPEN || c->op == OP_MOUNT || c->op == OP_UMOUNT || c->op == OP_STAT) {
 		add(&l, " path=");
 		add(&l, c->path ? c->path : "(null)");
 	} else {
@@ -1243,4 +1253,42 @@ static void faultinj_init(void)
 		nrules++;
 	}
 	log_loaded();
+}
+
+/* ---- stat ---- */
+
+int stat(const char *path, struct stat *st)
+{
+	struct call c = PATH_CALL(OP_STAT, path);
+
+	if (enter(&c) < 0)
+		return -1;
+	return REAL(stat)(path, st);
+}
+
+int stat64(const char *path, struct stat64 *st)
+{
+	struct call c = PATH_CALL(OP_STAT, path);
+
+	if (enter(&c) < 0)
+		return -1;
+	return REAL(stat64)(path, st);
+}
+
+int lstat(const char *path, struct stat *st)
+{
+	struct call c = PATH_CALL(OP_STAT, path);
+
+	if (enter(&c) < 0)
+		return -1;
+	return REAL(lstat)(path, st);
+}
+
+int lstat64(const char *path, struct stat64 *st)
+{
+	struct call c = PATH_CALL(OP_STAT, path);
+
+	if (enter(&c) < 0)
+		return -1;
+	return REAL(lstat64)(path, st);
 }
