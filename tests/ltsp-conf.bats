@@ -381,3 +381,25 @@ img_files() {
 	[[ $stderr == *"RAMBOOT_LTSP_BINARY=maybe: not auto, yes or no"* ]] || fail "stderr: $stderr"
 	cmp "$T/tftp/ltsp/ltsp.img" "$T/before.img"
 }
+
+@test "ltsp initrd: an extra initrd of RAMBOOT_IPXE_INITRDS that holds ramboot's program: ltsp.img holds no second copy" {
+	need_ltsp_initrd
+	mkdir -p "$T/tftp/ltsp"
+	"$TOP/ramboot" initrd -o "$T/tftp/ltsp/ramboot-udpcast.img" --binary="$TOP/ramboot" \
+		--hooks="$TOP/initrd-hooks" --conf=/dev/null
+	run "$TOP/ramboot" initrd --list "$T/tftp/ltsp/ramboot-udpcast.img"
+	assert_line --partial 'ramboot: present'
+	etc_ltsp '[server]' 'RAMBOOT_IPXE_INITRDS="missing.img ramboot-udpcast.img"' '[clients]' 'INCLUDE=ramboot'
+	ltsp_initrd_real
+	assert_success
+	assert_line --partial "ramboot-udpcast.img (RAMBOOT_IPXE_INITRDS) holds ramboot's program"
+	run img_files
+	assert_line etc/ltsp/ramboot/ltsp-hook.sh
+	refute_line --regexp '^etc/ltsp/ramboot/ramboot(\.gz)?$'
+	# one without it (no initrd at all, here) leaves ltsp.img its copy
+	etc_ltsp '[server]' 'RAMBOOT_IPXE_INITRDS=missing.img' '[clients]' 'INCLUDE=ramboot'
+	ltsp_initrd_real
+	assert_success
+	run img_files
+	assert_line etc/ltsp/ramboot/ramboot.gz
+}

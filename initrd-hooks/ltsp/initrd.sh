@@ -18,9 +18,11 @@
 #   else). The static program (~2 MiB) is most of it. It goes in only
 #   when a client runs ramboot's hook, gzip-compressed inside the cpio
 #   (the hook unpacks it with zcat); with no client using it, ltsp.img
-#   leaves it out. RAMBOOT_LTSP_BINARY ([server] of ltsp.conf): auto
-#   (the default, as above), yes (always, compressed), no (never: the
-#   clients take the one their own initrd holds).
+#   leaves it out, and when an extra initrd of RAMBOOT_IPXE_INITRDS
+#   (`ramboot initrd --udpcast`) holds it already. RAMBOOT_LTSP_BINARY
+#   ([server] of ltsp.conf): auto (the default, as above), yes (always,
+#   compressed), no (never: the clients take the one their own initrd
+#   holds).
 
 ramboot_initrd_main() {
 	ramboot_keys=/etc/ltsp/ramboot/keys
@@ -71,6 +73,26 @@ ramboot_conf_uses_hook() { # ltsp.conf
 	}' "$1"
 }
 
+# The first extra initrd of RAMBOOT_IPXE_INITRDS (files in
+# $TFTP_DIR/ltsp, which ltsp.ipxe loads after ltsp.img for every
+# client) that holds the program, as `ramboot initrd -o` writes it: the
+# hook finds it there (usr/sbin/ramboot), so a copy in ltsp.img would be
+# a second one.
+ramboot_extra_has_bin() {
+	command -v ramboot >/dev/null 2>&1 || return 1
+	for ramboot_x in ${RAMBOOT_IPXE_INITRDS-}; do
+		case $ramboot_x in
+		*/*) continue ;;
+		esac
+		[ -f "${TFTP_DIR-}/ltsp/$ramboot_x" ] || continue
+		if ramboot initrd --list "$TFTP_DIR/ltsp/$ramboot_x" 2>/dev/null | grep -q '^ramboot: present'; then
+			echo "$ramboot_x"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # ltsp.img's copy of the program at $1 (what 35-initrd copied from
 # /etc/ltsp/ramboot), as RAMBOOT_LTSP_BINARY and ltsp.conf $2 ask.
 ramboot_initrd_binary() { # path ltsp.conf
@@ -80,6 +102,11 @@ ramboot_initrd_binary() { # path ltsp.conf
 		if ! ramboot_conf_uses_hook "$2"; then
 			rm -f "$1"
 			echo "ramboot: no client of $2 runs ramboot's hook: ltsp.img leaves out /etc/ltsp/ramboot/ramboot"
+			return 0
+		fi
+		if ramboot_x=$(ramboot_extra_has_bin); then
+			rm -f "$1"
+			echo "ramboot: $ramboot_x (RAMBOOT_IPXE_INITRDS) holds ramboot's program: ltsp.img leaves out /etc/ltsp/ramboot/ramboot"
 			return 0
 		fi
 		;;
