@@ -452,7 +452,8 @@ b.img'"
 	assert_line "status=0"
 	assert_line "IMAGE=$T/ram/x86_64.img"
 	refute_line --partial "leak:"
-	[ -x "$T/bin/ramboot" ] && [ ! -e "$T/bin/ramboot.gz" ]
+	[ -x "$T/bin/ramboot" ]
+	[ ! -e "$T/bin/ramboot.gz" ]
 	grep -q '^args: boot --image=' "$T/log"
 	# not gzip: named, and the next one in the list (the client's initrd's)
 	rm "$T/bin/ramboot"
@@ -465,7 +466,8 @@ b.img'"
 	assert_line "status=0"
 	assert_line --partial "$T/bin/ramboot.gz: cannot unpack it (zcat)"
 	assert_line "IMAGE=$T/ram/x86_64.img"
-	[ ! -e "$T/bin/ramboot" ] && [ ! -e "$T/bin/ramboot.tmp" ]
+	[ ! -e "$T/bin/ramboot" ]
+	[ ! -e "$T/bin/ramboot.tmp" ]
 	# nothing at all: one line, and LTSP goes on with the network image
 	LTSP_BIN='' LTSP_SEARCH="$T/bin/ramboot $T/no/ramboot.gz" ltsp "images/x86_64.img"
 	assert_success
