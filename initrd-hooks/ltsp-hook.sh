@@ -83,11 +83,29 @@ ramboot_strip_slash() {
 }
 
 # ramboot_bin_search: where to look after $RAMBOOT_BIN (the tests give
-# their own list, so that the host's installed copies are never found)
+# their own list, so that the host's installed copies are never found).
+# ltsp.img's copy first, as `ltsp initrd` packed it: the program itself,
+# or (the package's 50-ramboot-initrd.sh) gzip-compressed, unpacked
+# here beside it; then the one the client's own initrd holds (the
+# package in the image, or `ramboot initrd` as an extra initrd).
 ramboot_find_bin() {
 	# shellcheck disable=SC2086 # a list of paths
 	for ramboot_p in ${RAMBOOT_BIN:+"$RAMBOOT_BIN"} ${ramboot_bin_search:-/etc/ltsp/ramboot/ramboot \
-		/usr/sbin/ramboot /usr/local/sbin/ramboot /sbin/ramboot}; do
+		/etc/ltsp/ramboot/ramboot.gz /usr/sbin/ramboot /usr/local/sbin/ramboot /sbin/ramboot}; do
+		case $ramboot_p in
+		*.gz)
+			[ -f "$ramboot_p" ] || continue
+			if zcat "$ramboot_p" >"${ramboot_p%.gz}.tmp" 2>/dev/null &&
+				chmod 0755 "${ramboot_p%.gz}.tmp" && mv -f "${ramboot_p%.gz}.tmp" "${ramboot_p%.gz}"; then
+				rm -f "$ramboot_p"
+				ramboot_p=${ramboot_p%.gz}
+			else
+				rm -f "${ramboot_p%.gz}.tmp"
+				ramboot_say "$ramboot_p: cannot unpack it (zcat)"
+				continue
+			fi
+			;;
+		esac
 		if [ -x "$ramboot_p" ] && [ -f "$ramboot_p" ]; then
 			printf '%s\n' "$ramboot_p"
 			return 0
@@ -176,7 +194,7 @@ ramboot_ltsp_main() {
 		return 0          # NFS chroot boot: no image to copy
 	fi
 	if ! ramboot_bin=$(ramboot_find_bin); then
-		ramboot_say "ramboot binary not found; booting from the network image"
+		ramboot_say "ramboot binary not found (neither in ltsp.img nor in the client's initrd: run 'ltsp initrd' on the server); booting from the network image"
 		return 0
 	fi
 	# Sourcing a file that is missing or broken would end LTSP's shell:

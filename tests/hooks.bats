@@ -99,8 +99,8 @@ EOF
 		fi
 		cat <<EOF
 rootmnt='${2:-$T/root}'
-RAMBOOT_BIN='$T/ramboot'
-ramboot_bin_search='$T/no/ramboot'
+RAMBOOT_BIN='${LTSP_BIN-$T/ramboot}'
+ramboot_bin_search='${LTSP_SEARCH:-$T/no/ramboot}'
 ramboot_lib='${LTSP_LIB:-$LIB}'
 ramboot_dir='$T/run'
 RAMBOOT=ram
@@ -438,6 +438,42 @@ b.img'"
 	assert_line "status=0"
 	assert_line "IMAGE=images/x86_64.img"
 	assert_line --partial "ramboot binary not found"
+}
+
+@test "hooks: ltsp: ltsp.img's gzip-compressed program is unpacked beside itself and run; a broken one is named, the next one is taken" {
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	report squashfs
+	check_root
+	mkdir -p "$T/bin"
+	gzip -c "$T/ramboot" >"$T/bin/ramboot.gz"
+	rm "$T/ramboot"
+	LTSP_BIN='' LTSP_SEARCH="$T/bin/ramboot $T/bin/ramboot.gz $T/no/ramboot" ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	refute_line --partial "leak:"
+	[ -x "$T/bin/ramboot" ]
+	[ ! -e "$T/bin/ramboot.gz" ]
+	grep -q '^args: boot --image=' "$T/log"
+	# not gzip: named, and the next one in the list (the client's initrd's)
+	rm "$T/bin/ramboot"
+	echo 'not gzip' >"$T/bin/ramboot.gz"
+	mkdir -p "$T/initrd/usr/sbin"
+	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
+	mv "$T/ramboot" "$T/initrd/usr/sbin/ramboot"
+	LTSP_BIN='' LTSP_SEARCH="$T/bin/ramboot $T/bin/ramboot.gz $T/initrd/usr/sbin/ramboot" ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	assert_line --partial "$T/bin/ramboot.gz: cannot unpack it (zcat)"
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	[ ! -e "$T/bin/ramboot" ]
+	[ ! -e "$T/bin/ramboot.tmp" ]
+	# nothing at all: one line, and LTSP goes on with the network image
+	LTSP_BIN='' LTSP_SEARCH="$T/bin/ramboot $T/no/ramboot.gz" ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=images/x86_64.img"
+	assert_line --partial "ramboot binary not found (neither in ltsp.img nor in the client's initrd"
 }
 
 @test "hooks: ltsp: real check mounts (squashfs, ext4) under busybox leave nothing mounted (root)" {

@@ -446,3 +446,81 @@ old_initrd_under_faultinj() {
 	assert_line "mod crc32c"
 	assert_line "mod dm-verity"
 }
+
+# The initramfs-tools hook as mkinitramfs runs it, with this machine's
+# /etc/initramfs-tools, LTSP's server code, kernel command lines and
+# GRUB defaults moved under $T; CONFDIR $1, then more VAR=value; DESTDIR
+# $T/d, which `added` asks about.
+itools_hook() {
+	local confdir=$1
+	shift
+	rm -rf "$T/d"
+	mkdir -p "$T/data/hooks" "$T/etc" "$T/d/usr/lib" "$T/d/usr/lib64" "$T/itconf/conf.d"
+	touch "$T/itconf/initramfs.conf"
+	cp "$STATIC" "$T/data/ramboot.static"
+	cp "$TOP/initrd-hooks/ramboot-lib.sh" "$T/data/hooks/"
+	sed -e "s|@DATADIR@|$T/data|g" -e "s|@SYSCONFDIR@|$T/etc|g" \
+		-e "s|/etc/initramfs-tools|$T/itconf|g" -e "s|/usr/share/ltsp/server|$T/ltsp/server|g" \
+		-e "s|/proc/cmdline|$T/cmdline|g" -e "s|/etc/kernel/cmdline|$T/kcmdline|g" \
+		-e "s|/etc/default/grub|$T/grub|g" \
+		"$TOP/initrd-hooks/initramfs-tools/hook" >"$T/hook"
+	ln -s usr/lib "$T/d/lib"
+	ln -s usr/lib64 "$T/d/lib64"
+	kver=$(uname -r)
+	[ -d "/lib/modules/$kver" ] || kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+	run --separate-stderr env DESTDIR="$T/d" version="$kver" MODULESDIR="/lib/modules/$kver" \
+		CONFDIR="$confdir" verbose=n "$@" sh "$T/hook"
+	assert_success
+}
+
+added() {
+	[ -f "$T/d/usr/sbin/ramboot" ] && [ -f "$T/d/scripts/ramboot-lib.sh" ]
+}
+
+@test "initramfs-tools hook: an LTSP server's own initramfs gets ramboot only when this machine asks for it" {
+	[ -f /usr/share/initramfs-tools/hook-functions ] || skip "initramfs-tools not installed"
+	[ -n "$(ls /lib/modules 2>/dev/null)" ] || skip "no kernel modules on this host"
+	echo 'BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet' >"$T/cmdline"
+	# no LTSP server code: as before
+	itools_hook "$T/itconf"
+	assert added
+	# an LTSP server: nothing, and it says so
+	mkdir -p "$T/ltsp/server"
+	itools_hook "$T/itconf"
+	refute added
+	[[ $stderr == *"an LTSP server, nothing asks for ramboot at its own boot: not adding ramboot"* ]] ||
+		fail "stderr: $stderr"
+	[ ! -e "$T/d/usr/bin/udp-receiver" ]
+	[ ! -e "$T/d/scripts/ramboot-lib.sh" ]
+	# the package's ramboot.conf, all comments: still nothing
+	cp "$TOP/conf/ramboot.conf" "$T/etc/ramboot.conf"
+	itools_hook "$T/itconf"
+	refute added
+	# what asks: a setting, the kernel command line (now or GRUB's), RAMBOOT_INITRAMFS=yes
+	echo 'RAMBOOT=lazy' >>"$T/etc/ramboot.conf"
+	itools_hook "$T/itconf"
+	assert added
+	cp "$TOP/conf/ramboot.conf" "$T/etc/ramboot.conf"
+	echo 'GRUB_CMDLINE_LINUX_DEFAULT="quiet ramboot=ram"' >"$T/grub"
+	itools_hook "$T/itconf"
+	assert added
+	rm "$T/grub"
+	echo 'BOOT_IMAGE=/vmlinuz ramboot.swap=zram' >"$T/cmdline"
+	itools_hook "$T/itconf"
+	assert added
+	echo 'BOOT_IMAGE=/vmlinuz noramboot=1' >"$T/cmdline"
+	itools_hook "$T/itconf"
+	refute added
+	echo 'RAMBOOT_INITRAMFS=yes' >"$T/itconf/conf.d/ramboot"
+	itools_hook "$T/itconf"
+	assert added
+	rm "$T/itconf/conf.d/ramboot"
+	# an explicit `mkinitramfs -d DIR`: built on purpose, ramboot goes in
+	itools_hook "$T/other"
+	assert added
+	# RAMBOOT_INITRAMFS=no: never, LTSP server or not
+	rm -r "$T/ltsp"
+	itools_hook "$T/itconf" RAMBOOT_INITRAMFS=no
+	refute added
+	[[ $stderr == *"RAMBOOT_INITRAMFS=no: not adding ramboot"* ]] || fail "stderr: $stderr"
+}

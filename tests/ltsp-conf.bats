@@ -257,3 +257,149 @@ ltsp_initrd_dropin() {
 	assert_line 'POST_IMAGE_RAMBOOT=${POST_IMAGE_RAMBOOT:-ramboot_image_post}'
 	assert_line 'POST_IPXE_RAMBOOT=${POST_IPXE_RAMBOOT:-ramboot_ipxe_post}'
 }
+
+# The drop-in's question, "does ltsp.conf $1 run ramboot's hook for a
+# client?", answered as "uses" or "unused".
+conf_uses_hook() {
+	{
+		echo ". '$TOP/initrd-hooks/ltsp/initrd.sh'"
+		echo "if ramboot_conf_uses_hook '$1'; then echo uses; else echo unused; fi"
+	} >"$T/uses.sh"
+	run "$T/bbsh" "$T/uses.sh"
+}
+
+@test "ltsp initrd drop-in: a client runs the hook when a section holding it is included or applies by itself" {
+	need_busybox
+	cat "$CONF" >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output unused
+	printf '[clients]\nINCLUDE = RAMBOOT # lab\n\n' | cat - "$CONF" >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output uses
+	printf '[clients]\n#INCLUDE=ramboot\n\n' | cat - "$CONF" >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output unused
+	printf '[00:11:22:33:44:55]\nINCLUDE=ramboot\n\n' | cat - "$CONF" >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output uses
+	# the line itself in [clients], or commented out there
+	grep '^PRE_INITRD_BOTTOM_RAMBOOT=' "$CONF" | sed '1i [clients]' >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output uses
+	grep '^PRE_INITRD_BOTTOM_RAMBOOT=' "$CONF" | sed -e 's/^/#/' -e '1i [clients]' >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output unused
+	# a section of another name, included
+	sed 's/^\[ramboot\]$/[Lab_RAM]/' "$CONF" | sed '1i [clients]\nINCLUDE=lab_ram\n' >"$T/ltsp.conf"
+	conf_uses_hook "$T/ltsp.conf"
+	assert_output uses
+	conf_uses_hook "$T/none.conf"
+	assert_output unused
+}
+
+# The real `ltsp initrd` (root: mount namespace), /etc/ltsp bound to
+# $T/etc-ltsp, the drop-ins in /run/ltsp, ltsp.img in $T/tftp.
+need_ltsp_initrd() {
+	need_ltsp
+	[ "$(id -u)" -eq 0 ] || skip "needs root (mounts)"
+	[ -d /etc/ltsp ] || skip "no /etc/ltsp to bind a test /etc/ltsp over"
+	command -v cpio >/dev/null || skip "no cpio"
+	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
+	unshare -m sh -c 'mount -t tmpfs none /mnt' 2>/dev/null ||
+		skip "cannot mount in a mount namespace"
+}
+
+ltsp_initrd_real() {
+	mkdir -p "$T/tftp" "$T/dropins/common/initrd"
+	cp "$TOP/initrd-hooks/ltsp/initrd.sh" "$T/dropins/common/initrd/50-ramboot-initrd.sh"
+	cat >"$T/ns.sh" <<EOS
+set -e
+mount -t tmpfs tmpfs /run
+mount --bind '$T/etc-ltsp' /etc/ltsp
+mkdir -p /run/ltsp
+cp -a '$T/dropins/.' /run/ltsp/
+export TFTP_DIR='$T/tftp' PATH='$TOP':\$PATH
+exec /usr/sbin/ltsp initrd
+EOS
+	run --separate-stderr unshare -m sh "$T/ns.sh"
+}
+
+# /etc/ltsp as `make install` leaves it (the program and the hooks in
+# ramboot/), ltsp.conf the lines $@ then the example.
+etc_ltsp() {
+	rm -rf "$T/etc-ltsp"
+	mkdir -p "$T/etc-ltsp/ramboot"
+	cp "$TOP/ramboot" "$T/etc-ltsp/ramboot/ramboot"
+	cp "$TOP/initrd-hooks/ltsp-hook.sh" "$TOP/initrd-hooks/ramboot-lib.sh" "$T/etc-ltsp/ramboot/"
+	{
+		printf '%s\n' "$@"
+		echo
+		cat "$CONF"
+	} >"$T/etc-ltsp/ltsp.conf"
+}
+
+img_files() {
+	cpio -it <"$T/tftp/ltsp/ltsp.img" 2>/dev/null | sed 's|^\./||'
+}
+
+@test "ltsp initrd: ltsp.img carries ramboot's program only for clients that run the hook, and compressed" {
+	need_ltsp_initrd
+	# appended, included by no client: the hooks only
+	etc_ltsp '# no client uses ramboot'
+	ltsp_initrd_real
+	assert_success
+	assert_line --partial "ltsp.img leaves out /etc/ltsp/ramboot/ramboot"
+	run img_files
+	assert_line etc/ltsp/ramboot/ltsp-hook.sh
+	refute_line etc/ltsp/ramboot/ramboot
+	refute_line etc/ltsp/ramboot/ramboot.gz
+	[ "$(stat -c %s "$T/tftp/ltsp/ltsp.img")" -lt 1000000 ]
+	# [clients] includes it: the program, gzip-compressed
+	etc_ltsp '[clients]' 'INCLUDE=ramboot'
+	ltsp_initrd_real
+	assert_success
+	run img_files
+	assert_line etc/ltsp/ramboot/ramboot.gz
+	refute_line etc/ltsp/ramboot/ramboot
+	(cd "$T" && cpio -id --quiet etc/ltsp/ramboot/ramboot.gz <"$T/tftp/ltsp/ltsp.img")
+	zcat "$T/etc/ltsp/ramboot/ramboot.gz" | cmp - "$TOP/ramboot"
+	# the admin's choice wins either way
+	etc_ltsp '[server]' 'RAMBOOT_LTSP_BINARY=no' '[clients]' 'INCLUDE=ramboot'
+	ltsp_initrd_real
+	assert_success
+	run img_files
+	refute_line --regexp '^etc/ltsp/ramboot/ramboot(\.gz)?$'
+	etc_ltsp '[server]' 'RAMBOOT_LTSP_BINARY=yes'
+	ltsp_initrd_real
+	assert_success
+	run img_files
+	assert_line etc/ltsp/ramboot/ramboot.gz
+	cp "$T/tftp/ltsp/ltsp.img" "$T/before.img"
+	etc_ltsp '[server]' 'RAMBOOT_LTSP_BINARY=maybe'
+	ltsp_initrd_real
+	assert_failure
+	[[ $stderr == *"RAMBOOT_LTSP_BINARY=maybe: not auto, yes or no"* ]] || fail "stderr: $stderr"
+	cmp "$T/tftp/ltsp/ltsp.img" "$T/before.img"
+}
+
+@test "ltsp initrd: an extra initrd of RAMBOOT_IPXE_INITRDS that holds ramboot's program: ltsp.img holds no second copy" {
+	need_ltsp_initrd
+	mkdir -p "$T/tftp/ltsp"
+	"$TOP/ramboot" initrd -o "$T/tftp/ltsp/ramboot-udpcast.img" --binary="$TOP/ramboot" \
+		--hooks="$TOP/initrd-hooks" --conf=/dev/null
+	run "$TOP/ramboot" initrd --list "$T/tftp/ltsp/ramboot-udpcast.img"
+	assert_line --partial 'ramboot: present'
+	etc_ltsp '[server]' 'RAMBOOT_IPXE_INITRDS="missing.img ramboot-udpcast.img"' '[clients]' 'INCLUDE=ramboot'
+	ltsp_initrd_real
+	assert_success
+	assert_line --partial "ramboot-udpcast.img (RAMBOOT_IPXE_INITRDS) holds ramboot's program"
+	run img_files
+	assert_line etc/ltsp/ramboot/ltsp-hook.sh
+	refute_line --regexp '^etc/ltsp/ramboot/ramboot(\.gz)?$'
+	# one without it (no initrd at all, here) leaves ltsp.img its copy
+	etc_ltsp '[server]' 'RAMBOOT_IPXE_INITRDS=missing.img' '[clients]' 'INCLUDE=ramboot'
+	ltsp_initrd_real
+	assert_success
+	run img_files
+	assert_line etc/ltsp/ramboot/ramboot.gz
+}
