@@ -525,7 +525,7 @@ static bool not_a_setting(const char *name, size_t n)
 	 * tests run, the fixtures' write log) and the server's, which ltsp.conf
 	 * may set in [common] beside the clients' (`ltsp image`'s publish,
 	 * `ltsp ipxe`'s initrds: initrd-hooks/ltsp/). */
-	static const char *const prefix[] = { "RAMBOOT_PUBLISH_", "RAMBOOT_IPXE_" };
+	static const char *const prefix[] = { "RAMBOOT_PUBLISH_", "RAMBOOT_IPXE_", "RAMBOOT_LTSP_" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(prefix); i++)
