@@ -100,10 +100,10 @@ int udpcast_parse(const char *spec, struct udpcast_opts *o, char *err, size_t er
 			snprintf(o->interface, sizeof(o->interface), "%s", val);
 		} else if (!strcmp(p, "start-timeout")) {
 			bit = 4;
-			rc = parse_uint(val, 1, 3600, &o->start_timeout);
+			rc = duration_secs(val, 1, 3600, &o->start_timeout);
 		} else if (!strcmp(p, "receive-timeout")) {
 			bit = 8;
-			rc = parse_uint(val, 1, 3600, &o->receive_timeout);
+			rc = duration_secs(val, 1, 3600, &o->receive_timeout);
 		} else {
 			return rb_errfmt(err, errlen, -EINVAL, "udpcast: unknown option '%s' (portbase, "
 					 "interface, start-timeout, receive-timeout)", p);
@@ -477,8 +477,8 @@ static const char *serve_opt(struct serve_opts *s, int opt, const char *arg)
 		       "a number from 1 to 10000";
 	case O_MAXWAIT:
 		s->have_max_wait = true;
-		return parse_uint(arg, 1, 86400, &s->max_wait) == 0 ? NULL :
-		       "a number of seconds from 1 to 86400";
+		return duration_secs(arg, 1, 86400, &s->max_wait) == 0 ? NULL :
+		       "a duration of whole seconds from 1 s to 1 d (20, 1m)";
 	case O_PORT:
 		return parse_portbase(arg, &s->portbase) == 0 ? NULL :
 		       "an even number from 1024 to 65534";

@@ -105,12 +105,18 @@ static void parse_timeout_bounds(void)
 	static const char *const bad[] = {
 		"start-timeout=0", "start-timeout=3601", "start-timeout=1.5", "start-timeout=-1",
 		"start-timeout=999999999", "start-timeout=4294967297", "receive-timeout=0",
-		"receive-timeout=3601", "receive-timeout=99999", "receive-timeout=10s",
+		"receive-timeout=3601", "receive-timeout=99999", "receive-timeout=10x",
+		"receive-timeout=2h",
 	};
+	struct udpcast_opts o;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		refused(bad[i], "is not a number of seconds from 1 to 3600");
+	/* the one duration grammar: a unit may follow */
+	CHECK_EQ_INT(parse("start-timeout=1m,receive-timeout=10s", &o), 0);
+	CHECK_EQ_INT(o.start_timeout, 60);
+	CHECK_EQ_INT(o.receive_timeout, 10);
 	refused("start-timeout=0", "start-timeout '0'");
 	refused("receive-timeout=3601", "receive-timeout '3601'");
 }
@@ -493,10 +499,11 @@ static void serve_numbers(void)
 	static const char *const ok[] = {
 		"--min-receivers=1", "--min-receivers=10000", "--max-wait=1", "--max-wait=86400",
 		"--portbase=1024", "--portbase=65534", "--interface=eth0.100", "--verbose",
+		"--max-wait=1m",
 	};
 	static const char *const bad[] = {
 		"--min-receivers=0", "--min-receivers=10001", "--min-receivers=-1",
-		"--min-receivers=", "--max-wait=0", "--max-wait=86401", "--max-wait=1m",
+		"--min-receivers=", "--max-wait=0", "--max-wait=86401", "--max-wait=1.5",
 		"--portbase=9001", "--portbase=1022", "--portbase=65535", "--portbase=65536",
 		"--interface=-i", "--interface=..", "--interface=abcdefghijklmnop",
 		"--interface=a b", "--interface=", "--interface=nosuch0", "--bogus", "-x",
