@@ -290,6 +290,32 @@ old_initrd_under_faultinj() {
 	assert_line "ramboot: absent"
 }
 
+@test "initrd: --list finds ramboot behind a symbolic link (relative or absolute) and a hard link" {
+	local how
+	for how in relative absolute hard; do
+		rm -rf "$T/l" "$T/l.cpio"
+		mkdir -p "$T/l/usr/sbin" "$T/l/usr/lib/ramboot" "$T/l/bin"
+		cp "$STATIC" "$T/l/usr/lib/ramboot/ramboot.static"
+		case $how in
+		relative) ln -s ../lib/ramboot/ramboot.static "$T/l/usr/sbin/ramboot" ;;
+		absolute) ln -s /usr/lib/ramboot/ramboot.static "$T/l/usr/sbin/ramboot" ;;
+		hard) ln "$T/l/usr/lib/ramboot/ramboot.static" "$T/l/usr/sbin/ramboot" ;;
+		esac
+		# a link that names nothing in the archive is not the binary
+		ln -s /nowhere/ramboot "$T/l/bin/ramboot"
+		(cd "$T/l" && find . | cpio -o -H newc 2>/dev/null) >"$T/l.cpio"
+		run "$BIN" initrd --list "$T/l.cpio"
+		assert_success
+		assert_line --regexp '^ramboot: present \((usr/sbin/ramboot -> usr/lib/ramboot/ramboot.static|usr/lib/ramboot/ramboot.static -> usr/sbin/ramboot|usr/sbin/ramboot|usr/lib/ramboot/ramboot.static), [0-9.]+ (KiB|MiB)\)$'
+	done
+	# a symbolic link whose target is not in the archive
+	rm "$T/l/usr/lib/ramboot/ramboot.static" "$T/l/usr/sbin/ramboot"
+	ln -s ../lib/ramboot/ramboot.static "$T/l/usr/sbin/ramboot"
+	(cd "$T/l" && find . | cpio -o -H newc 2>/dev/null) >"$T/l.cpio"
+	run "$BIN" initrd --list "$T/l.cpio"
+	assert_line "ramboot: absent"
+}
+
 @test "initrd: --list of this machine's initrd" {
 	set -- /boot/initrd.img-*
 	[ -f "$1" ] || skip "no /boot/initrd.img-*"

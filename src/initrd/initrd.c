@@ -580,27 +580,118 @@ struct found {
 	char path[PATH_MAX];
 	int64_t size;
 	bool present;
+	/* A "ramboot" that is a link (symbolic, or a cpio hard link whose
+	 * data is another entry's): the path it names, found among the
+	 * programs listed (ELF regular files, in any order). */
+	char link[PATH_MAX];
+	int64_t link_ino;         /* a hard link's inode (newc: the data comes
+				   * with the group's last name); 0: none */
+	char via[PATH_MAX];
+	struct prog { char *path; int64_t size, ino; } *progs;
+	size_t nprogs;
 };
 
+/* path without "./" and with "..", "." and "//" resolved against dir (of
+ * the entry that names it; "" for the top); false when it leaves the
+ * archive. */
+static bool norm_path(const char *dir, const char *path, char *out, size_t len)
+{
+	char tmp[PATH_MAX * 2], *tok, *save = NULL;
+	size_t n = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s%s%s", path[0] == '/' ? "" : dir,
+		     path[0] == '/' || !dir[0] ? "" : "/", path) >= (int)sizeof(tmp))
+		return false;
+	out[0] = '\0';
+	for (tok = strtok_r(tmp, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			char *slash = strrchr(out, '/');
+
+			if (!n)
+				return false;
+			n = slash ? (size_t)(slash - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + strlen(tok) + 2 > len)
+			return false;
+		n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "/" : "", tok);
+	}
+	return n > 0;
+}
+
+static const char *entry_name(const char *name)
+{
+	return name[0] == '.' && name[1] == '/' ? name + 2 : name;
+}
+
 /* A regular file named "ramboot" that is an ELF program (the hook
- * scripts share the name). */
+ * scripts share the name), or a link named so; every ELF program's path
+ * is kept, for a link's target. */
 static void check_entry(struct archive *a, struct archive_entry *e, struct found *f)
 {
-	const char *name = archive_entry_pathname(e), *base;
-	char magic[4];
+	const char *name = archive_entry_pathname(e), *base, *hard, *sym;
+	char magic[4], dir[PATH_MAX];
+	struct prog *p;
 
-	if (f->present || !name || archive_entry_filetype(e) != AE_IFREG)
+	if (!name)
 		return;
+	name = entry_name(name);
 	base = strrchr(name, '/');
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - name) : 0, name);
 	base = base ? base + 1 : name;
-	if (strcmp(base, "ramboot"))
-		return;
-	if (archive_read_data(a, magic, sizeof(magic)) != (ssize_t)sizeof(magic) ||
+	hard = archive_entry_hardlink(e);
+	sym = archive_entry_filetype(e) == AE_IFLNK ? archive_entry_symlink(e) : NULL;
+	if (!f->present && !f->via[0] && !strcmp(base, "ramboot")) {
+		if ((hard || sym) &&
+		    norm_path(hard ? "" : dir, hard ? entry_name(hard) : sym, f->link, sizeof(f->link)))
+			snprintf(f->via, sizeof(f->via), "%s", name);
+		else if (archive_entry_filetype(e) == AE_IFREG && archive_entry_nlink(e) > 1 &&
+			 archive_entry_ino64(e) > 0) {
+			f->link_ino = archive_entry_ino64(e);
+			snprintf(f->via, sizeof(f->via), "%s", name);
+		}
+	}
+	if (archive_entry_filetype(e) != AE_IFREG ||
+	    archive_read_data(a, magic, sizeof(magic)) != (ssize_t)sizeof(magic) ||
 	    memcmp(magic, "\177ELF", 4))
 		return;
-	snprintf(f->path, sizeof(f->path), "%s", name[0] == '.' && name[1] == '/' ? name + 2 : name);
-	f->size = archive_entry_size(e);
-	f->present = true;
+	if (!f->present && !strcmp(base, "ramboot")) {
+		snprintf(f->path, sizeof(f->path), "%s", name);
+		f->size = archive_entry_size(e);
+		f->present = true;
+	}
+	p = realloc(f->progs, (f->nprogs + 1) * sizeof(*p));
+	if (!p)
+		return;
+	f->progs = p;
+	p[f->nprogs].path = strdup(name);
+	p[f->nprogs].size = archive_entry_size(e);
+	p[f->nprogs].ino = archive_entry_nlink(e) > 1 ? archive_entry_ino64(e) : 0;
+	if (p[f->nprogs].path)
+		f->nprogs++;
+}
+
+/* A link named ramboot whose target is one of the programs: present. */
+static void resolve_link(struct found *f)
+{
+	size_t i;
+
+	for (i = 0; !f->present && f->via[0] && i < f->nprogs; i++) {
+		if (f->link[0] ? strcmp(f->progs[i].path, f->link) :
+		    f->progs[i].ino != f->link_ino)
+			continue;
+		snprintf(f->path, sizeof(f->path), "%.2000s -> %.2000s", f->via, f->progs[i].path);
+		f->size = f->progs[i].size;
+		f->present = true;
+	}
+	for (i = 0; i < f->nprogs; i++)
+		free(f->progs[i].path);
+	free(f->progs);
+	f->progs = NULL;
+	f->nprogs = 0;
 }
 
 /* Skip the zero padding between members; returns the offset of the
@@ -623,7 +714,7 @@ static off_t next_member(int fd, off_t off)
 
 static int list_initrd(const char *file)
 {
-	struct found f = { .present = false };
+	struct found f = { .present = false, .progs = NULL };
 	struct archive_entry *e;
 	struct archive *a;
 	off_t off = 0;
@@ -691,6 +782,7 @@ static int list_initrd(const char *file)
 			break;
 	}
 	(void)close_checked(fd);
+	resolve_link(&f);
 	if (member == 0) {
 		rb_err("%s: empty file", file);
 		rc = RB_EXIT_FAIL;
