@@ -147,6 +147,25 @@ assert_own_manifests() {
 	[ ! -e "$T/probe" ]
 }
 
+@test "ltsp image: a failing ltsp kernel still leaves the new image its manifest" {
+	need_ltsp_run
+	make_chroot aaaa
+	write_conf "$SERVER_SH"
+	ltsp image --cleanup=0 x86_64
+	assert_success
+	make_chroot bbbb
+	# where ltsp kernel copies the kernel to is no directory: it fails
+	rm -rf "$T/tftp/ltsp"
+	echo not-a-directory >"$T/tftp/ltsp"
+	ltsp image --cleanup=0 x86_64
+	assert_failure
+	[[ $output == *"Running: ltsp kernel"* ]] || fail "ltsp kernel did not run: $output $stderr"
+	# the image the clients read now is the new one, with its own manifest
+	[ "$(man_sha "$IMG.manifest")" = "$(img_sha "$IMG")" ] ||
+		fail "$IMG.manifest is not the new image's"
+	assert_own_manifests
+}
+
 @test "ltsp image: the new image gets a fresh manifest, the previous one keeps its own as .old (same size)" {
 	need_ltsp_run
 	make_chroot aaaa

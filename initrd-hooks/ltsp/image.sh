@@ -14,8 +14,9 @@
 #   (`ltsp image /`) would find ramboot's private keys: the pattern is
 #   added to the admin's own ADD_IMAGE_EXCLUDES for this run, never
 #   in place of it (the admin's file is read, not written).
-# - After `ltsp image` and `ltsp image --revert` (POST_IMAGE_RAMBOOT):
-#   ltsp-server.sh gives every image its own manifest, when ltsp.conf
+# - Once the new image is in place, before `ltsp kernel` (at_exit), and
+#   after `ltsp image --revert` (POST_IMAGE_RAMBOOT): ltsp-server.sh
+#   gives every image its own manifest, when ltsp.conf
 #   names ramboot's hook or sets RAMBOOT_PUBLISH_KEY or
 #   RAMBOOT_PUBLISH_OPTIONS; otherwise it changes nothing.
 # With ramboot removed, this file goes with it.
@@ -44,6 +45,14 @@ ramboot_image_main() {
 	else
 		ADD_IMAGE_EXCLUDES="${_RAMBOOT_EXCLUDES:+$_RAMBOOT_EXCLUDES$_NL}$ramboot_pat"
 	fi
+	# Also at 65-mksquashfs's at_exit, once the new image is in place
+	# and before `ltsp kernel`, which may fail and end `ltsp image`
+	# before POST_IMAGE_RAMBOOT: the image the clients read has its own
+	# manifest all the same. LTSP's exit commands run on any way out
+	# (after a failed mksquashfs this publishes the image still there,
+	# which changes nothing), errors ignored: POST_IMAGE_RAMBOOT, run-or-
+	# die, then finds nothing new or says loudly what failed.
+	exit_command "$POST_IMAGE_RAMBOOT"
 }
 
 ramboot_image_post() {
