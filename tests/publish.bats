@@ -573,3 +573,28 @@ kill_at_fsync() {
 	rb publish "$IMG"
 	expect_status 0
 }
+
+@test "publish --delta: MemAvailable short of twice both images: a warning, no delta, published" {
+	local R=$T/root
+	mkdir -p "$R/proc"
+	cp "$IMG" "$T/old.img"
+	printf 'changed' | dd of="$IMG" bs=1 seek=4096 conv=notrunc status=none
+	# two images of 256 KiB: the delta asks for 1 MiB
+	printf 'MemTotal: 4096 kB\nMemAvailable: 512 kB\n' >"$R/proc/meminfo"
+	run --separate-stderr env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" publish --delta-from="$T/old.img" \
+		"$IMG"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "ramboot: publish: warning: $T/old.img: the delta needs about 1.0 MiB of memory, MemAvailable is 512.0 KiB: no delta" ]
+	[ -z "$(field delta "$IMG.manifest")" ]
+	[ -z "$(field delta-from "$IMG.manifest")" ]
+	[ -z "$(files | grep delta)" ]
+	[[ "$output" == *"$IMG.manifest: 262144 bytes"* ]]
+	# room enough: the delta
+	printf 'MemTotal: 4096 kB\nMemAvailable: 1024 kB\n' >"$R/proc/meminfo"
+	run --separate-stderr env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" publish --delta-from="$T/old.img" \
+		"$IMG"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$(field delta "$IMG.manifest")" == x.img.delta-* ]]
+	[ -e "$OUT/$(field delta "$IMG.manifest")" ]
+}
