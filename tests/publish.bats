@@ -179,7 +179,7 @@ assert_verity_ok() {
 	cmp "$IMG" "$T/copy"
 	# without --verity: a manifest only
 	rm "$OUT/$hash" "$IMG.manifest"
-	rb publish --chunk-size=64K --memlimit=512M "$IMG"
+	rb publish --chunk-size=64K --mem-limit=512M "$IMG"
 	expect_status 0
 	[ "$(field chunk-size "$IMG.manifest")" = 65536 ]
 	[ "$(field memlimit "$IMG.manifest")" = 536870912 ]
@@ -557,7 +557,7 @@ kill_at_fsync() {
 	expect_status 0
 	grep -q '^Usage: ramboot publish' <<<"$output"
 	# 2: usage
-	for a in "" "--chunk-size=3" "--chunk-size=0" "--memlimit=x" "--bogus" "--sign" "$IMG $IMG"; do
+	for a in "" "--chunk-size=3" "--chunk-size=0" "--mem-limit=x" "--memlimit=x" "--bogus" "--sign" "$IMG $IMG"; do
 		# shellcheck disable=SC2086
 		rb publish $a
 		expect_status 2
@@ -597,4 +597,24 @@ kill_at_fsync() {
 	[ -z "$stderr" ]
 	[[ "$(field delta "$IMG.manifest")" == x.img.delta-* ]]
 	[ -e "$OUT/$(field delta "$IMG.manifest")" ]
+}
+
+@test "publish, manifest: --mem-limit as swap spells it; --memlimit still read, with one warning" {
+	local cmd out
+	for cmd in publish manifest; do
+		out=()
+		[ "$cmd" = publish ] || out=(-o "$IMG.manifest")
+		rm -f "$IMG.manifest"
+		rb "$cmd" --mem-limit=512M "${out[@]}" "$IMG"
+		expect_status 0
+		[ -z "$stderr" ]
+		[ "$(field memlimit "$IMG.manifest")" = 536870912 ]
+		rb "$cmd" --memlimit=1G "${out[@]}" "$IMG"
+		expect_status 0
+		[ "$stderr" = "ramboot: $cmd: warning: --memlimit=1G: deprecated spelling, write --mem-limit=1G" ]
+		[ "$(field memlimit "$IMG.manifest")" = 1073741824 ]
+		run "$RAMBOOT_BIN" "$cmd" --help
+		[[ "$output" == *"--mem-limit=SIZE"* ]]
+		[[ "$output" != *"--memlimit"* ]]
+	done
 }

@@ -790,7 +790,7 @@ enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_CA, OPT_KEEP, OPT_DELTA, OP
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
-		"                       [--memlimit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
+		"                       [--mem-limit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
 		"                       [--delta | --delta-from=OLD] IMAGE\n"
 		"\n"
 		"Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
@@ -816,8 +816,9 @@ static const struct rb_optset optset = {
 		{ "chunk-size", PUBLISH_OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M)" },
-		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE",
+		{ "mem-limit", PUBLISH_OPT_MEM_LIMIT, "=SIZE",
 		  "decoder memory clients may use for this image" },
+		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE", NULL },
 		{ "content-addressed", OPT_CA, "[=HOW]",
 		  "also name the image by its content,\n"
 		  "IMAGE.sha256-HASH (16 hex digits of its SHA-256),\n"
@@ -874,7 +875,10 @@ int publish_opt(const char *cmd, int c, const char *arg, bool v1_ok, struct publ
 		req->key = arg;
 		return 0;
 	case PUBLISH_OPT_MEMLIMIT:
-		return size_arg(cmd, "memlimit", arg, UNIT_BYTES, &req->memlimit) < 0 ?
+		rb_warn("--memlimit=%s: deprecated spelling, write --mem-limit=%s", arg, arg);
+		/* fall through */
+	case PUBLISH_OPT_MEM_LIMIT:
+		return size_arg(cmd, "mem-limit", arg, UNIT_BYTES, &req->memlimit) < 0 ?
 		       RB_EXIT_USAGE : 0;
 	default:
 		if (size_arg(cmd, "chunk-size", arg, UNIT_BYTES, &req->chunk_size) < 0)
@@ -914,6 +918,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 		switch (c) {
 		case PUBLISH_OPT_SIGN:
 		case PUBLISH_OPT_CHUNK_SIZE:
+		case PUBLISH_OPT_MEM_LIMIT:
 		case PUBLISH_OPT_MEMLIMIT:
 			if (publish_opt("publish", c, optarg, false, req))
 				return RB_EXIT_USAGE;
