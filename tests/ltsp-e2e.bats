@@ -16,8 +16,9 @@
 # /usr/share, /usr/sbin and /usr/lib over the host's (read-only
 # overlays), the test's /etc/ltsp bound over the host's, a tmpfs on /run,
 # BASE_DIR and TFTP_DIR in the test's directory. Nothing of the host is
-# written. No network is used: the chroot is a small tree made here, and
-# no client boots (tests/boot/ does that).
+# written. No network is used: the chroot is a small tree made here
+# (so `ltsp image --cleanup=0`: LTSP's cleanup runs the chroot's own
+# tools), and no client boots (tests/boot/ does that).
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
