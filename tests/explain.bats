@@ -47,7 +47,7 @@ nothing_written() {
 	assert_line --regexp '^  ramboot\.verify +off +command line$'
 	assert_line --regexp '^  ramboot\.swap +zram +environment \(ltsp\.conf\)$'
 	assert_line --regexp '^  ramboot\.target +zram +ramboot\.conf$'
-	assert_line --regexp '^  ramboot\.timeout +- +default$'
+	assert_line --regexp '^  ramboot\.timeout +30s +default$'
 	assert_line "image: $R/root/images/x86_64.img (2.9 MiB)"
 	assert_line 'manifest: none'
 	assert_line 'verification: off'
@@ -87,4 +87,38 @@ nothing_written() {
 	assert_failure 2
 	rb "$BIN" boot --explain --json
 	assert_failure 2
+}
+
+@test "explain: a setting left alone shows its default value" {
+	echo "ltsp.image=images/x86_64.img" >"$R/proc/cmdline"
+	rb "$BIN" boot --explain
+	assert_success
+	assert_line --regexp '^  ramboot +off +default$'
+	assert_line --regexp '^  ramboot\.decompress +auto +default$'
+	assert_line --regexp '^  ramboot\.target +tmpfs +default$'
+	assert_line --regexp '^  ramboot\.minfree +256M +default$'
+	assert_line --regexp '^  ramboot\.verify +auto +default$'
+	assert_line --regexp '^  ramboot\.timeout +30s +default$'
+	assert_line --regexp '^  ramboot\.swap +off +default$'
+	assert_line --regexp '^  ramboot\.swap\.size +min\(ram, 8G\) +default$'
+	assert_line --regexp '^  ramboot\.swap\.algorithm +zstd,lzo-rle,lzo,lz4 +default$'
+	assert_line --regexp '^  ramboot\.swap\.priority +100 +default$'
+	assert_line --regexp '^  ramboot\.cache\.offline +off +default$'
+	refute_line --regexp ' - +default$'
+	refute_line --partial 'network memory tier'
+	nothing_written
+}
+
+@test "explain: ramboot.swap.net= checked as the boot checks it, sub-options included" {
+	echo "ramboot.swap.net=10.0.0.1:10810,export=lab,size=1.5G ltsp.image=images/x86_64.img" \
+		>"$R/proc/cmdline"
+	rb "$BIN" boot --explain
+	assert_success
+	assert_line --regexp '^  ramboot\.swap +zram \(swap\.net\) +default$'
+	assert_line 'network memory tier: 10.0.0.1:10810, export lab, size 1.5 GiB'
+	echo "ramboot.swap.net=10.0.0.1,sise=1G ltsp.image=images/x86_64.img" >"$R/proc/cmdline"
+	rb "$BIN" boot --explain
+	assert_success
+	assert_line "network memory tier: would be zram alone: ramboot.swap.net=10.0.0.1,sise=1G: 'sise=1G': not understood"
+	nothing_written
 }

@@ -18,43 +18,18 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load helpers/ltsp
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 CONF=$TOP/conf/ltsp.conf
 SERVER_SH=$TOP/initrd-hooks/ltsp-server.sh
 DROPINS=$TOP/initrd-hooks/ltsp
-LTSP=/usr/share/ltsp/ltsp
 LTSP_CONFIG=/usr/share/ltsp/common/ltsp/55-config.sh
 
 setup() {
 	T=$BATS_TEST_TMPDIR
 	IMAGES=$T/srv/images
 	IMG=$IMAGES/x86_64.img
-}
-
-# The real `ltsp` needs root, mount namespaces, overlayfs and squashfs
-# (LTSP mounts its sources that way) and mksquashfs.
-need_ltsp_run() {
-	[ -x "$LTSP" ] || skip "no $LTSP (the ltsp package; tests/deps.sh installs it)"
-	[ "$(id -u)" -eq 0 ] || skip "needs root (mounts)"
-	[ -d /etc/ltsp ] || skip "no /etc/ltsp to bind a test ltsp.conf over"
-	command -v mksquashfs >/dev/null || skip "no mksquashfs (squashfs-tools)"
-	[ -x "$TOP/ramboot" ] || skip "no ./ramboot (make)"
-	unshare -m sh -c 'mount -t tmpfs none /mnt' 2>/dev/null ||
-		skip "cannot mount in a mount namespace"
-	grep -qw overlay /proc/filesystems || skip "no overlayfs"
-}
-
-# A chroot LTSP can make an image of; $1 goes into etc/motd (the same
-# length each time: the images then have the same size).
-make_chroot() {
-	local r=$T/srv/x86_64
-	mkdir -p "$r/proc" "$r/etc" "$r/boot" "$r/sbin"
-	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
-	printf '%s\n' "$1" >"$r/etc/motd"
-	[ -f "$r/boot/vmlinuz-6.1.0-t" ] || head -c 200000 /dev/urandom >"$r/boot/vmlinuz-6.1.0-t"
-	echo initrd >"$r/boot/initrd.img-6.1.0-t"
-	echo init >"$r/sbin/init"
 }
 
 # ltsp.conf as the README has it: a [server] section with the lines
@@ -103,14 +78,6 @@ ${RAMBOOT_BIN:+export RAMBOOT_BIN='$RAMBOOT_BIN'}
 exec '$LTSP' "\$@"
 EOF
 	run --separate-stderr unshare -m sh "$T/ns.sh" "$@"
-}
-
-# The SHA-256 a manifest records, and the one of the file it goes with.
-man_sha() {
-	sed -n 's/^sha256 //p' "$1"
-}
-img_sha() {
-	"$TOP/ramboot" manifest "$1" | sed -n 's/^sha256 //p'
 }
 
 # Each of NAME.img and NAME.img.old has its own manifest.
@@ -393,15 +360,6 @@ ltsp_post_image() {
 	[ ! -L "$IMG.manifest" ]
 	assert_own_manifests
 	[ ! -L "$IMG.old.manifest" ]
-}
-
-# ltsp ipxe finds its binaries in TFTP_DIR/ltsp already (it only copies
-# missing ones).
-ipxe_binaries() {
-	mkdir -p "$T/tftp/ltsp"
-	for b in memtest.0 memtest.efi snponly.efi undionly.kpxe; do
-		: >"$T/tftp/ltsp/$b"
-	done
 }
 
 @test "ltsp ipxe: RAMBOOT_IPXE_INITRDS survives every ltsp ipxe, and only adds ramboot's lines" {

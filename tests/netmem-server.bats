@@ -127,7 +127,10 @@ io() {
 	settings "NETMEM_SIZE=12X"
 	run "$NETMEM" -c "$T/settings" list
 	[ "$status" -eq 2 ]
-	assert_output --partial "NETMEM_SIZE=12X: not a size"
+	assert_output --partial "NETMEM_SIZE=12X: not a size (a number and a unit: 4096B, 512K, 256M, 1.5G, 2T)"
+	settings "NETMEM_SIZE=1.5"
+	run "$NETMEM" -c "$T/settings" list
+	[ "$status" -eq 2 ]
 	settings "NETMEM_SIZE=1000000"
 	run "$NETMEM" -c "$T/settings" list
 	[ "$status" -eq 2 ]
@@ -416,4 +419,31 @@ nbd 600"
 	settings "NETMEM_EXPIRE=soon"
 	run "$NETMEM" -c "$T/settings" prune
 	[ "$status" -eq 2 ]
+}
+
+@test "netmem-server: NETMEM_SIZE in ramboot's size grammar (1.5G); old spellings read, with one warning" {
+	mkdir -p "$D"
+	settings "NETMEM_SIZE=1.5G" "NETMEM_CLIENTS=2"
+	run --separate-stderr "$NETMEM" -c "$T/settings" list
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	assert_output --partial "of a quota of 3.0GiB"
+	settings "NETMEM_SIZE=0.5GiB" "NETMEM_CLIENTS=2"
+	run --separate-stderr "$NETMEM" -c "$T/settings" list
+	[ "$status" -eq 0 ]
+	assert_output --partial "of a quota of 1.0GiB"
+	settings "NETMEM_SIZE=512m" "NETMEM_CLIENTS=2"
+	run --separate-stderr "$NETMEM" -c "$T/settings" list
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "ramboot-netmem: NETMEM_SIZE=512m: deprecated spelling, write NETMEM_SIZE=512MiB" ]
+	assert_output --partial "of a quota of 1.0GiB"
+	settings "NETMEM_SIZE=08M" "NETMEM_CLIENTS=2"
+	run "$NETMEM" -c "$T/settings" list
+	[ "$status" -eq 0 ]
+	assert_output --partial "of a quota of 16.0MiB"
+	# a file of that size, made sparse
+	settings "NETMEM_SIZE=1.5M" "NETMEM_CLIENTS=2"
+	run "$NETMEM" -c "$T/settings" add 10.77.0.9
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$D/10.77.0.9")" = 1572864 ]
 }

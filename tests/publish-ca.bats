@@ -419,3 +419,51 @@ report() { # key -> value
 	[ "$(report hash)" = ok ]
 	[ "$(report source)" = "$R/root/images/x.img" ]
 }
+
+# ltsp_rebuild N: `ltsp image` (IMAGE to IMAGE.old, image N in place)
+ltsp_rebuild() {
+	[ ! -f "$IMG" ] || mv "$IMG" "$IMG.old"
+	new_image "$1"
+}
+
+# ltsp_publish: what `ltsp image` runs after it, the manifests following
+# the images
+ltsp_publish() {
+	RAMBOOT_BIN=$RAMBOOT_BIN run sh "$BATS_TEST_DIRNAME/../initrd-hooks/ltsp-server.sh" image \
+		"$OUT" --content-addressed
+	[ "$status" -eq 0 ] || fail "ltsp-server.sh: $output"
+}
+
+# images: how many image files the directory holds (a link is one)
+images() {
+	find "$OUT" -maxdepth 1 -type f -name 'x.img*' ! -name '*.manifest' -printf '%i\n' |
+		sort -u | wc -l
+}
+
+@test "publish --content-addressed under ltsp image: the space of images, as the docs count it" {
+	rm "$IMG"
+	ltsp_rebuild 1 && ltsp_publish
+	ltsp_rebuild 2 && ltsp_publish
+	[ "$(images)" -eq 2 ]
+	# ltsp image --revert: IMAGE and IMAGE.old swapped
+	mv "$IMG" "$OUT/.t" && mv "$IMG.old" "$IMG" && mv "$OUT/.t" "$IMG.old"
+	ltsp_publish
+	[ "$(images)" -eq 2 ]
+	ltsp_rebuild 3 && ltsp_publish
+	[ "$(images)" -eq 3 ]
+	ltsp_rebuild 4 && ltsp_publish
+	[ "$(images)" -eq 2 ]
+	# a rebuild whose publish did not run
+	ltsp_rebuild 5
+	[ "$(images)" -eq 3 ]
+	ltsp_rebuild 6 && ltsp_publish
+	[ "$(images)" -eq 4 ]
+	ltsp_rebuild 7 && ltsp_publish
+	[ "$(images)" -eq 2 ]
+	# published right after the failure: two
+	ltsp_rebuild 8
+	ltsp_publish
+	[ "$(images)" -eq 2 ]
+	ltsp_rebuild 9 && ltsp_publish
+	[ "$(images)" -eq 2 ]
+}

@@ -179,7 +179,7 @@ assert_verity_ok() {
 	cmp "$IMG" "$T/copy"
 	# without --verity: a manifest only
 	rm "$OUT/$hash" "$IMG.manifest"
-	rb publish --chunk-size=64K --memlimit=512M "$IMG"
+	rb publish --chunk-size=64K --mem-limit=512M "$IMG"
 	expect_status 0
 	[ "$(field chunk-size "$IMG.manifest")" = 65536 ]
 	[ "$(field memlimit "$IMG.manifest")" = 536870912 ]
@@ -557,7 +557,7 @@ kill_at_fsync() {
 	expect_status 0
 	grep -q '^Usage: ramboot publish' <<<"$output"
 	# 2: usage
-	for a in "" "--chunk-size=3" "--chunk-size=0" "--memlimit=x" "--bogus" "--sign" "$IMG $IMG"; do
+	for a in "" "--chunk-size=3" "--chunk-size=0" "--mem-limit=x" "--memlimit=x" "--bogus" "--sign" "$IMG $IMG"; do
 		# shellcheck disable=SC2086
 		rb publish $a
 		expect_status 2
@@ -572,4 +572,49 @@ kill_at_fsync() {
 	[ "$(files)" = x.img ]
 	rb publish "$IMG"
 	expect_status 0
+}
+
+@test "publish --delta: MemAvailable short of twice both images: a warning, no delta, published" {
+	local R=$T/root
+	mkdir -p "$R/proc"
+	cp "$IMG" "$T/old.img"
+	printf 'changed' | dd of="$IMG" bs=1 seek=4096 conv=notrunc status=none
+	# two images of 256 KiB: the delta asks for 1 MiB
+	printf 'MemTotal: 4096 kB\nMemAvailable: 512 kB\n' >"$R/proc/meminfo"
+	run --separate-stderr env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" publish --delta-from="$T/old.img" \
+		"$IMG"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "ramboot: publish: warning: $T/old.img: the delta needs about 1.0 MiB of memory, MemAvailable is 512.0 KiB: no delta" ]
+	[ -z "$(field delta "$IMG.manifest")" ]
+	[ -z "$(field delta-from "$IMG.manifest")" ]
+	[ -z "$(files | grep delta)" ]
+	[[ "$output" == *"$IMG.manifest: 262144 bytes"* ]]
+	# room enough: the delta
+	printf 'MemTotal: 4096 kB\nMemAvailable: 1024 kB\n' >"$R/proc/meminfo"
+	run --separate-stderr env RAMBOOT_ROOT="$R" "$RAMBOOT_BIN" publish --delta-from="$T/old.img" \
+		"$IMG"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$(field delta "$IMG.manifest")" == x.img.delta-* ]]
+	[ -e "$OUT/$(field delta "$IMG.manifest")" ]
+}
+
+@test "publish, manifest: --mem-limit as swap spells it; --memlimit still read, with one warning" {
+	local cmd out
+	for cmd in publish manifest; do
+		out=()
+		[ "$cmd" = publish ] || out=(-o "$IMG.manifest")
+		rm -f "$IMG.manifest"
+		rb "$cmd" --mem-limit=512M "${out[@]}" "$IMG"
+		expect_status 0
+		[ -z "$stderr" ]
+		[ "$(field memlimit "$IMG.manifest")" = 536870912 ]
+		rb "$cmd" --memlimit=1G "${out[@]}" "$IMG"
+		expect_status 0
+		[ "$stderr" = "ramboot: $cmd: warning: --memlimit=1G: deprecated spelling, write --mem-limit=1G" ]
+		[ "$(field memlimit "$IMG.manifest")" = 1073741824 ]
+		run "$RAMBOOT_BIN" "$cmd" --help
+		[[ "$output" == *"--mem-limit=SIZE"* ]]
+		[[ "$output" != *"--memlimit"* ]]
+	done
 }

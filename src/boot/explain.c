@@ -12,6 +12,8 @@
 
 #include "lib/ramboot.h"
 #include "boot/bootint.h"
+#include "swap/netmem.h"
+#include "swap/swap.h"
 #include "trust/sign.h"
 
 /*
@@ -33,6 +35,46 @@ int boot_query(const struct boot_settings *s, const struct boot_args *a)
 	return 0;
 }
 
+/* The value a setting left at its default has (docs/cmdline.md), in
+ * the order of settings_keys[]; NULL: the swap layer's own, or what the
+ * other settings make of it. */
+static const char *const defaults[SET_NKEYS] = {
+	NULL, "ltsp.image= (first)", "auto", "tmpfs", "256M", "none", "IMAGE.manifest if there",
+	"IMAGE.profile if there", "auto", "0", "network", "none", "none", "off", "30s", NULL,
+	NULL, NULL, "100", "off", "none",
+};
+
+static const char *default_value(const struct boot_settings *s, size_t i,
+				 const struct swap_opts *so)
+{
+	if (defaults[i])
+		return defaults[i];
+	if (i == 0)
+		return boot_mode_name(s->mode);   /* cache when ramboot.cache= is set */
+	if (!strcmp(settings_keys[i], "swap"))  /* ramboot.swap.net= asks for zram */
+		return s->swap == SWAP_ZRAM ? "zram (swap.net)" : "off";
+	return !strcmp(settings_keys[i], "swap.size") ? so->size : so->algorithm;
+}
+
+/* ramboot.swap.net=: checked as the boot checks it, whose failure is
+ * zram alone. */
+static void explain_swap_net(const struct boot_settings *s)
+{
+	struct netmem_opts no;
+	char msg[256], sz[32];
+
+	if (!s->swap_net[0])
+		return;
+	netmem_opts_init(&no);
+	if (netmem_spec_parse(s->swap_net, &no, msg, sizeof(msg)) < 0) {
+		printf("network memory tier: would be zram alone: ramboot.swap.net=%s: %s\n",
+		       s->swap_net, msg);
+		return;
+	}
+	printf("network memory tier: %s, export %s, size %s\n", no.server, no.export,
+	       no.size ? fmt_size(no.size, sz, sizeof(sz)) : "the export's");
+}
+
 /*
  * --explain: the dry run an admin asks for. Every setting with the value
  * in force and where it came from, the image, manifest and keys this boot
@@ -44,6 +86,7 @@ int boot_explain(const struct boot_settings *s, const struct boot_args *a)
 {
 	struct boot_report *rep = malloc(sizeof(*rep));
 	char image[PATH_MAX], mbuf[PATH_MAX], sz[32], av[32], rs[32];
+	struct swap_opts so;
 	const char *manifest = NULL;
 	uint64_t avail = 0, reserve = s->minfree_set ? s->minfree : 256 * MiB;
 	struct vplan vp;
@@ -54,15 +97,18 @@ int boot_explain(const struct boot_settings *s, const struct boot_args *a)
 	if (!rep)
 		return -ENOMEM;
 	report_init(rep);
+	swap_opts_init(&so);
 	printf("settings (value, from):\n");
 	for (i = 0; i < SET_NKEYS; i++) {
 		const char *name = settings_keys[i];
 
 		printf("  ramboot%s%-16s %-24s %s\n", name[0] ? "." : "", name,
-		       s->key_src[i] == SRC_DEFAULT ? "-" : s->key_val[i],
+		       s->key_src[i] == SRC_DEFAULT ?
+		       default_value(s, i, &so) : s->key_val[i],
 		       set_source_name(s->key_src[i]));
 	}
 	printf("mode: %s\n", boot_mode_name(s->mode));
+	explain_swap_net(s);
 	rc = resolve_image(s, a, image, sizeof(image));
 	if (rc < 0) {
 		printf("image: none (%s)\n", rc == -ENOENT ? "neither ramboot.image= nor "

@@ -26,7 +26,7 @@
 enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_DELTA_FROM };
 
 static const struct rb_optset optset = {
-	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--memlimit=SIZE]\n"
+	.head = "Usage: ramboot manifest [-o OUT] [-d FMT] [-j N] [--mem-limit=SIZE]\n"
 		"                        [--chunk-size=SIZE] [--sign=KEY] [--verity[=HASHFILE]]\n"
 		"                        [--cindex[=INDEXFILE]] [--delta-from=OLD] IMAGE\n"
 		"\n"
@@ -41,9 +41,10 @@ static const struct rb_optset optset = {
 		{ "threads", 'j', "=N", NULL },
 		{ NULL, 0, NULL,
 		  "  -d, --decompress=FMT, -j, --threads=N   as for ramboot load\n" },
-		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE",
+		{ "mem-limit", PUBLISH_OPT_MEM_LIMIT, "=SIZE",
 		  "decoder memory clients may use for this image\n"
 		  "(default 256M; for large zstd windows/xz dictionaries)" },
+		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE", NULL },
 		{ "sign", PUBLISH_OPT_SIGN, "=KEY",
 		  "sign it with the Ed25519 private key KEY\n"
 		  "(ramboot keygen; see ramboot sign)" },
@@ -89,6 +90,7 @@ static int manifest_args(int argc, char **argv, struct publish_req *req, const c
 			break;
 		case PUBLISH_OPT_SIGN:
 		case PUBLISH_OPT_CHUNK_SIZE:
+		case PUBLISH_OPT_MEM_LIMIT:
 		case PUBLISH_OPT_MEMLIMIT:
 			if (publish_opt("manifest", c, optarg, true, req))
 				return RB_EXIT_USAGE;

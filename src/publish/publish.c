@@ -389,6 +389,25 @@ static int make_fn(void *arg)
 			  a->errlen);
 }
 
+/* The delta holds both images in memory (their mappings, read through)
+ * and zstd's match state for a window of the older one: 3.2 times the
+ * image's size in RSS, measured for a delta of one image to a copy of
+ * itself, 64 and 128 MiB. Asked for is twice both images, with a margin:
+ * past MemAvailable the kernel would reclaim the mappings under the
+ * match finder, or the OOM killer end the publish. Short: a warning and
+ * no delta (clients take the chunks). MemAvailable unknown: made. */
+static bool delta_memory_ok(const char *from, uint64_t olen, uint64_t nlen)
+{
+	uint64_t avail, need = 2 * (olen + nlen);
+	char a[32], b[32];
+
+	if (rb_meminfo("MemAvailable", &avail) < 0 || avail >= need)
+		return true;
+	rb_warn("%s: the delta needs about %s of memory, MemAvailable is %s: no delta", from,
+		fmt_size(need, a, sizeof(a)), fmt_size(avail, b, sizeof(b)));
+	return false;
+}
+
 /* The delta from req->delta_from to the image (fd, read already): into
  * mk->delta and the manifest's delta keys. What makes a delta pointless
  * (the same image, an older image other than the one asked for, a delta
@@ -421,6 +440,10 @@ static int build_delta(const struct publish_req *req, int fd, struct publish_mad
 		return 0;
 	}
 	olen = (size_t)st.st_size;
+	if (!delta_memory_ok(from, olen, nlen)) {
+		(void)close(ofd);
+		return 0;
+	}
 	if (olen)
 		om = mmap(NULL, olen, PROT_READ, MAP_PRIVATE, ofd, 0);
 	if (nlen)
@@ -767,7 +790,7 @@ enum { OPT_VERITY = PUBLISH_OPT_OWN, OPT_CINDEX, OPT_CA, OPT_KEEP, OPT_DELTA, OP
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot publish [--sign=KEY] [--verity] [--cindex] [--chunk-size=SIZE]\n"
-		"                       [--memlimit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
+		"                       [--mem-limit=SIZE] [--content-addressed[=HOW] [--keep=N]]\n"
 		"                       [--delta | --delta-from=OLD] IMAGE\n"
 		"\n"
 		"Write IMAGE.manifest (version 2, chunk hashes), with --verity the\n"
@@ -793,8 +816,9 @@ static const struct rb_optset optset = {
 		{ "chunk-size", PUBLISH_OPT_CHUNK_SIZE, "=SIZE",
 		  "bytes per chunk, a power of two from 64K to 1G\n"
 		  "(default 4M)" },
-		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE",
+		{ "mem-limit", PUBLISH_OPT_MEM_LIMIT, "=SIZE",
 		  "decoder memory clients may use for this image" },
+		{ "memlimit", PUBLISH_OPT_MEMLIMIT, "=SIZE", NULL },
 		{ "content-addressed", OPT_CA, "[=HOW]",
 		  "also name the image by its content,\n"
 		  "IMAGE.sha256-HASH (16 hex digits of its SHA-256),\n"
@@ -807,8 +831,9 @@ static const struct rb_optset optset = {
 		  "rebuilds IMAGE from the image the previous manifest\n"
 		  "describes (its content-addressed file, else\n"
 		  "IMAGE.old), for local-disk caches that hold it; none\n"
-		  "when that image is gone or the delta would be larger\n"
-		  "than half of IMAGE (IMAGE must be raw)" },
+		  "when that image is gone, the delta would be larger\n"
+		  "than half of IMAGE or MemAvailable is short of twice\n"
+		  "both images (IMAGE must be raw)" },
 		{ "delta-from", OPT_DELTA_FROM, "=OLD",
 		  "the same, from the older image file OLD" },
 		{ "keep", OPT_KEEP, "=N",
@@ -850,7 +875,10 @@ int publish_opt(const char *cmd, int c, const char *arg, bool v1_ok, struct publ
 		req->key = arg;
 		return 0;
 	case PUBLISH_OPT_MEMLIMIT:
-		return size_arg(cmd, "memlimit", arg, UNIT_BYTES, &req->memlimit) < 0 ?
+		rb_warn("--memlimit=%s: deprecated spelling, write --mem-limit=%s", arg, arg);
+		/* fall through */
+	case PUBLISH_OPT_MEM_LIMIT:
+		return size_arg(cmd, "mem-limit", arg, UNIT_BYTES, &req->memlimit) < 0 ?
 		       RB_EXIT_USAGE : 0;
 	default:
 		if (size_arg(cmd, "chunk-size", arg, UNIT_BYTES, &req->chunk_size) < 0)
@@ -890,6 +918,7 @@ static int publish_args(int argc, char **argv, struct publish_req *req, unsigned
 		switch (c) {
 		case PUBLISH_OPT_SIGN:
 		case PUBLISH_OPT_CHUNK_SIZE:
+		case PUBLISH_OPT_MEM_LIMIT:
 		case PUBLISH_OPT_MEMLIMIT:
 			if (publish_opt("publish", c, optarg, false, req))
 				return RB_EXIT_USAGE;

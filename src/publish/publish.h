@@ -83,7 +83,9 @@ struct publish_req {
  * both take (their getopt values): the key it is signed with and its
  * sizes. A command's own options count on from PUBLISH_OPT_OWN. */
 enum {
-	PUBLISH_OPT_SIGN = 256, PUBLISH_OPT_CHUNK_SIZE, PUBLISH_OPT_MEMLIMIT, PUBLISH_OPT_OWN
+	PUBLISH_OPT_SIGN = 256, PUBLISH_OPT_CHUNK_SIZE, PUBLISH_OPT_MEM_LIMIT,
+	PUBLISH_OPT_MEMLIMIT,    /* --memlimit: the deprecated spelling */
+	PUBLISH_OPT_OWN
 };
 
 /* Option c (a PUBLISH_OPT_*) of cmd, its value arg, into req: 0, or
