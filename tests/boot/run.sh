@@ -1717,7 +1717,7 @@ cache_init() {
 # cstatus: `ramboot cache status` of x86_64.img into $cc/status;
 # cstat KEY: a value from it
 cstatus() { cache_cmd status x86_64.img > "$cc/status" 2>&1; }
-cstat() { sed -n "s/^$1: //p" "$cc/status" 2>/dev/null | head -n 1; }
+cstat() { sed -n "s/^$1: //p" "$cc/status" 2>/dev/null | head -n 1 | sed "s/ (.*)$//"; }
 
 # cache_holds DIR: the cache's active slot holds DIR/x86_64.img, refreshed
 # on the host if it does not (a new cache if that fails)
