@@ -415,20 +415,17 @@ static void print_status(const struct cache_image_status *s, bool json, bool fir
 		} else {
 			put(json, "active", false, json ? "null" : "none");
 		}
-		/* For a person, local times and sizes in units; --json: the
-		 * numbers. */
+		/* For a person, local times; --json: the numbers. */
 		if (json) {
 			put_num(json, "refreshed", "%" PRId64, st->refreshed);
 			put_num(json, "bytes_network", "%" PRIu64, st->bytes_network);
 			put_num(json, "bytes_local", "%" PRIu64, st->bytes_local);
 		} else {
-			char when[96], sz[32];
+			char when[96];
 
 			put(json, "refreshed", false, fmt_when(st->refreshed, when, sizeof(when)));
-			put_num(json, "bytes_network", "%" PRIu64 " (%s)", st->bytes_network,
-				fmt_size(st->bytes_network, sz, sizeof(sz)));
-			put_num(json, "bytes_local", "%" PRIu64 " (%s)", st->bytes_local,
-				fmt_size(st->bytes_local, sz, sizeof(sz)));
+			put_num(json, "bytes_network", "%" PRIu64, st->bytes_network);
+			put_num(json, "bytes_local", "%" PRIu64, st->bytes_local);
 		}
 		if (json)
 			printf(",\"bad\":[");
