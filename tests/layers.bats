@@ -79,3 +79,11 @@ copy() {
 	assert_failure
 	assert_output --partial 'docs/ARCHITECTURE.md: swap/ is in the table but not in src/'
 }
+
+@test "layers: a header that does not compile on its own is caught" {
+	copy
+	sed -i 's/^#include <sys\/types.h>$//' "$T/src/boot/bootint.h"
+	run sh "$TOP/tests/layers.sh" "$T"
+	assert_failure
+	assert_output --partial 'src/boot/bootint.h: does not compile on its own:'
+}

@@ -98,6 +98,23 @@ for c in $(sed -n 's/^int \(cmd_[a-z_]*\)(int argc, char \*\*argv);.*/\1/p' "$sr
 	done
 done
 
+# Every header compiles on its own: it includes what it uses, so that a
+# file may include it first, alone, in any order.
+cc=${CC:-cc}
+if command -v "$cc" >/dev/null 2>&1; then
+	for h in "$src"/*.h "$src"/*/*.h; do
+		[ -e "$h" ] || continue
+		rel=${h#"$src"/}
+		if ! out=$(printf '#include "%s"\n' "$rel" |
+			"$cc" -std=c11 -fsyntax-only -Wall -Wextra -Werror -I"$src" -D_GNU_SOURCE \
+				-D_FILE_OFFSET_BITS=64 -x c - 2>&1); then
+			echo "src/$rel: does not compile on its own: $(printf '%s\n' "$out" |
+				grep -m1 'error')"
+			bad=1
+		fi
+	done
+fi
+
 if [ "${EDGES:-0}" = 1 ]; then
 	sort "$edges" | uniq -c | awk '{ print $2 " -> " $3 " " $1 }'
 fi

@@ -85,12 +85,4 @@ int dm_remove(const char *name, char *err, size_t errlen);
  * "not loaded yet". */
 int dm_has_target(const char *type);
 
-/* Everything a mapping of the block devices data and hash needs, checked
- * before the kernel is asked: the superblock on hash, the sizes, the salt
- * (when have_salt) and root against the tree's top block. Fills t. 0 or
- * -errno with the reason in err (-EBADMSG: the root hash or the salt is
- * not this tree's). */
-int verity_target_prepare(const char *data, const char *hash, const uint8_t root[VERITY_DIGEST],
-			  const uint8_t *salt, size_t salt_len, bool have_salt,
-			  struct dm_verity_target *t, char *err, size_t errlen);
 #endif

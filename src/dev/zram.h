@@ -7,6 +7,7 @@
 #define RAMBOOT_ZRAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Load the zram module if /sys/class/zram-control is missing (modprobe,

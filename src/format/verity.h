@@ -142,7 +142,4 @@ int verity_format(const char *image, const char *hashfile, bool replace,
 		  const uint8_t *salt, size_t salt_len, struct verity_params *p,
 		  uint8_t root[VERITY_DIGEST], char *err, size_t errlen);
 
-/* `ramboot verity format|open|close` (verity_cmd.c). */
-int cmd_verity(int argc, char **argv);
-
 #endif

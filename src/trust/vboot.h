@@ -23,6 +23,11 @@
 #define RAMBOOT_VBOOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dev/dm.h"
+#include "format/verity.h"
 
 #define VBOOT_NAME "ramboot-verity"
 #define VBOOT_DIR "verity"           /* below the report's directory */
@@ -63,5 +68,14 @@ int vboot_map(const struct vboot_req *q, struct vboot_res *r);
 /* Remove the mapping and the hash tree's copy (the loop devices go with
  * the mapping). 0 or -errno with the reason in err (-EBUSY: mounted). */
 int vboot_unmap(const char *rundir, char *err, size_t errlen);
+
+/* (verity_cmd.c) Everything a mapping of the block devices data and hash needs, checked
+ * before the kernel is asked: the superblock on hash, the sizes, the salt
+ * (when have_salt) and root against the tree's top block. Fills t. 0 or
+ * -errno with the reason in err (-EBADMSG: the root hash or the salt is
+ * not this tree's). */
+int verity_target_prepare(const char *data, const char *hash, const uint8_t root[VERITY_DIGEST],
+			  const uint8_t *salt, size_t salt_len, bool have_salt,
+			  struct dm_verity_target *t, char *err, size_t errlen);
 
 #endif

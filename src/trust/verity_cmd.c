@@ -19,6 +19,7 @@
 #include "lib/ramboot.h"
 #include "dev/dm.h"
 #include "format/verity.h"
+#include "trust/vboot.h"
 
 enum { OPT_SALT = 256, OPT_EXPORT };
 
