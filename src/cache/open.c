@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +28,10 @@
 #include "lib/ramboot.h"
 #include "lib/fdio.h"
 #include "lib/outfile.h"
+#include "lib/sysutil.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"
 #include "cache/cache.h"
-
-extern char **environ;
 
 static void cache_reset(struct cache *c, const char *path)
 {
@@ -416,7 +414,6 @@ static int run_mkfs(int fd, const char *path, const char *label, char *err, size
 	 * whole after a power cut. */
 	char dev[64];
 	char *const argv[] = { "mkfs.ext4", "-q", "-F", "-m", "0", "-L", (char *)label, dev, NULL };
-	pid_t pid;
 	int rc, status, cfd;
 
 	/* A descriptor the child inherits (this one is close-on-exec). */
@@ -424,14 +421,11 @@ static int run_mkfs(int fd, const char *path, const char *label, char *err, size
 	if (cfd < 0)
 		return rb_errfmt(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	snprintf(dev, sizeof(dev), "/proc/self/fd/%d", cfd);
-	rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	rc = spawn_wait(argv, &status);
 	(void)close(cfd);
-	if (rc)
-		return rb_errfmt(err, errlen, -rc, "cannot run mkfs.ext4 (e2fsprogs): %s",
-				 strerror(rc));
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return rb_errfmt(err, errlen, -errno, "mkfs.ext4: %s", strerror(errno));
+	if (rc < 0)
+		return rb_errfmt(err, errlen, rc, "cannot run mkfs.ext4 (e2fsprogs): %s",
+				 strerror(-rc));
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return rb_errfmt(err, errlen, -EIO, "%s: mkfs.ext4 failed", path);
 	return 0;

@@ -22,11 +22,26 @@ extern char **environ;
 
 /* ---- modprobe ---- */
 
+int spawn_wait(char *const argv[], int *status)
+{
+	pid_t pid;
+	int rc;
+
+	/* posix_spawn reports a failed exec as its result (glibc >= 2.24,
+	 * musl), where fork + exec would only see exit status 127. */
+	rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	if (rc != 0)
+		return -rc;
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
 int run_modprobe(const char *const args[])
 {
 	char *argv[17];
 	size_t i;
-	pid_t pid;
 	int status, rc;
 
 	argv[0] = (char *)"modprobe";
@@ -36,14 +51,9 @@ int run_modprobe(const char *const args[])
 		argv[i + 1] = (char *)args[i];
 	}
 	argv[i + 1] = NULL;
-	/* posix_spawn reports a failed exec as its result (glibc >= 2.24,
-	 * musl), where fork + exec would only see exit status 127. */
-	rc = posix_spawnp(&pid, "modprobe", NULL, NULL, argv, environ);
-	if (rc != 0)
-		return -rc;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	rc = spawn_wait(argv, &status);
+	if (rc < 0)
+		return rc;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ENOENT;
 }
 

@@ -21,6 +21,10 @@
  * ran and failed (module unknown or not loadable: with -q modprobe is
  * silent about an unknown module, other failures it says on stderr). */
 int run_modprobe(const char *const args[]);
+/* Run argv (argv[0] searched in $PATH, no shell) and wait for it: 0 with
+ * its wait status in *status, or the spawn's -errno (-ENOENT: no such
+ * program). The one way ramboot runs a program to its end. */
+int spawn_wait(char *const argv[], int *status);
 
 /* ---- work in a child that the boot can give up on ----
  * A process with a read the kernel will not let go of (a hard NFS mount
