@@ -64,15 +64,6 @@ static void look_child(void *arg)
 	cache_look(&c->q, &c->r);
 }
 
-/* The image's name in the cache: its file name, as `ramboot cache
- * refresh` names it. */
-static const char *image_name(const char *image)
-{
-	const char *slash = strrchr(image, '/');
-
-	return slash ? slash + 1 : image;
-}
-
 /* The image the boot runs on, opened before the refresh (its path may be
  * gone after the switch of root): what the switch looks for its loop
  * device by. 0, or -errno with why. */
@@ -209,15 +200,15 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	mfd_m = manifest ? open(manifest, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
 	/* The slot that failed its check at boot, marked bad first: should
 	 * the refresh not end, the next boot does not try it again. */
-	if (lr->slot_failed && cache_mark_bad(device, image_name(image), lr->slot, lr->sha256,
+	if (lr->slot_failed && cache_mark_bad(device, cache_image_name(image), lr->slot, lr->sha256,
 					      err, sizeof(err)) < 0)
 		rb_warn("slot %c of %s not marked bad: %s", cstate_slot_name(lr->slot),
-			image_name(image), err);
+			cache_image_name(image), err);
 	(void)io_prio_idle();
 	(void)cpu_nice_bg();
 	memset(&o, 0, sizeof(o));
 	o.image = src;
-	o.name = image_name(image);
+	o.name = cache_image_name(image);
 	o.manifest = manifest;
 	o.manifest_open = mfd_m >= 0;
 	o.manifest_fd = mfd_m;
@@ -278,13 +269,13 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 		set[1] = (struct report_set){ RK_CACHE_IMAGE, dev };
 		set[2] = (struct report_set){ RK_CACHE_SWITCH_ERROR, "" };
 		rb_note("%s now reads slot %s of %s on %s (switched at %s s)", dev, slot,
-			image_name(image), device, when);
+			cache_image_name(image), device, when);
 	} else {
 		set[0] = (struct report_set){ RK_CACHE_SWITCHED, "" };
 		set[1] = (struct report_set){ RK_CACHE_SWITCH_ERROR, why };
 		set[2] = (struct report_set){ RK_CACHE_IMAGE, NULL };
 		rb_note("slot %s of %s is used from the next boot; not switched now: %s",
-			slot, image_name(image), why);
+			slot, cache_image_name(image), why);
 	}
 	if (dfd >= 0)
 		(void)report_amend_at(dfd, set, 3, 0);
@@ -325,7 +316,7 @@ static void lazy_from_slot(const struct boot_settings *s, const char *image,
 	uint64_t size;
 	int fd = -1, rc;
 
-	rc = tmp ? cache_slot_open(r->device, image_name(image), r->sha256, &fd, &size, err,
+	rc = tmp ? cache_slot_open(r->device, cache_image_name(image), r->sha256, &fd, &size, err,
 				   sizeof(err)) : rb_errfmt(err, sizeof(err), -ENOMEM, "out of memory");
 	if (rc == 0) {
 		*tmp = *rep;
@@ -384,7 +375,7 @@ static bool boot_slot(const struct boot_settings *s, const char *image, const ch
 	if (s->mode == BOOT_LAZY && vp)
 		lazy_from_slot(s, image, vp, r, rundir, rep);
 	rb_note("booting from the local cache: %s, slot %s of %s (generation %" PRIu64 ")%s",
-		rep->cache_device, rep->cache_slot, image_name(image), rep->cache_generation,
+		rep->cache_device, rep->cache_slot, cache_image_name(image), rep->cache_generation,
 		s->verity ? ", through dm-verity" : ", verified when it was written");
 	print_image(s->verity ? rep->verity_device : rep->cache_image);
 	return true;
@@ -416,7 +407,7 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (vp->sha256)
 		snprintf(c->sha256, sizeof(c->sha256), "%s", vp->sha256);
 	c->q.spec = s->cache;
-	c->q.name = image_name(image);
+	c->q.name = cache_image_name(image);
 	c->mrc = -EIO;
 	snprintf(c->merr, sizeof(c->merr), "the reader ended without a result");
 	crc = child_call(look_child, c, sizeof(*c), read_limit(s), &status);
@@ -483,7 +474,7 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 		 * marked bad when a block fails (scrub.c). With ramboot=lazy
 		 * the slot is copied into RAM and verified whole instead. */
 		if (s->verity && s->mode == BOOT_CACHE && rep->verity_device[0]) {
-			start_scrub(&r, image_name(image), rep->verity_device, rundir, logpath, json,
+			start_scrub(&r, cache_image_name(image), rep->verity_device, rundir, logpath, json,
 				    rep);
 			return false;
 		}
@@ -532,7 +523,7 @@ bool do_cache_offline(const struct boot_settings *s, const char *image, const ch
 		return false;
 	c->offline = true;
 	c->q.spec = s->cache;
-	c->q.name = image_name(image);
+	c->q.name = cache_image_name(image);
 	c->q.offline_age = s->cache_offline;
 	crc = child_call(look_child, c, sizeof(*c), read_limit(s), &status);
 	r = c->r;
@@ -552,7 +543,7 @@ bool do_cache_offline(const struct boot_settings *s, const char *image, const ch
 	rep->cache_age = r.age;
 	rb_warn("cache: OFFLINE: %s; booting slot %s of %s, refreshed %" PRId64 " s ago "
 		"(ramboot.cache.offline= allows %" PRId64 " s); not checked against the server",
-		why, rep->cache_slot, image_name(image), r.age, s->cache_offline);
+		why, rep->cache_slot, cache_image_name(image), r.age, s->cache_offline);
 	report_add_error(rep, why);
 	if (!boot_slot(s, image, NULL, NULL, &r, rundir, rep))
 		return true;

@@ -159,6 +159,11 @@ struct cache_image_status {
  * when the cache cannot be read. */
 int cache_image_status(struct cache *c, const char *name, struct cache_image_status *s);
 
+/* The image's name in the cache, the one rule of its key: the image
+ * file's name (x86_64.img for /srv/ltsp/images/x86_64.img), whoever
+ * refreshes or looks (refresh.c). */
+const char *cache_image_name(const char *image);
+
 /* The image's directory: its name checked (one component, not hidden),
  * created when create is set. 0 or -errno with err. */
 int cache_image_dir(struct cache *c, const char *name, bool create, int *dirfd, char *err,

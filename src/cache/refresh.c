@@ -698,11 +698,18 @@ back:
 	return rc;
 }
 
+const char *cache_image_name(const char *image)
+{
+	const char *slash = strrchr(image, '/');
+
+	return slash ? slash + 1 : image;
+}
+
 int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		  struct cache_refresh_result *r, char *err, size_t errlen)
 {
 	struct refresh f;
-	const char *name = o->name, *slash;
+	const char *name = o->name;
 	char *itext = NULL;
 	size_t ilen = 0;
 	uint8_t isum[32];
@@ -718,10 +725,8 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	f.errlen = errlen;
 	f.dir = f.ifd = f.afd = f.sfd = -1;
 	f.st.active = -1;
-	if (!name) {
-		slash = strrchr(o->image, '/');
-		name = slash ? slash + 1 : o->image;
-	}
+	if (!name)
+		name = cache_image_name(o->image);
 	rc = start(&f, c, name);
 	if (rc == 1) {
 		r->slot = f.st.active;
