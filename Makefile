@@ -43,7 +43,12 @@ WERROR   ?=
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -Isrc -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 \
             -DRAMBOOT_VERSION='"$(VERSION)"'
-ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -pthread
+# The checkout's directory is in no output: the debug information (and
+# with it the build ID, a hash over the linked file, which strip keeps)
+# names the sources relative to it, so that a build in another directory
+# gives the same bytes (tests/reproducible.bats).
+REPRO    := -ffile-prefix-map=$(CURDIR)=.
+ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) $(REPRO) -pthread
 DEPFLAGS = -MMD -MP
 LIBS     := -lzstd -llzma -llzo2 -lz -lblkid -lsodium -lpthread
 # libarchive (initrd writing/listing) is a server-side feature: the host
