@@ -196,43 +196,12 @@ demo:
 fuzz:
 	fuzz/run.sh 300
 
+# scripts/install.sh says what goes where.
 install: ramboot static/ramboot $(MAN)
-	install -D -m 0755 ramboot $(DESTDIR)$(BINDIR)/ramboot
-	install -D -m 0755 sbin/ramboot-netmem $(DESTDIR)$(BINDIR)/ramboot-netmem
-	sed -i -e 's|^SETTINGS=/etc/|SETTINGS=$(SYSCONFDIR)/|' $(DESTDIR)$(BINDIR)/ramboot-netmem
-	install -D -m 0755 static/ramboot $(DESTDIR)$(DATADIR)/ramboot.static
-	for m in $(MAN:build/man/%=%); do \
-		install -D -m 0644 build/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; done
-	@if [ "$(NO_DRACUT)" != 1 ]; then \
-		install -d $(DESTDIR)$(DRACUTDIR)/90ramboot && \
-		install -m 0755 dracut/90ramboot/module-setup.sh dracut/90ramboot/ramboot-live-*.sh \
-			dracut/90ramboot/ramboot-pre-pivot.sh $(DESTDIR)$(DRACUTDIR)/90ramboot/ && \
-		install -m 0644 dracut/90ramboot/ramboot-dracut-lib.sh $(DESTDIR)$(DRACUTDIR)/90ramboot/ && \
-		sed -i -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-			$(DESTDIR)$(DRACUTDIR)/90ramboot/module-setup.sh; fi
-	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ramboot.conf ]; then \
-		echo "keeping $(DESTDIR)$(SYSCONFDIR)/ramboot.conf"; \
-	else install -D -m 0644 conf/ramboot.conf $(DESTDIR)$(SYSCONFDIR)/ramboot.conf; fi
-	@if [ "$(NO_SYSTEMD)" != 1 ]; then \
-		install -D -m 0644 conf/ramboot-serve.service $(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-serve.service && \
-		sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-			$(DESTDIR)$(SYSTEMDUNITDIR)/ramboot-serve.service || exit 1; \
-		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve ]; then \
-			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve"; \
-		else install -D -m 0644 conf/ramboot-serve.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve && \
-			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-serve; fi; \
-		for u in ramboot-netmem.service ramboot-netmem-prune.service ramboot-netmem-prune.timer; do \
-			install -D -m 0644 conf/$$u $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
-			sed -i -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-				$(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
-		done; \
-		if [ -e $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem ]; then \
-			echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem"; \
-		else install -D -m 0644 conf/ramboot-netmem.default $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem && \
-			sed -i -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(DESTDIR)$(SYSCONFDIR)/default/ramboot-netmem; fi; fi
-	@if [ -f initrd-hooks/install.sh ]; then \
-		DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' DATADIR='$(DATADIR)' SYSCONFDIR='$(SYSCONFDIR)' \
-		sh initrd-hooks/install.sh; fi
+	$(Q)DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' \
+	SYSCONFDIR='$(SYSCONFDIR)' MANDIR='$(MANDIR)' DRACUTDIR='$(DRACUTDIR)' \
+	SYSTEMDUNITDIR='$(SYSTEMDUNITDIR)' NO_DRACUT='$(NO_DRACUT)' NO_SYSTEMD='$(NO_SYSTEMD)' \
+		sh scripts/install.sh $(MAN)
 
 clean:
 	rm -rf build static ramboot
