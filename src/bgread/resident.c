@@ -103,30 +103,62 @@ uint64_t bgread_chunk_resident(int fd, uint64_t off, uint64_t len, uint64_t page
 	return res;
 }
 
-int bgread_scan_resident(int fd, uint64_t size, uint64_t page, struct bgread_ranges *out)
+int bgread_mincore_walk(int fd, uint64_t size, uint64_t page, size_t *window, unsigned char *vec,
+			bgread_window_fn *fn, void *arg)
 {
-	const uint64_t win = RESIDENT_WINDOW;
-	unsigned char *vec = malloc(win / page);
-	uint64_t base;
+	uint64_t off = 0;
 	int rc = 0;
 
-	if (!vec)
-		return -ENOMEM;
-	for (base = 0; base < size && rc == 0; base += win) {
-		uint64_t len = size - base < win ? size - base : win;
-		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)base);
+	while (off < size && rc == 0) {
+		size_t len = size - off < *window ? (size_t)(size - off) : *window;
+		/* Mapping the file reads nothing: no page table entry is made
+		 * until the mapping is touched, and it never is. */
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
 
 		if (m == MAP_FAILED) {
 			rc = -errno;
-			break;
+			if (rc == -ENOMEM && *window > page) {
+				*window /= 2;
+				rc = 0;
+			}
+			continue;
 		}
-		if (mincore(m, len, vec) < 0)
-			rc = -errno;
-		else
-			rc = bgread_ranges_from_mincore(out, vec, (len + page - 1) / page, base, page,
-							size);
+		/* For a file mapping, mincore() looks up each page in the
+		 * file's page cache: bit 0 set when present and up to date
+		 * (a page still being read is not, and shows up next time). */
+		rc = mincore(m, len, vec) < 0 ? -errno : 0;
 		(void)munmap(m, len);
+		if (rc == 0)
+			rc = fn(arg, vec, off, len);
+		off += len;
 	}
+	return rc;
+}
+
+/* bgread_scan_resident()'s walk: the file's size and page, the ranges. */
+struct scan {
+	struct bgread_ranges *out;
+	uint64_t size, page;
+};
+
+static int scan_window(void *arg, const unsigned char *vec, uint64_t off, uint64_t len)
+{
+	const struct scan *sc = arg;
+
+	return bgread_ranges_from_mincore(sc->out, vec, (len + sc->page - 1) / sc->page, off,
+					  sc->page, sc->size);
+}
+
+int bgread_scan_resident(int fd, uint64_t size, uint64_t page, struct bgread_ranges *out)
+{
+	struct scan sc = { out, size, page };
+	size_t win = RESIDENT_WINDOW;
+	unsigned char *vec = malloc(win / page);
+	int rc;
+
+	if (!vec)
+		return -ENOMEM;
+	rc = bgread_mincore_walk(fd, size, page, &win, vec, scan_window, &sc);
 	free(vec);
 	return rc;
 }

@@ -51,6 +51,21 @@ bool bgread_mincore_shows(const struct stat *st, const char *path);
  * 0 when it cannot be told. */
 uint64_t bgread_chunk_resident(int fd, uint64_t off, uint64_t len, uint64_t page);
 
+/* One window of bgread_mincore_walk(): page i of [off, off + len) of
+ * the file is resident when bit 0 of vec[i] is set (the last page may
+ * be partial). 0 to go on, -errno to stop the walk. */
+typedef int bgread_window_fn(void *arg, const unsigned char *vec, uint64_t off, uint64_t len);
+
+/*
+ * mincore() over the first size bytes of fd, one window of *window
+ * bytes (a power of two times page) at a time, each handed to fn. vec
+ * holds *window / page bytes. While the address space is short of a
+ * window (mmap's ENOMEM), *window is halved, down to a page, and stays
+ * so for the next walk. 0, fn's error, or -errno.
+ */
+int bgread_mincore_walk(int fd, uint64_t size, uint64_t page, size_t *window, unsigned char *vec,
+			bgread_window_fn *fn, void *arg);
+
 /* What the page cache holds of the first size bytes of fd, appended to
  * out (mincore in windows of 1 GiB). 0 or -errno (out may hold part). */
 int bgread_scan_resident(int fd, uint64_t size, uint64_t page, struct bgread_ranges *out);

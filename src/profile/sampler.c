@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "bgread/resident.h"
 #include "profile/profile.h"
 
 int profile_sampler_init(struct profile_sampler *s, int fd, uint64_t size)
@@ -51,53 +51,43 @@ void profile_sampler_free(struct profile_sampler *s)
 	s->vec = NULL;
 }
 
+/* One window of profile_sample(): the pages newly resident, in order. */
+struct sample {
+	struct profile_sampler *s;
+	struct profile *p;
+	uint64_t got;
+};
+
+static int sample_window(void *arg, const unsigned char *vec, uint64_t off, uint64_t len)
+{
+	struct sample *c = arg;
+	const struct profile_sampler *s = c->s;
+	uint64_t base = off / s->page, pages = len / s->page + (len % s->page != 0), i;
+	int rc;
+
+	for (i = 0; i < pages; i++) {
+		uint64_t *word = &s->seen[(base + i) >> 6], bit = 1ULL << ((base + i) & 63);
+		uint64_t poff, plen;
+
+		if (!(vec[i] & 1) || (*word & bit))
+			continue;
+		*word |= bit;
+		poff = (base + i) * s->page;
+		plen = s->size - poff < s->page ? s->size - poff : s->page;
+		rc = profile_add(c->p, poff, plen);
+		if (rc < 0)
+			return rc;
+		c->got += plen;
+	}
+	return 0;
+}
+
 int profile_sample(struct profile_sampler *s, struct profile *p, uint64_t *added)
 {
-	uint64_t off = 0, got = 0;
-	int rc = 0;
+	struct sample c = { s, p, 0 };
+	int rc = bgread_mincore_walk(s->fd, s->size, s->page, &s->window, s->vec, sample_window, &c);
 
-	while (off < s->size) {
-		size_t len = s->size - off < s->window ? (size_t)(s->size - off) : s->window;
-		uint64_t base = off / s->page, i, pages;
-		void *map;
-
-		/* Mapping the file reads nothing: no page table entry is made
-		 * until the mapping is touched, and it never is. */
-		map = mmap(NULL, len, PROT_READ, MAP_SHARED, s->fd, (off_t)off);
-		if (map == MAP_FAILED) {
-			rc = -errno;
-			if (rc == -ENOMEM && s->window > s->page) {
-				s->window /= 2;   /* short of address space */
-				continue;
-			}
-			break;
-		}
-		/* For a file mapping, mincore() looks up each page in the
-		 * file's page cache: bit 0 set when present and up to date
-		 * (a page still being read is not, and shows up next time). */
-		rc = mincore(map, len, s->vec) < 0 ? -errno : 0;
-		(void)munmap(map, len);
-		if (rc < 0)
-			break;
-		pages = len / s->page + (len % s->page != 0);
-		for (i = 0; i < pages; i++) {
-			uint64_t *word = &s->seen[(base + i) >> 6], bit = 1ULL << ((base + i) & 63);
-			uint64_t poff, plen;
-
-			if (!(s->vec[i] & 1) || (*word & bit))
-				continue;
-			*word |= bit;
-			poff = (base + i) * s->page;
-			plen = s->size - poff < s->page ? s->size - poff : s->page;
-			rc = profile_add(p, poff, plen);
-			if (rc < 0)
-				goto out;
-			got += plen;
-		}
-		off += len;
-	}
-out:
 	if (added)
-		*added = got;
+		*added = c.got;
 	return rc;
 }
