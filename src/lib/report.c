@@ -320,13 +320,34 @@ int report_write(const struct boot_report *r, const char *dir, bool json)
 	return rc;
 }
 
-static int text_set(char *text, size_t cap, const char *key, size_t klen, const char *val,
-		    size_t vlen, size_t tlen, char *line);
+bool report_text_next(const char *text, size_t *pos, struct report_line *l)
+{
+	const char *p = text + *pos, *eq;
+	size_t len;
+
+	if (!*p)
+		return false;
+	len = strcspn(p, "\n");
+	eq = memchr(p, '=', len);
+	l->key = p;
+	l->klen = eq ? (size_t)(eq - p) : len;
+	l->val = eq ? eq + 1 : NULL;
+	l->vlen = eq ? len - l->klen - 1 : 0;
+	*pos += len + (p[len] == '\n');
+	return true;
+}
+
+/* Is l the line of the key KEY (klen bytes)? */
+static bool line_is(const struct report_line *l, const char *key, size_t klen)
+{
+	return l->val && l->klen == klen && !memcmp(l->key, key, klen);
+}
 
 int report_text_set(char *text, size_t cap, const char *key, const char *raw)
 {
-	size_t klen = strlen(key), vlen = strlen(raw), tlen = strlen(text);
-	char *line = text, *val = malloc(vlen + 1);
+	size_t klen = strlen(key), vlen = strlen(raw), tlen = strlen(text), pos = 0, at = 0;
+	struct report_line l;
+	char *val = malloc(vlen + 1);
 	int rc;
 
 	if (!val)
@@ -334,59 +355,63 @@ int report_text_set(char *text, size_t cap, const char *key, const char *raw)
 	/* The value on one line, as kv() writes it: a path with a newline
 	 * must not become a second key. */
 	text_scrub(val, vlen + 1, raw, vlen, ' ');
-	rc = text_set(text, cap, key, klen, val, vlen, tlen, line);
+	while (report_text_next(text, &pos, &l) && !line_is(&l, key, klen))
+		at = pos;
+	if (at < tlen) {
+		/* the key's line: its value replaced, what follows moved */
+		char *v = text + at + klen + 1;
+
+		rc = tlen - l.vlen + vlen >= cap ? -ENOSPC : 0;
+		if (rc == 0) {
+			memmove(v + vlen, v + l.vlen, tlen - (at + klen + 1 + l.vlen) + 1);
+			memcpy(v, val, vlen);
+		}
+	} else {
+		rc = tlen + klen + vlen + 3 >= cap ? -ENOSPC : 0;
+		if (rc == 0)
+			snprintf(text + tlen, cap - tlen, "%s%s=%s\n",
+				 tlen && text[tlen - 1] != '\n' ? "\n" : "", key, val);
+	}
 	free(val);
 	return rc;
 }
 
-static int text_set(char *text, size_t cap, const char *key, size_t klen, const char *val,
-		    size_t vlen, size_t tlen, char *line)
-{
-
-	while (line && *line) {
-		char *eol = strchr(line, '\n');
-		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
-
-		if (llen > klen && !strncmp(line, key, klen) && line[klen] == '=') {
-			size_t old = llen - klen - 1, rest = tlen - (size_t)(line - text) - llen;
-
-			if (tlen - old + vlen >= cap)
-				return -ENOSPC;
-			memmove(line + klen + 1 + vlen, line + llen, rest + 1);
-			memcpy(line + klen + 1, val, vlen);
-			return 0;
-		}
-		line = eol ? eol + 1 : NULL;
-	}
-	if (tlen + klen + vlen + 3 >= cap)
-		return -ENOSPC;
-	snprintf(text + tlen, cap - tlen, "%s%s=%s\n", tlen && text[tlen - 1] != '\n' ? "\n" : "",
-		 key, val);
-	return 0;
-}
-
 int report_text_get(const char *text, const char *key, char *buf, size_t len)
 {
-	size_t klen = strlen(key);
-	const char *p = text;
+	size_t klen = strlen(key), pos = 0;
+	struct report_line l;
 	int found = 0;
 
 	if (len)
 		buf[0] = '\0';
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (llen > klen && !strncmp(p, key, klen) && p[klen] == '=') {
-			if (found)
-				return -EBADMSG;
-			found = 1;
-			if (len)
-				text_scrub(buf, len, p + klen + 1, llen - klen - 1, '?');
-		}
-		p = nl ? nl + 1 : NULL;
+	while (report_text_next(text, &pos, &l)) {
+		if (!line_is(&l, key, klen))
+			continue;
+		if (found)
+			return -EBADMSG;
+		found = 1;
+		if (len)
+			text_scrub(buf, len, l.val, l.vlen, '?');
 	}
 	return found;
+}
+
+const char *report_text_repeated(const char *text, char *key, size_t len)
+{
+	size_t pos = 0, at = 0, opos;
+	struct report_line l, o;
+
+	for (; report_text_next(text, &pos, &l); at = pos) {
+		if (!l.val || l.klen == 0)
+			continue;
+		for (opos = 0; opos < at && report_text_next(text, &opos, &o);) {
+			if (line_is(&o, l.key, l.klen)) {
+				snprintf(key, len, "%.*s", (int)l.klen, l.key);
+				return key;
+			}
+		}
+	}
+	return NULL;
 }
 
 /* The report's text, at most REPORT_AMEND_MAX bytes, into a buffer with

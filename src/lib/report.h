@@ -89,6 +89,27 @@ int report_text_set(char *text, size_t cap, const char *key, const char *val);
  * more than once (a forged line: neither value can be trusted). */
 int report_text_get(const char *text, const char *key, char *buf, size_t len);
 
+/* One line of key=value text, as report_text_next() reads it. */
+struct report_line {
+	const char *key;  /* where the line begins (not NUL-terminated) */
+	size_t klen;      /* the key: the bytes before the first '=' (the
+			   * whole line when it has none) */
+	const char *val;  /* after that '='; NULL: the line has none */
+	size_t vlen;      /* up to the end of the line, its '\n' left out */
+};
+
+/* The line of key=value TEXT at offset *pos (0: the first) into *l, and
+ * *pos moved to the next one: true, or false at the end of the text.
+ * The one reader of the lines that report_kv() writes: the report's
+ * and the lazy copier's status file's. */
+bool report_text_next(const char *text, size_t *pos, struct report_line *l);
+
+/* The first key of key=value TEXT that is on two lines, copied to KEY
+ * (LEN bytes), or NULL. The writers put every value on one line: a
+ * repeated key is a forged line (or not a file of theirs), and neither
+ * value can be trusted. */
+const char *report_text_repeated(const char *text, char *key, size_t len);
+
 /* One key to set in report_amend_at(); val NULL: leave the key as it is. */
 struct report_set {
 	enum key_id key;

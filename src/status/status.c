@@ -21,6 +21,7 @@
 #include "lib/keys.h"
 #include "lib/opts.h"
 #include "lib/ramboot.h"
+#include "lib/report.h"
 #include "lib/sysutil.h"
 #include "dev/zram.h"
 #include "status/status.h"
@@ -145,17 +146,19 @@ static bool report_rate(const char *key, const char *val, uint64_t *bps)
 
 static void report_json(FILE *f, char *text)
 {
-	char *line, *save = NULL;
+	struct report_line l;
+	size_t pos = 0;
 	bool first = true;
 	uint64_t bps;
 
 	fputs("{", f);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
+	while (report_text_next(text, &pos, &l)) {
+		char *line = text + (l.key - text), *eq = line + l.klen;
 
-		if (line[0] == '#' || !eq || eq == line)
+		if (line[0] == '#' || !l.val || l.klen == 0)
 			continue;
 		*eq = '\0';
+		eq[1 + l.vlen] = '\0';
 		fprintf(f, "%s\n    ", first ? "" : ",");
 		first = false;
 		if (report_rate(line, eq + 1, &bps)) {
@@ -200,48 +203,24 @@ static bool lazy_time_ok(const char *s)
 	return f > 0 && f <= 9 && !s[n + 1 + f];
 }
 
-/* The first key (of key=value lines) that appears twice, copied to key,
- * or NULL. The writers put every value on one line: a repeated key is
- * a forged line (or not a file of theirs), and neither the first value
- * nor the last can be trusted. */
-static const char *repeated_key(const char *text, char *key, size_t keylen)
-{
-	const char *line, *other;
-
-	for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
-		size_t k = strcspn(line, "=\n");
-
-		if (line[k] != '=' || k == 0)
-			continue;
-		for (other = text; other < line;
-		     other = strchr(other, '\n') ? strchr(other, '\n') + 1 : line) {
-			if (!strncmp(other, line, k + 1)) {
-				snprintf(key, keylen, "%.*s", (int)k, line);
-				return key;
-			}
-		}
-	}
-	return NULL;
-}
-
 /* key=value lines; a line without '=', an unknown key or a malformed
  * number is skipped. The caller refuses a text with a repeated key. */
 static void lazy_parse(char *text, struct lazy_status *ls)
 {
-	char *line, *save = NULL;
+	struct report_line l;
+	size_t pos = 0;
 	uint64_t cached, network, size;
 	int k;
 
 	memset(ls, 0, sizeof(*ls));
 	ls->permille = -1;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-		const char *v;
+	while (report_text_next(text, &pos, &l)) {
+		char *line = text + (l.key - text), *v = line + l.klen + 1;
 
-		if (!eq)
+		if (!l.val)
 			continue;
-		*eq = '\0';
-		v = eq + 1;
+		v[-1] = '\0';
+		v[l.vlen] = '\0';
 		k = key_find(KEY_LAZY, line);
 		/* the name of the --rate cap before the key said its unit */
 		if (k < 0 && !strcmp(line, "rate"))
@@ -288,20 +267,19 @@ static void put_paren(const char *s)
  * binary units, control characters as '?'. */
 static void print_report(const char *text)
 {
-	const char *p = text;
+	struct report_line l;
+	size_t pos = 0;
 
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t llen = nl ? (size_t)(nl - p) : strlen(p);
+	while (report_text_next(text, &pos, &l)) {
+		size_t llen = l.val ? l.klen + 1 + l.vlen : l.klen;
 		char line[1024], sz[64], *eq;
 		uint64_t bps;
 		int k;
 
 		if (llen >= sizeof(line))
 			llen = sizeof(line) - 1;
-		memcpy(line, p, llen);
+		memcpy(line, l.key, llen);
 		line[llen] = '\0';
-		p = nl ? nl + 1 : p + strlen(p);
 		eq = strchr(line, '=');
 		if (!line[0] || (eq && !eq[1]))
 			continue;
@@ -600,12 +578,12 @@ int status_show(const struct status_opts *o)
 	if (n < 0 && n != -ENOENT)
 		rb_warn("%s: %s", LAZY, n == -EINVAL ? "not a regular file; ignored" :
 			strerror((int)-n));
-	if (have_report && repeated_key(report, key, sizeof(key))) {
+	if (have_report && report_text_repeated(report, key, sizeof(key))) {
 		rb_warn("%s: the key %s is repeated; ignored", REPORT, key);
 		have_report = false;
 		report_bad = true;
 	}
-	if (have_lazy && repeated_key(lazy, key, sizeof(key))) {
+	if (have_lazy && report_text_repeated(lazy, key, sizeof(key))) {
 		rb_warn("%s: the key %s is repeated; ignored", LAZY, key);
 		have_lazy = false;
 	}
