@@ -18,6 +18,7 @@
 #include "tap.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
+#include "manifest_in.h"
 #include "lib/report.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -28,28 +29,6 @@
 /* a 3-chunk image of 65536-byte chunks, the last one 1 byte */
 #define HEAD "ramboot-manifest 2\nsize 131073\nsha256 " HEX "\nchunk-size 65536\n"
 #define GOOD HEAD "chunk 0 " H_ZERO64K "\nchunk 1 " HEX "\nchunk 2 " H_EMPTY "\n"
-
-static char err[256];
-
-static int parse_n(const char *buf, size_t len, struct manifest *m)
-{
-	char *copy = malloc(len ? len : 1);
-	int rc;
-
-	if (!copy)
-		abort();
-	memcpy(copy, buf, len);
-	memset(m, 0x5a, sizeof(*m));
-	err[0] = '\0';
-	rc = manifest_parse(len ? copy : copy + 1, len, m, err, sizeof(err));
-	free(copy);
-	return rc;
-}
-
-static int parse(const char *s, struct manifest *m)
-{
-	return parse_n(s, strlen(s), m);
-}
 
 static void hex2bin(const char *hex, uint8_t out[32])
 {
