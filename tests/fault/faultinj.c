@@ -429,16 +429,18 @@ int enter(struct call *c)
 	return 0;
 }
 
-/* The real call moved N bytes (or failed): count them. Keeps errno. */
-void done(const struct call *c, ssize_t n)
+/* The real call moved N bytes (or failed): count them. Returns N, keeps
+ * errno. */
+ssize_t done(const struct call *c, ssize_t n)
 {
 	unsigned i;
 
 	if (n <= 0 || !c->counted)
-		return;
+		return n;
 	for (i = 0; i < nrules; i++)
 		if (c->counted & (1u << i))
 			atomic_fetch_add(&rules[i].bytes, (uint64_t)n);
+	return n;
 }
 
 __attribute__((constructor))

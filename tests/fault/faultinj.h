@@ -71,6 +71,22 @@ struct call {
 #define FD_CALL(o, f, len_) { .op = (o), .fd = (f), .fd2 = -1, .len = (len_) }
 #define PATH_CALL(o, p)     { .op = (o), .fd = -1, .fd2 = -1, .path = (p) }
 
+/*
+ * A wrapper, one line each: FN with PARAMS runs the rules for the call
+ * CALL_ (FD_CALL, PATH_CALL) and then, unless one failed it, the real FN
+ * with ARGS, which may use c.len (the length after= left); the bytes it
+ * moved are counted (done). RET is what FN returns: -1 fails it.
+ */
+#define WRAP(ret, fn, call_, params, args)				\
+	ret fn params							\
+	{								\
+		struct call c = call_;					\
+									\
+		if (enter(&c) < 0)					\
+			return -1;					\
+		return (ret)done(&c, REAL(fn) args);			\
+	}
+
 /* Nothing but the wrappers leaves the shared object. */
 #pragma GCC visibility push(hidden)
 
@@ -92,7 +108,7 @@ uint32_t fd_rules(int fd);
 void say(const char *s);
 void resolve_all(void);
 int enter(struct call *c);
-void done(const struct call *c, ssize_t n);
+ssize_t done(const struct call *c, ssize_t n);
 
 extern ssize_t (*real_read)(int, void *, size_t);
 extern ssize_t (*real___read_chk)(int, void *, size_t, size_t);

@@ -26,33 +26,12 @@ int ioctl(int fd, unsigned long req, ...)
 	return REAL(ioctl)(fd, req, arg);
 }
 
-int mount(const char *src, const char *target, const char *type, unsigned long flags,
-	  const void *data)
-{
-	struct call c = PATH_CALL(OP_MOUNT, target);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(mount)(src, target, type, flags, data);
-}
-
-int umount(const char *target)
-{
-	struct call c = PATH_CALL(OP_UMOUNT, target);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(umount)(target);
-}
-
-int umount2(const char *target, int flags)
-{
-	struct call c = PATH_CALL(OP_UMOUNT, target);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(umount2)(target, flags);
-}
+/* mount: the rules see the target */
+WRAP(int, mount, PATH_CALL(OP_MOUNT, path),
+     (const char *src, const char *path, const char *type, unsigned long flags, const void *data),
+     (src, path, type, flags, data))
+WRAP(int, umount, PATH_CALL(OP_UMOUNT, path), (const char *path), (path))
+WRAP(int, umount2, PATH_CALL(OP_UMOUNT, path), (const char *path, int flags), (path, flags))
 
 /* ---- mmap ---- */
 
@@ -84,58 +63,23 @@ static void *mapped(const struct call *c, void *p, int fd)
 	return p;
 }
 
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	struct call c = FD_CALL(OP_MMAP, fd, 0);
+/* A file's mapping (fd >= 0) runs the rules; MAP_FAILED fails it. */
+#define MMAP(fn, off_t_)						\
+	void *fn(void *addr, size_t len, int prot, int flags, int fd, off_t_ off) \
+	{								\
+		struct call c = FD_CALL(OP_MMAP, fd, 0);		\
+									\
+		if (fd >= 0 && enter(&c) < 0)				\
+			return MAP_FAILED;				\
+		return mapped(&c, REAL(fn)(addr, len, prot, flags, fd, off), fd); \
+	}
 
-	if (fd >= 0 && enter(&c) < 0)
-		return MAP_FAILED;
-	return mapped(&c, REAL(mmap)(addr, len, prot, flags, fd, off), fd);
-}
-
-void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
-{
-	struct call c = FD_CALL(OP_MMAP, fd, 0);
-
-	if (fd >= 0 && enter(&c) < 0)
-		return MAP_FAILED;
-	return mapped(&c, REAL(mmap64)(addr, len, prot, flags, fd, off), fd);
-}
+MMAP(mmap, off_t)
+MMAP(mmap64, off64_t)
 
 /* ---- stat ---- */
 
-int stat(const char *path, struct stat *st)
-{
-	struct call c = PATH_CALL(OP_STAT, path);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(stat)(path, st);
-}
-
-int stat64(const char *path, struct stat64 *st)
-{
-	struct call c = PATH_CALL(OP_STAT, path);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(stat64)(path, st);
-}
-
-int lstat(const char *path, struct stat *st)
-{
-	struct call c = PATH_CALL(OP_STAT, path);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(lstat)(path, st);
-}
-
-int lstat64(const char *path, struct stat64 *st)
-{
-	struct call c = PATH_CALL(OP_STAT, path);
-
-	if (enter(&c) < 0)
-		return -1;
-	return REAL(lstat64)(path, st);
-}
+WRAP(int, stat, PATH_CALL(OP_STAT, path), (const char *path, struct stat *st), (path, st))
+WRAP(int, stat64, PATH_CALL(OP_STAT, path), (const char *path, struct stat64 *st), (path, st))
+WRAP(int, lstat, PATH_CALL(OP_STAT, path), (const char *path, struct stat *st), (path, st))
+WRAP(int, lstat64, PATH_CALL(OP_STAT, path), (const char *path, struct stat64 *st), (path, st))

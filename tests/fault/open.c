@@ -63,100 +63,51 @@ static bool needs_mode(int flags)
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
 }
 
-#define MODE_ARG(flags, mode)                          \
-	do {                                           \
-		if (needs_mode(flags)) {               \
-			va_list ap;                    \
-			va_start(ap, flags);           \
-			(mode) = va_arg(ap, mode_t);   \
-			va_end(ap);                    \
-		}                                      \
+#define MODE_ARG(flags, mode)						\
+	do {								\
+		if (needs_mode(flags)) {				\
+			va_list ap;					\
+			va_start(ap, flags);				\
+			(mode) = va_arg(ap, mode_t);			\
+			va_end(ap);					\
+		}							\
 	} while (0)
 
-int open(const char *path, int flags, ...)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-	mode_t mode = 0;
+/* open and openat with the mode they were given; DIR: the directory fd
+ * the path is relative to (AT_FDCWD for open). */
+#define OPEN(fn, dir_, params, args)					\
+	int fn params							\
+	{								\
+		struct call c = PATH_CALL(OP_OPEN, path);		\
+		mode_t mode = 0;					\
+									\
+		MODE_ARG(flags, mode);					\
+		if (enter(&c) < 0)					\
+			return -1;					\
+		return opened_at(REAL(fn) args, dir_, path);		\
+	}
 
-	MODE_ARG(flags, mode);
-	if (enter(&c) < 0)
-		return -1;
-	return opened(REAL(open)(path, flags, mode), path);
-}
-
-int open64(const char *path, int flags, ...)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (enter(&c) < 0)
-		return -1;
-	return opened(REAL(open64)(path, flags, mode), path);
-}
-
-int openat(int dir, const char *path, int flags, ...)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (enter(&c) < 0)
-		return -1;
-	return opened_at(REAL(openat)(dir, path, flags, mode), dir, path);
-}
-
-int openat64(int dir, const char *path, int flags, ...)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (enter(&c) < 0)
-		return -1;
-	return opened_at(REAL(openat64)(dir, path, flags, mode), dir, path);
-}
+OPEN(open, AT_FDCWD, (const char *path, int flags, ...), (path, flags, mode))
+OPEN(open64, AT_FDCWD, (const char *path, int flags, ...), (path, flags, mode))
+OPEN(openat, dir, (int dir, const char *path, int flags, ...), (dir, path, flags, mode))
+OPEN(openat64, dir, (int dir, const char *path, int flags, ...), (dir, path, flags, mode))
 
 /* The _2 variants take no mode: the real one aborts when one is needed. */
-int __open_2(const char *path, int flags);
-int __open_2(const char *path, int flags)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
+#define OPEN_2(fn, dir_, params, args)					\
+	int fn params;							\
+	int fn params							\
+	{								\
+		struct call c = PATH_CALL(OP_OPEN, path);		\
+									\
+		if (!needs_mode(flags) && enter(&c) < 0)		\
+			return -1;					\
+		return opened_at(REAL(fn) args, dir_, path);		\
+	}
 
-	if (!needs_mode(flags) && enter(&c) < 0)
-		return -1;
-	return opened(REAL(__open_2)(path, flags), path);
-}
-
-int __open64_2(const char *path, int flags);
-int __open64_2(const char *path, int flags)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-
-	if (!needs_mode(flags) && enter(&c) < 0)
-		return -1;
-	return opened(REAL(__open64_2)(path, flags), path);
-}
-
-int __openat_2(int dir, const char *path, int flags);
-int __openat_2(int dir, const char *path, int flags)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-
-	if (!needs_mode(flags) && enter(&c) < 0)
-		return -1;
-	return opened_at(REAL(__openat_2)(dir, path, flags), dir, path);
-}
-
-int __openat64_2(int dir, const char *path, int flags);
-int __openat64_2(int dir, const char *path, int flags)
-{
-	struct call c = PATH_CALL(OP_OPEN, path);
-
-	if (!needs_mode(flags) && enter(&c) < 0)
-		return -1;
-	return opened_at(REAL(__openat64_2)(dir, path, flags), dir, path);
-}
+OPEN_2(__open_2, AT_FDCWD, (const char *path, int flags), (path, flags))
+OPEN_2(__open64_2, AT_FDCWD, (const char *path, int flags), (path, flags))
+OPEN_2(__openat_2, dir, (int dir, const char *path, int flags), (dir, path, flags))
+OPEN_2(__openat64_2, dir, (int dir, const char *path, int flags), (dir, path, flags))
 
 /* Linux releases the fd even when close fails: so does an injected error. */
 int close(int fd)
