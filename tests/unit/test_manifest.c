@@ -14,11 +14,15 @@
 #include "tap.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
-#include "manifest_in.h"
+#include "exact.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 #define HEXU "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"
 #define GOOD "ramboot-manifest 1\nsize 1073741824\nsha256 " HEX "\n"
+
+static char err[256];
+
+EXACT_PARSE(manifest_parse, struct manifest, 0x5a)
 
 /* A refusal always says why. */
 static void check_refused(const char *s)

@@ -18,7 +18,7 @@
 #include "tap.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
-#include "manifest_in.h"
+#include "exact.h"
 #include "lib/report.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -29,6 +29,10 @@
 /* a 3-chunk image of 65536-byte chunks, the last one 1 byte */
 #define HEAD "ramboot-manifest 2\nsize 131073\nsha256 " HEX "\nchunk-size 65536\n"
 #define GOOD HEAD "chunk 0 " H_ZERO64K "\nchunk 1 " HEX "\nchunk 2 " H_EMPTY "\n"
+
+static char err[256];
+
+EXACT_PARSE(manifest_parse, struct manifest, 0x5a)
 
 static void hex2bin(const char *hex, uint8_t out[32])
 {
