@@ -250,10 +250,17 @@ static void test_openat(void)
 	rm("x");
 }
 
+/* No test left a file behind, not even a hidden temporary. */
+static void test_nothing_left(void)
+{
+	CHECK_EQ_INT(entries(), 0);
+	CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
-		return 1;
+		abort();
 	RUN(test_new_file);
 	RUN(test_abort);
 	RUN(test_exists);
@@ -261,7 +268,6 @@ int main(void)
 	RUN(test_protect);
 	RUN(test_names);
 	RUN(test_openat);
-	if (rmdir(dir) < 0)
-		printf("# %s not empty\n", dir);
+	RUN(test_nothing_left);
 	return TAP_DONE();
 }
