@@ -58,14 +58,6 @@ need_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (mount, zram)"
 }
 
-make_sqfs() { # path
-	local d=$BATS_TEST_TMPDIR/tree
-	mkdir -p "$d/etc" "$d/sbin"
-	echo hello >"$d/etc/hostname"
-	head -c 300000 /dev/urandom >"$d/sbin/init"
-	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
-}
-
 @test "boot: off by default: nothing on stdout, report says off" {
 	rb
 	assert_success

@@ -16,21 +16,13 @@ setup() {
 	K=$BATS_TEST_TMPDIR/keys
 	mkdir -p "$K"
 	IMG=$R/root/images/x.img
-	make_sqfs "$IMG"
+	make_sqfs "$IMG" 200000
 	"$BIN" keygen "$K/lab" >/dev/null
 	"$BIN" keygen "$K/other" >/dev/null
 }
 
 teardown() {
 	ram_umount
-}
-
-make_sqfs() { # path
-	local d=$BATS_TEST_TMPDIR/tree
-	mkdir -p "$d/etc" "$d/sbin"
-	echo hello >"$d/etc/hostname"
-	head -c 200000 /dev/urandom >"$d/sbin/init"
-	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
 }
 
 trust() { # key name: its public key into the initrd

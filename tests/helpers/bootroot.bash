@@ -18,6 +18,9 @@
 # report KEY: the value of KEY in R's run/ramboot/report.
 # ram_umount: the tmpfs of the RAM copy (run/ramboot/ram) unmounted, in
 #   teardown.
+# make_sqfs PATH [BYTES]: a squashfs image at PATH of a small tree (an
+#   etc/hostname, and an sbin/init of BYTES random bytes, 300000 unless
+#   given).
 
 load helpers/base
 
@@ -45,4 +48,12 @@ ram_umount() {
 	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
 		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
 	fi
+}
+
+make_sqfs() {
+	local d=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$d/etc" "$d/sbin"
+	echo hello >"$d/etc/hostname"
+	head -c "${2:-300000}" /dev/urandom >"$d/sbin/init"
+	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
 }
