@@ -136,9 +136,9 @@ unit: $(UNIT_BIN)
 .SECONDARY: $(LIBOBJ)
 
 # The LD_PRELOAD fault-injection shim of the tests (tests/fault/README).
-build/faultinj.so: tests/fault/faultinj.c | build/host
+build/faultinj.so: $(wildcard tests/fault/*.c tests/fault/*.h) | build/host
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(WERROR) $(CFLAGS) $(DEPFLAGS) -shared -fPIC -pthread -o $@ $< -ldl
+	$(Q)$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(WERROR) $(CFLAGS) -shared -fPIC -pthread -o $@ $(filter %.c,$^) -ldl
 
 man: $(MAN)
 build/man/%: man/%.md man/mkman.sh man/links.lua VERSION $(wildcard docs/*.md) | build/man

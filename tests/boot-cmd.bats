@@ -9,18 +9,10 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT_BIN:-$TOP/ramboot}
+load helpers/bootroot
 
 setup() {
-	R=$BATS_TEST_TMPDIR/root
-	mkdir -p "$R/proc" "$R/root/images" "$R/etc"
-	: >"$R/proc/cmdline"
-	meminfo 8000000
+	bootroot_init 8000000
 	ZRAM_ID=
 }
 
@@ -31,9 +23,7 @@ teardown() {
 		echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
 		echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
 	fi
-	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
-		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
-	fi
+	ram_umount
 	zram_cleanup
 }
 
@@ -54,17 +44,6 @@ zram_cleanup() {
 	return 0
 }
 
-meminfo() { # MemAvailable in kB
-	printf 'MemTotal:       %s kB\nMemFree:        %s kB\nMemAvailable:   %s kB\n' \
-		"$(($1 + 100000))" "$1" "$1" >"$R/proc/meminfo"
-}
-
-# Run `ramboot boot` in the fixture root. $RAMBOOT_BIN (the binary under
-# test) must not reach it: RAMBOOT= is the mode setting.
-rb() {
-	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot "$@"
-}
-
 rbenv() { # VAR=value... -- args
 	local vars=()
 	while [ "$1" != -- ]; do
@@ -75,20 +54,8 @@ rbenv() { # VAR=value... -- args
 	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "${vars[@]}" "$BIN" boot "$@"
 }
 
-report() { # key -> value
-	sed -n "s/^$1=//p" "$R/run/ramboot/report"
-}
-
 need_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (mount, zram)"
-}
-
-make_sqfs() { # path
-	local d=$BATS_TEST_TMPDIR/tree
-	mkdir -p "$d/etc" "$d/sbin"
-	echo hello >"$d/etc/hostname"
-	head -c 300000 /dev/urandom >"$d/sbin/init"
-	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
 }
 
 @test "boot: off by default: nothing on stdout, report says off" {
@@ -656,9 +623,7 @@ lazy_cleanup() {
 	if [ -n "${LAZY_LOOP:-}" ]; then
 		losetup -d "$LAZY_LOOP" 2>/dev/null || true
 	fi
-	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
-		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
-	fi
+	ram_umount
 	LAZY_MNT= LAZY_LOOP=
 }
 

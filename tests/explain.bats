@@ -7,26 +7,17 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+load helpers/bootroot
 
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT_BIN:-$TOP/ramboot}
-
+# MemFree differs from MemAvailable: the verdict reads MemAvailable.
 setup() {
-	R=$BATS_TEST_TMPDIR/root
-	mkdir -p "$R/proc" "$R/root/images" "$R/etc" "$R/dev"
-	meminfo 8000000
+	bootroot_init 8000000 8100000 16000000
+	mkdir -p "$R/dev"
 	: >"$R/dev/kmsg"
 	head -c 3000000 /dev/zero >"$R/root/images/x86_64.img"
 }
 
-meminfo() { # MemAvailable in kB; MemFree differs
-	printf 'MemTotal: %s kB\nMemFree: %s kB\nMemAvailable: %s kB\n' \
-		"$(($1 + 100000))" "$(($1 * 2))" "$1" >"$R/proc/meminfo"
-}
-
+# rb ARGS: ramboot ARGS (the command too) in the fixture root.
 rb() {
 	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$@"
 }
@@ -56,7 +47,7 @@ nothing_written() {
 }
 
 @test "explain: the memory verdict reads MemAvailable, with the reserve" {
-	meminfo 100000
+	meminfo 100000 200000 200000
 	echo "ramboot=ram ramboot.verify=off ltsp.image=images/x86_64.img" >"$R/proc/cmdline"
 	rb "$BIN" boot --explain
 	assert_success

@@ -6,13 +6,8 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-load 'helpers/fault'
-
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT_BIN:-$TOP/ramboot}
+load helpers/base
+load helpers/fault
 
 setup() {
 	cd "$TOP" || return 1

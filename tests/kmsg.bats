@@ -8,22 +8,12 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT_BIN:-$TOP/ramboot}
+load helpers/bootroot
 
 setup() {
-	R=$BATS_TEST_TMPDIR/root
-	mkdir -p "$R/proc" "$R/root/images" "$R/etc" "$R/dev"
-	printf 'MemTotal: 9000000 kB\nMemFree: 8000000 kB\nMemAvailable: 8000000 kB\n' >"$R/proc/meminfo"
+	bootroot_init 8000000 9000000
+	mkdir -p "$R/dev"
 	: >"$R/dev/kmsg"
-}
-
-rb() {
-	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot "$@"
 }
 
 @test "kmsg: a fallback reaches the kernel log as one warning record" {

@@ -19,6 +19,7 @@
 
 load helpers/common
 load helpers/fault
+load helpers/profile
 
 setup_file() {
 	faultinj_build
@@ -72,33 +73,6 @@ evict() {
 	sync "$1"
 	dd if="$1" iflag=nocache count=0 status=none
 	[ "$(resident_pages "$1")" -eq 0 ] || skip "cannot drop $1 from the page cache"
-}
-
-# ends_sha FILE: image-ends-sha256 (profile.h): the first and the last MiB,
-# or the whole file when it is at most 2 MiB.
-ends_sha() {
-	local n
-	n=$(stat -c %s "$1")
-	if [ "$n" -le 2097152 ]; then
-		sha256sum <"$1"
-	else
-		{ head -c 1048576 "$1"; tail -c 1048576 "$1"; } | sha256sum
-	fi | cut -d' ' -f1
-}
-
-# write_profile OUT IMAGE [OFF LEN]...: a profile of IMAGE in the format of
-# docs/profiles.md, with these ranges in this order.
-write_profile() {
-	local out=$1 img=$2
-	shift 2
-	{
-		printf 'ramboot-profile 1\nimage-size %s\n' "$(stat -c %s "$img")"
-		printf 'image-ends-sha256 %s\npage-size 4096\n' "$(ends_sha "$img")"
-		while [ $# -ge 2 ]; do
-			printf 'range %s %s\n' "$1" "$2"
-			shift 2
-		done
-	} >"$out"
 }
 
 # reads: the "read OFF LEN (KIND)" lines of the last run's stderr, as

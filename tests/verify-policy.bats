@@ -9,37 +9,20 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT_BIN:-$TOP/ramboot}
+load helpers/bootroot
 
 setup() {
-	R=$BATS_TEST_TMPDIR/root
+	bootroot_init 8000000
 	K=$BATS_TEST_TMPDIR/keys
-	mkdir -p "$R/proc" "$R/root/images" "$R/etc" "$K"
-	printf 'MemTotal: 8100000 kB\nMemFree: 8000000 kB\nMemAvailable: 8000000 kB\n' \
-		>"$R/proc/meminfo"
+	mkdir -p "$K"
 	IMG=$R/root/images/x.img
-	make_sqfs "$IMG"
+	make_sqfs "$IMG" 200000
 	"$BIN" keygen "$K/lab" >/dev/null
 	"$BIN" keygen "$K/other" >/dev/null
 }
 
 teardown() {
-	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
-		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
-	fi
-}
-
-make_sqfs() { # path
-	local d=$BATS_TEST_TMPDIR/tree
-	mkdir -p "$d/etc" "$d/sbin"
-	echo hello >"$d/etc/hostname"
-	head -c 200000 /dev/urandom >"$d/sbin/init"
-	mksquashfs "$d" "$1" -quiet -noappend -no-progress >/dev/null
+	ram_umount
 }
 
 trust() { # key name: its public key into the initrd
@@ -47,13 +30,10 @@ trust() { # key name: its public key into the initrd
 	cp "$K/$1.pub" "$R/etc/ramboot/keys/"
 }
 
+# rb SETTINGS: `ramboot boot` with SETTINGS as its kernel command line.
 rb() {
 	echo "$*" >"$R/proc/cmdline"
 	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot
-}
-
-report() { # key -> value
-	sed -n "s/^$1=//p" "$R/run/ramboot/report"
 }
 
 need_root() {

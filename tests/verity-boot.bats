@@ -12,19 +12,10 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=${RAMBOOT_BIN:-$TOP/ramboot}
+load helpers/bootroot
 
 setup() {
-	R=$BATS_TEST_TMPDIR/root
-	mkdir -p "$R/proc" "$R/root/images" "$R/etc"
-	: >"$R/proc/cmdline"
-	printf 'MemTotal:       9000000 kB\nMemFree:        8000000 kB\nMemAvailable:   8000000 kB\n' \
-		>"$R/proc/meminfo"
+	bootroot_init 8000000 9000000
 	IMG=$R/root/images/x86_64.img
 }
 
@@ -32,9 +23,7 @@ teardown() {
 	if [ -e "$R/dev/mapper/ramboot-verity" ]; then
 		RAMBOOT_ROOT=$R "$BIN" verity close ramboot-verity 2>/dev/null || true
 	fi
-	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
-		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
-	fi
+	ram_umount
 	# A loop device of ours that outlived the test fails the next check.
 	loops_of "$R" | while read -r l; do losetup -d "/dev/$l" 2>/dev/null || true; done
 }
@@ -50,14 +39,6 @@ loops_of() {
 			;;
 		esac
 	done
-}
-
-rb() {
-	run --separate-stderr env -u RAMBOOT RAMBOOT_ROOT="$R" "$BIN" boot "$@"
-}
-
-report() {
-	sed -n "s/^$1=//p" "$R/run/ramboot/report"
 }
 
 need_root() {

@@ -19,20 +19,9 @@
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154,SC2016
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# TOP, RAMBOOT_BIN, bats-support and bats-assert
+load helpers/base
 
-TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-RAMBOOT_BIN=${RAMBOOT_BIN:-$TOP/ramboot}
-export RAMBOOT_BIN
-# `ramboot boot` reads every RAMBOOT_* variable as a boot setting: none
-# from the caller (RAMBOOT_QEMU_ACCEL, a setting to test, ...) reaches the
-# program under test; each test sets what it means. tests/run-tests.sh
-# does the same for the files that do not load this one.
-while read -r v; do
-	[ "$v" = RAMBOOT_BIN ] || unset "$v"
-done < <(compgen -e -X '!RAMBOOT_*')
 FIX=$BATS_RUN_TMPDIR/fixtures
 
 # codec name (as given to -d) -> file extension of the fixture

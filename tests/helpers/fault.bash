@@ -18,7 +18,8 @@
 # Every process started under faultinj_run loads the shim, children too:
 # keep rules off helper programs (timeout, env, sh) with path=, fd= or prog=.
 
-FAULTINJ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fault" && pwd)/faultinj.c
+# The shim's sources: faultinj.c and the files of its wrappers.
+FAULTINJ_SRC=("$(cd "$(dirname "${BASH_SOURCE[0]}")/../fault" && pwd)"/*.c)
 FAULTINJ_SO=${FAULTINJ_SO:-$BATS_RUN_TMPDIR/faultinj.so}
 
 # The project's warning flags: the shim is held to the same standard.
@@ -32,7 +33,7 @@ faultinj_build() {
 	local tmp out
 	[ -s "$FAULTINJ_SO" ] && return 0
 	tmp=$FAULTINJ_SO.$$.tmp
-	if ! out=$("${CC:-cc}" "${FAULTINJ_CFLAGS[@]}" -o "$tmp" "$FAULTINJ_SRC" -ldl 2>&1); then
+	if ! out=$("${CC:-cc}" "${FAULTINJ_CFLAGS[@]}" -o "$tmp" "${FAULTINJ_SRC[@]}" -ldl 2>&1); then
 		rm -f "$tmp"
 		echo "# faultinj build failed:" >&2
 		printf '%s\n' "$out" >&2

@@ -15,6 +15,7 @@
 
 #define SHA256_NO_COMPAT
 #include "tap.h"
+#include "exact.h"
 #include "lib/ramboot.h"
 #include "lib/sha256.h"
 #include "format/cdc.h"
@@ -28,24 +29,7 @@
 
 static char err[512];
 
-static int parse_n(const char *s, size_t len, struct cindex *ci)
-{
-	char *copy = malloc(len ? len : 1);
-	int rc;
-
-	if (!copy)
-		abort();
-	memcpy(copy, s, len);
-	err[0] = '\0';
-	rc = cindex_parse(len ? copy : copy + 1, len, ci, err, sizeof(err));
-	free(copy);
-	return rc;
-}
-
-static int parse(const char *s, struct cindex *ci)
-{
-	return parse_n(s, strlen(s), ci);
-}
+EXACT_PARSE(cindex_parse, struct cindex, 0)
 
 /* Refused, with a reason, nothing left allocated. */
 static void refused(const char *s, const char *why)

@@ -11,23 +11,13 @@
 #include <string.h>
 
 #include "tap.h"
+#include "exact.h"
 #include "lib/ramboot.h"
 #include "format/cstate.h"
 
 static char err[256];
 
-static int parse_n(const char *s, size_t len, struct cstate *st)
-{
-	char *copy = malloc(len ? len : 1);
-	int rc;
-
-	if (!copy)
-		abort();
-	memcpy(copy, s, len);
-	rc = cstate_parse(copy, len, st, err, sizeof(err));
-	free(copy);
-	return rc;
-}
+EXACT_PARSE(cstate_parse, struct cstate, 0)
 
 static void sample(struct cstate *s)
 {

@@ -14,6 +14,7 @@
 #include "tap.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
+#include "exact.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 #define HEXU "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"
@@ -21,25 +22,7 @@
 
 static char err[256];
 
-static int parse_n(const char *buf, size_t len, struct manifest *m)
-{
-	char *copy = malloc(len ? len : 1);
-	int rc;
-
-	if (!copy)
-		abort();
-	memcpy(copy, buf, len);
-	memset(m, 0x5a, sizeof(*m));
-	err[0] = '\0';
-	rc = manifest_parse(len ? copy : copy + 1, len, m, err, sizeof(err));
-	free(copy);
-	return rc;
-}
-
-static int parse(const char *s, struct manifest *m)
-{
-	return parse_n(s, strlen(s), m);
-}
+EXACT_PARSE(manifest_parse, struct manifest, 0x5a)
 
 /* A refusal always says why. */
 static void check_refused(const char *s)

@@ -18,6 +18,7 @@
 #include "tap.h"
 #include "lib/ramboot.h"
 #include "format/manifest.h"
+#include "exact.h"
 #include "lib/report.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -31,25 +32,7 @@
 
 static char err[256];
 
-static int parse_n(const char *buf, size_t len, struct manifest *m)
-{
-	char *copy = malloc(len ? len : 1);
-	int rc;
-
-	if (!copy)
-		abort();
-	memcpy(copy, buf, len);
-	memset(m, 0x5a, sizeof(*m));
-	err[0] = '\0';
-	rc = manifest_parse(len ? copy : copy + 1, len, m, err, sizeof(err));
-	free(copy);
-	return rc;
-}
-
-static int parse(const char *s, struct manifest *m)
-{
-	return parse_n(s, strlen(s), m);
-}
+EXACT_PARSE(manifest_parse, struct manifest, 0x5a)
 
 static void hex2bin(const char *hex, uint8_t out[32])
 {

@@ -20,6 +20,7 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
+#include "exact.h"
 #include "lib/ramboot.h"
 #include "bgread/sched.h"
 #include "profile/profile.h"
@@ -41,25 +42,7 @@ static int skip(const char *name, const char *why)
 	return 0;
 }
 
-static int parse_n(const char *buf, size_t len, struct profile *p)
-{
-	char *copy = malloc(len ? len : 1);
-	int rc;
-
-	if (!copy)
-		abort();
-	memcpy(copy, buf, len);
-	memset(p, 0x5a, sizeof(*p));
-	err[0] = '\0';
-	rc = profile_parse(len ? copy : copy + 1, len, p, err, sizeof(err));
-	free(copy);
-	return rc;
-}
-
-static int parse(const char *s, struct profile *p)
-{
-	return parse_n(s, strlen(s), p);
-}
+EXACT_PARSE(profile_parse, struct profile, 0x5a)
 
 /* A refusal says why, names the line, and leaves the profile empty. */
 static void check_refused_at(const char *s, const char *why)
