@@ -56,7 +56,7 @@
 #include "format/cindex.h"
 #include "format/manifest.h"
 #include "codec/delta.h"
-#include "trust/sign.h"
+#include "trust/policy.h"
 #include "load/load.h"
 #include "source/source.h"
 #include "cache/cache.h"
@@ -89,32 +89,23 @@ struct refresh {
 	size_t errlen;
 };
 
-/* The manifest's bytes under the signature policy, as `ramboot load`
- * checks them (the signature, then the parse, of these very bytes): the
- * one place this command calls it. No path: behind the boot, the switch
- * of root may have taken /proc from this process. */
-static int manifest_policy(const char *buf, size_t len, const struct cache_refresh_opts *o,
-			   struct manifest *m, char *who, size_t wholen, char *err, size_t errlen)
-{
-	struct sign_who w;
-	int rc;
-
-	memset(m, 0, sizeof(*m));
-	if (o->signed_only) {
-		rc = sign_check(buf, len, o->keydir, &w, err, errlen);
-		if (rc < 0)
-			return rc;
-		snprintf(who, wholen, "%s %s", w.name, w.keyid);
-	}
-	return manifest_parse(buf, len, m, err, errlen);
-}
-
-/* Read the manifest once; the policy checks and parses those very bytes,
- * which are the bytes kept beside the slot. */
+/* Read the manifest once; the verification policy (trust/policy.h, as
+ * `ramboot load` has it) checks and parses those very bytes, which are
+ * the bytes kept beside the slot. No path but the manifest's own: behind
+ * the boot, the switch of root may have taken /proc from this process. */
 static int read_manifest(struct refresh *f)
 {
 	const char *path = f->o->manifest;
-	char why[512];
+	struct trust_policy p = {
+		.manifest = path, .signed_only = f->o->signed_only, .keydir = f->o->keydir,
+		.chunks = true,
+	};
+	char sha[65];
+	const struct trust_want w = {
+		.sha256 = sha, .man = &f->m, .have_man = &f->have_m,
+		.signed_by = f->r->signed_by, .signed_by_len = sizeof(f->r->signed_by),
+	};
+	enum run_err e;
 	struct stat st;
 	ssize_t n;
 	int fd, rc;
@@ -138,11 +129,11 @@ static int read_manifest(struct refresh *f)
 	if (n < 0)
 		return rb_errfmt(f->err, f->errlen, (int)n, "%s: %s", path, strerror((int)-n));
 	f->mlen = (size_t)n;
-	rc = manifest_policy(f->mtext, f->mlen, f->o, &f->m, f->r->signed_by,
-			     sizeof(f->r->signed_by), why, sizeof(why));
-	if (rc < 0)
-		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", path, why);
-	f->have_m = true;
+	p.text = f->mtext;
+	p.text_len = f->mlen;
+	e = trust_policy_read(&p, &w, f->err, f->errlen);
+	if (e != RUN_OK)
+		return e == RUN_SIGNATURE ? -EKEYREJECTED : -EINVAL;
 	return 0;
 }
 
