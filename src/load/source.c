@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/ramboot.h"
 #include "load/loadint.h"
@@ -17,8 +18,8 @@ int load_source_open(struct run *u)
 {
 	const struct load_opts *o = u->o;
 	const struct source_spec sp = {
-		.name = o->source, .fd = o->source_is_fd ? o->source_fd : -1,
-		.udpcast = o->udpcast,
+		.name = o->source, .udpcast = o->udpcast,
+		.fd = o->source_is_fd ? o->source_fd : !strcmp(o->source, "-") ? STDIN_FILENO : -1,
 	};
 	char err[512];
 	int rc = source_open(&u->src, &sp, err, sizeof(err));

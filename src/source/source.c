@@ -22,8 +22,8 @@ int source_open(struct source *s, const struct source_spec *sp, char *err, size_
 		rc = udpcast_rx_start(&s->rx, sp->udpcast, &s->fd, err, errlen);
 		if (rc < 0)
 			return rc;
-	} else if (sp->fd >= 0 || !strcmp(name, "-")) {
-		s->fd = fcntl(sp->fd >= 0 ? sp->fd : STDIN_FILENO, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	} else if (sp->fd >= 0) {
+		s->fd = fcntl(sp->fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	} else {
 		/* O_NONBLOCK: opening a FIFO must not wait for a writer; it
 		 * is cleared again below, reads block as usual. */

@@ -3,9 +3,10 @@
  * The source of an image: where its bytes come from, whatever carries
  * them. Every reader of an image opens it here: the loader, the lazy
  * copier (the image and its --udpcast stream), the cache's refresh and
- * the profile recorder. A kind is a file, a block device, a pipe ("-":
- * standard input; or a descriptor given, which a child that outlives the
- * initramfs's /dev reads), or a multicast stream (udpcast/'s receiver).
+ * the profile recorder. A kind is a file, a block device, a pipe (a path,
+ * or a descriptor given: standard input for the loader's "-", or what a
+ * child that outlives the initramfs's /dev reads), or a multicast stream
+ * (udpcast/'s receiver).
  * Each says whether it reads at any offset (source_pread) or only in
  * order (source_read), its size when known, and at its end whether what
  * came is whole (source_end). Another transport is one more kind here,
@@ -27,9 +28,10 @@ enum source_kind { SRC_FILE, SRC_BLOCK, SRC_PIPE, SRC_UDPCAST };
 
 /* What to open: one of a path, a descriptor, a stream. */
 struct source_spec {
-	const char *name;        /* a path, "-" for standard input; with fd or
-				  * udpcast, only what messages call it */
-	int fd;                  /* >= 0: read a duplicate of it, open no path */
+	const char *name;        /* a path; with fd or udpcast, only what
+				  * messages call it */
+	int fd;                  /* >= 0: read a duplicate of it, open no path
+				  * (standard input: STDIN_FILENO) */
 	const struct udpcast_opts *udpcast; /* the stdout of a udp-receiver */
 	bool seekable;           /* a file or a block device, nothing else */
 };

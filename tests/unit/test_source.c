@@ -2,11 +2,11 @@
 /*
  * source.c: the source of an image, each kind through the one interface:
  * a file (size, reads at an offset and in order, a short read at its end,
- * replaced while read), a pipe given as a descriptor and as "-", a FIFO
- * by path (never waited on; refused where a file is needed), a directory,
- * a missing file, and a udpcast stream from a stand-in udp-receiver (its
- * exit status is the stream's verdict, a receiver still running is
- * stopped by the close). The stall of a source that stops sending is the
+ * replaced while read), a pipe given as a descriptor and standard input
+ * (the loader's "-"), a FIFO by path (never waited on; refused where a
+ * file is needed), a directory, a missing file, and a udpcast stream from
+ * a stand-in udp-receiver (its exit status is the stream's verdict, a
+ * receiver still running is stopped by the close). The stall of a source that stops sending is the
  * guard's (lib/guard.h), tested by tests/harden.bats.
  */
 #include <errno.h>
@@ -130,7 +130,7 @@ static void standard_input(void)
 	(void)close(p[0]);
 	CHECK_EQ_INT(write_all(p[1], "in", 2), 0);
 	(void)close(p[1]);
-	CHECK_EQ_INT(open_spec(&s, "-", -1, false), 0);
+	CHECK_EQ_INT(open_spec(&s, "-", STDIN_FILENO, false), 0);
 	CHECK_EQ_INT(s.kind, SRC_PIPE);
 	CHECK(s.fd > STDERR_FILENO);
 	CHECK_EQ_INT(source_read(&s, buf, sizeof(buf)), 2);
