@@ -282,9 +282,8 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	snprintf(rep->source_used, sizeof(rep->source_used), "udpcast");
 	rb_debug("reading the image from a udpcast session (%s)",
 		 s->udpcast[0] ? s->udpcast : "default options");
-	udpcast_source_arm(&uc);
+	uo.udpcast = &uc;
 	*rc = load_in_child(s, &uo, r, stuck);
-	udpcast_source_disarm();
 	if (*rc == RB_EXIT_OK && r->fstype[0])
 		return 0;
 	if (*rc == RB_EXIT_OK) {

@@ -56,8 +56,9 @@
 #include "format/cindex.h"
 #include "format/manifest.h"
 #include "codec/delta.h"
-#include "trust/sign.h"
+#include "trust/policy.h"
 #include "load/load.h"
+#include "source/source.h"
 #include "cache/cache.h"
 #include "cache/cacheint.h"
 
@@ -79,7 +80,7 @@ struct refresh {
 	bool have_m;
 	char *mtext;                  /* the manifest's bytes, as read */
 	size_t mlen;
-	int ifd;                      /* the image */
+	struct source img;            /* the image (source/) */
 	int afd;                      /* the active slot */
 	int sfd;                      /* the slot being written */
 	int target;                   /* its number */
@@ -88,32 +89,23 @@ struct refresh {
 	size_t errlen;
 };
 
-/* The manifest's bytes under the signature policy, as `ramboot load`
- * checks them (the signature, then the parse, of these very bytes): the
- * one place this command calls it. No path: behind the boot, the switch
- * of root may have taken /proc from this process. */
-static int manifest_policy(const char *buf, size_t len, const struct cache_refresh_opts *o,
-			   struct manifest *m, char *who, size_t wholen, char *err, size_t errlen)
-{
-	struct sign_who w;
-	int rc;
-
-	memset(m, 0, sizeof(*m));
-	if (o->signed_only) {
-		rc = sign_check(buf, len, o->keydir, &w, err, errlen);
-		if (rc < 0)
-			return rc;
-		snprintf(who, wholen, "%s %s", w.name, w.keyid);
-	}
-	return manifest_parse(buf, len, m, err, errlen);
-}
-
-/* Read the manifest once; the policy checks and parses those very bytes,
- * which are the bytes kept beside the slot. */
+/* Read the manifest once; the verification policy (trust/policy.h, as
+ * `ramboot load` has it) checks and parses those very bytes, which are
+ * the bytes kept beside the slot. No path but the manifest's own: behind
+ * the boot, the switch of root may have taken /proc from this process. */
 static int read_manifest(struct refresh *f)
 {
 	const char *path = f->o->manifest;
-	char why[512];
+	struct trust_policy p = {
+		.manifest = path, .signed_only = f->o->signed_only, .keydir = f->o->keydir,
+		.chunks = true,
+	};
+	char sha[65];
+	const struct trust_want w = {
+		.sha256 = sha, .man = &f->m, .have_man = &f->have_m,
+		.signed_by = f->r->signed_by, .signed_by_len = sizeof(f->r->signed_by),
+	};
+	enum run_err e;
 	struct stat st;
 	ssize_t n;
 	int fd, rc;
@@ -137,11 +129,11 @@ static int read_manifest(struct refresh *f)
 	if (n < 0)
 		return rb_errfmt(f->err, f->errlen, (int)n, "%s: %s", path, strerror((int)-n));
 	f->mlen = (size_t)n;
-	rc = manifest_policy(f->mtext, f->mlen, f->o, &f->m, f->r->signed_by,
-			     sizeof(f->r->signed_by), why, sizeof(why));
-	if (rc < 0)
-		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", path, why);
-	f->have_m = true;
+	p.text = f->mtext;
+	p.text_len = f->mlen;
+	e = trust_policy_read(&p, &w, f->err, f->errlen);
+	if (e != RUN_OK)
+		return e == RUN_SIGNATURE ? -EKEYREJECTED : -EINVAL;
 	return 0;
 }
 
@@ -189,7 +181,7 @@ static int new_index(struct refresh *f)
 		rc = cindex_load(src, &f->new, why, sizeof(why));
 		f->r->index_from = "file";
 	} else {
-		rc = cindex_build(f->ifd, &f->new, why, sizeof(why));
+		rc = cindex_build(f->img.fd, &f->new, why, sizeof(why));
 		if (rc == 0)
 			f->r->bytes_indexed = f->new.size;
 		f->r->index_from = "computed";
@@ -222,7 +214,7 @@ static int index_text(const struct cindex *ci, char **text, size_t *len, uint8_t
 static int open_slots(struct refresh *f)
 {
 	char name[16];
-	struct stat s, a, img;
+	struct stat s, a;
 	int rc;
 
 	f->target = f->st.active < 0 ? 0 : 1 - f->st.active;
@@ -251,7 +243,7 @@ static int open_slots(struct refresh *f)
 	else if (f->afd >= 0 && a.st_dev == s.st_dev && a.st_ino == s.st_ino)
 		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s is the active slot (a hard "
 			       "link); not written", name);
-	else if (fstat(f->ifd, &img) == 0 && img.st_dev == s.st_dev && img.st_ino == s.st_ino)
+	else if (f->img.fd >= 0 && f->img.st.st_dev == s.st_dev && f->img.st.st_ino == s.st_ino)
 		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "%s is slot %s itself", f->o->image,
 			       name);
 	else
@@ -364,7 +356,7 @@ static int fill(struct refresh *f)
 			}
 		}
 		if (!got) {
-			n = pread_full(f->ifd, buf, c->len, (off_t)c->off);
+			n = source_pread(&f->img, buf, c->len, c->off);
 			if (n != (ssize_t)c->len) {
 				rc = rb_errfmt(f->err, f->errlen, n < 0 ? (int)n : -EIO, "%s: at %" PRIu64
 					       ": %s", f->o->image, c->off, n < 0 ? strerror((int)-n) :
@@ -713,8 +705,7 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	char *itext = NULL;
 	size_t ilen = 0;
 	uint8_t isum[32];
-	struct stat st;
-	uint64_t isize;
+	struct source_spec sp = { .name = o->image, .fd = -1, .seekable = true };
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -723,7 +714,7 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	f.r = r;
 	f.err = err;
 	f.errlen = errlen;
-	f.dir = f.ifd = f.afd = f.sfd = -1;
+	f.dir = f.img.fd = f.afd = f.sfd = -1;
 	f.st.active = -1;
 	if (!name)
 		name = cache_image_name(o->image);
@@ -746,24 +737,12 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	}
 	if (rc < 0)
 		goto out;
-	/* Never waiting on a FIFO: only a file or a block device is read. */
-	f.ifd = open(o->image, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (f.ifd < 0 || fstat(f.ifd, &st) < 0) {
-		rc = rb_errfmt(err, errlen, -errno, "%s: %s", o->image, strerror(errno));
+	/* Read at the offsets of its chunks: a file or a block device. */
+	if ((rc = source_open(&f.img, &sp, err, errlen)) < 0 || (rc = new_index(&f)) < 0)
 		goto out;
-	}
-	if (S_ISBLK(st.st_mode) ? blk_size(f.ifd, &isize) < 0 : !S_ISREG(st.st_mode)) {
-		rc = rb_errfmt(err, errlen, -EINVAL, "%s: not a regular file or a block device",
-			       o->image);
-		goto out;
-	}
-	if (S_ISREG(st.st_mode))
-		isize = (uint64_t)st.st_size;
-	if ((rc = new_index(&f)) < 0)
-		goto out;
-	if (isize != f.new.size) {
+	if (f.img.size != f.new.size) {
 		rc = rb_errfmt(err, errlen, -EINVAL, "%s: %" PRIu64 " bytes, its index says %" PRIu64,
-			       o->image, isize, f.new.size);
+			       o->image, f.img.size, f.new.size);
 		goto out;
 	}
 	r->size = f.new.size;
@@ -809,7 +788,7 @@ out:
 		rb_debug("slot %c: not truncated: %s", cstate_slot_name(f.target), strerror(errno));
 	close_fd(&f.sfd);
 	close_fd(&f.afd);
-	close_fd(&f.ifd);
+	(void)source_close(&f.img);   /* read only */
 	close_fd(&f.dir);             /* the lock goes with it */
 	free(itext);
 	free(f.mtext);

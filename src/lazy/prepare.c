@@ -16,6 +16,7 @@
 #include "lib/fdio.h"
 #include "lib/memroom.h"
 #include "lib/report.h"
+#include "source/source.h"
 #include "trust/policy.h"
 
 /* ---- preparation: every check and every open ---- */
@@ -88,24 +89,23 @@ static int read_policy(struct lazy *L)
 static int open_image(struct lazy *L)
 {
 	const struct lazy_opts *o = L->o;
+	const struct source_spec sp = { .name = o->image, .fd = o->image_fd, .seekable = true };
+	struct source img;
+	char err[512];
 	int rc;
 
 	if ((rc = read_policy(L)) != 0)
 		return rc;
-	L->img_fd = o->image_fd >= 0 ? fcntl(o->image_fd, F_DUPFD_CLOEXEC, 0) :
-		    open(o->image, O_RDONLY | O_CLOEXEC);
-	if (L->img_fd < 0)
-		return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(errno));
-	if (fstat(L->img_fd, &L->img_st) < 0)
-		return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(errno));
-	if (S_ISREG(L->img_st.st_mode)) {
-		L->size = (uint64_t)L->img_st.st_size;
-	} else if (S_ISBLK(L->img_st.st_mode)) {
-		if ((rc = blk_size(L->img_fd, &L->size)) < 0)
-			return lazy_fail(L, LAZY_SOURCE, "%s: %s", o->image, strerror(-rc));
-	} else {
-		return lazy_fail(L, LAZY_SOURCE, "%s: not a file or block device", o->image);
+	/* The copier reads at any offset and switches the loop device from
+	 * this very file: its descriptor is kept, closed with the others. */
+	rc = source_open(&img, &sp, err, sizeof(err));
+	if (rc < 0) {
+		(void)source_close(&img);
+		return lazy_fail(L, LAZY_SOURCE, "%s", err);
 	}
+	L->img_fd = img.fd;
+	L->img_st = img.st;
+	L->size = img.size;
 	L->r->size = L->size;
 	if (L->size == 0)
 		return lazy_fail(L, LAZY_SOURCE, "%s: empty", o->image);

@@ -16,6 +16,7 @@
 #include "codec/codec.h"
 #include "lib/fdio.h"
 #include "lib/sha256.h"
+#include "source/source.h"
 
 /*
  * udp-receiver writes the image to a pipe, in image order; each piece is
@@ -100,16 +101,17 @@ static double stream_limit(const struct lazy *L, uint64_t got)
 
 /* The next bytes of the stream into buf after fill bytes, the piece at
  * off; at the image's end, one byte more tells a longer stream. */
-static ssize_t stream_read(int fd, void *buf, uint64_t off, uint64_t fill, uint64_t size)
+static ssize_t stream_read(struct source *s, void *buf, uint64_t off, uint64_t fill,
+			   uint64_t size)
 {
 	uint64_t want = BGREAD_CHUNK - fill;
 	char extra;
 
 	if (off + fill >= size)
-		return read(fd, &extra, 1);
+		return source_read(s, &extra, 1);
 	if (want > size - off - fill)
 		want = size - off - fill;
-	return read(fd, (char *)buf + fill, want);
+	return source_read(s, (char *)buf + fill, want);
 }
 
 /* A whole piece of the stream into the copy at off. 0 (*f set when the
@@ -145,12 +147,12 @@ static int stream_put(struct lazy *L, const void *buf, uint64_t off, uint64_t fi
 }
 
 /*
- * Read the stream from fd into the copy. Returns 0 or the exit code of a
+ * Read the stream s into the copy. Returns 0 or the exit code of a
  * failure; *f is the fallback when the stream is not the whole image
  * (LAZY_FB_NONE at its end of file, the caller asks udp-receiver then),
  * *got the bytes read.
  */
-static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum run_err *f,
+static int stream_receive(struct lazy *L, struct source *s, uint64_t *got, enum run_err *f,
 			  char *msg, size_t msglen)
 {
 	const uint64_t size = L->size;
@@ -169,7 +171,7 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum run_err *f
 	if (posix_memalign(&buf, 4096, BGREAD_CHUNK) != 0)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
 		ssize_t n;
 		int pr;
 
@@ -194,12 +196,12 @@ static int stream_receive(struct lazy *L, int fd, uint64_t *got, enum run_err *f
 			}
 			continue;
 		}
-		n = stream_read(fd, buf, off, fill, size);
+		n = stream_read(s, buf, off, fill, size);
+		if (n == -EAGAIN)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
 			*f = LAZY_FB_LOST;
-			snprintf(msg, msglen, "udpcast: read: %s", strerror(errno));
+			snprintf(msg, msglen, "udpcast: read: %s", strerror((int)-n));
 			break;
 		}
 		if (n == 0)
@@ -249,10 +251,12 @@ void lazy_stream_forget(struct lazy *L)
  */
 int lazy_stream_copy(struct lazy *L, bool *used)
 {
+	const struct source_spec sp = { .name = "udpcast", .fd = -1, .udpcast = &L->uo };
 	char msg[256], err[256];
+	struct source s;
 	enum run_err f;
 	uint64_t got = 0;
-	int fd = -1, rc;
+	int rc;
 
 	*used = false;
 	/* The stream can be any image: without a hash it is not used. */
@@ -262,17 +266,16 @@ int lazy_stream_copy(struct lazy *L, bool *used)
 		return 0;
 	}
 	lazy_set_state(L, "receiving");
-	udpcast_source_arm(&L->uo);
-	if (udpcast_source_open(&fd, err, sizeof(err)) < 0) {
+	if (source_open(&s, &sp, err, sizeof(err)) < 0) {
+		(void)source_close(&s);
 		lazy_stream_fallback(L, LAZY_FB_RECEIVER, "%s", err);
 		return 0;
 	}
 	msg[0] = '\0';
-	rc = stream_receive(L, fd, &got, &f, msg, sizeof(msg));
-	(void)close(fd);
+	rc = stream_receive(L, &s, &got, &f, msg, sizeof(msg));
 	if (rc == 0 && f == LAZY_FB_NONE) {
 		/* End of file: complete only when udp-receiver says so. */
-		bool ok = udpcast_source_end(err, sizeof(err)) == 0;
+		bool ok = source_end(&s, err, sizeof(err)) == 0;
 
 		f = lazy_stream_end(got, L->size, ok);
 		if (!ok)
@@ -281,7 +284,8 @@ int lazy_stream_copy(struct lazy *L, bool *used)
 			snprintf(msg, sizeof(msg), "udpcast: the stream ended after %" PRIu64
 				 " bytes, %s has %" PRIu64, got, L->o->image, L->size);
 	}
-	udpcast_source_close();
+	/* Read only: a failed close() loses nothing (the copy is verified). */
+	(void)source_close(&s);
 	if (rc != 0)
 		return rc;
 	if (f != LAZY_FB_NONE) {

@@ -29,7 +29,6 @@
 #include "load/progress.h"
 #include "format/squashfs.h"
 #include "trust/policy.h"
-#include "udpcast/udpcast.h"
 
 #define DEFAULT_MIN_FREE (256 * MiB)
 
@@ -79,18 +78,18 @@ static int check_memory(struct run *u)
 	int rc;
 
 	if (u->have_man) {
-		u->src.estimate = u->man.size;
-		u->src.estimate_exact = true;
+		u->estimate = u->man.size;
+		u->estimate_exact = true;
 	}
-	need = u->src.estimate;
+	need = u->estimate;
 	/* The decoder's own memory is RAM as much as the image is. */
 	codec_config(u, &cfg);
-	dec = codec_mem_need(u->src.codec, u->src.seekable ? u->src.fd : -1, u->src.size, &cfg);
+	dec = codec_mem_need(u->codec, u->src.seekable ? u->src.fd : -1, u->src.size, &cfg);
 	rc = rb_meminfo("MemAvailable", &avail);
 	if (rc < 0)
 		return load_fail(u, LOAD_NOMEM, "cannot read MemAvailable: %s", strerror(-rc));
 	rb_debug("MemAvailable %" PRIu64 ", image %" PRIu64 " (%s), decoder %" PRIu64
-		 ", reserve %" PRIu64, avail, need, u->src.estimate_exact ? "exact" :
+		 ", reserve %" PRIu64, avail, need, u->estimate_exact ? "exact" :
 		 need ? "estimate" : "unknown", dec, u->o->min_free);
 	if (!mem_room(avail, need, dec, u->o->min_free, msg, sizeof(msg)))
 		return load_fail(u, LOAD_NOMEM, "%s", msg);
@@ -216,15 +215,15 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 		p->ck = *ck;
 		p->ck.workers = cfg.threads;
 		/* Read again from the source: a file or device, raw. */
-		if (p->ck.retries > 0 && u->src.seekable && u->src.codec == &codec_none &&
+		if (p->ck.retries > 0 && u->src.seekable && u->codec == &codec_none &&
 		    u->src.size)
 			p->max_in = u->src.size;
 		else
 			p->ck.retries = 0;
 	}
 	guard_target(u->guard, pipe_progress, guard_cancel_pipe, p);
-	progress_start(&pg, p, o->progress, u->src.estimate, u->src.size);
-	if (u->src.codec == &codec_none && !hash && !ck && S_ISREG(u->src.st.st_mode) &&
+	progress_start(&pg, p, o->progress, u->estimate, u->src.size);
+	if (u->codec == &codec_none && !hash && !ck && S_ISREG(u->src.st.st_mode) &&
 	    !u->snk.blk && !cap_out) {
 		rc = copy_range(u, p);
 		if (rc <= 0) {
@@ -239,12 +238,12 @@ static int run_pipe(struct run *u, bool hash, bool cap_out, uint64_t max_out,
 	}
 	first = pipe_get_input(p);
 	if (first) {
-		if (!u->src.codec)
-			u->src.codec = codec_detect(first->data, first->len);
-		rb_debug("codec %s, %d threads%s, %d hashing", u->src.codec->name, cfg.threads,
+		if (!u->codec)
+			u->codec = codec_detect(first->data, first->len);
+		rb_debug("codec %s, %d threads%s, %d hashing", u->codec->name, cfg.threads,
 			 p->ck.size ? p->ck.retries ? ", chunks read again when they fail" : "" : "",
 			 p->ck.size ? p->ck.workers : p->hash);
-		codec_drive(u->src.codec, p, first, &cfg);
+		codec_drive(u->codec, p, first, &cfg);
 	}
 out:
 	rc = pipe_finish(p);
@@ -252,7 +251,7 @@ out:
 	progress_stop(&pg);
 	u->r->bytes_in = p->st.bytes_in;
 	u->r->bytes_out = p->st.bytes_out;
-	u->r->codec = u->src.codec ? u->src.codec->name : "none";
+	u->r->codec = u->codec ? u->codec->name : "none";
 	u->r->reader_stuck = p->reader_abandoned;
 	u->r->chunks = p->st.chunks;
 	u->r->chunks_retried = p->st.chunks_retried;
@@ -283,7 +282,7 @@ static int verify(struct run *u)
 	ssize_t n;
 	int rc;
 
-	if ((rc = source_unchanged(u)) != 0)
+	if ((rc = load_source_end(u)) != 0)
 		return rc;
 	/* Not one byte came: a download that failed before it began
 	 * (wget -qO- URL | ramboot load - img) looks just like this. An
@@ -346,8 +345,8 @@ static void *setup_main(void *arg)
 	struct run *u = &st->u;
 	int rc;
 
-	if ((rc = load_manifest(u)) == 0 && (rc = source_open(u)) == 0 && !u->o->prefetch)
-		rc = source_probe(u);
+	if ((rc = load_manifest(u)) == 0 && (rc = load_source_open(u)) == 0 && !u->o->prefetch)
+		rc = load_source_probe(u);
 	st->rc = rc;
 	atomic_store(&st->done, 1);
 	return NULL;
@@ -388,12 +387,19 @@ static int setup_guarded(struct run *u)
 				pthread_detach(t);
 				guard_target(u->guard, NULL, NULL, NULL);
 				u->r->reader_stuck = !atomic_load(&st->done);
+				/* A thread that is done opened what run_end closes
+				 * (a receiver's process too). */
+				if (!u->r->reader_stuck)
+					u->src = st->u.src;
 				return load_guard_outcome(u);   /* st stays with the thread */
 			}
 		}
 		guard_target(u->guard, NULL, NULL, NULL);
 	}
 	u->src = st->u.src;
+	u->codec = st->u.codec;
+	u->estimate = st->u.estimate;
+	u->estimate_exact = st->u.estimate_exact;
 	u->man = st->u.man;
 	u->have_man = st->u.have_man;
 	u->chunked = st->u.chunked;
@@ -413,18 +419,19 @@ static int setup_guarded(struct run *u)
 static void announce(const struct run *u)
 {
 	const struct source *s = &u->src;
+	const struct codec *c = u->codec;
 	char a[32], b[32], ram[48] = "";
 
 	if (!u->o->announce)
 		return;
-	if (s->codec && s->codec != &codec_none && s->estimate)
-		snprintf(ram, sizeof(ram), ", %s%s in RAM", s->estimate_exact ? "" : "about ",
-			 fmt_size(s->estimate, b, sizeof(b)));
+	if (c && c != &codec_none && u->estimate)
+		snprintf(ram, sizeof(ram), ", %s%s in RAM", u->estimate_exact ? "" : "about ",
+			 fmt_size(u->estimate, b, sizeof(b)));
 	rb_note("copying %s (%s, %s%s) into RAM (%s)",
-		udpcast_source_armed() ? "the udpcast stream" : u->o->source,
+		s->kind == SRC_UDPCAST ? "the udpcast stream" : u->o->source,
 		s->size ? fmt_size(s->size, a, sizeof(a)) : "size unknown",
-		!s->codec ? "format not yet known" : s->codec == &codec_none ? "uncompressed" :
-		s->codec->name, ram, u->o->announce);
+		!c ? "format not yet known" : c == &codec_none ? "uncompressed" : c->name, ram,
+		u->o->announce);
 }
 
 /* The stages in order; the first failure ends it. */
@@ -500,8 +507,9 @@ static void run_end(struct run *u, double t0)
 {
 	u->r->seconds = now_sec() - t0;
 	if (!u->r->codec)
-		u->r->codec = u->src.codec ? u->src.codec->name : "none";
-	source_close(u);
+		u->r->codec = u->codec ? u->codec->name : "none";
+	/* Read only: a failed close() loses nothing. */
+	(void)source_close(&u->src);
 	manifest_free(&u->man);
 	if (u->guard)
 		guard_stop(u->guard);
@@ -541,7 +549,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 	ck.count = room;
 	if (rc == 0 && (rc = setup_guarded(&u)) == 0 &&
 	    (rc = run_pipe(&u, true, false, 0, chunk_size ? &ck : NULL)) == 0)
-		rc = load_guard_outcome(&u) ? load_exit_code(r->err) : source_unchanged(&u);
+		rc = load_guard_outcome(&u) ? load_exit_code(r->err) : load_source_end(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);
 	run_end(&u, t0);

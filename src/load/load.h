@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The loader: stream an image (file, block device or pipe) into RAM
- * (a file in a dedicated tmpfs, or a zram block device), decompressing
- * and hashing on the way. `ramboot load` and `ramboot boot` both call
- * load_run(). The stages have a file each:
+ * The loader: stream an image (file, block device, pipe or udpcast
+ * stream: source/source.h) into RAM (a file in a dedicated tmpfs, or a
+ * zram block device), decompressing and hashing on the way. `ramboot
+ * load` and `ramboot boot` both call load_run(). The stages have a file each:
  *
- *   source.c  open the source, learn its format and size
+ *   source.c  open the source (source/), learn its format and size
  *   pipe.c    reader -> codec (codec*.c) -> writer -> hasher threads
  *   sink.c    the destination: tmpfs, file (outfile.c), block device, zram
  *   load.c    the run: memory check, the pipeline, verification, undo
@@ -21,6 +21,8 @@
 
 #include "lib/runerr.h"
 
+struct udpcast_opts;
+
 /* PROGRESS_CONSOLE: a plain line each time another tenth of the source
  * is read, at most one every few seconds (progress.c), for a console
  * that keeps every line: `ramboot boot`. */
@@ -32,12 +34,16 @@ enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE,
 
 /* Settings: filled once from the command line, never changed by the run. */
 struct load_opts {
-	const char *source;      /* path, block device, or "-" for stdin */
+	const char *source;      /* path, block device, or "-" for stdin; with
+				  * source_is_fd or udpcast, its name in messages */
 	int source_fd;           /* with source_is_fd: read this descriptor
 				  * (a dup of it; source names it in messages),
 				  * no path opened: a child that outlives the
 				  * initramfs's /dev and /proc reads this way */
 	bool source_is_fd;
+	/* The image is the stream of a udpcast session (udpcast/udpcast.h):
+	 * the stdout of a udp-receiver with these options; NULL: none. */
+	const struct udpcast_opts *udpcast;
 	const char *dest;        /* file, block device; NULL with prefetch */
 	bool prefetch;           /* read once into the page cache, keep nothing */
 	bool force;              /* replace an existing regular file DEST */

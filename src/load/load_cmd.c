@@ -262,8 +262,8 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 	return -1;
 }
 
-/* The options together and the operands: -1 with o complete (and a
- * udpcast source armed), else the exit code of a usage error. */
+/* The options together and the operands: -1 with o complete (its
+ * udpcast options cli's), else the exit code of a usage error. */
 static int load_check(int argc, char **argv, struct load_opts *o, struct load_cli *cli)
 {
 	if (o->prefetch) {
@@ -294,7 +294,7 @@ static int load_check(int argc, char **argv, struct load_opts *o, struct load_cl
 	o->source = cli->udpcast ? "udpcast" : argv[optind];
 	o->dest = o->prefetch ? NULL : argv[optind + (cli->udpcast ? 0 : 1)];
 	if (cli->udpcast)
-		udpcast_source_arm(&cli->uc);
+		o->udpcast = &cli->uc;
 	if (strcmp(o->decompress, "auto") && !codec_by_name(o->decompress))
 		return rb_usage("load", "--decompress: unknown format '%s'", o->decompress);
 	if (o->sha256 && strlen(o->sha256) != 64)

@@ -16,16 +16,7 @@
 #include "load/load.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"
-
-struct source {
-	int fd;
-	struct stat st;
-	bool seekable;
-	uint64_t size;           /* bytes to read, 0 if unknown */
-	const struct codec *codec; /* NULL: detect from the first chunk */
-	uint64_t estimate;       /* output bytes, 0 if unknown */
-	bool estimate_exact;
-};
+#include "source/source.h"
 
 struct sink {
 	int fd;                  /* -1: none */
@@ -42,7 +33,10 @@ struct run {
 	const struct load_opts *o;
 	struct load_result *r;
 	struct guard *guard;     /* NULL: no guard (tests) */
-	struct source src;
+	struct source src;       /* source/: the bytes to read */
+	const struct codec *codec; /* NULL: detect from the first chunk */
+	uint64_t estimate;       /* output bytes, 0 if unknown */
+	bool estimate_exact;
 	struct sink snk;
 	struct manifest man;
 	bool have_man;
@@ -60,10 +54,9 @@ struct run {
 	run_guard_outcome(RUN_ERROR((u)->r), (u)->guard, (u)->o->source, (u)->o->stall_timeout)
 
 /* source.c */
-int source_open(struct run *u);
-int source_probe(struct run *u);
-int source_unchanged(struct run *u);
-void source_close(struct run *u);
+int load_source_open(struct run *u);
+int load_source_probe(struct run *u);
+int load_source_end(struct run *u);
 
 /* sink.c */
 int sink_mount_tmpfs(struct run *u);

@@ -51,8 +51,8 @@ int sink_mount_tmpfs(struct run *u)
 	}
 	/* Sized to the image plus a margin when the size is known; else
 	 * capped at what may be used, and shrunk to fit after the load. */
-	if (u->src.estimate_exact) {
-		size = u->src.estimate + u->src.estimate / 100 + 4 * MiB;
+	if (u->estimate_exact) {
+		size = u->estimate + u->estimate / 100 + 4 * MiB;
 	} else {
 		(void)rb_meminfo("MemAvailable", &avail);
 		size = avail > u->o->min_free ? avail - u->o->min_free : 16 * MiB;
@@ -70,7 +70,7 @@ int sink_mount_tmpfs(struct run *u)
  * undoes it). */
 static int size_zram(struct run *u, int id, const char *path)
 {
-	uint64_t disksize, est = u->src.estimate;
+	uint64_t disksize, est = u->estimate;
 	int rc;
 
 	rc = zram_is_initialised(id);
@@ -81,7 +81,7 @@ static int size_zram(struct run *u, int id, const char *path)
 	if (!est)
 		return load_fail(u, LOAD_DEST, "%s: image size unknown: a zram target needs "
 				 "--manifest or a seekable source", path);
-	disksize = u->src.estimate_exact ? est : est + est / 10;
+	disksize = u->estimate_exact ? est : est + est / 10;
 	disksize = (disksize + 4095) & ~4095ULL;
 	rc = zram_set_disksize(id, disksize);
 	if (rc < 0)
@@ -111,7 +111,7 @@ static int open_block(struct run *u, const char *path, const struct stat *st)
 	rc = blk_size(k->fd, &k->limit);
 	if (rc < 0)
 		return load_fail(u, LOAD_DEST, "%s: %s", path, strerror(-rc));
-	if (u->src.estimate_exact && u->src.estimate > k->limit)
+	if (u->estimate_exact && u->estimate > k->limit)
 		return load_fail(u, LOAD_DEST, "%s: device too small for the image", path);
 	return 0;
 }
@@ -176,7 +176,7 @@ int sink_commit(struct run *u)
 	if (rc < 0)
 		return load_fail(u, LOAD_DEST, "%s: %s", u->r->dest_path, strerror(-rc));
 	/* Shrink a tmpfs sized from an estimate to what the image uses. */
-	if (k->tmpfs_mounted && !u->src.estimate_exact) {
+	if (k->tmpfs_mounted && !u->estimate_exact) {
 		char opts[64];
 		uint64_t size = ((u->r->bytes_out + 4 * MiB) + 4095) & ~4095ULL;
 

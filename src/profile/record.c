@@ -22,6 +22,7 @@
 #include "format/manifest.h"
 #include "bgread/resident.h"
 #include "profile/profile.h"
+#include "source/source.h"
 
 #define STOP_WAIT_S 30
 
@@ -96,9 +97,8 @@ void profile_record_opts_init(struct profile_record_opts *o)
 /* A recorder at work: what it opened, resolved and gathered. */
 struct recorder {
 	const struct profile_record_opts *o;
-	int fd, dirfd;            /* the image; PROFILE_DIR, for the pid file */
-	struct stat st;
-	uint64_t size;
+	struct source img;        /* the image: a file or a block device */
+	int dirfd;                /* PROFILE_DIR, for the pid file */
 	char sha[65];
 	const char *out;
 	char outbuf[PATH_MAX], dir[PATH_MAX], pidpath[PATH_MAX], err[PATH_MAX + 128];
@@ -115,32 +115,15 @@ struct recorder {
 static int open_image(struct recorder *r)
 {
 	const struct profile_record_opts *o = r->o;
+	const struct source_spec sp = { .name = o->image, .fd = -1, .seekable = true };
 	int rc;
 
-	r->fd = open(o->image, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (r->fd < 0) {
-		rc = -errno;
-		rb_err("%s: %s", o->image, strerror(-rc));
-		return rc;
-	}
-	rc = fstat(r->fd, &r->st) < 0 ? -errno : 0;
-	if (rc == 0 && S_ISREG(r->st.st_mode)) {
-		r->size = (uint64_t)r->st.st_size;
-	} else if (rc == 0 && S_ISBLK(r->st.st_mode)) {
-		/* a block device's size: its end (as BLKGETSIZE64 has it) */
-		off_t end = lseek(r->fd, 0, SEEK_END);
-
-		rc = end < 0 ? -errno : 0;
-		r->size = end < 0 ? 0 : (uint64_t)end;
-	} else if (rc == 0) {
-		rc = -EINVAL;
-	}
+	rc = source_open(&r->img, &sp, r->err, sizeof(r->err));
 	if (rc < 0) {
-		rb_err("%s: %s", o->image, rc == -EINVAL ? "not a regular file or block device" :
-		       strerror(-rc));
+		rb_err("%s", r->err);
 		return rc;
 	}
-	if (!bgread_mincore_shows(&r->st, o->image)) {
+	if (!bgread_mincore_shows(&r->img.st, o->image)) {
 		rb_err("%s: the kernel shows the page cache of a file only to its owner, a "
 		       "process that may write it, or root", o->image);
 		return -EPERM;
@@ -154,9 +137,9 @@ static int open_image(struct recorder *r)
 			rb_err("%s: %s", o->manifest, r->err);
 			return rc;
 		}
-		if (m.size != r->size) {
+		if (m.size != r->img.size) {
 			rb_err("%s: describes an image of %" PRIu64 " bytes, %s has %" PRIu64,
-			       o->manifest, m.size, o->image, r->size);
+			       o->manifest, m.size, o->image, r->img.size);
 			return -EINVAL;
 		}
 		memcpy(r->sha, m.sha256, sizeof(r->sha));
@@ -242,7 +225,7 @@ static int arm(struct recorder *r)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 
-	inputs[ninputs++] = r->st;
+	inputs[ninputs++] = r->img.st;
 	if (r->o->manifest && stat(r->o->manifest, &inputs[ninputs]) == 0)
 		ninputs++;
 	rc = outfile_open_protect(&r->of, r->out, 0644, OUTFILE_REPLACE, inputs, ninputs, r->err,
@@ -262,7 +245,7 @@ static int sample(struct recorder *r)
 	const struct profile_record_opts *o = r->o;
 	int rc;
 
-	rc = profile_sampler_init(&r->s, r->fd, r->size);
+	rc = profile_sampler_init(&r->s, r->img.fd, r->img.size);
 	if (rc < 0) {
 		rb_err("%s: %s", o->image, strerror(-rc));
 		return rc;
@@ -295,7 +278,7 @@ static int finish(struct recorder *r)
 	size_t len;
 	int rc;
 
-	rc = profile_image_id(r->fd, r->size, &r->p.id);
+	rc = profile_image_id(r->img.fd, r->img.size, &r->p.id);
 	if (rc < 0) {
 		rb_err("%s: reading its first and last MiB: %s", r->o->image, strerror(-rc));
 		return rc;
@@ -317,7 +300,7 @@ static int finish(struct recorder *r)
 	bytes = profile_bytes(&r->p);
 	rb_info("%s: ranges: %zu, %s (%.1f %% of the image) in %.1f s", r->out, r->p.n,
 		fmt_size(bytes, a, sizeof(a)),
-		r->size ? 100.0 * (double)bytes / (double)r->size : 0, now_sec() - r->t0);
+		r->img.size ? 100.0 * (double)bytes / (double)r->img.size : 0, now_sec() - r->t0);
 	return 0;
 }
 
@@ -328,7 +311,7 @@ int profile_record_run(const struct profile_record_opts *o)
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	r.fd = r.dirfd = -1;
+	r.img.fd = r.dirfd = -1;
 	profile_init(&r.p);
 	rc = open_image(&r);
 	if (rc == 0)
@@ -352,8 +335,8 @@ int profile_record_run(const struct profile_record_opts *o)
 		pidfile_remove(r.dirfd, r.start);
 	if (r.dirfd >= 0)
 		(void)close(r.dirfd);
-	if (r.fd >= 0) {
-		int crc = close_checked(r.fd);
+	{
+		int crc = source_close(&r.img);
 
 		if (rc == 0)
 			rc = crc;

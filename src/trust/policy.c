@@ -13,7 +13,18 @@ static enum run_err read_manifest(const struct trust_policy *p, const struct tru
 	char why[256];
 	int rc;
 
-	if (!p->signed_only) {
+	if (p->text) {
+		/* The signature, then the parse, of these very bytes. */
+		memset(w->man, 0, sizeof(*w->man));
+		rc = p->signed_only ? sign_check(p->text, p->text_len, p->keydir, &who, why,
+						 sizeof(why)) : 0;
+		if (rc == 0)
+			rc = manifest_parse(p->text, p->text_len, w->man, why, sizeof(why));
+		if (rc == 0 && !p->chunks)
+			manifest_free(w->man);
+		if (rc == 0 && p->signed_only)
+			snprintf(w->signed_by, w->signed_by_len, "%s %s", who.name, who.keyid);
+	} else if (!p->signed_only) {
 		rc = (p->chunks ? manifest_load_chunks : manifest_load)(p->manifest, w->man, why,
 									sizeof(why));
 	} else if ((rc = sign_manifest_load(p->manifest, p->keydir, w->man, &who, why,

@@ -3,8 +3,8 @@
  * What a copy of an image is checked against, under the verification
  * policy: the SHA-256 given (--sha256) and the manifest (--manifest),
  * which --signed requires to be signed by a trusted key (sign.h). One
- * reading for the loader and the lazy copier: the same checks, the same
- * messages, the same categories (lib/runerr.h).
+ * reading for the loader, the lazy copier and the cache's refresh: the
+ * same checks, the same messages, the same categories (lib/runerr.h).
  */
 #ifndef RAMBOOT_POLICY_H
 #define RAMBOOT_POLICY_H
@@ -21,6 +21,12 @@ struct trust_policy {
 	bool signed_only;        /* the manifest must be signed by a trusted key */
 	const char *keydir;      /* with signed_only: NULL, the initrd's keys */
 	bool chunks;             /* keep a version 2 manifest's chunk hashes */
+	/* The manifest's bytes, read already (the cache keeps them beside a
+	 * slot, read through a descriptor that outlives a switch of root):
+	 * these very bytes are checked and parsed, manifest names them in
+	 * messages. NULL: the file manifest is read. */
+	const char *text;
+	size_t text_len;
 };
 
 /* What the policy gives: the hash to check the copy against, and the

@@ -225,90 +225,69 @@ static int wait_ms(pid_t pid, long ms, int *status)
 	}
 }
 
-/* ---- the source of a load ---- */
+/* ---- the receiver: the stream a source reads (source/source.h) ---- */
 
-static struct {
-	bool armed;
-	struct udpcast_opts o;
-	pid_t pid;               /* 0: none running */
-} rx;
-
-void udpcast_source_arm(const struct udpcast_opts *o)
-{
-	rx.armed = true;
-	rx.o = *o;
-	rx.pid = 0;
-}
-
-bool udpcast_source_armed(void)
-{
-	return rx.armed;
-}
-
-void udpcast_source_disarm(void)
-{
-	udpcast_source_close();
-	rx.armed = false;
-}
-
-int udpcast_source_open(int *fd, char *err, size_t errlen)
+int udpcast_rx_start(struct udpcast_rx *rx, const struct udpcast_opts *o, int *fd, char *err,
+		     size_t errlen)
 {
 	const char *argv[16];
 	char num[32];
 	int p[2], rc;
 
-	if (udpcast_receiver_argv(&rx.o, argv, ARRAY_SIZE(argv), num, sizeof(num)) < 0)
+	rx->o = *o;
+	rx->pid = 0;
+	if (udpcast_receiver_argv(&rx->o, argv, ARRAY_SIZE(argv), num, sizeof(num)) < 0)
 		return rb_errfmt(err, errlen, -EINVAL, "udpcast: too many options");
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return rb_errfmt(err, errlen, -errno, "udpcast: pipe: %s", strerror(errno));
-	rc = spawn(argv, p[1], &rx.pid);
+	rc = spawn(argv, p[1], &rx->pid);
 	(void)close(p[1]);
 	if (rc < 0) {
 		(void)close(p[0]);
-		rx.pid = 0;
+		rx->pid = 0;
 		return rb_errfmt(err, errlen, rc, "udpcast: cannot run udp-receiver: %s",
 				 strerror(-rc));
 	}
-	rb_debug("udp-receiver started, pid %d", (int)rx.pid);
+	rb_debug("udp-receiver started, pid %d", (int)rx->pid);
 	*fd = p[0];
 	return 0;
 }
 
-int udpcast_source_end(char *err, size_t errlen)
+int udpcast_rx_end(struct udpcast_rx *rx, char *err, size_t errlen)
 {
 	char what[48];
 	int status, rc;
 
-	if (!rx.pid)
+	if (!rx->pid)
 		return 0;
 	/* Its stdout is closed: it exits at once, after its final ack. */
-	rc = wait_ms(rx.pid, 10000, &status);
+	rc = wait_ms(rx->pid, 10000, &status);
 	if (rc <= 0)
 		return rb_errfmt(err, errlen, -EIO, "udpcast: udp-receiver did not exit at the "
 				 "end of the stream");
-	rx.pid = 0;
+	rx->pid = 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	describe_status(status, what, sizeof(what));
 	return rb_errfmt(err, errlen, -EIO, "udpcast: udp-receiver failed (%s): no sender "
-			 "within %u s, or the stream stopped for %u s", what, rx.o.start_timeout,
-			 rx.o.receive_timeout);
+			 "within %u s, or the stream stopped for %u s", what, rx->o.start_timeout,
+			 rx->o.receive_timeout);
 }
 
-void udpcast_source_close(void)
+void udpcast_rx_stop(struct udpcast_rx *rx)
 {
 	int status;
 
-	if (!rx.pid)
+	if (!rx->pid)
 		return;
-	if (wait_ms(rx.pid, 0, &status) == 0) {
-		(void)kill(rx.pid, SIGTERM);
-		if (wait_ms(rx.pid, 2000, &status) == 0) {
-			(void)kill(rx.pid, SIGKILL);
-			(void)wait_ms(rx.pid, 5000, &status);
+	if (wait_ms(rx->pid, 0, &status) == 0) {
+		(void)kill(rx->pid, SIGTERM);
+		if (wait_ms(rx->pid, 2000, &status) == 0) {
+			(void)kill(rx->pid, SIGKILL);
+			(void)wait_ms(rx->pid, 5000, &status);
 		}
 	}
-	rx.pid = 0;
+	rx->pid = 0;
 }
 
 /* ---- ramboot serve ---- */

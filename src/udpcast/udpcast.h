@@ -41,20 +41,19 @@ bool udpcast_ifname_ok(const char *s);
 int udpcast_receiver_argv(const struct udpcast_opts *o, const char **argv, size_t room,
 			  char *num, size_t numlen);
 
-/* ---- the source of a load (source.c) ----
- * ramboot load --udpcast arms it; the loader's source is then the
- * stdout of a udp-receiver started by source_open. */
-void udpcast_source_arm(const struct udpcast_opts *o);
-bool udpcast_source_armed(void);
-/* The next load reads its own source again (ramboot boot's fallback). */
-void udpcast_source_disarm(void);
-/* Start udp-receiver: *fd is the read end of its stdout. 0 or -errno
- * with the reason in err. */
-int udpcast_source_open(int *fd, char *err, size_t errlen);
+/* ---- the receiver, for source/source.h's SRC_UDPCAST ---- */
+struct udpcast_rx {
+	struct udpcast_opts o;
+	pid_t pid;                   /* 0: none running */
+};
+/* Start udp-receiver with o: *fd is the read end of its stdout. 0 or
+ * -errno with the reason in err. */
+int udpcast_rx_start(struct udpcast_rx *rx, const struct udpcast_opts *o, int *fd, char *err,
+		     size_t errlen);
 /* The stream ended (EOF): udp-receiver must have exited 0. Waits for
  * it a little; 0, or -EIO with the reason in err. */
-int udpcast_source_end(char *err, size_t errlen);
+int udpcast_rx_end(struct udpcast_rx *rx, char *err, size_t errlen);
 /* Stop udp-receiver if it still runs (TERM, then KILL) and reap it. */
-void udpcast_source_close(void);
+void udpcast_rx_stop(struct udpcast_rx *rx);
 
 #endif

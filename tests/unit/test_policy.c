@@ -266,6 +266,56 @@ static void test_signed(void)
 	CHECK_EQ_INT(read_policy(&p), RUN_SIGNATURE);
 }
 
+/* Bytes read already (the cache's refresh reads the manifest once,
+ * through its descriptor): parsed as a file would be, the chunk hashes
+ * kept or not as asked, the name given in messages, an unsigned text
+ * refused under --signed, a --sha256 that disagrees refused. */
+#define T1 "ramboot-manifest 1\nsize 4096\nsha256 " HEX "\n"
+#define T2 "ramboot-manifest 2\nsize 65536\nsha256 " HEX "\nchunk-size 65536\nchunk 0 " HEX "\n"
+
+static enum run_err read_text(const char *text, bool chunks, bool signed_only,
+			      const char *want_sha)
+{
+	const struct trust_policy p = {
+		.sha256 = want_sha, .manifest = "server/image.manifest", .signed_only = signed_only,
+		.keydir = "/nonexistent", .chunks = chunks, .text = text, .text_len = strlen(text),
+	};
+
+	return read_policy(&p);
+}
+
+static void test_text(void)
+{
+	CHECK_EQ_INT(read_text(T1, false, false, NULL), RUN_OK);
+	CHECK(have);
+	CHECK_EQ_INT(man.size, 4096);
+	CHECK_EQ_STR(sha, HEX);
+	manifest_free(&man);
+	CHECK_EQ_INT(read_text(T1, false, false, HEX), RUN_OK);
+	manifest_free(&man);
+	CHECK_EQ_INT(read_text(T2, true, false, NULL), RUN_OK);
+	CHECK(man.chunk != NULL);
+	CHECK_EQ_INT(man.nchunks, 1);
+	manifest_free(&man);
+	CHECK_EQ_INT(read_text(T2, false, false, NULL), RUN_OK);
+	CHECK(man.chunk == NULL);
+	manifest_free(&man);
+}
+
+static void test_text_refused(void)
+{
+	CHECK_EQ_INT(read_text("ramboot-manifest 1\nsize x\n", true, false, NULL), RUN_MANIFEST);
+	CHECK(!have);
+	CHECK(!strncmp(err, "server/image.manifest: ", 23));
+	/* Signed or refused: the text's bytes are what is checked. */
+	CHECK_EQ_INT(read_text(T1, true, true, NULL), RUN_SIGNATURE);
+	CHECK(!have);
+	CHECK_EQ_STR(err, "server/image.manifest: not signed");
+	CHECK_EQ_INT(read_text(T1, true, false, OTHER), RUN_USAGE);
+	CHECK_EQ_STR(err, "--sha256 and --manifest disagree");
+	manifest_free(&man);
+}
+
 int main(void)
 {
 	setup();
@@ -276,6 +326,8 @@ int main(void)
 	RUN(test_both);
 	RUN(test_chunks);
 	RUN(test_signed);
+	RUN(test_text);
+	RUN(test_text_refused);
 	cleanup();
 	return TAP_DONE();
 }

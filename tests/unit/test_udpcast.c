@@ -310,48 +310,47 @@ static const char *recorded(void)
 static void source_runs_receiver(void)
 {
 	struct udpcast_opts o;
+	struct udpcast_rx rx;
 	char buf[256];
 	ssize_t n;
 	int fd = -1;
 
 	stand_in("udp-receiver", "echo image");
 	CHECK_EQ_INT(parse("portbase=9010,interface=lab0,start-timeout=7,receive-timeout=3", &o), 0);
-	udpcast_source_arm(&o);
-	CHECK(udpcast_source_armed());
-	CHECK_EQ_INT(udpcast_source_open(&fd, err, sizeof(err)), 0);
+	CHECK_EQ_INT(udpcast_rx_start(&rx, &o, &fd, err, sizeof(err)), 0);
 	CHECK(fd >= 0);
 	n = read_full(fd, buf, sizeof(buf) - 1);
 	CHECK_EQ_INT(n, 6);
 	buf[n > 0 ? n : 0] = '\0';
 	CHECK_EQ_STR(buf, "image\n");
-	CHECK_EQ_INT(udpcast_source_end(err, sizeof(err)), 0);
+	CHECK_EQ_INT(udpcast_rx_end(&rx, err, sizeof(err)), 0);
 	(void)close(fd);
-	udpcast_source_close();
+	udpcast_rx_stop(&rx);
 	CHECK_EQ_STR(recorded(), "--nokbd|--stat-period|5000|--start-timeout|7|--receive-timeout|3|"
 		     "--portbase|9010|--interface|lab0|");
 
 	/* The whole stream, then a failure: the load must fail. */
 	stand_in("udp-receiver", "echo image; exit 3");
-	CHECK_EQ_INT(udpcast_source_open(&fd, err, sizeof(err)), 0);
+	CHECK_EQ_INT(udpcast_rx_start(&rx, &o, &fd, err, sizeof(err)), 0);
 	n = read_full(fd, buf, sizeof(buf) - 1);
 	CHECK_EQ_INT(n, 6);
-	CHECK_EQ_INT(udpcast_source_end(err, sizeof(err)), -EIO);
+	CHECK_EQ_INT(udpcast_rx_end(&rx, err, sizeof(err)), -EIO);
 	CHECK(strstr(err, "udp-receiver failed (exit 3)") != NULL);
 	CHECK(strstr(err, "within 7 s") != NULL);
 	(void)close(fd);
-	udpcast_source_close();
+	udpcast_rx_stop(&rx);
 
 	/* One that never ends is stopped. */
 	stand_in("udp-receiver", "exec /bin/sleep 60");
-	CHECK_EQ_INT(udpcast_source_open(&fd, err, sizeof(err)), 0);
+	CHECK_EQ_INT(udpcast_rx_start(&rx, &o, &fd, err, sizeof(err)), 0);
 	(void)close(fd);
-	udpcast_source_close();
-	CHECK_EQ_INT(udpcast_source_end(err, sizeof(err)), 0);   /* nothing runs */
+	udpcast_rx_stop(&rx);
+	CHECK_EQ_INT(udpcast_rx_end(&rx, err, sizeof(err)), 0);   /* nothing runs */
 
 	/* None at all. */
 	snprintf(buf, sizeof(buf), "%s/udp-receiver", bin);
 	CHECK_EQ_INT(unlink(buf), 0);
-	CHECK_EQ_INT(udpcast_source_open(&fd, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_INT(udpcast_rx_start(&rx, &o, &fd, err, sizeof(err)), -ENOENT);
 	CHECK(strstr(err, "cannot run udp-receiver") != NULL);
 }
 
