@@ -42,7 +42,7 @@ copy() {
 
 @test "layers: a header named without its folder is caught" {
 	copy
-	sed -i '1i #include "ramboot.h"' "$T/src/lib/hex.c"
+	sed -i '1i #include "fdio.h"' "$T/src/lib/hex.c"
 	run sh "$TOP/tests/layers.sh" "$T"
 	assert_failure
 	assert_output --partial 'name the folder'

@@ -10,10 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "load/loadint.h"
 #include "format/squashfs.h"
 #include "udpcast/udpcast.h"
+#include "dev/blkdev.h"
 
 int source_open(struct run *u)
 {

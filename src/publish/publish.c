@@ -49,8 +49,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
 #include "codec/codec.h"
 #include "codec/delta.h"
 #include "lib/guard.h"
@@ -59,7 +61,9 @@
 #include "format/manifest.h"
 #include "lib/hex.h"
 #include "lib/outfile.h"
+#include "lib/path.h"
 #include "lib/sha256.h"
+#include "lib/units.h"
 #include "publish/publish.h"
 #include "publish/publishint.h"
 #include "trust/sign.h"

@@ -23,12 +23,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/base.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
 #include "lib/keys.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
+#include "lib/proc.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
+#include "lib/units.h"
 #include "dev/dm.h"
 #include "dev/nbd.h"
 #include "dev/zram.h"

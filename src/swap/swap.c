@@ -20,16 +20,22 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
 #include "format/sizeexpr.h"
 #include "swap/swap.h"
 #include "format/swaphdr.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
+#include "dev/blkdev.h"
 #include "dev/nbd.h"
 #include "dev/zram.h"
 #include "status/status.h"
 #include "lib/report.h"
+#include "lib/units.h"
 
 #ifndef SWAP_FLAG_PREFER
 #define SWAP_FLAG_PREFER 0x8000

@@ -22,7 +22,10 @@
 
 #include "cmd.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/hex.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "format/cstate.h"
 
 static char err[256];

@@ -20,7 +20,8 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
 #include "bgread/sched.h"
 #include "profile/profile.h"
 
