@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/units.h"
 #include "format/sizeexpr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

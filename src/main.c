@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 
 #ifndef RAMBOOT_VERSION
 #error "RAMBOOT_VERSION comes from the file VERSION, through the Makefile"

@@ -7,7 +7,13 @@
 #     is in src/;
 #   - src/cmd.h is included by main.c and by the files that define a
 #     sub-command, and no sub-command is called outside main.c (one
-#     subsystem reaches another through structs and functions, not argv).
+#     subsystem reaches another through structs and functions, not argv);
+#   - every header compiles on its own;
+#   - at link time too: each source is compiled, and every symbol its
+#     object takes from another folder's object (nm) is defined in a
+#     folder of lower rank, so that a declaration written by hand, or one
+#     put in a header of the wrong folder, cannot hide a call upwards.
+#     LINK=0 leaves this check out (the tests of the other checks).
 # Prints one line per breach and exits 1; exits 0 when the tree keeps the
 # rule. With EDGES=1 it also prints the include edges between folders
 # ("boot -> lib 8": eight #include lines).
@@ -46,7 +52,8 @@ done
 top_rank=$(printf '%s\n' "$ranks" | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m + 1 }')
 
 edges=$(mktemp)
-trap 'rm -f "$edges"' EXIT
+objs=$(mktemp -d)
+trap 'rm -rf "$edges" "$objs"' EXIT
 for f in "$src"/*.[ch] "$src"/*/*.[ch]; do
 	[ -e "$f" ] || continue
 	rel=${f#"$src"/}
@@ -113,6 +120,54 @@ if command -v "$cc" >/dev/null 2>&1; then
 			bad=1
 		fi
 	done
+fi
+
+# Calls at link time: "D name obj" for what each object defines, "U name
+# obj" for what it takes from elsewhere; a symbol that no object of src/
+# defines is the C library's or another library's. -O0: a call in code
+# the optimiser would drop is a call all the same.
+if [ "${LINK:-1}" != 0 ] && command -v "$cc" >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
+	for f in "$src"/*.c "$src"/*/*.c; do
+		[ -e "$f" ] || continue
+		rel=${f#"$src"/}
+		mkdir -p "$objs/$(dirname "$rel")"
+		if ! out=$("$cc" -std=c11 -O0 -w -c -I"$src" -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
+			-DHAVE_LIBARCHIVE=1 -DRAMBOOT_DELTA_WRITE=1 -DRAMBOOT_VERSION='"0"' \
+			-o "$objs/${rel%.c}.o" "$f" 2>&1); then
+			echo "src/$rel: does not compile: $(printf '%s\n' "$out" | grep -m1 'error')"
+			bad=1
+		fi
+	done
+	calls=$(cd "$objs" && for o in *.o */*.o; do
+		[ -e "$o" ] || continue
+		nm -P -g --defined-only "$o" | awk -v o="$o" '{ print "D", $1, o }'
+		nm -P -u "$o" | awk -v o="$o" '{ print "U", $1, o }'
+	done | awk -v ranks="$ranks" -v top="$top_rank" '
+		function folder(o) { return o ~ /\// ? substr(o, 1, index(o, "/") - 1) : "main" }
+		BEGIN {
+			n = split(ranks, r, "\n")
+			for (i = 1; i <= n; i++) { split(r[i], f, " "); rank[f[1]] = f[2] }
+			rank["main"] = top
+		}
+		$1 == "D" && !($2 in def) { def[$2] = $3 }
+		$1 == "U" { use[++u] = $2 " " $3 }
+		END {
+			for (i = 1; i <= u; i++) {
+				split(use[i], x, " ")
+				if (!(x[1] in def))
+					continue
+				from = folder(x[2]); to = folder(def[x[1]])
+				if (from == to || rank[to] < rank[from])
+					continue
+				sub(/\.o$/, ".c", x[2]); d = def[x[1]]; sub(/\.o$/, ".c", d)
+				printf "src/%s: uses %s() of src/%s: %s/ (rank %d) is not below %s/ (rank %d)\n",
+					x[2], x[1], d, to, rank[to], from, rank[from]
+			}
+		}' | sort)
+	if [ -n "$calls" ]; then
+		printf '%s\n' "$calls"
+		bad=1
+	fi
 fi
 
 if [ "${EDGES:-0}" = 1 ]; then

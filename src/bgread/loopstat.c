@@ -11,7 +11,8 @@
 #include "bgread/loopstat.h"
 #include "dev/loopdev.h"
 #include "lib/fdio.h"
-#include "lib/ramboot.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 
 int bgread_parse_inflight(const char *s, uint64_t *reads)
 {

@@ -13,7 +13,10 @@
 
 #include "bgread/pool.h"
 #include "bgread/yield.h"
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/proc.h"
 
 #define JOIN_WAIT_MS 500
 

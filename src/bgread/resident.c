@@ -9,7 +9,7 @@
 
 #include "bgread/resident.h"
 #include "bgread/yield.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
 
 #define RESIDENT_WINDOW GiB    /* mincore() over the image in such windows */
 

@@ -6,7 +6,8 @@
 
 #include "bgread/yield.h"
 #include "lib/fdio.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
+#include "lib/units.h"
 
 long bgread_backoff_step(struct bgread_backoff *b, bool busy)
 {

@@ -24,8 +24,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
+#include "lib/proc.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
 #include "boot/bootint.h"

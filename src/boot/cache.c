@@ -19,10 +19,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
+#include "lib/path.h"
+#include "lib/proc.h"
 #include "lib/sysutil.h"
 #include "boot/bootint.h"
 #include "cache/cache.h"
+#include "dev/blkdev.h"
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "load/load.h"

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/units.h"
 #include "boot/cmdline.h"
 #include "codec/codec.h"
 #include "format/manifest.h"

@@ -10,8 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/report.h"
+#include "lib/text.h"
 #include "boot/bootint.h"
 #include "dev/loopdev.h"
 #include "trust/vboot.h"

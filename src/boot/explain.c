@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/path.h"
+#include "lib/units.h"
 #include "boot/bootint.h"
 #include "swap/netmem.h"
 #include "swap/swap.h"

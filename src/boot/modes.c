@@ -17,8 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
+#include "lib/proc.h"
 #include "lib/sysutil.h"
+#include "lib/units.h"
 #include "boot/bootint.h"
 #include "codec/codec.h"
 #include "dev/zram.h"

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/msg.h"
+#include "lib/proc.h"
 #include "boot/bootint.h"
 #include "cache/cache.h"
 #include "cache/scrub.h"

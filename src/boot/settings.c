@@ -13,7 +13,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
 #include "boot/bootint.h"
 #include "format/manifest.h"

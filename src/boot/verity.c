@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "lib/ramboot.h"
+#include "lib/msg.h"
 #include "lib/sysutil.h"
 #include "boot/bootint.h"
 #include "format/manifest.h"

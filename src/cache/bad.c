@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
 #include "lib/hex.h"
+#include "lib/msg.h"
 #include "cache/cache.h"
 #include "cache/cacheint.h"
 

@@ -19,11 +19,15 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
 #include "lib/outfile.h"
 #include "lib/hex.h"
 #include "lib/sysutil.h"
+#include "lib/units.h"
 #include "format/cindex.h"
 #include "cache/cache.h"
 

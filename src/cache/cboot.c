@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
 #include "lib/hex.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"
 #include "cache/cache.h"

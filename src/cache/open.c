@@ -25,9 +25,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"

@@ -47,11 +47,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "lib/fdio.h"
 #include "lib/hex.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
 #include "lib/sha256.h"
+#include "dev/blkdev.h"
 #include "format/cdc.h"
 #include "format/cindex.h"
 #include "format/manifest.h"

@@ -11,8 +11,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
+#include "dev/blkdev.h"
 #include "bgread/pool.h"
 #include "bgread/resident.h"
 #include "cache/cache.h"

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
 #include "lib/sha256.h"
 #include "cache/cache.h"

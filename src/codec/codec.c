@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "codec/codec.h"
 #include "codec/pipe.h"
 

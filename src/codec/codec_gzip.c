@@ -4,11 +4,13 @@
  * gzip -dc reads them; anything else after the last member is an error.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
 #include "codec/codec.h"
 
 struct gz {

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/units.h"
 #include "codec/codec.h"
 #include "format/lzop.h"
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "codec/codec.h"
 
 const char *codec_canonical(const char *name)

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/proc.h"
+#include "lib/units.h"
 #include "codec/codec.h"
 
 struct xz {

@@ -23,7 +23,10 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/proc.h"
+#include "lib/units.h"
 #include "codec/codec.h"
 #include "codec/pipe.h"
 

@@ -21,7 +21,8 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/sha256.h"
 #include "codec/delta.h"
 

@@ -14,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
+#include "lib/proc.h"
 #include "codec/pipe.h"
 
 /* How often the writer looks at MemAvailable, and drops written block

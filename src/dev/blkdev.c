@@ -16,7 +16,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "dev/blkdev.h"
 
 int blk_size(int fd, uint64_t *size)

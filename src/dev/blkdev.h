@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What libblkid finds on a device or an image file: for a command that
- * must not overwrite a file system or a partition table nobody told it
- * to (`ramboot cache init`). blk_size() and blkid_fstype_fd() are
- * declared in lib/ramboot.h.
+ * Block devices: the size of one, the file system on a device or an
+ * image file, what libblkid finds there for a command that must not
+ * overwrite a file system or a partition table nobody told it to
+ * (`ramboot cache init`), and a device named by label or UUID.
  */
 #ifndef RAMBOOT_BLKDEV_H
 #define RAMBOOT_BLKDEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Size of a block device (BLKGETSIZE64). 0 or -errno. */
+int blk_size(int fd, uint64_t *size);
+/* The file system blkid finds on fd ("squashfs", ...; "" when none).
+ * 0 or -errno. */
+int blkid_fstype_fd(int fd, char *type, size_t len);
 
 struct blkdev_signature {
 	char type[32];                    /* a file system or RAID: "ext4", ... */
@@ -19,8 +28,6 @@ struct blkdev_signature {
  * nothing of that kind is there, or -errno. An ambiguous probe (two
  * signatures) reports type "ambiguous". */
 int blkdev_signature_fd(int fd, struct blkdev_signature *sig);
-
-#include <stddef.h>
 
 /* blkdev_signature_fd() of fd, the descriptor of path, which it closes;
  * fd < 0: the open of path that failed (errno tells why). 0, or -errno

@@ -15,7 +15,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "dev/dm.h"
 
 /* One ioctl's buffer: struct dm_ioctl, then its data (a target spec and

@@ -18,7 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/path.h"
 #include "dev/loopdev.h"
 
 bool loopdev_name_valid(const char *name)

@@ -15,8 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
 #include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "dev/loopdev.h"
 
 /*

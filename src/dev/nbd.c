@@ -24,8 +24,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
+#include "lib/text.h"
 #include "dev/nbd.h"
 
 /* The protocol's constants (NBD's doc/proto.md), all big-endian. */

@@ -13,8 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "lib/hex.h"
+#include "lib/msg.h"
 #include "lib/sha256.h"
 #include "format/cdc.h"
 #include "format/cindex.h"

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
 #include "lib/hex.h"
+#include "lib/msg.h"
 #include "lib/sha256.h"
 #include "format/cstate.h"
 

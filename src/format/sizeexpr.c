@@ -8,7 +8,7 @@
  *   primary := NUMBER [UNIT | '%'] | 'ram'
  *            | ('min' | 'max') '(' expr (',' expr)* ')' | '(' expr ')'
  *
- * UNIT is size_unit()'s (util.c). Beside its value each parse step
+ * UNIT is size_unit()'s (lib/units.c). Beside its value each parse step
  * leaves in the parser whether it is a plain number (a factor) and where
  * that number stands: a plain number added to a size or set beside one
  * in min()/max(), or the whole result, is a size in MiB of the old
@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/units.h"
 #include "format/sizeexpr.h"
 
 #define MAX_DEPTH 64

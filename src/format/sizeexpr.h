@@ -3,7 +3,7 @@
  * Size expressions for zram: "min(ram, 8G)", "50%", "ram / 2 + 256M".
  *
  * The unit of the arithmetic is the MiB: `ram` is MemTotal in MiB, sizes
- * take the units of every size (ramboot.h: 4096B, 512K, 256M, 1.5G, 2T),
+ * take the units of every size (lib/units.h: 4096B, 512K, 256M, 1.5G, 2T),
  * `N%` is N percent of ram. Operators + - * / with the usual precedence,
  * unary minus, parentheses, min(a, b, ...) and max(a, b, ...).
  *

@@ -131,15 +131,4 @@ void verity_hex(const uint8_t *bytes, size_t len, char *out);
  * -EINVAL (odd length, a non-hex digit, too long, empty string). */
 int verity_hex_parse(const char *s, uint8_t *out, size_t max, size_t *len);
 
-/*
- * `ramboot verity format`: hash IMAGE (a regular file or a block device)
- * into HASHFILE, written aside and renamed into place (outfile.h;
- * replace: an existing regular file may be replaced). salt NULL: 32
- * random bytes; salt_len 0 with salt set: no salt. On success p and root
- * describe the result. 0 or -errno with the reason in err.
- */
-int verity_format(const char *image, const char *hashfile, bool replace,
-		  const uint8_t *salt, size_t salt_len, struct verity_params *p,
-		  uint8_t root[VERITY_DIGEST], char *err, size_t errlen);
-
 #endif

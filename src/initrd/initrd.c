@@ -23,11 +23,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
 #include "trust/sign.h"
 #include "cmd.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
+#include "lib/units.h"
 
 #ifndef HAVE_LIBARCHIVE
 #define HAVE_LIBARCHIVE 0

@@ -11,6 +11,7 @@
 
 #include "lazy/lazyint.h"
 #include "bgread/yield.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
 
 /* The pool's put: the piece into the copy (bgread/pool.h). */

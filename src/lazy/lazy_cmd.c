@@ -7,9 +7,11 @@
 
 #include "cmd.h"
 #include "lazy/lazy.h"
+#include "lib/base.h"
 #include "lib/guard.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "lib/units.h"
 
 enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
        OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,

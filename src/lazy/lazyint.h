@@ -34,9 +34,9 @@
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "lazy/lazy.h"
+#include "lib/base.h"
 #include "lib/guard.h"
 #include "lib/outfile.h"
-#include "lib/ramboot.h"
 #include "profile/profile.h"
 #include "udpcast/udpcast.h"
 

@@ -10,6 +10,9 @@
 
 #include "lazy/lazyint.h"
 #include "dev/loopdev.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 
 /* Open, while the paths are there, what the look needs (loopdev.h). */
 int lazy_open_wait_dirs(struct lazy *L)

@@ -12,9 +12,12 @@
 
 #include "lazy/lazyint.h"
 #include "bgread/yield.h"
+#include "dev/blkdev.h"
 #include "dev/loopdev.h"
 #include "lib/fdio.h"
 #include "lib/memroom.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/report.h"
 #include "source/source.h"
 #include "trust/policy.h"

@@ -14,7 +14,11 @@
 #include <fcntl.h>
 
 #include "lazy/lazyint.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/proc.h"
+#include "lib/units.h"
 
 void lazy_opts_init(struct lazy_opts *o)
 {

@@ -14,9 +14,12 @@
 #include <unistd.h>
 
 #include "lazy/lazyint.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
 #include "lib/report.h"
 #include "lib/hex.h"
+#include "lib/text.h"
 
 /* Where the copy's bytes came from: the status file's source=, the
  * report's lazy_source=. */

@@ -14,9 +14,12 @@
 #include "lazy/lazyint.h"
 #include "bgread/yield.h"
 #include "codec/codec.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/sha256.h"
 #include "source/source.h"
+#include "lib/text.h"
 
 /*
  * udp-receiver writes the image to a pipe, in image order; each piece is

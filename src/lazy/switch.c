@@ -10,6 +10,7 @@
 
 #include "lazy/lazyint.h"
 #include "dev/loopdev.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
 
 int lazy_switch(struct lazy *L)

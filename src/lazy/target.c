@@ -13,8 +13,12 @@
 #include <unistd.h>
 
 #include "lazy/lazyint.h"
+#include "dev/blkdev.h"
 #include "dev/zram.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/report.h"
 #include "lib/tmpfs.h"
 

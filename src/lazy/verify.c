@@ -11,9 +11,11 @@
 
 #include "lazy/lazyint.h"
 #include "bgread/yield.h"
+#include "lib/clock.h"
 #include "lib/hex.h"
 #include "lib/sha256.h"
 #include "lib/fdio.h"
+#include "dev/blkdev.h"
 
 /* The image did not change while it was copied (as far as its size and
  * modification time tell). */

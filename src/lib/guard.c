@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
 #include "lib/guard.h"
 
 #define TICK_NS (200L * 1000 * 1000)

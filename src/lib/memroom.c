@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "lib/memroom.h"
-#include "lib/ramboot.h"
+#include "lib/units.h"
 
 bool mem_room(uint64_t avail, uint64_t need, uint64_t dec, uint64_t reserve, char *msg,
 	      size_t msglen)

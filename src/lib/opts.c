@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
 
 static bool has_short(int val)

@@ -15,8 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
 #include "lib/hex.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
 
 

@@ -16,11 +16,12 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "lib/fdio.h"
 #include "lib/keys.h"
 #include "lib/outfile.h"
-#include "lib/ramboot.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
+#include "lib/text.h"
 
 void report_init(struct boot_report *r)
 {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "lib/runerr.h"
 
 static const char *const names[] = {

@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
 
 extern char **environ;

@@ -2,9 +2,7 @@
 /*
  * Small system helpers shared by the swap, zram, status, report and loader
  * code: modprobe, /proc/swaps, JSON strings and the first-error
- * buffer. Each returns 0 or -errno unless said otherwise. (Sleeping, the
- * block device size and the blkid probe are in util.c: nap_ms, blk_size,
- * blkid_fstype_fd.)
+ * buffer. Each returns 0 or -errno unless said otherwise.
  */
 #ifndef RAMBOOT_SYSUTIL_H
 #define RAMBOOT_SYSUTIL_H

@@ -21,9 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
 #include "lib/hex.h"
 #include "lib/memroom.h"
+#include "lib/msg.h"
+#include "lib/path.h"
+#include "lib/proc.h"
+#include "lib/units.h"
+#include "dev/blkdev.h"
 #include "load/loadint.h"
 #include "codec/pipe.h"
 #include "load/progress.h"

@@ -12,13 +12,15 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
 #include "codec/codec.h"
 #include "load/loadint.h"
 #include "format/manifest.h"
 #include "trust/sign.h"
 #include "lib/outfile.h"
+#include "lib/units.h"
 #include "udpcast/udpcast.h"
 
 static void summary(const struct load_opts *o, const struct load_result *r)

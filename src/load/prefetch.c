@@ -34,7 +34,10 @@
 #include <unistd.h>
 
 #include "bgread/pool.h"
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
+#include "lib/proc.h"
+#include "lib/units.h"
 #include "load/loadint.h"
 #include "profile/profile.h"
 

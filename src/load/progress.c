@@ -10,7 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/units.h"
 #include "codec/pipe.h"
 #include "load/progress.h"
 

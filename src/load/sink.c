@@ -17,9 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
 #include "load/loadint.h"
+#include "dev/blkdev.h"
 #include "dev/zram.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/tmpfs.h"
 
 int sink_mount_tmpfs(struct run *u)

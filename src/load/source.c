@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "load/loadint.h"
 #include "format/squashfs.h"
+#include "dev/blkdev.h"
 
 int load_source_open(struct run *u)
 {

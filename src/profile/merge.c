@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
+#include "lib/msg.h"
 #include "profile/profile.h"
 
 #define MERGE_PIECE (64u << 10)   /* rank resolution of profile_merge() */

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "lib/units.h"
 #include "format/manifest.h"
 #include "profile/profile.h"
 

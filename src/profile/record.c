@@ -16,9 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
 #include "lib/outfile.h"
+#include "lib/units.h"
 #include "format/manifest.h"
 #include "bgread/resident.h"
 #include "profile/profile.h"

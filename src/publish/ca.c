@@ -15,7 +15,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "format/manifest.h"
 #include "publish/publish.h"
 #include "publish/publishint.h"

@@ -15,10 +15,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
 #include "lib/guard.h"
 #include "lib/outfile.h"
+#include "lib/units.h"
 #include "codec/codec.h"
 #include "format/manifest.h"
 #include "publish/publish.h"

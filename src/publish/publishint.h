@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Between publish.c and ca.c (--content-addressed): what the sweep of
- * step 5 keeps, and the image's own name of step 3b.
+ * Between the files of publish/ (publish.c the command, sweep.c, ca.c
+ * for --content-addressed): what the sweep of step 5 keeps, and the
+ * image's own name of step 3b.
  */
 #ifndef RAMBOOT_PUBLISHINT_H
 #define RAMBOOT_PUBLISHINT_H
@@ -20,6 +21,16 @@
 
 /* Is name among keep[0..SWEEP_KEEP) (NULL entries: none)? */
 bool publish_kept(const char *const keep[SWEEP_KEEP], const char *name);
+/* The files a manifest names, into keep[0..SWEEP_NAMED) (NULL: none). */
+struct manifest;
+void publish_keep_named(const struct manifest *m, bool have, const char **keep);
+/* Remove what publish_run no longer needs: the hash files and chunk
+ * indexes none of keep names (the new manifest's, the previous one's and
+ * the backup image's, IMAGE.old.manifest), and temporaries of an earlier
+ * publish that was killed. keep_all: the previous or the backup's
+ * manifest could not be read, no side file is removed. */
+void publish_sweep(int dirfd, const char *prefix, const char *base, const char *manifest,
+		   const char *const keep[SWEEP_KEEP], bool keep_all);
 
 /* The directory dirfd, listed through a description of its own (a dup
  * would share its offset with dirfd, and so with the other sweep): NULL

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "dev/blkdev.h"
 #include "source/source.h"
 
 int source_open(struct source *s, const struct source_spec *sp, char *err, size_t errlen)

@@ -18,11 +18,15 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "lib/base.h"
 #include "lib/keys.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
 #include "lib/report.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
+#include "lib/text.h"
+#include "lib/units.h"
 #include "dev/zram.h"
 #include "status/status.h"
 #include "status/verdict.h"

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ramboot.h"
 #include "lib/report.h"
+#include "lib/units.h"
 #include "status/verdict.h"
 
 /* Append ", WHAT" (or " (WHAT" for the first) to the detail list. */

@@ -2,7 +2,7 @@
 /*
  * The network memory tier (netmem.h): its set-up before zram's disksize,
  * the policy, and the detached process that runs it and keeps the NBD
- * device connected.
+ * device connected. Its settings are netmem_opts.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,12 +23,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/base.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
 #include "lib/keys.h"
+#include "lib/msg.h"
 #include "lib/outfile.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
+#include "lib/proc.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
+#include "lib/units.h"
 #include "dev/dm.h"
 #include "dev/nbd.h"
 #include "dev/zram.h"
@@ -37,17 +42,6 @@
 
 /* zram's writeback_limit and bd_stat count these (zram_drv.c: FOUR_K). */
 #define ZRAM_UNIT 4096
-
-void netmem_opts_init(struct netmem_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->export = NETMEM_EXPORT;
-	o->max_ram = NETMEM_MAX_RAM;
-	o->timeout = NETMEM_TIMEOUT;
-	o->period = NETMEM_PERIOD;
-	o->idle_age = NETMEM_IDLE_AGE;
-	o->rate = NETMEM_RATE;
-}
 
 /* ---- the policy ---- */
 
@@ -116,59 +110,6 @@ bool netmem_copy_running(const char *lazy, const char *report)
 		return true;
 	return value_is(report, "cache", "miss") &&
 	       !(report_text_get(report, "cache_error", v, sizeof(v)) == 1 && v[0]);
-}
-
-/* ---- the spec of ramboot.swap.net= ---- */
-
-/* The tier's timeouts and periods: whole seconds, a second to a day. */
-static int seconds(const char *v, unsigned *out)
-{
-	return duration_secs(v, 1, 86400, out);
-}
-
-int netmem_spec_parse(const char *spec, struct netmem_opts *o, char *err, size_t errlen)
-{
-	char *item = NULL, *save = NULL, note[160];
-	int rc = 0;
-
-	if (strlen(spec) >= sizeof(o->buf))
-		return rb_errfmt(err, errlen, -EINVAL, "'%.40s...': too long", spec);
-	snprintf(o->buf, sizeof(o->buf), "%s", spec);
-	o->server = strtok_r(o->buf, ",", &save);
-	if (!o->server || spec[0] == ',' || strchr(o->server, '='))
-		return rb_errfmt(err, errlen, -EINVAL, "no server");
-	while (rc == 0 && (item = strtok_r(NULL, ",", &save)) != NULL) {
-		char *v = strchr(item, '=');
-
-		if (!v) {
-			rc = -EINVAL;
-			break;
-		}
-		*v++ = '\0';
-		if (!strcmp(item, "export") && *v)
-			o->export = v;
-		else if (!strcmp(item, "size"))
-			rc = size_parse(v, UNIT_BYTES, &o->size, note, sizeof(note));
-		else if (!strcmp(item, "max-ram"))
-			rc = size_parse(v, UNIT_BYTES, &o->max_ram, note, sizeof(note));
-		else if (!strcmp(item, "rate"))
-			rc = rate_parse(v, UNIT_BYTES, &o->rate, note, sizeof(note));
-		else if (!strcmp(item, "timeout"))
-			rc = seconds(v, &o->timeout);
-		else if (!strcmp(item, "period"))
-			rc = seconds(v, &o->period);
-		else if (!strcmp(item, "idle"))
-			rc = seconds(v, &o->idle_age);
-		else
-			rc = -EINVAL;
-		if (rc > 0)
-			rc = 0;    /* an old spelling: taken */
-		if (rc < 0)
-			return rb_errfmt(err, errlen, -EINVAL, "'%s=%s': not understood", item, v);
-	}
-	if (rc < 0)
-		return rb_errfmt(err, errlen, -EINVAL, "'%s': not NAME=VALUE", item);
-	return 0;
 }
 
 /* ---- set-up ---- */

@@ -14,11 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ramboot.h"
+#include "dev/blkdev.h"
 #include "dev/dm.h"
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "trust/sign.h"
+#include "lib/clock.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "lib/sysutil.h"
 #include "trust/vboot.h"
 #include "format/verity.h"

@@ -15,10 +15,14 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "dev/blkdev.h"
 #include "dev/dm.h"
 #include "format/verity.h"
+#include "trust/verity_format.h"
 #include "trust/vboot.h"
 
 enum { OPT_SALT = 256, OPT_EXPORT };

@@ -25,8 +25,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lib/base.h"
+#include "lib/clock.h"
+#include "lib/msg.h"
 #include "lib/opts.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
+#include "lib/units.h"
 #include "udpcast/udpcast.h"
 
 extern char **environ;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "bgread/loopstat.h"
 #include "bgread/pool.h"
 #include "bgread/resident.h"

@@ -16,7 +16,7 @@
 #define SHA256_NO_COMPAT
 #include "tap.h"
 #include "exact.h"
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "lib/sha256.h"
 #include "format/cdc.h"
 #include "format/cindex.h"

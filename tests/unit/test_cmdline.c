@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "boot/cmdline.h"
 #include "lib/report.h"
 

@@ -29,7 +29,8 @@
 #include <zstd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
 #include "codec/codec.h"
 #include "format/lzop.h"
 #include "codec/pipe.h"

@@ -12,7 +12,6 @@
 
 #include "tap.h"
 #include "exact.h"
-#include "lib/ramboot.h"
 #include "format/cstate.h"
 
 static char err[256];

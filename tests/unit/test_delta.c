@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "lib/sha256.h"
 #include "codec/delta.h"
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "lib/hex.h"
+#include "lib/text.h"
 
 static void test_encode(void)
 {

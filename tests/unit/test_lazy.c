@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/path.h"
 #include "lazy/lazy.h"
 #include "dev/loopdev.h"
 

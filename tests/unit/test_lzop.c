@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "format/lzop.h"
 
 /*

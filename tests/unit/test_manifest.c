@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "format/manifest.h"
 #include "exact.h"
 

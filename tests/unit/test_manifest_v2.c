@@ -16,9 +16,9 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "format/manifest.h"
 #include "exact.h"
+#include "lib/fdio.h"
 #include "lib/report.h"
 
 #define HEX  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "lib/memroom.h"
 
 static void rule(void)

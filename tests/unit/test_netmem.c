@@ -20,7 +20,7 @@
 
 #include "tap.h"
 #include "fakenbd.h"
-#include "lib/ramboot.h"
+#include "lib/path.h"
 #include "dev/nbd.h"
 #include "swap/netmem.h"
 

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "lib/opts.h"
 
 enum { OPT_LONG = 256, OPT_MAYBE, OPT_HIDDEN };

@@ -17,7 +17,6 @@
 #include <openssl/pem.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "lib/runerr.h"
 #include "format/manifest.h"
 #include "trust/policy.h"

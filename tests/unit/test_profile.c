@@ -21,7 +21,8 @@
 
 #include "tap.h"
 #include "exact.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
 #include "bgread/sched.h"
 #include "profile/profile.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
 #include "format/manifest.h"
 #include "publish/publish.h"
 #include "format/verity.h"

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "lib/keys.h"
+#include "lib/path.h"
 #include "lib/report.h"
 
 static char buf[65536];

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/clock.h"
 #include "lib/runerr.h"
 #include "load/load.h"
 #include "lazy/lazy.h"

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/clock.h"
 #include "lib/fdio.h"
 #include "boot/bootint.h"
 #include "cache/cache.h"

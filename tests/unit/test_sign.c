@@ -18,7 +18,6 @@
 #include <openssl/sha.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
 #include "trust/sign.h"
 
 /* RFC 8032, 7.1, TEST 1 */

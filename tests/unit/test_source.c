@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
 #include "source/source.h"
 
 static char dir[] = "/tmp/ramboot-source-XXXXXX";

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
 #include "format/swaphdr.h"
 
 static char dir[] = "/tmp/ramboot-swaphdr-XXXXXX";

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/fdio.h"
+#include "lib/path.h"
 #include "lib/report.h"
 #include "format/swaphdr.h"
 #include "lib/sysutil.h"
+#include "dev/blkdev.h"
 
 static char dir[] = "/tmp/ramboot-sysutil-XXXXXX";
 

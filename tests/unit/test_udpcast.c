@@ -18,7 +18,10 @@
 
 #include "tap.h"
 #include "cmd.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
+#include "lib/path.h"
 #include "udpcast/udpcast.h"
 
 static char dir[] = "/tmp/ramboot-udpcast-XXXXXX";

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/units.h"
 
 #define K 1024ULL
 #define M (1024ULL * K)

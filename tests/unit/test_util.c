@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/msg.h"
 
 static char dir[] = "/tmp/rb-test-util-XXXXXX";
 

@@ -19,8 +19,11 @@
 #include <openssl/evp.h>
 
 #include "tap.h"
-#include "lib/ramboot.h"
+#include "lib/base.h"
+#include "lib/fdio.h"
+#include "lib/path.h"
 #include "format/verity.h"
+#include "trust/verity_format.h"
 #include "dev/dm.h"
 
 static char dir[] = "/tmp/ramboot-verity-XXXXXX";
