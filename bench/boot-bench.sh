@@ -243,12 +243,7 @@ fi
 start=$(date +%s)
 for r in $(seq "$first" "$runs"); do
 	for l in $links; do
-		# Interleaved: each round boots every mode once, the order
-		# rotated by one mode per round.
-		read -r -a ml <<< "$modes"
-		k=$(( (r - 1) % ${#ml[@]} ))
-		order="${ml[*]:k} ${ml[*]:0:k}"
-		for m in $order; do
+		for m in $(rotated "$r" "$modes"); do
 			name="r$r-$l-$m"
 			say "round $r/$runs, $l Mbit: $m"
 			boot "$name" "$(mode_srv "$m")" "$(bps_of "$l")" "$(mode_args "$m")"
@@ -377,21 +372,7 @@ plotdat=$cache/plot.dat
 cat "$table"
 
 # Into the doc, between the markers; the rest of the file is kept.
-if [ -f "$doc" ] && grep -q '<!-- boot-bench:begin -->' "$doc"; then
-	awk -v t="$table" '
-		/<!-- boot-bench:begin -->/ { print; while ((getline l < t) > 0) print l; skip = 1; next }
-		/<!-- boot-bench:end -->/ { skip = 0 }
-		!skip' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
-else
-	{
-		echo
-		echo "## Boot times (\`make bench-boot\`)"
-		echo
-		echo "<!-- boot-bench:begin -->"
-		cat "$table"
-		echo "<!-- boot-bench:end -->"
-	} >> "$doc"
-fi
+doc_table boot-bench "Boot times (\`make bench-boot\`)" "$table" "$doc"
 say "table written to $doc"
 
 if ! command -v gnuplot >/dev/null; then

@@ -112,9 +112,8 @@ done
 bench_qemu_setup
 
 # Loop devices and mounts of the run, undone on any exit.
-lo_dev=
 cleanup() {
-	[ -z "$lo_dev" ] || losetup -d "$lo_dev" 2>/dev/null
+	[ -z "${cache_lo:-}" ] || losetup -d "$cache_lo" 2>/dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -373,10 +372,7 @@ printf 'round\tlink\tmode\troot\tlogin\tnet\tlocal_read\tlocal_written\tcache\tn
 	"$(echo "$split_cols" | tr ' ' '\t')" > "$results"
 for r in $(seq 1 "$runs"); do
 	for l in $links; do
-		read -r -a ml <<< "$modes"
-		k=$(( (r - 1) % ${#ml[@]} ))
-		order="${ml[*]:k} ${ml[*]:0:k}"
-		for m in $order; do
+		for m in $(rotated "$r" "$modes"); do
 			name="r$r-$l-$m"
 			say "round $r/$runs, $l Mbit: $m"
 			boot "$name" "$(bps_of "$l")" "$(mode_disk "$m")" "$(mode_args "$m")"
@@ -538,20 +534,6 @@ table=$cache/table.md
 cat "$table"
 
 # Into the doc, between the markers; the rest of the file is kept.
-if [ -f "$doc" ] && grep -q '<!-- cache-bench:begin -->' "$doc"; then
-	awk -v t="$table" '
-		/<!-- cache-bench:begin -->/ { print; while ((getline l < t) > 0) print l; skip = 1; next }
-		/<!-- cache-bench:end -->/ { skip = 0 }
-		!skip' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
-else
-	{
-		echo
-		echo "## The local-disk cache (\`make bench-cache\`)"
-		echo
-		echo "<!-- cache-bench:begin -->"
-		cat "$table"
-		echo "<!-- cache-bench:end -->"
-	} >> "$doc"
-fi
+doc_table cache-bench "The local-disk cache (\`make bench-cache\`)" "$table" "$doc"
 say "table written to $doc"
 echo "cache: cold $cold_x x off, hot $hot_x x off (20 Mbit), hot network ${hot_files%.*} bytes of the image (${hot_net%.*} of the server disk), delta $delta bytes for a $pkg_xz-byte package"

@@ -73,9 +73,8 @@ mkdir -p "$w" || exit 1
 empty=${CACHEDELTA_EMPTY:-$w/cache-empty.img}
 [ -f "$empty" ] || die "$empty missing (an empty cache: ramboot cache init)"
 
-lo_dev=
 cleanup() {
-	[ -z "$lo_dev" ] || losetup -d "$lo_dev" 2>/dev/null
+	[ -z "${cache_lo:-}" ] || losetup -d "$cache_lo" 2>/dev/null
 	rm -rf "$w/root2" "$w/cache-delta.img" "$w/cache-chunks.img"
 	[ "${CACHEDELTA_KEEP:-0}" = 1 ] || rm -rf "$w/d1" "$w/d2"
 }

@@ -137,15 +137,12 @@ for v in "$mem" "$bigmem" "$doc" "$pause" "$slow" "$budget" "$fill" "$port" "$ti
 	case $v in '' | *[!0-9]*) die "'$v': expected a number" ;; esac
 done
 
-# qemu_bin, qemu_accel, qemu_accel_why: set by images/qemu-accel.sh
-qemu_bin='' qemu_accel='' qemu_accel_why=''
-# shellcheck disable=SC1091 source=images/qemu-accel.sh
-. "$top/images/qemu-accel.sh"
-qemu_accel_check || exit 1
-command -v "$qemu_bin" >/dev/null || die "$qemu_bin not installed"
-kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
-kernel=/boot/vmlinuz-$kver
-{ [ -n "$kver" ] && [ -r "$kernel" ]; } || die "no Debian kernel in /boot"
+# QEMU, its accelerator, Debian's kernel and the build-cache helpers key,
+# fresh and stamp: what the QEMU boot tests share
+host_why='' kernel='' kver='' qemu_bin='' qemu_accel='' qemu_accel_why=''
+# shellcheck disable=SC1091 source=tests/boot/lib.sh
+. "$top/tests/boot/lib.sh"
+boot_host || die "$host_why"
 qemu_accel_choose "$kernel" || die "no accelerator"
 say "accelerator: $qemu_accel ($qemu_accel_why)"
 
@@ -168,9 +165,6 @@ trap 'exit 130' INT TERM
 # ---------------------------------------------------------------- artefacts
 
 mkdir -p "$cache"
-key() { cat "$@" | sha256sum | cut -d' ' -f1; }
-fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
-stamp() { echo "$2" >"$cache/$1.key"; }
 
 # The corpus: 64 MiB of real file content (tests/fixtures/swap/lib.sh) in
 # an uncompressed squashfs on the client's disk: its page cache can be

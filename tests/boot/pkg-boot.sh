@@ -37,35 +37,26 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 cache=${RBTEST_PKG_CACHE:-$top/build/pkgboot}
 rb=${RAMBOOT_STATIC:-$top/static/ramboot}
+# shellcheck disable=SC2034 # read by lib.sh's boot_debian
 timeout_s=${RBTEST_TIMEOUT:-240}
 CASES="itools-mkinitramfs-ram itools-mkinitramfs-off dracut-live-ram dracut-live-corrupt dracut-live-lazy"
 
+# shellcheck disable=SC1091 source=tests/boot/lib.sh
+. "$top/tests/boot/lib.sh"
+
+# shellcheck disable=SC2034 # counted by lib.sh's ok, skip and not_ok
 n=0
 failed=0
 # shellcheck disable=SC2086 # one word per case
 set -- $CASES
 echo "1..$#"
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # skip $2"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /'; }
-skip_all() {
-	for c in $CASES; do skip "$c" "$1"; done
-	exit 0
-}
-wanted() {
-	[ -z "${RBTEST_CASES:-}" ] || echo "$1" | grep -Eq -- "$RBTEST_CASES"
-}
 
-qemu_bin='' qemu_accel='' qemu_accel_why=''
-# shellcheck disable=SC1091 source=images/qemu-accel.sh
-. "$top/images/qemu-accel.sh"
-accel_err=$(qemu_accel_check 2>&1) || { for c in $CASES; do not_ok "$c"; done; echo "$accel_err" | diag; exit 1; }
-
-kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
-kernel=/boot/vmlinuz-$kver
-command -v "$qemu_bin" >/dev/null || skip_all "$qemu_bin not installed"
-{ [ -n "$kver" ] && [ -r "$kernel" ]; } || skip_all "no Debian kernel in /boot (apt-get install linux-image-amd64)"
+host_why='' kernel='' kver='' qemu_accel='' qemu_accel_why=''
+boot_host
+case $? in
+1) skip_all "$host_why" ;;
+2) fail_all "$host_why" ;;
+esac
 [ "$(id -u)" = 0 ] || skip_all "needs root (mkinitramfs and dracut read /lib/modules and make device nodes)"
 for t in busybox mksquashfs cpio mkinitramfs dpkg-deb apt-get; do
 	command -v "$t" >/dev/null || skip_all "$t not installed (tests/deps.sh install)"
@@ -73,16 +64,14 @@ done
 [ -x "$rb" ] || skip_all "static/ramboot missing (make static)"
 [ -f build/man/ramboot.8 ] || skip_all "build/man missing (make man): make install needs the man pages"
 
+# shellcheck disable=SC2034 # read by images/qemu-accel.sh's qemu_run
 qemu_note_prefix="# "
-qemu_accel_choose "$kernel" || { for c in $CASES; do not_ok "$c"; done; exit 1; }
+qemu_accel_choose "$kernel" || fail_all "no accelerator"
 echo "# accelerator: $qemu_accel ($qemu_accel_why)"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/ramboot-pkgboot.XXXXXX")
 trap 'if [ "$failed" -eq 0 ]; then rm -rf "$logs"; else echo "# serial logs kept in $logs"; fi' EXIT
 mkdir -p "$cache"
-key() { cat "$@" | sha256sum | cut -d' ' -f1; }
-fresh() { [ -f "$cache/$1.key" ] && [ "$(cat "$cache/$1.key")" = "$2" ]; }
-stamp() { echo "$2" > "$cache/$1.key"; }
 
 # ---------------------------------------------------------------- artefacts
 
@@ -115,53 +104,9 @@ if [ -z "$build_err" ] && { ! fresh root "$rootkey" || [ ! -f "$bad" ]; }; then
 		stamp root "$rootkey"
 	} > "$cache/build-root.log" 2>&1 || build_err="client image build failed: $(tail -n 3 "$cache/build-root.log")"
 fi
+# shellcheck disable=SC2034 # read by lib.sh's boot_debian (rbtest.size=)
 img_size=$(stat -c %s "$img" 2>/dev/null)
 img_sha=$(sha256sum "$img" 2>/dev/null | cut -d' ' -f1)
-
-# ---------------------------------------------------------------- booting
-
-fail() { why="${why}$*
-"; }
-# boot NAME INITRD DISK CMDLINE
-boot() {
-	log=$logs/$1.log
-	qemu_run "$timeout_s" "$log" "$logs/$1.qemu" -smp "${RBTEST_SMP:-2}" -m 512 \
-		-kernel "$kernel" -initrd "$2" \
-		-append "console=ttyS0 panic=-1 loglevel=4 rbtest.size=$img_size $4" \
-		-drive "file=$3,if=virtio,format=raw,readonly=on"
-	echo "qemu exit $?" >> "$logs/$1.qemu"
-	tr -d '\r' < "$log" > "$log.txt" 2>/dev/null
-}
-report() {
-	sed -n '/^RBTEST-REPORT-BEGIN/,/^RBTEST-REPORT-END/p' "$log.txt" |
-		sed -n "s/^$1=//p" | head -n 1
-}
-expect() { # KEY VALUE
-	v=$(report "$1")
-	[ "$v" = "$2" ] || fail "report: $1='$v', expected '$2'"
-}
-expect_done() {
-	grep -q '^RBTEST-DONE' "$log.txt" && return 0
-	fail "the client root was never reached"
-	return 1
-}
-expect_set() { # KEY
-	[ -n "$(report "$1")" ] || fail "report: $1 is empty"
-}
-expect_no_leftover() {
-	v=$(sed -n 's/^RBTEST leftover //p' "$log.txt")
-	[ -z "$v" ] || fail "left behind: $v"
-}
-result() {
-	if [ -z "$why" ]; then
-		ok "$1"
-		return
-	fi
-	not_ok "$1"
-	printf '%s' "$why" | diag
-	echo "serial console ($log), last lines:" | diag
-	tail -n 40 "$log.txt" 2>/dev/null | diag
-}
 
 # ---------------------------------------------------------------- initramfs-tools
 
@@ -204,8 +149,9 @@ itools_case() {
 		result "$name"
 		return
 	fi
+	drive="file=$img,if=virtio,format=raw,readonly=on"
 	if [ "$name" = itools-mkinitramfs-off ]; then
-		boot "$name" "$out" "$img" "root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init"
+		boot_debian "$name" "$out" 512 "root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init" "$drive"
 		expect_done || { result "$name"; return; }
 		v=$(sed -n '/^RBTEST-REPORT-BEGIN/,/^RBTEST-REPORT-END/p' "$log.txt" | grep -v '^RBTEST-REPORT-')
 		[ -z "$v" ] || fail "ramboot wrote a report although nothing asked for it: $v"
@@ -215,7 +161,8 @@ itools_case() {
 		result "$name"
 		return
 	fi
-	boot "$name" "$out" "$img" "root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init ramboot=ram ramboot.sha256=$img_sha"
+	boot_debian "$name" "$out" 512 \
+		"root=/dev/vda rootfstype=squashfs ro init=/sbin/rbtest-init ramboot=ram ramboot.sha256=$img_sha" "$drive"
 	expect_done || { result "$name"; return; }
 	expect mode_done ram
 	expect source /dev/vda
@@ -298,8 +245,9 @@ dracut_case() {
 	disk=$img mode=ram
 	[ "$name" = dracut-live-corrupt ] && disk=$bad
 	[ "$name" = dracut-live-lazy ] && mode=lazy
-	boot "$name" "$cache/dracut.img" "$disk" \
-		"root=live:/dev/vda rd.live.image rd.live.overlay.overlayfs=1 rd.shell=0 init=/sbin/rbtest-init ramboot=$mode ramboot.sha256=$img_sha"
+	boot_debian "$name" "$cache/dracut.img" 512 \
+		"root=live:/dev/vda rd.live.image rd.live.overlay.overlayfs=1 rd.shell=0 init=/sbin/rbtest-init ramboot=$mode ramboot.sha256=$img_sha" \
+		"file=$disk,if=virtio,format=raw,readonly=on"
 	expect_done || { result "$name"; return; }
 	expect mode_asked "$mode"
 	expect source /dev/vda
@@ -313,13 +261,7 @@ dracut_case() {
 		v=$(sed -n 's/^RBTEST lazy sha256=//p' "$log.txt" | head -n 1)
 		[ "$v" = "$img_sha" ] || fail "lazy copy: sha256 '$v', expected $img_sha"
 		# the loop device the live root is mounted from reads the copy
-		loopdev=$(sed -n 's|^RBTEST loop \(loop[0-9]*\)=/run/ramboot/ram/.*|\1|p' "$log.txt" | head -n 1)
-		if [ -z "$loopdev" ]; then
-			fail "no loop device is backed by the RAM copy"
-		else
-			grep -q "^RBTEST mount /dev/$loopdev /run/rootfsbase squashfs " "$log.txt" ||
-				fail "/run/rootfsbase is not mounted from /dev/$loopdev"
-		fi
+		expect_loop_mount '/run/ramboot/ram/.*' /run/rootfsbase
 		grep -q '^RBTEST lazy-read=ok$' "$log.txt" || fail "reading every file of the root failed"
 		expect_no_leftover
 		;;
@@ -333,13 +275,7 @@ dracut_case() {
 			fail "ramboot-live-root did not hand the copy to dmsquash-live-root"
 		# dmsquash-live-root set the live root up on the copy: the
 		# overlay's lower layer is the squashfs on a loop device over it
-		loopdev=$(sed -n "s|^RBTEST loop \\(loop[0-9]*\\)=$ram\$|\\1|p" "$log.txt" | head -n 1)
-		if [ -z "$loopdev" ]; then
-			fail "no loop device is backed by the RAM copy '$ram'"
-		else
-			grep -q "^RBTEST mount /dev/$loopdev /run/rootfsbase squashfs " "$log.txt" ||
-				fail "/run/rootfsbase is not the squashfs on /dev/$loopdev"
-		fi
+		expect_loop_mount "$ram" /run/rootfsbase
 		grep -q '^RBTEST mount LiveOS_rootfs / overlay .*lowerdir=/run/rootfsbase' "$log.txt" ||
 			fail "/ is not dracut's live overlay"
 		v=$(sed -n 's/^RBTEST ram-sha256=//p' "$log.txt" | head -n 1)
@@ -360,17 +296,11 @@ dracut_case() {
 	result "$name"
 }
 
-for c in $CASES; do
-	if ! wanted "$c"; then
-		skip "$c" "not selected by RBTEST_CASES"
-	elif [ -n "$build_err" ]; then
-		not_ok "$c"
-		echo "$build_err" | diag
-	else
-		case $c in
-		itools-*) itools_case "$c" ;;
-		dracut-*) dracut_case "$c" ;;
-		esac
-	fi
-done
+pkg_case() {
+	case $1 in
+	itools-*) itools_case "$1" ;;
+	dracut-*) dracut_case "$1" ;;
+	esac
+}
+run_cases pkg_case
 [ "$failed" -eq 0 ]
