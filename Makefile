@@ -160,7 +160,7 @@ check:
 
 # The Debian package alone: build it, install it into a throwaway root,
 # boot an initrd built by its initramfs-tools hook and one built by its
-# dracut module (tests/package.bats, tests/boot/dracut.sh).
+# dracut module (tests/package.bats, tests/boot/pkg-boot.sh).
 check-package:
 	@tests/deps.sh check || tests/deps.sh install
 	$(PROJECT_MAKE) all static man
