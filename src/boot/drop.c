@@ -12,7 +12,8 @@
 
 #include "lib/ramboot.h"
 #include "lib/report.h"
-#include "boot/bootint.h"
+#include "boot/drop.h"
+#include "boot/modes.h"
 #include "dev/loopdev.h"
 #include "trust/vboot.h"
 

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 
 #include "lib/ramboot.h"
-#include "boot/bootint.h"
+#include "boot/explain.h"
+#include "boot/settings.h"
 #include "swap/netmem.h"
 #include "swap/swap.h"
 #include "trust/sign.h"

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "lib/ramboot.h"
 #include "lib/sysutil.h"
-#include "boot/bootint.h"
+#include "boot/outcome.h"
+#include "boot/settings.h"
 #include "format/manifest.h"
 #include "load/load.h"
 #include "trust/sign.h"
