@@ -699,6 +699,23 @@ rot_slot() { # a|b
 	cmp "$loop" "$D/a.img"
 }
 
+@test "ramboot=lazy on a hit, the copier cannot start (memory short): the boot stays on the slot, the report says why" {
+	make_cache
+	refresh
+	printf 'MemTotal: 1048576 kB\nMemFree: 1024 kB\nMemAvailable: 1024 kB\n' >"$R/proc/meminfo"
+	rb --cmdline="ramboot=lazy ramboot.cache=$CACHE ramboot.image=/root/images/x.img"
+	assert_success
+	assert_output "RAMBOOT_IMAGE=$(report cache_image)"
+	[ "$(report cache)" = hit ]
+	[ "$(report mode_done)" = cache ]
+	[ "$(report fallback)" = "" ]
+	[ "$(report target)" = "" ]
+	[[ "$(report error)" == "not enough memory: image "* ]]
+	[[ $stderr == *"the copy of the slot into RAM (ramboot=lazy): not enough memory: image "*"; running from the local disk"* ]]
+	# the boot runs on from the slot, not from the network image
+	[[ $stderr != *"booting from the network image"* ]]
+}
+
 @test "the switch refused (EINVAL) or the refresh child killed before it: the report says so, the state is committed, the next boot hits" {
 	make_cache
 	refresh

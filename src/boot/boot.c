@@ -9,16 +9,23 @@
  * it prints exactly one line, RAMBOOT_IMAGE=<path>, on stdout; anything
  * else (a failure included) leaves stdout empty and the boot goes on
  * from the network image. What happened is in /run/ramboot/report.
+ *
+ * The path of a boot, downwards: cmd_boot() (at the end of this file)
+ * reads the settings into one struct boot_run (run.h), sets up the swap
+ * and its memory tier, then boot_image() finds and probes the image,
+ * makes the plan, maps it first with ramboot.verity=1, and runs one mode:
+ * modes.c (ram, prefetch, lazy) or cache.c (a hit's slot, or a miss and
+ * the refresh behind the boot). Each records through outcome.c. The
+ * report is written as cmd_boot() ends, unless a child that outlives
+ * the boot was handed it (run.h, report_owner).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,8 +39,14 @@
 #include "lib/proc.h"
 #include "lib/report.h"
 #include "lib/sysutil.h"
-#include "boot/bootint.h"
-#include "lazy/lazy.h"
+#include "boot/cache.h"
+#include "boot/drop.h"
+#include "boot/explain.h"
+#include "boot/modes.h"
+#include "boot/outcome.h"
+#include "boot/run.h"
+#include "boot/settings.h"
+#include "boot/verity.h"
 #include "profile/profile.h"
 #include "swap/swap.h"
 
@@ -167,15 +180,14 @@ static void debug_log_stop(struct debug_log *d)
 
 /* ---- the work ---- */
 
-/* ramboot.swap.net=: the tier set up with the swap, its process started
- * once the boot's report is written (netmem_start amends it). */
-static struct netmem_opts boot_net;
-static struct netmem_tier boot_tier;
-static int boot_net_zram = -1;
-static bool boot_net_asked;
-
-static void do_swap(const struct boot_settings *s, struct boot_report *rep)
+/* ramboot.swap=zram: the swap first, with the network memory tier
+ * under it when ramboot.swap.net= asks (its process starts once the
+ * report is written: run->net). */
+static void do_swap(struct boot_run *run)
 {
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
+	struct boot_tier *net = &run->net;
 	struct swap_opts o;
 	struct swap_result r;
 	char msg[300];
@@ -184,20 +196,20 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 	if (s->swap != SWAP_ZRAM)
 		return;
 	swap_opts_init(&o);
-	netmem_opts_init(&boot_net);
+	netmem_opts_init(&net->opts);
 	if (s->swap_net[0]) {
-		boot_net_asked = true;
-		memset(&boot_tier, 0, sizeof(boot_tier));
-		if (netmem_spec_parse(s->swap_net, &boot_net, msg, sizeof(msg)) < 0) {
+		net->asked = true;
+		memset(&net->tier, 0, sizeof(net->tier));
+		if (netmem_spec_parse(s->swap_net, &net->opts, msg, sizeof(msg)) < 0) {
 			rb_warn("ramboot.swap.net=%s: %s; zram alone", s->swap_net, msg);
-			boot_net.server = NULL;
-			snprintf(boot_tier.server, sizeof(boot_tier.server), "%.64s", s->swap_net);
-			snprintf(boot_tier.state, sizeof(boot_tier.state), "%.150s", msg);
+			net->opts.server = NULL;
+			snprintf(net->tier.server, sizeof(net->tier.server), "%.64s", s->swap_net);
+			snprintf(net->tier.state, sizeof(net->tier.state), "%.150s", msg);
 		} else {
 			/* Its handshake is one of the boot's waits on the
 			 * network: never past the boot's deadline. */
-			boot_net.deadline = boot_deadline();
-			o.net = &boot_net;
+			net->opts.deadline = boot_deadline();
+			o.net = &net->opts;
 		}
 	}
 	if (s->swap_size[0]) {
@@ -214,15 +226,15 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 		snprintf(msg, sizeof(msg), "swap: %s", r.error[0] ? r.error : "setup failed");
 		rb_warn("%s", msg);
 		if (o.net) {
-			boot_tier = r.net;
-			snprintf(boot_tier.state, sizeof(boot_tier.state), "no zram swap");
+			net->tier = r.net;
+			snprintf(net->tier.state, sizeof(net->tier.state), "no zram swap");
 		}
 		report_add_error(rep, msg);
 		return;
 	}
 	if (o.net) {
-		boot_tier = r.net;
-		boot_net_zram = r.zram_id;
+		net->tier = r.net;
+		net->zram = r.zram_id;
 	}
 	snprintf(rep->swap_device, sizeof(rep->swap_device), "%s", r.device);
 	rep->swap_size = r.size;
@@ -232,154 +244,17 @@ static void do_swap(const struct boot_settings *s, struct boot_report *rep)
 		 (unsigned long long)r.size, r.algorithm, r.priority);
 }
 
-/* Print the one stdout line, quoted for the shell when needed. */
-void print_image(const char *path)
+/* After the report (the tier's keys are amended into it): the memory
+ * tier's process, when one was asked for. */
+static void start_tier(struct boot_run *run)
 {
-	const char *p;
-	bool plain = *path != '\0';
+	struct boot_tier *net = &run->net;
 
-	for (p = path; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789/._,:+@%-", *p))
-			plain = false;
-	if (plain) {
-		printf("RAMBOOT_IMAGE=%s\n", path);
-	} else {
-		printf("RAMBOOT_IMAGE='");
-		for (p = path; *p; p++) {
-			if (*p == '\'')
-				printf("'\\''");
-			else
-				putchar(*p);
-		}
-		printf("'\n");
-	}
-	fflush(stdout);
-}
-
-void fallback(struct boot_report *rep, const char *reason, const char *error)
-{
-	snprintf(rep->fallback, sizeof(rep->fallback), "%s", reason);
-	report_add_error(rep, error);
-	snprintf(rep->mode_done, sizeof(rep->mode_done), "off");
-	if (error && *error && !strncmp(error, reason, strlen(reason)))
-		rb_warn("%s; booting from the network image", error);
-	else if (error && *error)
-		rb_warn("%s: %s; booting from the network image", reason, error);
-	else
-		rb_warn("%s; booting from the network image", reason);
-}
-
-#define LAZY_WAIT_LOOP 120.0   /* seconds for the loop device to appear */
-
-/*
- * ramboot=lazy: the boot goes on from the network image at once; a
- * copier started here copies it into RAM in the background, verifies it
- * and switches the image's loop device to the copy (lazy.h). Started
- * before the image is mounted (LTSP's PRE_INITRD_BOTTOM hook runs before
- * it sets up the loop device), so it opens what it needs now and waits
- * for the loop device. stdout stays empty: the hooks change nothing.
- */
-/* The copier's start, in a child of the boot (child_run). */
-struct child_lazy {
-	struct child_beat cb;
-	const struct lazy_opts *o;
-	int rc;
-};
-
-static void lazy_child(void *arg)
-{
-	struct child_lazy *c = arg;
-
-	rb_set_cmd("lazy");
-	c->rc = lazy_start(c->o);
-}
-
-void do_lazy(const struct boot_settings *s, const char *image, const struct vplan *vp,
-	     int image_fd, const char *loop, const char *rundir, struct boot_report *rep)
-{
-	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
-	struct lazy_opts o;
-	struct child_lazy c = { .rc = 0 };
-	double limit = read_limit(s);
-	int status, crc;
-
-	if (!settings_usable(s, rep))
+	if (!net->asked || (!net->opts.server && !net->tier.state[0]))
 		return;
-	lazy_opts_init(&o);
-	o.background = true;
-	o.image = image;
-	if (image_fd >= 0) {
-		/* The bytes at disk speed, the loop device the hook mounts. */
-		o.image_fd = image_fd;
-		o.loop = loop;
-		o.source_name = "cache";
-	} else {
-		o.wait_loop = LAZY_WAIT_LOOP;
-	}
-	if (s->target == TARGET_ZRAM) {
-		o.target = LAZY_TARGET_ZRAM;
-	} else {
-		snprintf(tmpfs, sizeof(tmpfs), "%s/ram", rundir);
-		o.tmpfs = tmpfs;
-	}
-	if (vp->sha256) {
-		o.sha256 = vp->sha256;
-	} else if (vp->manifest) {
-		o.manifest = vp->manifest;
-		o.signed_only = vp->signed_only;
-	}
-	if (s->minfree_set)
-		o.min_free = s->minfree;
-	if (s->profile[0]) {
-		/* Like the manifest: under the root prefix, a relative path
-		 * under the root mount. */
-		int rc = !strcmp(s->profile, "none") ? (snprintf(pbuf, sizeof(pbuf), "none"), 0) :
-			 s->profile[0] == '/' ? rb_path(pbuf, sizeof(pbuf), "%s", s->profile) :
-			 rb_path(pbuf, sizeof(pbuf), "%s/%s", root_mount(), s->profile);
-
-		if (rc == 0)
-			o.profile = pbuf;
-	}
-	if (s->timeout_set)
-		o.stall_timeout = s->timeout;
-	/* The copy from the lab's multicast stream, checked against the
-	 * hash above; from the image when that fails (lazy.md). */
-	if (s->source == SOURCE_UDPCAST && image_fd < 0)
-		o.udpcast = s->udpcast;
-	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
-	/* In a child: the copier's own start (it forks again) must not touch
-	 * our stdout, which the hook reads to EOF. Its start reads the
-	 * network image (the profile's identity, the manifest) before the
-	 * copy goes to the background: bounded as a load is, a child held
-	 * in the kernel is left to it. */
-	c.o = &o;
-	crc = child_call(lazy_child, &c, sizeof(c), limit, &status);
-	if (crc == CHILD_DONE)
-		status = (c.rc & 0xff) << 8;   /* as an exit status */
-	if (crc < 0) {
-		fallback(rep, "lazy copy not started", strerror(-crc));
-		return;
-	}
-	if (crc == CHILD_KILLED) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "the copier's start did not return within %.0f s; left "
-			 "to the kernel", limit);
-		fallback(rep, "lazy copy not started", msg);
-		return;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char msg[64];
-
-		snprintf(msg, sizeof(msg), "the copier could not start (status %d)",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-		fallback(rep, WIFEXITED(status) && WEXITSTATUS(status) == RB_EXIT_NOMEM ?
-			 "not enough memory" : "lazy copy not started", msg);
-		return;
-	}
-	snprintf(rep->mode_done, sizeof(rep->mode_done), "lazy");
-	rb_debug("lazy copy of %s started; progress in %s/lazy", image, rundir);
+	if (!net->opts.server)
+		net->opts.server = net->tier.server;
+	(void)netmem_start(&net->opts, &net->tier, net->zram, run->rundir);
 }
 
 /*
@@ -389,9 +264,10 @@ void do_lazy(const struct boot_settings *s, const char *image, const struct vpla
  * ramboot=off. The recorder is `ramboot profile record` in a child that left
  * the boot's session and descriptors; it keeps open what it needs.
  */
-static void start_recorder(const struct boot_settings *s, const struct boot_args *a,
-			   struct boot_report *rep)
+static void start_recorder(struct boot_run *run)
 {
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
 	char image[PATH_MAX], mbuf[PATH_MAX];
 	struct profile_record_opts o;
 	const char *manifest;
@@ -409,7 +285,7 @@ static void start_recorder(const struct boot_settings *s, const struct boot_args
 		report_add_error(rep, msg);
 		return;
 	}
-	if (resolve_image(s, a, image, sizeof(image)) < 0 || stat(image, &st) < 0) {
+	if (resolve_image(s, run->a, image, sizeof(image)) < 0 || stat(image, &st) < 0) {
 		rb_warn("ramboot.profile=record: no image to record");
 		report_add_error(rep, "profile: no image");
 		return;
@@ -480,21 +356,20 @@ static int parse_args(int argc, char **argv, struct boot_args *a)
  * copy needs a loop device to switch, even over a block device). false
  * after a fallback.
  */
-static bool verity_first(const struct boot_settings *s, const struct boot_args *a,
-			 const char *image, const char *manifest, const char *rundir,
-			 struct boot_report *rep)
+static bool verity_first(struct boot_run *run)
 {
-	struct vplan vp;
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
 
-	if (a->mounted) {
+	if (run->a->mounted) {
 		snprintf(rep->verity, sizeof(rep->verity), "failed");
 		fallback(rep, "verity unavailable", "ramboot.verity=1, but the boot "
 			 "script mounts the root from the image itself");
 		return false;
 	}
-	if (!settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep))
+	if (!settings_usable(s, rep) || !verify_plan(s, run->manifest, &run->vp, rep))
 		return false;
-	if (!manifest) {
+	if (!run->manifest) {
 		snprintf(rep->verity, sizeof(rep->verity), "failed");
 		fallback(rep, "verity unavailable", "ramboot.verity=1 and no manifest "
 			 "(ramboot manifest --verity)");
@@ -502,8 +377,8 @@ static bool verity_first(const struct boot_settings *s, const struct boot_args *
 	}
 	/* A RAM copy, or the cache (its slot or the image): mapped later. */
 	if (s->mode == BOOT_RAM || cache_used(s))
-		return verity_in_manifest(s, manifest, rep);
-	if (!do_verity(s, image, image, s->mode == BOOT_LAZY, manifest, &vp, NULL, rundir, rep))
+		return verity_in_manifest(run);
+	if (!do_verity(run, run->image, s->mode == BOOT_LAZY, NULL))
 		return false;
 	print_image(rep->verity_device);
 	return true;
@@ -557,78 +432,75 @@ static int probe_image(const struct boot_settings *s, const char *image, char *b
 
 /*
  * The image's part of the boot (a mode, or ramboot.verity=1): find the
- * image and its manifest, then the mapping and the mode. false when a
- * prefetch child took the report over (the boot must not write it).
+ * image and its manifest (the plan), then the mapping and the mode.
  */
-static bool boot_image(const struct boot_settings *s, const struct boot_args *a,
-		       const char *rundir, const char *logpath, struct boot_report *rep)
+static void boot_image(struct boot_run *run)
 {
-	char image[PATH_MAX], mbuf[PATH_MAX], msg[PATH_MAX + 128];
-	const char *manifest;
-	struct vplan vp;
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
+	char msg[PATH_MAX + 128];
 	int rc;
 
-	rc = resolve_image(s, a, image, sizeof(image));
+	rc = resolve_image(s, run->a, run->image, sizeof(run->image));
 	if (rc < 0) {
 		fallback(rep, "no image", rc == -ENOENT ? "neither ramboot.image= nor ltsp.image= "
 			 "is set" : strerror(-rc));
-		return true;
+		return;
 	}
-	snprintf(rep->source, sizeof(rep->source), "%s", image);
-	rc = probe_image(s, image, mbuf, sizeof(mbuf), &manifest);
+	snprintf(rep->source, sizeof(rep->source), "%s", run->image);
+	rc = probe_image(s, run->image, run->mbuf, sizeof(run->mbuf), &run->manifest);
 	if (rc < 0) {
 		if (rc == -ETIMEDOUT)
 			snprintf(msg, sizeof(msg), "%s: no answer by the boot's deadline "
-				 "(ramboot.timeout= + 15 s); left to the kernel", image);
+				 "(ramboot.timeout= + 15 s); left to the kernel", run->image);
 		else
-			snprintf(msg, sizeof(msg), "%s: %s", image, strerror(-rc));
+			snprintf(msg, sizeof(msg), "%s: %s", run->image, strerror(-rc));
 		/* The server cannot be read: the cache's slot, if allowed. */
-		if (cache_used(s) && do_cache_offline(s, image, msg, rundir, rep))
-			return true;
+		if (cache_used(s) && do_cache_offline(run, msg))
+			return;
 		fallback(rep, "image not found", msg);
-		return true;
+		return;
 	}
-	if (manifest)
-		rb_debug("manifest %s", manifest);
+	if (run->manifest)
+		rb_debug("manifest %s", run->manifest);
 	/* A copy or a mapping reads the bytes the manifest describes under
 	 * the name publish --content-addressed gave them, which no rebuild
 	 * changes. Not a prefetch (for the file the boot script mounts), nor
 	 * the cache (the image's own name is its key there). */
-	if (manifest && !cache_used(s) && (s->mode == BOOT_RAM || s->mode == BOOT_LAZY ||
-					  (s->mode == BOOT_OFF && s->verity)) &&
-	    follow_image(s, manifest, image, sizeof(image)))
-		snprintf(rep->source, sizeof(rep->source), "%s", image);
-	if ((s->verity || s->verity_bad) && !verity_first(s, a, image, manifest, rundir, rep))
-		return true;
+	if (run->manifest && !cache_used(s) && (s->mode == BOOT_RAM || s->mode == BOOT_LAZY ||
+					       (s->mode == BOOT_OFF && s->verity)) &&
+	    follow_image(s, run->manifest, run->image, sizeof(run->image)))
+		snprintf(rep->source, sizeof(rep->source), "%s", run->image);
+	if ((s->verity || s->verity_bad) && !verity_first(run))
+		return;
 	if (s->mode == BOOT_OFF)
-		return true;
-	if (s->mode == BOOT_PREFETCH)
-		return do_prefetch(s, image, rundir, logpath, a->json, rep) != 0;
+		return;
+	if (s->mode == BOOT_PREFETCH) {
+		do_prefetch(run);
+		return;
+	}
 	if (s->mode == BOOT_CACHE && !s->cache[0]) {
 		snprintf(rep->cache, sizeof(rep->cache), "fallback");
 		fallback(rep, "cache unusable", "ramboot=cache and no ramboot.cache= names the "
 			 "cache's device");
-		return true;
+		return;
 	}
+	if (!settings_usable(s, rep) || !verify_plan(s, run->manifest, &run->vp, rep))
+		return;
 	if (cache_used(s))
-		return !settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep) ||
-		       do_cache(s, image, manifest, &vp, rundir, logpath, a->json, rep);
-	if (settings_usable(s, rep) && verify_plan(s, manifest, &vp, rep)) {
-		if (s->mode == BOOT_LAZY)
-			do_lazy(s, image, &vp, -1, NULL, rundir, rep);
-		else
-			do_ram(s, image, manifest, &vp, rundir, rep);
-	}
-	return true;
+		do_cache(run);
+	else if (s->mode == BOOT_LAZY)
+		lazy_from_network(run);
+	else
+		do_ram(run);
 }
 
 int cmd_boot(int argc, char **argv)
 {
 	struct boot_args a = { 0 };
-	struct boot_settings *s = NULL;
-	struct boot_report *rep = NULL;
+	struct boot_run *run;
+	struct boot_settings *s;
 	struct debug_log dlog = { .pid = -1, .saved_err = -1 };
-	char rundir[PATH_MAX];
 	int rc, qrc = RB_EXIT_OK;
 
 	rc = parse_args(argc, argv, &a);
@@ -641,14 +513,17 @@ int cmd_boot(int argc, char **argv)
 	if (a.drop)
 		return boot_drop(a.drop, a.reason && *a.reason ? a.reason : "the hook refused the copy");
 
-	s = malloc(sizeof(*s));
-	rep = malloc(sizeof(*rep));
-	if (!s || !rep) {
+	run = calloc(1, sizeof(*run));
+	if (!run) {
 		rb_warn("out of memory; nothing done");
-		goto out;
+		return qrc;
 	}
-	report_init(rep);
-	if (rb_path(rundir, sizeof(rundir), REPORT_DIR) < 0) {
+	run->a = &a;
+	run->owner = REPORT_BOOT;
+	run->net.zram = -1;
+	s = &run->s;
+	report_init(&run->rep);
+	if (rb_path(run->rundir, sizeof(run->rundir), REPORT_DIR) < 0) {
 		rb_warn("root prefix too long; nothing done");
 		goto out;
 	}
@@ -659,41 +534,34 @@ int cmd_boot(int argc, char **argv)
 		qrc = rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 		goto out;
 	}
-	rc = report_mkdir(rundir);
+	rc = report_mkdir(run->rundir);
 	if (rc < 0)
-		rb_warn("%s: %s", rundir, strerror(-rc));
+		rb_warn("%s: %s", run->rundir, strerror(-rc));
 	if (s->debug) {
 		rb_verbose = 1;
 		if (rc == 0)
-			debug_log_start(&dlog, rundir);
+			debug_log_start(&dlog, run->rundir);
+		run->logpath = dlog.path;
 		rb_debug("mode %s, target %s, swap %s", boot_mode_name(s->mode),
 			 boot_target_name(s->target), s->swap == SWAP_ZRAM ? "zram" : "off");
 	}
-	snprintf(rep->mode_asked, sizeof(rep->mode_asked), "%s", boot_mode_name(s->mode));
+	snprintf(run->rep.mode_asked, sizeof(run->rep.mode_asked), "%s", boot_mode_name(s->mode));
 
 	/* Swap first: the prefetch child writes the report after us. */
-	do_swap(s, rep);
-
+	do_swap(run);
 	if (s->profile_record)
-		start_recorder(s, &a, rep);
-	if ((s->mode != BOOT_OFF || s->verity || s->verity_bad) &&
-	    !boot_image(s, &a, rundir, s->debug ? dlog.path : NULL, rep))
-		goto out;
-	rc = report_write(rep, rundir, a.json);
-	if (rc < 0)
-		rb_warn("%s/report: %s", rundir, strerror(-rc));
-out:
-	if (boot_net_asked) {
-		/* After the report: the tier's keys are amended into it. */
-		boot_net_asked = false;
-		if (boot_net.server || boot_tier.state[0]) {
-			if (!boot_net.server)
-				boot_net.server = boot_tier.server;
-			(void)netmem_start(&boot_net, &boot_tier, boot_net_zram, rundir);
-		}
+		start_recorder(run);
+	if (s->mode != BOOT_OFF || s->verity || s->verity_bad)
+		boot_image(run);
+	/* Unless a child that outlives the boot was handed the report. */
+	if (run->owner == REPORT_BOOT) {
+		rc = report_write(&run->rep, run->rundir, a.json);
+		if (rc < 0)
+			rb_warn("%s/report: %s", run->rundir, strerror(-rc));
 	}
+	start_tier(run);
+out:
 	debug_log_stop(&dlog);
-	free(s);
-	free(rep);
+	free(run);
 	return qrc;
 }

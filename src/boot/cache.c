@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,13 +23,24 @@
 #include "lib/path.h"
 #include "lib/proc.h"
 #include "lib/sysutil.h"
-#include "boot/bootint.h"
+#include "boot/cache.h"
+#include "boot/modes.h"
+#include "boot/outcome.h"
+#include "boot/scrub.h"
+#include "boot/settings.h"
+#include "boot/verity.h"
 #include "cache/cache.h"
 #include "dev/blkdev.h"
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "load/load.h"
 #include "trust/sign.h"
+
+/* After a refresh behind the boot, how long the switch waits for the
+ * loop device the boot's root runs on (the hook sets it up), and for one
+ * that is there but not fit (read-write, another size). */
+#define CACHE_SWITCH_WAIT 120.0
+#define CACHE_SWITCH_UNFIT 2.0
 
 /* The manifest and the look, in a child (shared memory). */
 struct child_look {
@@ -152,13 +162,13 @@ static int switch_to_slot(const struct loopdev_watch *w, int sfd, int mfd, const
 }
 
 /* The refresh behind the boot, in a detached child at idle priority; it
- * owns the report from now on and amends it when it ends, and again
- * after the switch to the slot. */
-static void start_refresh(const struct boot_settings *s, const struct cache_look_res *lr,
-			  const char *image, const char *manifest, const struct vplan *vp,
-			  const char *rundir, const char *logpath, bool json, struct boot_report *rep)
+ * owns the report from now on (REPORT_REFRESH) and amends it when it
+ * ends, and again after the switch to the slot. */
+static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
+			  const char *manifest)
 {
-	const char *device = lr->device;
+	const struct boot_settings *s = &run->s;
+	const char *image = run->image, *device = lr->device;
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
 	struct loopdev_watch w;
@@ -175,20 +185,14 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	snprintf(src, sizeof(src), "%s", image);
 	if (manifest)
 		(void)follow_image(s, manifest, src, sizeof(src));
-	rc = report_write(rep, rundir, json);
-	if (rc < 0)
-		rb_warn("%s/report: %s", rundir, strerror(-rc));
-	fflush(NULL);
-	pid = fork();
+	pid = boot_hand_over(run, REPORT_REFRESH, "cache refresh", image);
 	if (pid < 0) {
 		rb_warn("cache: the refresh cannot start: %s", strerror(errno));
 		return;
 	}
-	if (pid > 0) {
-		rb_debug("cache refresh of %s in process %d", image, (int)pid);
+	if (pid > 0)
 		return;
-	}
-	dfd = boot_child_detach(rundir, logpath);
+	dfd = boot_child_detach(run->rundir, run->logpath);
 	rb_set_cmd("cache");
 	/* Before anything else, while the paths are there. With
 	 * ramboot=lazy the image goes to RAM instead: its loop device is the
@@ -216,7 +220,7 @@ static void start_refresh(const struct boot_settings *s, const struct cache_look
 	o.manifest = manifest;
 	o.manifest_open = mfd_m >= 0;
 	o.manifest_fd = mfd_m;
-	o.signed_only = vp->signed_only;
+	o.signed_only = run->vp.signed_only;
 	/* Exactly the image the look chose: a manifest changed or rolled
 	 * back since is refused, and nothing is switched onto. */
 	o.expect_sha256 = lr->want_sha256[0] ? lr->want_sha256 : NULL;
@@ -310,41 +314,35 @@ static void unusable(struct boot_report *rep, const char *reason, const char *er
 
 /* ramboot=lazy on a hit: the slot copied into RAM behind the boot, at
  * disk speed, and the slot's loop device switched to the copy. A copy
- * that does not start leaves the boot on the slot (one warning line). */
-static void lazy_from_slot(const struct boot_settings *s, const char *image,
-			   const struct vplan *vp, const struct cache_look_res *r,
-			   const char *rundir, struct boot_report *rep)
+ * that does not start leaves the boot on the slot (one warning line):
+ * do_lazy() changes the report only when the copier started. */
+static void lazy_from_slot(struct boot_run *run, const struct cache_look_res *r)
 {
-	struct boot_report *tmp = malloc(sizeof(*tmp));
-	char err[sizeof(tmp->error)];
+	struct boot_report *rep = &run->rep;
+	char err[640];
 	uint64_t size;
 	int fd = -1, rc;
 
-	rc = tmp ? cache_slot_open(r->device, cache_image_name(image), r->sha256, &fd, &size, err,
-				   sizeof(err)) : rb_errfmt(err, sizeof(err), -ENOMEM, "out of memory");
+	rc = cache_slot_open(r->device, cache_image_name(run->image), r->sha256, &fd, &size, err,
+			     sizeof(err));
 	if (rc == 0) {
-		*tmp = *rep;
-		do_lazy(s, image, vp, fd, rep->cache_image, rundir, tmp);
+		rc = do_lazy(run, fd, rep->cache_image, err, sizeof(err));
 		(void)close(fd);          /* the copier has its own */
-		if (!strcmp(tmp->mode_done, "lazy"))
-			*rep = *tmp;
-		else
-			snprintf(err, sizeof(err), "%s", tmp->error[0] ? tmp->error : "not started");
 	}
-	free(tmp);
-	if (strcmp(rep->mode_done, "lazy")) {
+	if (rc < 0) {
 		rb_warn("cache: the copy of the slot into RAM (ramboot=lazy): %s; running from the "
 			"local disk", err);
 		report_add_error(rep, err);
 	}
 }
 
-/* A hit: the slot, through dm-verity with ramboot.verity=1. false after
- * a fallback (the loop device is gone then). */
-static bool boot_slot(const struct boot_settings *s, const char *image, const char *manifest,
-		      const struct vplan *vp, const struct cache_look_res *r, const char *rundir,
-		      struct boot_report *rep)
+/* A hit: the slot, through dm-verity with ramboot.verity=1. offline: no
+ * plan (the server's manifest could not be read). false after a
+ * fallback (the loop device is gone then). */
+static bool boot_slot(struct boot_run *run, const struct cache_look_res *r, bool offline)
 {
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
 	struct load_result *lr;
 	bool ok = true;
 
@@ -359,8 +357,7 @@ static bool boot_slot(const struct boot_settings *s, const char *image, const ch
 		if (lr) {
 			lr->verified = true;
 			snprintf(lr->sha256, sizeof(lr->sha256), "%s", r->sha256);
-			ok = do_verity(s, image, rep->cache_image, false, manifest, vp, lr, rundir,
-				       rep);
+			ok = do_verity(run, rep->cache_image, false, lr);
 			free(lr);
 		}
 	}
@@ -374,22 +371,25 @@ static bool boot_slot(const struct boot_settings *s, const char *image, const ch
 	}
 	snprintf(rep->cache_verified, sizeof(rep->cache_verified), s->verity ? "verity" : "refresh");
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
-	/* Offline (no vp) there is nothing to verify a copy against: the
-	 * boot stays on the disk. */
-	if (s->mode == BOOT_LAZY && vp)
-		lazy_from_slot(s, image, vp, r, rundir, rep);
+	/* Offline there is nothing to verify a copy against: the boot
+	 * stays on the disk. */
+	if (s->mode == BOOT_LAZY && !offline)
+		lazy_from_slot(run, r);
 	rb_note("booting from the local cache: %s, slot %s of %s (generation %" PRIu64 ")%s",
-		rep->cache_device, rep->cache_slot, cache_image_name(image), rep->cache_generation,
+		rep->cache_device, rep->cache_slot, cache_image_name(run->image),
+		rep->cache_generation,
 		s->verity ? ", through dm-verity" : ", verified when it was written");
 	print_image(s->verity ? rep->verity_device : rep->cache_image);
 	return true;
 }
 
-bool do_cache(const struct boot_settings *s, const char *image, const char *manifest,
-	      const struct vplan *vp, const char *rundir, const char *logpath, bool json,
-	      struct boot_report *rep)
+void do_cache(struct boot_run *run)
 {
-	const char *mpath = vp->manifest ? vp->manifest : manifest;
+	const struct boot_settings *s = &run->s;
+	const char *image = run->image;
+	const struct vplan *vp = &run->vp;
+	struct boot_report *rep = &run->rep;
+	const char *mpath = vp->manifest ? vp->manifest : run->manifest;
 	struct child_look *c;
 	struct cache_look_res r;
 	char msg[640];
@@ -399,12 +399,12 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 	if (!vp->sha256 && !mpath) {
 		unusable(rep, "cache unusable", "no manifest beside the image (ramboot manifest): "
 			 "which image the cache holds cannot be told");
-		return true;
+		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		unusable(rep, "cache unusable", strerror(ENOMEM));
-		return true;
+		return;
 	}
 	c->manifest = vp->sha256 ? NULL : mpath;
 	c->signed_only = vp->signed_only;
@@ -428,25 +428,25 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 		free(c);
 		/* Still reading the server's manifest: the server does not
 		 * answer. */
-		if (was_reading && do_cache_offline(s, image, msg, rundir, rep))
-			return true;
+		if (was_reading && do_cache_offline(run, msg))
+			return;
 		unusable(rep, "cache unusable", msg);
-		return true;
+		return;
 	}
 	if (c->manifest && c->mrc < 0) {
 		snprintf(msg, sizeof(msg), "%s: %s", c->manifest, c->merr);
 		if (unreachable(c->mrc)) {
 			free(c);
-			if (do_cache_offline(s, image, msg, rundir, rep))
-				return true;
+			if (do_cache_offline(run, msg))
+				return;
 			rep->cache[0] = '\0';
 			fallback(rep, "bad manifest", msg);
-			return true;
+			return;
 		}
 		free(c);
 		rep->cache[0] = '\0';
 		fallback(rep, vp->signed_only ? "not signed" : "bad manifest", msg);
-		return true;
+		return;
 	}
 	free(c);
 	snprintf(rep->cache_device, sizeof(rep->cache_device), "%s", r.device);
@@ -468,47 +468,44 @@ bool do_cache(const struct boot_settings *s, const char *image, const char *mani
 		r.look = CACHE_MISS;
 	} else if (r.look == CACHE_UNUSABLE) {
 		unusable(rep, "cache unusable", r.error);
-		return true;
+		return;
 	}
 	if (r.look == CACHE_HIT) {
 		snprintf(rep->cache, sizeof(rep->cache), "hit");
-		if (!boot_slot(s, image, manifest, vp, &r, rundir, rep))
-			return true;
+		if (!boot_slot(run, &r, false))
+			return;
 		/* Through dm-verity: the whole slot read behind the boot,
 		 * marked bad when a block fails (scrub.c). With ramboot=lazy
 		 * the slot is copied into RAM and verified whole instead. */
-		if (s->verity && s->mode == BOOT_CACHE && rep->verity_device[0]) {
-			start_scrub(&r, cache_image_name(image), rep->verity_device, rundir, logpath, json,
-				    rep);
-			return false;
-		}
-		return true;
+		if (s->verity && s->mode == BOOT_CACHE && rep->verity_device[0])
+			start_scrub(run, &r, cache_image_name(image), rep->verity_device);
+		return;
 	}
 	snprintf(rep->cache, sizeof(rep->cache), "miss");
-	if (s->verity && !do_verity(s, image, image, s->mode == BOOT_LAZY, manifest, vp, NULL,
-				    rundir, rep))
-		return true;
+	if (s->verity && !do_verity(run, image, s->mode == BOOT_LAZY, NULL))
+		return;
 	if (s->verity)
 		print_image(rep->verity_device);
 	if (s->mode == BOOT_LAZY)
-		do_lazy(s, image, vp, -1, NULL, rundir, rep);
+		lazy_from_network(run);
 	else
 		snprintf(rep->mode_done, sizeof(rep->mode_done), "cache");
 	rb_note("the local cache does not hold this image (%s); booting from the network, "
 		"refreshing %s behind the boot", rep->cache_marked_bad[0] ? "its slot failed a check" :
 		r.slot_bad ? "its slot is marked bad" : rep->cache_slot[0] == '-' ? "empty" :
 		"another one", r.device);
-	start_refresh(s, &r, image, vp->sha256 ? NULL : mpath, vp, rundir, logpath, json, rep);
-	return false;
+	start_refresh(run, &r, vp->sha256 ? NULL : mpath);
 }
 
 /* ramboot.cache.offline=: the server's manifest (or image) cannot be
  * read; the active slot boots when it was refreshed no longer than the
  * age allowed ago (docs/cache.md, "Offline boot"). why: what failed. true
  * when the slot boots; else the fallback is the caller's. */
-bool do_cache_offline(const struct boot_settings *s, const char *image, const char *why,
-		      const char *rundir, struct boot_report *rep)
+bool do_cache_offline(struct boot_run *run, const char *why)
 {
+	const struct boot_settings *s = &run->s;
+	const char *image = run->image;
+	struct boot_report *rep = &run->rep;
 	struct child_look *c;
 	struct cache_look_res r;
 	char msg[1024];
@@ -549,7 +546,7 @@ bool do_cache_offline(const struct boot_settings *s, const char *image, const ch
 		"(ramboot.cache.offline= allows %" PRId64 " s); not checked against the server",
 		why, rep->cache_slot, cache_image_name(image), r.age, s->cache_offline);
 	report_add_error(rep, why);
-	if (!boot_slot(s, image, NULL, NULL, &r, rundir, rep))
+	if (!boot_slot(run, &r, true))
 		return true;
 	snprintf(rep->cache, sizeof(rep->cache), "offline");
 	return true;

@@ -15,7 +15,8 @@
 #include "lib/path.h"
 #include "lib/report.h"
 #include "lib/text.h"
-#include "boot/bootint.h"
+#include "boot/drop.h"
+#include "boot/modes.h"
 #include "dev/loopdev.h"
 #include "trust/vboot.h"
 

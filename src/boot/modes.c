@@ -3,7 +3,8 @@
  * The modes of `ramboot boot` that read the image: ramboot=ram (a copy
  * in a child the boot can give up on, from a udpcast session first when
  * asked) and ramboot=prefetch (a read into the page cache in the
- * background). ramboot=lazy starts its copier in boot.c.
+ * background) and ramboot=lazy (its copier started in a child the boot
+ * can give up on; the copy goes on behind the boot).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/base.h"
@@ -25,9 +26,13 @@
 #include "lib/proc.h"
 #include "lib/sysutil.h"
 #include "lib/units.h"
-#include "boot/bootint.h"
+#include "boot/modes.h"
+#include "boot/outcome.h"
+#include "boot/settings.h"
+#include "boot/verity.h"
 #include "codec/codec.h"
 #include "dev/zram.h"
+#include "lazy/lazy.h"
 #include "load/load.h"
 #include "udpcast/udpcast.h"
 
@@ -68,8 +73,8 @@ static const char *fallback_reason(const struct load_result *r)
 	}
 }
 
-void fill_opts(struct load_opts *o, const struct boot_settings *s,
-		      const char *image, const struct vplan *vp)
+static void fill_opts(struct load_opts *o, const struct boot_settings *s, const char *image,
+		      const struct vplan *vp)
 {
 	load_opts_init(o);
 	o->source = image;
@@ -329,34 +334,6 @@ static int udpcast_first(const struct boot_settings *s, const struct load_opts *
 	return 1;
 }
 
-pid_t boot_fork(const char *what, const char *image)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid > 0)
-		rb_debug("%s of %s in process %d", what, image, (int)pid);
-	return pid;
-}
-
-int boot_child_detach(const char *rundir, const char *logpath)
-{
-	/* The report's directory, held open: the child may end after the
-	 * switch of root, when /run has moved. */
-	int dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (rb_detach(true) < 0)
-		_exit(1);
-	if (logpath) {
-		int lfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		if (lfd >= 0)
-			dup2(lfd, STDERR_FILENO);
-	}
-	return dfd;
-}
-
 /* A RAM copy that boots, on the console and in the kernel log (the
  * loader says when it began; a fallback is a warning). */
 static void note_copy(const struct boot_report *rep)
@@ -376,9 +353,11 @@ static void note_copy(const struct boot_report *rep)
 			rep->ram_path, sz, rep->seconds, dev);
 }
 
-void do_ram(const struct boot_settings *s, const char *image, const char *manifest,
-		   const struct vplan *vp, const char *rundir, struct boot_report *rep)
+void do_ram(struct boot_run *run)
 {
+	const struct boot_settings *s = &run->s;
+	const char *image = run->image, *rundir = run->rundir;
+	struct boot_report *rep = &run->rep;
 	struct load_opts o;
 	struct load_result *r;
 	char tmpfs[PATH_MAX], dest[PATH_MAX], msg[PATH_MAX + 64], name[NAME_MAX + 1];
@@ -392,7 +371,7 @@ void do_ram(const struct boot_settings *s, const char *image, const char *manife
 		fallback(rep, "load failed", "out of memory");
 		return;
 	}
-	fill_opts(&o, s, image, vp);
+	fill_opts(&o, s, image, &run->vp);
 	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(s->target));
 	o.announce = rep->target;
 
@@ -453,8 +432,7 @@ void do_ram(const struct boot_settings *s, const char *image, const char *manife
 	}
 	snprintf(rep->ram_path, sizeof(rep->ram_path), "%s",
 		 r->dest_path[0] ? r->dest_path : dest);
-	if (s->verity && !do_verity(s, image, rep->ram_path, false, manifest, vp, r, rundir,
-				    rep)) {
+	if (s->verity && !do_verity(run, rep->ram_path, false, r)) {
 		drop_copy(rundir, rep->ram_path);
 		rep->ram_path[0] = '\0';
 		goto out;
@@ -470,28 +448,28 @@ out:
  * goes on at once and later reads of the network image hit RAM. The
  * child leaves the boot's process group and every descriptor of it
  * (the hook reads our stdout to EOF). */
-int do_prefetch(const struct boot_settings *s, const char *image,
-		       const char *rundir, const char *logpath, bool json,
-		       struct boot_report *rep)
+void do_prefetch(struct boot_run *run)
 {
+	const struct boot_settings *s = &run->s;
+	const char *image = run->image, *rundir = run->rundir;
+	struct boot_report *rep = &run->rep;
+	bool json = run->a->json;
 	struct load_opts o;
 	struct load_result *r;
 	pid_t pid;
-	int rc, dfd;
+	int dfd;
 
 	/* Written before the fork: the child rewrites it when done. */
 	snprintf(rep->mode_done, sizeof(rep->mode_done), "prefetch");
-	rc = report_write(rep, rundir, json);
-	if (rc < 0)
-		rb_warn("%s/report: %s", rundir, strerror(-rc));
-	pid = boot_fork("prefetch", image);
+	pid = boot_hand_over(run, REPORT_PREFETCH, "prefetch", image);
 	if (pid < 0) {
 		fallback(rep, "prefetch failed", strerror(errno));
-		return -1;
+		run->owner = REPORT_BOOT;
+		return;
 	}
 	if (pid > 0)
-		return 0;
-	dfd = boot_child_detach(rundir, logpath);
+		return;
+	dfd = boot_child_detach(rundir, run->logpath);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		_exit(1);
@@ -515,4 +493,130 @@ int do_prefetch(const struct boot_settings *s, const char *image,
 	else
 		(void)report_write(rep, rundir, json);
 	_exit(0);
+}
+
+#define LAZY_WAIT_LOOP 120.0   /* seconds for the loop device to appear */
+
+/* The copier's start, in a child of the boot (child_call). */
+struct child_lazy {
+	struct child_beat cb;
+	struct lazy_opts o;
+	struct lazy_result r;
+	int rc;
+};
+
+static void lazy_child(void *arg)
+{
+	struct child_lazy *c = arg;
+
+	rb_set_cmd("lazy");
+	c->rc = lazy_start(&c->o, &c->r);
+}
+
+/*
+ * ramboot=lazy: the boot goes on from the network image at once; a
+ * copier started here copies it into RAM in the background, verifies it
+ * and switches the image's loop device to the copy (lazy.h). Started
+ * before the image is mounted (LTSP's PRE_INITRD_BOTTOM hook runs before
+ * it sets up the loop device), so it opens what it needs now and waits
+ * for the loop device. stdout stays empty: the hooks change nothing.
+ */
+int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, size_t len)
+{
+	const struct boot_settings *s = &run->s;
+	const struct vplan *vp = &run->vp;
+	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
+	struct child_lazy *c = calloc(1, sizeof(*c));
+	struct lazy_opts *o;
+	double limit = read_limit(s);
+	int status, crc, rc = 0;
+
+	if (!c)
+		return rb_errfmt(why, len, -ENOMEM, "%s", strerror(ENOMEM));
+	o = &c->o;
+	lazy_opts_init(o);
+	o->background = true;
+	o->image = run->image;
+	if (image_fd >= 0) {
+		/* The bytes at disk speed, the loop device the hook mounts. */
+		o->image_fd = image_fd;
+		o->loop = loop;
+		o->source_name = "cache";
+	} else {
+		o->wait_loop = LAZY_WAIT_LOOP;
+	}
+	if (s->target == TARGET_ZRAM) {
+		o->target = LAZY_TARGET_ZRAM;
+	} else {
+		snprintf(tmpfs, sizeof(tmpfs), "%s/ram", run->rundir);
+		o->tmpfs = tmpfs;
+	}
+	if (vp->sha256) {
+		o->sha256 = vp->sha256;
+	} else if (vp->manifest) {
+		o->manifest = vp->manifest;
+		o->signed_only = vp->signed_only;
+	}
+	if (s->minfree_set)
+		o->min_free = s->minfree;
+	if (s->profile[0]) {
+		/* Like the manifest: under the root prefix, a relative path
+		 * under the root mount. */
+		int prc = !strcmp(s->profile, "none") ? (snprintf(pbuf, sizeof(pbuf), "none"), 0) :
+			  s->profile[0] == '/' ? rb_path(pbuf, sizeof(pbuf), "%s", s->profile) :
+			  rb_path(pbuf, sizeof(pbuf), "%s/%s", root_mount(), s->profile);
+
+		if (prc == 0)
+			o->profile = pbuf;
+	}
+	if (s->timeout_set)
+		o->stall_timeout = s->timeout;
+	/* The copy from the lab's multicast stream, checked against the
+	 * hash above; from the image when that fails (lazy.md). */
+	if (s->source == SOURCE_UDPCAST && image_fd < 0)
+		o->udpcast = s->udpcast;
+	/* In a child: the copier's own start (it forks again) must not touch
+	 * our stdout, which the hook reads to EOF. Its start reads the
+	 * network image (the profile's identity, the manifest) before the
+	 * copy goes to the background: bounded as a load is, a child held
+	 * in the kernel is left to it. */
+	c->rc = RB_EXIT_FAIL;
+	crc = child_call(lazy_child, c, sizeof(*c), limit, &status);
+	if (crc < 0) {
+		rc = rb_errfmt(why, len, crc, "%s", strerror(-crc));
+	} else if (crc == CHILD_KILLED) {
+		rc = rb_errfmt(why, len, -ETIMEDOUT, "the copier's start did not return within "
+			       "%.0f s; left to the kernel", limit);
+	} else if (crc != CHILD_DONE) {
+		rc = rb_errfmt(why, len, -EIO, "the copier could not start (status %d)",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	} else if (c->rc != RB_EXIT_OK) {
+		/* -ENOMEM: the copier's memory rule said no (lazy_exit_code). */
+		rc = rb_errfmt(why, len, c->rc == RB_EXIT_NOMEM ? -ENOMEM : -EIO, "%s",
+			       c->r.error[0] ? c->r.error : "the copier could not start");
+	}
+	if (rc == 0) {
+		snprintf(run->rep.target, sizeof(run->rep.target), "%s", boot_target_name(s->target));
+		snprintf(run->rep.mode_done, sizeof(run->rep.mode_done), "lazy");
+		rb_debug("lazy copy of %s started in process %d; progress in %s/lazy", run->image,
+			 (int)c->r.child, run->rundir);
+	}
+	free(c);
+	return rc;
+}
+
+void lazy_from_network(struct boot_run *run)
+{
+	struct boot_report *rep = &run->rep;
+	char why[640];
+	int rc = do_lazy(run, -1, NULL, why, sizeof(why));
+
+	if (rc == 0)
+		return;
+	/* As a RAM copy's: the target asked for, though nothing was made. */
+	snprintf(rep->target, sizeof(rep->target), "%s", boot_target_name(run->s.target));
+	if (rc == -ENOMEM)
+		fallback(rep, "not enough memory", why);
+	else
+		fallback(rep, "lazy copy not started", why);
 }

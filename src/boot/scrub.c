@@ -16,7 +16,8 @@
 #include "lib/base.h"
 #include "lib/msg.h"
 #include "lib/proc.h"
-#include "boot/bootint.h"
+#include "boot/outcome.h"
+#include "boot/scrub.h"
 #include "cache/cache.h"
 #include "cache/scrub.h"
 
@@ -56,8 +57,8 @@ int scrub_report(int dfd, const char *name, int slot, const struct cache_scrub_r
 	return dfd < 0 ? -EBADF : report_amend_at(dfd, set, ARRAY_SIZE(set), 0);
 }
 
-void start_scrub(const struct cache_look_res *lr, const char *name, const char *mapping,
-		 const char *rundir, const char *logpath, bool json, struct boot_report *rep)
+void start_scrub(struct boot_run *run, const struct cache_look_res *lr, const char *name,
+		 const char *mapping)
 {
 	struct cache_scrub sc;
 	struct cache_scrub_result r;
@@ -67,10 +68,7 @@ void start_scrub(const struct cache_look_res *lr, const char *name, const char *
 
 	/* The child owns the report from now on: written first, amended
 	 * when the scrub ends. */
-	rc = report_write(rep, rundir, json);
-	if (rc < 0)
-		rb_warn("%s/report: %s", rundir, strerror(-rc));
-	pid = boot_fork("cache scrub", name);
+	pid = boot_hand_over(run, REPORT_SCRUB, "cache scrub", name);
 	if (pid < 0) {
 		rb_warn("cache: the scrub of slot %c of %s cannot start: %s",
 			cstate_slot_name(lr->slot), name, strerror(errno));
@@ -78,7 +76,7 @@ void start_scrub(const struct cache_look_res *lr, const char *name, const char *
 	}
 	if (pid > 0)
 		return;
-	dfd = boot_child_detach(rundir, logpath);
+	dfd = boot_child_detach(run->rundir, run->logpath);
 	rb_set_cmd("cache");
 	/* Before anything else, while the paths are there: after the
 	 * switch of root, nothing is opened again. */

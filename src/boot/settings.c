@@ -10,14 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "lib/clock.h"
 #include "lib/msg.h"
 #include "lib/path.h"
 #include "lib/sysutil.h"
-#include "boot/bootint.h"
+#include "boot/outcome.h"
+#include "boot/settings.h"
 #include "format/manifest.h"
 #include "load/load.h"
 #include "trust/sign.h"

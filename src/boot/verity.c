@@ -9,11 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "lib/msg.h"
 #include "lib/sysutil.h"
-#include "boot/bootint.h"
+#include "boot/outcome.h"
+#include "boot/settings.h"
+#include "boot/verity.h"
 #include "format/manifest.h"
 #include "load/load.h"
 #include "trust/vboot.h"
@@ -48,10 +49,12 @@ static void vman_child(void *arg)
  * policy (vboot.h). want_sha: the hash the copy was verified against.
  * false after a fallback: never a copy without the mapping asked for.
  */
-bool do_verity(const struct boot_settings *s, const char *image, const char *data,
-		      bool loop, const char *manifest, const struct vplan *vp,
-		      const struct load_result *copy, const char *rundir, struct boot_report *rep)
+bool do_verity(struct boot_run *run, const char *data, bool loop,
+	       const struct load_result *copy)
 {
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
+	const char *manifest = run->manifest;
 	struct vboot_req q;
 	struct vboot_res *r;
 	int rc;
@@ -63,11 +66,11 @@ bool do_verity(const struct boot_settings *s, const char *image, const char *dat
 		return false;
 	}
 	memset(&q, 0, sizeof(q));
-	q.image = image;
+	q.image = run->image;
 	q.data = data;
 	q.loop = loop;
 	q.manifest = manifest;
-	q.signed_only = vp->signed_only;
+	q.signed_only = run->vp.signed_only;
 	/* A RAM copy: the manifest read again must be the one the copy was
 	 * verified against (a publish may have replaced it meanwhile), by
 	 * the whole-image hash it names or, when the copy was checked
@@ -77,7 +80,7 @@ bool do_verity(const struct boot_settings *s, const char *image, const char *dat
 				copy->sha256[0] ? copy->sha256 : NULL;
 		q.want_root = copy->manifest_verity_root[0] ? copy->manifest_verity_root : NULL;
 	}
-	q.rundir = rundir;
+	q.rundir = run->rundir;
 	q.timeout = s->timeout_set ? s->timeout : VERITY_TIMEOUT_S;
 	q.deadline = boot_deadline();
 	rb_debug("verity: mapping %s (tree of %s)", data, manifest);
@@ -101,12 +104,13 @@ bool do_verity(const struct boot_settings *s, const char *image, const char *dat
 /* Before a RAM copy is made for ramboot.verity=1: does the manifest name
  * a hash tree at all? (It is read again, under the policy, for the
  * mapping.) false after a fallback. */
-bool verity_in_manifest(const struct boot_settings *s, const char *manifest,
-			       struct boot_report *rep)
+bool verity_in_manifest(struct boot_run *run)
 {
+	const char *manifest = run->manifest;
+	struct boot_report *rep = &run->rep;
 	struct child_vman c = { .path = manifest };
 	char msg[PATH_MAX + 320];
-	double limit = read_limit(s);
+	double limit = read_limit(&run->s);
 	int rc, status;
 
 	snprintf(rep->verity, sizeof(rep->verity), "failed");

@@ -175,14 +175,16 @@ struct lazy_result {
  */
 int lazy_run(const struct lazy_opts *o, struct lazy_result *r);
 
+/* The settings checked as `ramboot lazy` checks its command line: 0, or
+ * -EINVAL with why (the option at fault named as on the command line). */
+int lazy_check(const struct lazy_opts *o, char *why, size_t len);
+
 /*
- * What `ramboot lazy` does once its command line is parsed: check the
- * settings (a bad one is a usage error, said on stderr: RB_EXIT_USAGE),
- * lazy_run(), and say the outcome in one line (with o->background: that
- * the copy goes on in the background, with the child's pid). A run
- * ended by a signal dies of it once cleaned up (guard_reraise). Returns
- * the exit code; the boot calls it in a child of its own (boot.c).
+ * lazy_check(), then lazy_run(): returns as lazy_run() does, a bad
+ * setting as RB_EXIT_USAGE with r->err LAZY_USAGE and r->error why.
+ * Says nothing: the command says the outcome in one line (lazy_cmd.c),
+ * the boot records it in its report (boot/modes.c).
  */
-int lazy_start(const struct lazy_opts *o);
+int lazy_start(const struct lazy_opts *o, struct lazy_result *r);
 
 #endif

@@ -79,10 +79,43 @@ static const struct rb_optset optset = {
 	.indent = 6, .col = 26,
 };
 
+/* The outcome of lazy_start() in one line; the exit code. A run ended
+ * by a signal dies of it (guard_reraise), as the caller expects. */
+static int say_outcome(const struct lazy_opts *o, const struct lazy_result *r, int rc)
+{
+	char a[32], b[32], c[32];
+
+	if (rc != RB_EXIT_OK) {
+		if (r->loop[0] && r->err != LAZY_USAGE)
+			rb_err("%s; %s stays on %s", r->error, r->loop, o->image);
+		else
+			rb_err("%s", r->error);
+		if (r->err == LAZY_SIGNAL)
+			guard_reraise(r->signo);
+		return rc;
+	}
+	if (o->background) {
+		rb_info("copying %s to RAM in the background (pid %d)", o->image, (int)r->child);
+		return RB_EXIT_OK;
+	}
+	if (r->stream && r->fallback == LAZY_FB_NONE)
+		rb_info("%s now reads %s: %s from the udpcast stream%s in %.2f s", r->loop, r->copy,
+			fmt_size(r->bytes_stream, a, sizeof(a)), r->verified > 0 ? ", sha256 ok," : "",
+			r->ended - r->started);
+	else
+		rb_info("%s now reads %s: %s, %s from the page cache, %s from the source%s in "
+			"%.2f s", r->loop, r->copy, fmt_size(r->size, a, sizeof(a)),
+			fmt_size(r->bytes_cached, b, sizeof(b)), fmt_size(r->bytes_network, c, sizeof(c)),
+			r->verified > 0 ? ", sha256 ok," : "", r->ended - r->started);
+	return RB_EXIT_OK;
+}
+
 int cmd_lazy(int argc, char **argv)
 {
 	struct lazy_opts o;
+	struct lazy_result r;
 	struct rb_getopt g = { .set = &optset };
+	char why[256];
 	int opt, w;
 
 	lazy_opts_init(&o);
@@ -136,5 +169,7 @@ int cmd_lazy(int argc, char **argv)
 	}
 	if (optind < argc)
 		return rb_usage("lazy", "unexpected argument '%s'", argv[optind]);
-	return lazy_start(&o);
+	if (lazy_check(&o, why, sizeof(why)) < 0)
+		return rb_usage("lazy", "%s", why);
+	return say_outcome(&o, &r, lazy_start(&o, &r));
 }

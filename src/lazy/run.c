@@ -2,7 +2,8 @@
 /*
  * The run: the signals, the fork to the background, preparation, the
  * copy (from a stream or the image), verification and the switch in
- * order, and giving up; lazy_start() for the command and the boot.
+ * order, and giving up; lazy_start(), the settings checked and the run,
+ * for the command and the boot (which say the outcome each their way).
  */
 #include <errno.h>
 #include <signal.h>
@@ -227,65 +228,39 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 	return rc;
 }
 
-/* Settings the command line checks as usage errors: the same from the
- * boot. 0 or the exit code (RB_EXIT_USAGE, said). */
-static int check_opts(const struct lazy_opts *o)
+int lazy_check(const struct lazy_opts *o, char *why, size_t len)
 {
 	if (!o->image || !*o->image)
-		return rb_usage("lazy", "--image is required");
+		return rb_errfmt(why, len, -EINVAL, "--image is required");
 	if (o->sha256 && strlen(o->sha256) != 64)
-		return rb_usage("lazy", "--sha256: '%s' is not 64 hex digits", o->sha256);
+		return rb_errfmt(why, len, -EINVAL, "--sha256: '%s' is not 64 hex digits", o->sha256);
 	if (o->wait_loop > 0 && o->loop)
-		return rb_usage("lazy", "--wait-loop looks for the loop device: not with --loop");
+		return rb_errfmt(why, len, -EINVAL, "--wait-loop looks for the loop device: not "
+				 "with --loop");
 	if (o->signed_only && !o->manifest)
-		return rb_usage("lazy", "--signed needs --manifest");
+		return rb_errfmt(why, len, -EINVAL, "--signed needs --manifest");
 	if (o->keydir && !o->signed_only)
-		return rb_usage("lazy", "--keys goes with --signed");
+		return rb_errfmt(why, len, -EINVAL, "--keys goes with --signed");
 	if (o->tmpfs && o->target != LAZY_TARGET_TMPFS)
-		return rb_usage("lazy", "--tmpfs goes with --target=tmpfs");
+		return rb_errfmt(why, len, -EINVAL, "--tmpfs goes with --target=tmpfs");
 	if (o->tmpfs && o->tmpfs[0] != '/')
-		return rb_usage("lazy", "--tmpfs: '%s' is not an absolute path", o->tmpfs);
+		return rb_errfmt(why, len, -EINVAL, "--tmpfs: '%s' is not an absolute path", o->tmpfs);
 	if (o->udpcast) {
 		struct udpcast_opts uo;
 		char err[200];
 
 		if (udpcast_parse(o->udpcast, &uo, err, sizeof(err)) < 0)
-			return rb_usage("lazy", "--%s", err);
+			return rb_errfmt(why, len, -EINVAL, "--%s", err);
 	}
 	return 0;
 }
 
-int lazy_start(const struct lazy_opts *o)
+int lazy_start(const struct lazy_opts *o, struct lazy_result *r)
 {
-	struct lazy_result r;
-	char a[32], b[32], c[32];
-	int rc = check_opts(o);
-
-	if (rc != 0)
-		return rc;
-	rc = lazy_run(o, &r);
-	if (rc != RB_EXIT_OK) {
-		if (r.loop[0] && r.err != LAZY_USAGE)
-			rb_err("%s; %s stays on %s", r.error, r.loop, o->image);
-		else
-			rb_err("%s", r.error);
-		/* Cleaned up: now die of the signal, as the caller expects. */
-		if (r.err == LAZY_SIGNAL)
-			guard_reraise(r.signo);
-		return rc;
+	memset(r, 0, sizeof(*r));
+	if (lazy_check(o, r->error, sizeof(r->error)) < 0) {
+		r->err = LAZY_USAGE;
+		return lazy_exit_code(LAZY_USAGE);
 	}
-	if (o->background) {
-		rb_info("copying %s to RAM in the background (pid %d)", o->image, (int)r.child);
-		return RB_EXIT_OK;
-	}
-	if (r.stream && r.fallback == LAZY_FB_NONE)
-		rb_info("%s now reads %s: %s from the udpcast stream%s in %.2f s", r.loop, r.copy,
-			fmt_size(r.bytes_stream, a, sizeof(a)), r.verified > 0 ? ", sha256 ok," : "",
-			r.ended - r.started);
-	else
-		rb_info("%s now reads %s: %s, %s from the page cache, %s from the source%s in "
-			"%.2f s", r.loop, r.copy, fmt_size(r.size, a, sizeof(a)),
-			fmt_size(r.bytes_cached, b, sizeof(b)), fmt_size(r.bytes_network, c, sizeof(c)),
-			r.verified > 0 ? ", sha256 ok," : "", r.ended - r.started);
-	return RB_EXIT_OK;
+	return lazy_run(o, r);
 }

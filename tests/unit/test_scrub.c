@@ -27,7 +27,7 @@
 #include "tap.h"
 #include "lib/clock.h"
 #include "lib/fdio.h"
-#include "boot/bootint.h"
+#include "boot/scrub.h"
 #include "cache/cache.h"
 #include "cache/scrub.h"
 #include "dev/loopdev.h"
