@@ -10,13 +10,13 @@
  * else (a failure included) leaves stdout empty and the boot goes on
  * from the network image. What happened is in /run/ramboot/report.
  *
- * The path of a boot, downwards: cmd_boot() (at the end of this file)
+ * The path of a boot, downwards: cmd_boot (at the end of this file)
  * reads the settings into one struct boot_run (run.h), sets up the swap
  * and its memory tier, then boot_image() finds and probes the image,
  * makes the plan, maps it first with ramboot.verity=1, and runs one mode:
  * modes.c (ram, prefetch, lazy) or cache.c (a hit's slot, or a miss and
  * the refresh behind the boot). Each records through outcome.c. The
- * report is written as cmd_boot() ends, unless a child that outlives
+ * report is written as cmd_boot ends, unless a child that outlives
  * the boot was handed it (run.h, report_owner).
  */
 #include <errno.h>
