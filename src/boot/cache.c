@@ -34,7 +34,7 @@
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "load/load.h"
-#include "trust/sign.h"
+#include "trust/policy.h"
 
 /* After a refresh behind the boot, how long the switch waits for the
  * loop device the boot's root runs on (the hook sets it up), and for one
@@ -59,18 +59,22 @@ struct child_look {
 static void look_child(void *arg)
 {
 	struct child_look *c = arg;
-	struct sign_who who;
+	const struct trust_policy p = { .manifest = c->manifest, .signed_only = c->signed_only };
+	bool have = false;
 	struct manifest m;
+	const struct trust_want w = {
+		.sha256 = c->sha256, .man = &m, .have_man = &have, .signed_by = c->signed_by,
+		.signed_by_len = sizeof(c->signed_by), .read_rc = &c->mrc,
+	};
 
 	if (c->manifest) {
-		c->mrc = c->signed_only ?
-			 sign_manifest_load(c->manifest, NULL, &m, &who, c->merr, sizeof(c->merr)) :
-			 manifest_load(c->manifest, &m, c->merr, sizeof(c->merr));
-		if (c->mrc < 0)
+		/* Under the boot's policy, as the loader and the refresh read
+		 * it; the look needs the whole image's hash and size only. */
+		if (trust_policy_read(&p, &w, c->merr, sizeof(c->merr)) != RUN_OK) {
+			if (c->mrc == 0)
+				c->mrc = -EINVAL;
 			return;
-		if (c->signed_only)
-			snprintf(c->signed_by, sizeof(c->signed_by), "%s %s", who.name, who.keyid);
-		snprintf(c->sha256, sizeof(c->sha256), "%s", m.sha256);
+		}
 		c->q.size = m.size;
 		manifest_free(&m);
 	}
@@ -434,7 +438,7 @@ void do_cache(struct boot_run *run)
 		return;
 	}
 	if (c->manifest && c->mrc < 0) {
-		snprintf(msg, sizeof(msg), "%s: %s", c->manifest, c->merr);
+		snprintf(msg, sizeof(msg), "%s", c->merr);
 		if (unreachable(c->mrc)) {
 			free(c);
 			if (do_cache_offline(run, msg))

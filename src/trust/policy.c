@@ -35,6 +35,8 @@ static enum run_err read_manifest(const struct trust_policy *p, const struct tru
 			manifest_free(w->man);
 		snprintf(w->signed_by, w->signed_by_len, "%s %s", who.name, who.keyid);
 	}
+	if (w->read_rc)
+		*w->read_rc = rc;
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", p->manifest, why);
 		return p->signed_only ? RUN_SIGNATURE : RUN_MANIFEST;

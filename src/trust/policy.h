@@ -37,6 +37,10 @@ struct trust_want {
 	bool *have_man;          /* set once *man holds a manifest */
 	char *signed_by;         /* "NAME KEYID" of the key, with signed_only */
 	size_t signed_by_len;
+	int *read_rc;            /* NULL, or set to the manifest's read or
+				  * check, 0 or -errno (the cache tells a
+				  * server that cannot be reached from a
+				  * manifest refused by it) */
 };
 
 /*

@@ -123,7 +123,7 @@ static void cleanup(void)
 
 static enum run_err read_policy(const struct trust_policy *p)
 {
-	struct trust_want w = { sha, &man, &have, by, sizeof(by) };
+	struct trust_want w = { sha, &man, &have, by, sizeof(by), NULL };
 
 	memset(sha, 'x', sizeof(sha) - 1);
 	sha[sizeof(sha) - 1] = '\0';
@@ -315,6 +315,31 @@ static void test_text_refused(void)
 	manifest_free(&man);
 }
 
+/* The read's own result, for a caller that tells a server that cannot
+ * be reached from a manifest it refuses (the cache's look). */
+static void test_read_rc(void)
+{
+	int rc = 1;
+	struct trust_want w = { sha, &man, &have, by, sizeof(by), &rc };
+	struct trust_policy p = { .manifest = p_v1 };
+
+	CHECK_EQ_INT(trust_policy_read(&p, &w, err, sizeof(err)), RUN_OK);
+	CHECK_EQ_INT(rc, 0);
+	p.manifest = p_missing;
+	CHECK_EQ_INT(trust_policy_read(&p, &w, err, sizeof(err)), RUN_MANIFEST);
+	CHECK_EQ_INT(rc, -ENOENT);
+	p.manifest = p_bad;
+	rc = 1;
+	CHECK_EQ_INT(trust_policy_read(&p, &w, err, sizeof(err)), RUN_MANIFEST);
+	CHECK(rc < 0 && rc != -ENOENT);
+	p.manifest = p_v1;
+	p.signed_only = true;
+	p.keydir = keys;
+	rc = 1;
+	CHECK_EQ_INT(trust_policy_read(&p, &w, err, sizeof(err)), RUN_SIGNATURE);
+	CHECK(rc < 0);
+}
+
 int main(void)
 {
 	setup();
@@ -327,6 +352,7 @@ int main(void)
 	RUN(test_signed);
 	RUN(test_text);
 	RUN(test_text_refused);
+	RUN(test_read_rc);
 	cleanup();
 	return TAP_DONE();
 }
