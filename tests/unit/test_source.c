@@ -236,10 +236,8 @@ int main(void)
 	char bin[160];
 	int failed;
 
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (!mkdtemp(dir))
+		abort();
 	snprintf(img, sizeof(img), "%s/image", dir);
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	snprintf(bin, sizeof(bin), "%s/bin", dir);
