@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The shared system helpers: /proc/swaps parsing on kernel text, JSON
  * escaping, modprobe, the first-error buffer; the blkid probe and
- * BLKGETSIZE64 of util.c. */
+ * BLKGETSIZE64 (dev/blkdev.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
