@@ -229,7 +229,7 @@ static void make_file(const char *name, uint64_t size, char *path, size_t len)
 	CHECK_EQ_INT(close_checked(fd), 0);
 }
 
-/* The blkid probe and BLKGETSIZE64 (util.c) as swap.c uses them. */
+/* The blkid probe and BLKGETSIZE64 (dev/blkdev.c) as swap.c uses them. */
 static void blkid_types(void)
 {
 	char path[256], type[32] = "x";
