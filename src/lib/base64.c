@@ -68,8 +68,9 @@ long b64_decode(unsigned char *out, size_t cap, const char *in, size_t n)
 			out[o++] = (unsigned char)(v >> bits);
 		}
 	}
-	/* Leftover bits must be the padding's zeros, and the padding exact. */
-	if (pad > 2 || (v & ((1u << bits) - 1)) || (bits == 4 && pad != 2) ||
+	/* Leftover bits must be the padding's zeros, and the padding exact;
+	 * six left over are a lone character, which is no byte at all. */
+	if (pad > 2 || bits == 6 || (v & ((1u << bits) - 1)) || (bits == 4 && pad != 2) ||
 	    (bits == 2 && pad != 1) || (bits == 0 && pad))
 		return -EINVAL;
 	return (long)o;
