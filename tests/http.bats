@@ -42,14 +42,14 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_port PORT: up to 10 s for a listener
+# wait_port PORT [HOST]: up to 10 s for a listener
 wait_port() {
 	for _ in $(seq 100); do
-		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
-			"$1" 2>/dev/null && return 0
+		python3 -c 'import socket, sys; socket.create_connection((sys.argv[2], int(sys.argv[1])), 1)' \
+			"$1" "${2:-127.0.0.1}" 2>/dev/null && return 0
 		sleep 0.1
 	done
-	fail "nothing listens on 127.0.0.1:$1"
+	fail "nothing listens on ${2:-127.0.0.1}:$1"
 }
 
 # nginx_start [RATE]: nginx serving $W at $URL, each answer at RATE
@@ -92,13 +92,18 @@ CONF
 	URL=http://127.0.0.1:$PORT
 }
 
-# pyhttp_start: Python's http.server serving $W at $URL (whole files)
+# pyhttp_start [ADDRESS]: Python's http.server serving $W at $URL (whole
+# files), on 127.0.0.1 or ADDRESS
 pyhttp_start() {
+	local a=${1:-127.0.0.1}
 	PORT=$(free_port)
-	python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$W" >/dev/null 2>&1 &
+	python3 -m http.server "$PORT" --bind "$a" --directory "$W" >/dev/null 2>&1 &
 	PIDS+=("$!")
-	wait_port "$PORT"
-	URL=http://127.0.0.1:$PORT
+	wait_port "$PORT" "$a"
+	case $a in
+	*:*) URL=http://[$a]:$PORT ;;
+	*) URL=http://$a:$PORT ;;
+	esac
 }
 
 # bad_start MODE FILE: the one-shot server of what no real server sends
@@ -168,6 +173,22 @@ bad_start() {
 	rb load --progress=none --sha256="$(sha256sum <"$W/img" | cut -c1-64)" "$URL/img" "$OUT/img"
 	assert_loaded "$W/img" "$OUT/img"
 	assert_equal "$(grep -c 'sha256 ok' <<<"$stderr")" 1
+}
+
+@test "http: an IPv6 address in brackets" {
+	python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null ||
+		skip "no IPv6 loopback"
+	image img 1
+	pyhttp_start ::1
+	rb load --progress=none "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+}
+
+@test "http: a host name not in /etc/hosts is refused without a DNS lookup" {
+	image img 1
+	rb load --progress=none --manifest="$W/img.manifest" http://no-such-host.invalid/img "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	assert_equal "$stderr" "ramboot: load: error: http://no-such-host.invalid/img: host not found in /etc/hosts"
 }
 
 @test "http: a URL without a manifest with chunk hashes is refused, unless --no-verify" {
