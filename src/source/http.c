@@ -31,6 +31,13 @@ int http_init(struct http_conn *c, const char *url, int timeout_ms, char *err, s
 	return http_url_parse(url, &c->u, err, errlen);
 }
 
+int http_timeout_ms(double seconds)
+{
+	if (!(seconds > 0))
+		return 0;
+	return seconds >= 86400 ? 86400 * 1000 : (int)(seconds * 1000);
+}
+
 int http_close(struct http_conn *c)
 {
 	int rc = 0;
@@ -353,11 +360,12 @@ ssize_t http_pread(struct http_conn *c, void *buf, size_t len, uint64_t off, cha
 	size_t got = 0;
 	int rc;
 
-	if (c->known && off >= c->size)
+	/* A size of 0 is one not known (a Content-Range of "*"). */
+	if (c->known && c->size && off >= c->size)
 		return 0;
 	if (len == 0)
 		return 0;
-	if (c->known && len > c->size - off)
+	if (c->known && c->size && len > c->size - off)
 		len = (size_t)(c->size - off);
 	last = off + len - 1;
 	snprintf(range, sizeof(range), "Range: bytes=%" PRIu64 "-%" PRIu64 "\r\n", off, last);

@@ -38,6 +38,10 @@ struct http_conn {
 	uint64_t stream_head;    /* bytes of the stream's head on its socket */
 };
 
+/* A caller's timeout in seconds as http_init() takes it: 0 (the default)
+ * for none or less, at most a day. */
+int http_timeout_ms(double seconds);
+
 /* Set c up for url (nothing is sent yet). 0, or -errno with the reason. */
 int http_init(struct http_conn *c, const char *url, int timeout_ms, char *err, size_t errlen);
 

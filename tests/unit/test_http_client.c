@@ -124,6 +124,26 @@ static void test_ranges(void)
 	CHECK(strstr(last_req, "Range: bytes=6-9\r\nIf-Range: \"e1\"\r\n") != NULL);
 }
 
+/* A file whose size the server does not say (a total of "*"): every
+ * offset is asked for. */
+static void test_size_unknown(void)
+{
+	static const char *const a[] = {
+		"HTTP/1.1 206 x\r\nContent-Length: 2\r\nContent-Range: bytes 0-1/*\r\n\r\n01",
+		"HTTP/1.1 206 x\r\nContent-Length: 2\r\nContent-Range: bytes 2-3/*\r\n\r\n23",
+	};
+	struct http_conn c;
+	char buf[4];
+
+	serve(a, 2);
+	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	CHECK_EQ_INT(http_pread(&c, buf, 2, 0, err, sizeof(err)), 2);
+	CHECK_EQ_INT(http_pread(&c, buf, 2, 2, err, sizeof(err)), 2);
+	CHECK(!memcmp(buf, "23", 2));
+	http_close(&c);
+	done();
+}
+
 /* A 200 to a range is never taken for the range; with another ETag it
  * is the file replaced. */
 static void test_whole_for_range(void)
@@ -297,6 +317,7 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_ranges);
+	RUN(test_size_unknown);
 	RUN(test_whole_for_range);
 	RUN(test_range_mismatch);
 	RUN(test_redirects);
