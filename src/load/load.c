@@ -67,7 +67,7 @@ static int load_manifest(struct run *u)
 	}
 	if (source_is_url(manifest)) {
 		char err[512];
-		int rc = http_fetch(manifest, (int)(o->stall_timeout * 1000), 64 * MiB, &text,
+		int rc = http_fetch(manifest, http_timeout_ms(o->stall_timeout), 64 * MiB, &text,
 				    &text_len, err, sizeof(err));
 
 		if (rc < 0)
