@@ -220,7 +220,7 @@ FUZZ_LIB      := build/fuzz/libramboot-fuzz.a
 # fuzz_objs DIRS: the objects of the sources in src/DIR/ for each DIR
 fuzz_objs      = $(patsubst src/%.c,build/fuzz/%.o,$(sort $(wildcard $(1:%=src/%/*.c))))
 # Each target: the folders it needs beyond lib/ and format/, its libraries.
-FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex cstate delta
+FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex cstate delta http
 FUZZ_DIRS_cmdline := boot codec udpcast
 FUZZ_DIRS_profile := profile bgread
 FUZZ_DIRS_sign    := trust

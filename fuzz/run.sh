@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fuzz/run.sh [SECONDS] - build the libFuzzer targets into build/fuzz/ and
-# run each for SECONDS/9 (default 300 in total) on a seed corpus made here.
+# run each for SECONDS/10 (default 300 in total) on a seed corpus made here.
 # Prints TAP: "ok N - fuzz NAME (RUNS runs)". A crash leaves the input in
 # build/fuzz/artifacts/ and makes the run fail. See docs/fuzzing.md.
 # The Makefile builds each target (build/fuzz/fuzz_NAME): fuzz/fuzz_NAME.c
@@ -17,16 +17,16 @@ secs=${1:-300}
 case $secs in
 '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
-each=$((secs / 9))
+each=$((secs / 10))
 [ "$each" -ge 1 ] || each=1
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
-targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta"
+targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta http"
 n=0
 failed=0
 
-echo "1..9"
+echo "1..10"
 
 # seed NAME DIR: a few valid inputs to start from
 seed() {
@@ -120,6 +120,11 @@ PY
 			zstd -q -c --patch-from="$d/.old" "$d/.$f" >"$d/$f" 2>/dev/null
 		done
 		rm -f "$d/.old" "$d/.a" "$d/.b" "$d/.c" ;;
+	http)
+		printf 'HTTP/1.1 206 Partial Content\r\nServer: nginx\r\nContent-Length: 100\r\nContent-Range: bytes 100-199/1000\r\nETag: "5f-3e8"\r\nLast-Modified: Mon, 07 Dec 2026 06:00:00 GMT\r\n\r\n' >"$d/range"
+		printf 'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\nbody' >"$d/whole"
+		printf 'HTTP/1.0 302 Found\nLocation: /b\nTransfer-Encoding: chunked\n\n' >"$d/redirect"
+		printf 'http://[fd00::1]:8080/images/x.img?v=1#f' >"$d/url" ;;
 	esac
 }
 

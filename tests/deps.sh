@@ -13,6 +13,9 @@ PKGS="$PKGS udpcast iproute2"
 PKGS="$PKGS nbd-server"
 # bench/lab-bench.sh: the unicast clients fetch the image over HTTP
 PKGS="$PKGS curl"
+# tests/http.bats: a real web server (nginx-light is, since Debian 12, a
+# transitional package that installs nginx)
+PKGS="$PKGS nginx"
 
 missing() {
 	for p in $PKGS; do

@@ -49,13 +49,33 @@ void load_opts_init(struct load_opts *o)
 	o->retries = LOAD_RETRIES;
 }
 
-/* --sha256 and --manifest, under the verification policy (--signed). */
+/* --sha256 and --manifest, under the verification policy (--signed). An
+ * http:// manifest is fetched (by default SOURCE.manifest beside an
+ * http:// SOURCE); an http:// SOURCE needs chunk hashes or --sha256: its
+ * bytes come through whatever is on the way. */
 static int load_manifest(struct run *u)
 {
 	const struct load_opts *o = u->o;
+	bool http = !o->source_is_fd && !o->udpcast && source_is_url(o->source);
+	char murl[2304], *text = NULL;
+	size_t text_len = 0;
+	const char *manifest = o->manifest;
+
+	if (http && !manifest && !o->sha256 && !o->no_verify) {
+		snprintf(murl, sizeof(murl), "%s.manifest", o->source);
+		manifest = murl;
+	}
+	if (source_is_url(manifest)) {
+		char err[512];
+		int rc = http_fetch(manifest, http_timeout_ms(o->stall_timeout), 64 * MiB, &text,
+				    &text_len, err, sizeof(err));
+
+		if (rc < 0)
+			return load_fail(u, LOAD_MANIFEST, "%s", err);
+	}
 	const struct trust_policy p = {
-		.sha256 = o->sha256, .manifest = o->manifest, .signed_only = o->signed_only,
-		.keydir = o->keydir, .chunks = true,
+		.sha256 = o->sha256, .manifest = manifest, .signed_only = o->signed_only,
+		.keydir = o->keydir, .chunks = true, .text = text, .text_len = text_len,
 	};
 	const struct trust_want w = {
 		.sha256 = u->want_sha, .man = &u->man, .have_man = &u->have_man,
@@ -64,9 +84,13 @@ static int load_manifest(struct run *u)
 	char err[512];
 	enum run_err e = trust_policy_read(&p, &w, err, sizeof(err));
 
+	free(text);
 	if (e != RUN_OK)
 		return load_fail(u, e, "%s", err);
 	u->chunked = u->have_man && u->man.version >= 2;
+	if (http && !o->sha256 && !o->no_verify && !(u->chunked && (u->man.chunk || !u->man.size)))
+		return load_fail(u, LOAD_MANIFEST, "%s: an HTTP source needs a manifest with chunk "
+				 "hashes or --sha256 (--no-verify copies it unchecked)", o->source);
 	return 0;
 }
 

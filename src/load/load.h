@@ -82,6 +82,9 @@ struct load_opts {
 	 * the public keys in keydir, or NULL for the initrd's own. */
 	bool signed_only;
 	const char *keydir;
+	/* --no-verify: an http:// source is copied with neither --sha256 nor
+	 * a manifest with chunk hashes (otherwise refused) */
+	bool no_verify;
 };
 
 void load_opts_init(struct load_opts *o);

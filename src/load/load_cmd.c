@@ -49,16 +49,16 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
-       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
+       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST, OPT_NO_VERIFY };
 
 static const struct rb_optset load_optset = {
 	.head = "Usage: ramboot load [OPTIONS] SOURCE DEST\n"
 		"       ramboot load [OPTIONS] --prefetch SOURCE\n"
 		"       ramboot load [OPTIONS] --udpcast[=OPTS] DEST\n"
 		"\n"
-		"Stream SOURCE (a file, a block device, or - for stdin) into DEST (a file to\n"
-		"create, normally in a tmpfs, or a block device such as a zram device),\n"
-		"decompressing on the way.\n"
+		"Stream SOURCE (a file, a block device, - for stdin, or an http:// URL) into\n"
+		"DEST (a file to create, normally in a tmpfs, or a block device such as a zram\n"
+		"device), decompressing on the way.\n"
 		"\n"
 		"Options:\n",
 	.opts = RB_OPTS(
@@ -77,6 +77,9 @@ static const struct rb_optset load_optset = {
 		  "(/etc/ramboot/keys, /etc/ltsp/ramboot/keys)" },
 		{ "keys", OPT_KEYS, "=DIR",
 		  "with --signed: the trusted public keys (*.pub)" },
+		{ "no-verify", OPT_NO_VERIFY, NULL,
+		  "copy an http:// SOURCE with neither --sha256 nor a\n"
+		  "manifest with chunk hashes (default: refused)" },
 		{ "retries", OPT_RETRIES, "=N",
 		  "read a chunk that fails its hash or its read again,\n"
 		  "up to N times (default 3; a file or block device\n"
@@ -187,6 +190,7 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 	case OPT_SHA: o->sha256 = arg; break;
 	case OPT_MANIFEST: o->manifest = arg; break;
 	case OPT_SIGNED: o->signed_only = true; break;
+	case OPT_NO_VERIFY: o->no_verify = true; break;
 	case OPT_KEYS: o->keydir = arg; break;
 	case OPT_MINFREE:
 		if (size_arg("load", "min-free", arg, UNIT_BYTES, &o->min_free) < 0)

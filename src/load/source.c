@@ -21,6 +21,8 @@ int load_source_open(struct run *u)
 	const struct source_spec sp = {
 		.name = o->source, .udpcast = o->udpcast,
 		.fd = o->source_is_fd ? o->source_fd : !strcmp(o->source, "-") ? STDIN_FILENO : -1,
+		.http = !o->source_is_fd && !o->udpcast && source_is_url(o->source),
+		.timeout_ms = http_timeout_ms(o->stall_timeout),
 	};
 	char err[512];
 	int rc = source_open(&u->src, &sp, err, sizeof(err));

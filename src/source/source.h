@@ -5,8 +5,9 @@
  * copier (the image and its --udpcast stream), the cache's refresh and
  * the profile recorder. A kind is a file, a block device, a pipe (a path,
  * or a descriptor given: standard input for the loader's "-", or what a
- * child that outlives the initramfs's /dev reads), or a multicast stream
- * (udpcast/'s receiver).
+ * child that outlives the initramfs's /dev reads), a multicast stream
+ * (udpcast/'s receiver), or a file on a web server (http.h: an http://
+ * URL, read as a stream and by ranged requests).
  * Each says whether it reads at any offset (source_pread) or only in
  * order (source_read), its size when known, and at its end whether what
  * came is whole (source_end). Another transport is one more kind here,
@@ -22,9 +23,10 @@
 #include <sys/types.h>
 
 #include "lib/runerr.h"
+#include "source/http.h"
 #include "udpcast/udpcast.h"
 
-enum source_kind { SRC_FILE, SRC_BLOCK, SRC_PIPE, SRC_UDPCAST };
+enum source_kind { SRC_FILE, SRC_BLOCK, SRC_PIPE, SRC_UDPCAST, SRC_HTTP };
 
 /* What to open: one of a path, a descriptor, a stream. */
 struct source_spec {
@@ -34,6 +36,8 @@ struct source_spec {
 				  * (standard input: STDIN_FILENO) */
 	const struct udpcast_opts *udpcast; /* the stdout of a udp-receiver */
 	bool seekable;           /* a file or a block device, nothing else */
+	bool http;               /* name is an http:// URL */
+	int timeout_ms;          /* http: each wait for the server; 0: HTTP_TIMEOUT_MS */
 };
 
 struct source {
@@ -44,7 +48,11 @@ struct source {
 	bool seekable;           /* source_pread at any offset */
 	uint64_t size;           /* bytes; 0: not known (a stream) */
 	struct udpcast_rx rx;    /* SRC_UDPCAST */
+	struct http_conn *http;  /* SRC_HTTP: ranged reads, the file's validators */
 };
+
+/* name is an http:// URL (the scheme in any case): a source_spec's http. */
+bool source_is_url(const char *name);
 
 /* Open sp into s. A path is opened without waiting for a FIFO's writer
  * and without becoming a controlling terminal; reads block as usual. A
@@ -53,7 +61,9 @@ struct source {
 int source_open(struct source *s, const struct source_spec *sp, char *err, size_t errlen);
 
 /* len bytes at off of a seekable source: what pread_full() gives (fewer
- * at its end), or -errno. */
+ * at its end), or -errno. An HTTP source (a stream, not seekable) reads
+ * here too, by a ranged request on a connection of its own; its failure
+ * is said on stderr. */
 ssize_t source_pread(const struct source *s, void *buf, size_t len, uint64_t off);
 
 /* The next bytes in order, at most len: one read (0 at the end), or
@@ -63,7 +73,9 @@ ssize_t source_read(struct source *s, void *buf, size_t len);
 /* The source was read to its end: 0 when what came is the whole of it. A
  * file must be as it was opened (size, modification time: -ESTALE when
  * replaced while read), a stream's receiver must say it ended well
- * (-EIO). The reason in err. */
+ * (-EIO), an HTTP body must be as long as its Content-Length (-EIO) and
+ * its file still the one it was (ETag, Last-Modified: -ESTALE). The
+ * reason in err. */
 int source_end(struct source *s, char *err, size_t errlen);
 
 /* Close s (a receiver still running is stopped): 0, or what close() said. */
