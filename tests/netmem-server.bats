@@ -64,11 +64,18 @@ need_ns() {
 # server's namespace; returns once it listens
 start_server() {
 	"$NETMEM" -c "$T/settings" config "$T/nbd.conf"
-	ip netns exec "$NS-s" nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" 2>"$T/nbd.log"
-	SRV_PID=$(cat "$T/nbd.pid")
+	run_server
+}
+
+# run_server: nbd-server with $T/nbd.conf in the server's namespace;
+# returns once it listens. The daemon writes its pid file after its
+# parent has returned: wait for both.
+run_server() {
 	local i
+	ip netns exec "$NS-s" nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" 2>"$T/nbd.log"
 	for i in $(seq 100); do
-		ip netns exec "$NS-s" ss -Hltn "sport = :10809" | grep -q LISTEN && return 0
+		[ -s "$T/nbd.pid" ] && SRV_PID=$(cat "$T/nbd.pid") &&
+			ip netns exec "$NS-s" ss -Hltn "sport = :10809" | grep -q LISTEN && return 0
 		sleep 0.1
 	done
 	echo "nbd-server does not listen (try $i)"
@@ -324,12 +331,7 @@ io() {
 	chmod 0644 "$W/settings"
 	"$NETMEM" -c "$W/settings" config "$T/nbd.conf"
 	lab 77 c1 c2
-	ip netns exec "$NS-s" nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" 2>"$T/nbd.log"
-	SRV_PID=$(cat "$T/nbd.pid")
-	for i in $(seq 100); do
-		ip netns exec "$NS-s" ss -Hltn "sport = :10809" | grep -q LISTEN && break
-		sleep 0.1
-	done
+	run_server
 	io c1 "write -P 0x5a 0 64k" "read -P 0x5a 0 64k"
 	local st=$status
 	run stat -c '%U %a' "$D" "$D/10.77.0.11"
@@ -359,12 +361,7 @@ nbd 600"
 	chmod 0644 "$W/settings"
 	"$NETMEM" -c "$W/settings" config "$T/nbd.conf"
 	lab 77 c1 c2
-	ip netns exec "$NS-s" nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" 2>"$T/nbd.log"
-	SRV_PID=$(cat "$T/nbd.pid")
-	for i in $(seq 100); do
-		ip netns exec "$NS-s" ss -Hltn "sport = :10809" | grep -q LISTEN && break
-		sleep 0.1
-	done
+	run_server
 	io c1 "write -P 0x5a 0 64k" "read -P 0x5a 0 64k"
 	local st=$status
 	run stat -c '%U %a' "$W/lib" "$W/lib/ramboot" "$D" "$D/10.77.0.11"
