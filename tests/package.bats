@@ -47,6 +47,7 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 /usr/share/doc/ramboot/cmdline.md
 /usr/share/doc/ramboot/copyright
 /usr/share/doc/ramboot/dracut.md
+/usr/share/doc/ramboot/http.md
 /usr/share/doc/ramboot/examples/ltsp.conf
 /usr/share/doc/ramboot/lazy.md
 /usr/share/doc/ramboot/netmem.md
