@@ -98,6 +98,13 @@ static void done(void)
 #define H200(len) "HTTP/1.1 200 OK\r\nContent-Length: " len "\r\nETag: \"e1\"\r\n" \
 	"Last-Modified: Mon, 07 Dec 2026 06:00:00 GMT\r\n\r\n"
 
+/* The answers a[0..n) served, and c made for them with a wait of ms. */
+static void connect_to(struct http_conn *c, const char *const *a, int n, int ms)
+{
+	serve(a, n);
+	CHECK_EQ_INT(http_init(c, url, ms, err, sizeof(err)), 0);
+}
+
 /* A ranged read, then the next on the same connection with If-Range. */
 static void test_ranges(void)
 {
@@ -110,8 +117,7 @@ static void test_ranges(void)
 	struct http_conn c;
 	char buf[16];
 
-	serve(a, 2);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	connect_to(&c, a, 2, 5000);
 	CHECK_EQ_INT(http_pread(&c, buf, 4, 0, err, sizeof(err)), 4);
 	CHECK(!memcmp(buf, "0123", 4));
 	CHECK_EQ_INT(c.size, 10);
@@ -135,8 +141,7 @@ static void test_size_unknown(void)
 	struct http_conn c;
 	char buf[4];
 
-	serve(a, 2);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	connect_to(&c, a, 2, 5000);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 0, err, sizeof(err)), 2);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 2, err, sizeof(err)), 2);
 	CHECK(!memcmp(buf, "23", 2));
@@ -157,8 +162,7 @@ static void test_whole_for_range(void)
 	struct http_conn c;
 	char buf[16];
 
-	serve(a, 3);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	connect_to(&c, a, 3, 5000);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 0, err, sizeof(err)), 2);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 2, err, sizeof(err)), -ERANGE);
 	CHECK(strstr(err, "ignored the range") != NULL);
@@ -179,12 +183,27 @@ static void test_range_mismatch(void)
 	struct http_conn c;
 	char buf[16];
 
-	serve(a, 3);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	connect_to(&c, a, 3, 5000);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 0, err, sizeof(err)), -EPROTO);
 	CHECK(c.fd < 0);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 0, err, sizeof(err)), 2);
 	CHECK_EQ_INT(http_pread(&c, buf, 2, 2, err, sizeof(err)), -ESTALE);
+	http_close(&c);
+	done();
+}
+
+/* Serve the answers a[0..n), read len bytes at 0 with a wait of ms:
+ * the result must be want, and err must say says (NULL: anything). */
+static void pread_says(const char *const *a, int n, int ms, size_t len, int want,
+		       const char *says)
+{
+	struct http_conn c;
+	char buf[16];
+
+	connect_to(&c, a, n, ms);
+	CHECK_EQ_INT(http_pread(&c, buf, len, 0, err, sizeof(err)), want);
+	if (says)
+		CHECK(strstr(err, says) != NULL);
 	http_close(&c);
 	done();
 }
@@ -201,8 +220,7 @@ static void test_redirects(void)
 		 "Content-Length: 0\r\n\r\n");
 	a[0] = loc;
 	a[1] = "HTTP/1.1 206 x\r\nContent-Length: 1\r\nContent-Range: bytes 0-0/1\r\n\r\nZ";
-	serve(a, 2);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	connect_to(&c, a, 2, 5000);
 	CHECK_EQ_INT(http_pread(&c, buf, 1, 0, err, sizeof(err)), 1);
 	CHECK_EQ_INT(buf[0], 'Z');
 	CHECK(strstr(c.url, "/other") != NULL);
@@ -215,19 +233,10 @@ static void test_redirects(void)
 		snprintf(loop[i], sizeof(loop[i]), "HTTP/1.1 301 x\r\nLocation: /r%d\r\n\r\n", i);
 		a[i] = loop[i];
 	}
-	serve(a, 8);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 1, 0, err, sizeof(err)), -ELOOP);
-	CHECK(strstr(err, "more than 5 redirects") != NULL);
-	http_close(&c);
-	done();
+	pread_says(a, 8, 5000, 1, -ELOOP, "more than 5 redirects");
 	/* to itself */
 	a[0] = "HTTP/1.1 307 x\r\nLocation: /img\r\n\r\n";
-	serve(a, 1);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 1, 0, err, sizeof(err)), -ELOOP);
-	http_close(&c);
-	done();
+	pread_says(a, 1, 5000, 1, -ELOOP, NULL);
 }
 
 /* A head that never ends, a body cut short, a server that stalls after
@@ -237,56 +246,31 @@ static void test_broken(void)
 	static char endless[HTTP_HEAD_MAX + 64];
 	const char *a[6];
 	struct http_conn c;
-	char buf[16];
 	size_t n;
 
 	n = (size_t)snprintf(endless, sizeof(endless), "HTTP/1.1 200 OK\r\n");
 	while (n + 8 < sizeof(endless) - 1)
 		n += (size_t)snprintf(endless + n, sizeof(endless) - n, "X: 123\r\n");
 	a[0] = endless;
-	serve(a, 1);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 4, 0, err, sizeof(err)), -EPROTO);
-	CHECK(strstr(err, "response head longer than 8192 bytes") != NULL);
-	http_close(&c);
-	done();
+	pread_says(a, 1, 5000, 4, -EPROTO, "response head longer than 8192 bytes");
 
 	a[0] = "HTTP/1.1 206 x\r\nContent-Length: 4\r\nContent-Range: bytes 0-3/10\r\n"
 	       "Connection: close\r\n\r\n01";
-	serve(a, 1);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 4, 0, err, sizeof(err)), -EIO);
-	CHECK(strstr(err, "cut short") != NULL);
-	http_close(&c);
-	done();
+	pread_says(a, 1, 5000, 4, -EIO, "cut short");
 
 	a[0] = "HTTP/1.1 206 x\r\nContent-Length: 4\r\nContent-Range: bytes 0-3/10\r\n\r\n";
 	a[1] = STALL;
-	serve(a, 2);
-	CHECK_EQ_INT(http_init(&c, url, 300, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 4, 0, err, sizeof(err)), -ETIMEDOUT);
-	http_close(&c);
-	done();
+	pread_says(a, 2, 300, 4, -ETIMEDOUT, NULL);
 
 	a[0] = CLOSE;
 	a[1] = "HTTP/1.1 206 x\r\nContent-Length: 1\r\nContent-Range: bytes 0-0/1\r\n\r\nZ";
-	serve(a, 2);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 1, 0, err, sizeof(err)), 1);
-	http_close(&c);
-	done();
+	pread_says(a, 2, 5000, 1, 1, NULL);
 
 	a[0] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
-	serve(a, 1);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
-	CHECK_EQ_INT(http_pread(&c, buf, 1, 0, err, sizeof(err)), -ENOENT);
-	CHECK(strstr(err, "HTTP status 404") != NULL);
-	http_close(&c);
-	done();
+	pread_says(a, 1, 5000, 1, -ENOENT, "HTTP status 404");
 
 	a[0] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-	serve(a, 1);
-	CHECK_EQ_INT(http_init(&c, url, 5000, err, sizeof(err)), 0);
+	connect_to(&c, a, 1, 5000);
 	CHECK_EQ_INT(http_get(&c, false, true, err, sizeof(err)), -EPROTO);
 	http_close(&c);
 	done();
