@@ -112,7 +112,7 @@ static/ramboot: $(SOBJ) | static-dir
 # Nor do they carry unwind tables (.eh_frame): no thread is cancelled
 # in their code (pthread_cancel meets only the codec/ and bgread/
 # readers, in read_full/pread_full of lib/), and C needs them for nothing else.
-STATIC_OS_DIRS := boot cache dev initrd profile publish status swap trust udpcast
+STATIC_OS_DIRS := boot cache dev initrd profile publish source status swap trust udpcast
 static_opt = $(if $(filter $(STATIC_OS_DIRS),$(firstword $(subst /, ,$(1)))),-Os -fno-asynchronous-unwind-tables)
 
 build/static/%.o: src/%.c VERSION

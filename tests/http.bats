@@ -5,9 +5,10 @@
 # started here on 127.0.0.1 with a configuration of the test's own),
 # Python's http.server for whole files, and a one-shot server of
 # tests/helpers/http-bad.py for what no real server does (a body cut
-# short, a stall after the head, endless headers, a redirect loop). The
-# ranged reads (a 200 to a range, If-Range) are the unit tests'
-# (tests/unit/test_http_client.c): the loader reads a URL as a stream.
+# short, a stall after the head, endless headers, a redirect loop). An
+# uncompressed image is fetched by ranges, chunk by chunk, from the URL and
+# its --mirror URLs (second nginx servers here); a compressed one is read
+# as a stream.
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
@@ -27,9 +28,9 @@ teardown() {
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	if [ -f "$BATS_TEST_TMPDIR/nginx/nginx.pid" ]; then
-		kill "$(cat "$BATS_TEST_TMPDIR/nginx/nginx.pid")" 2>/dev/null || true
-	fi
+	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+	done
 }
 
 # image NAME MIB: random bytes, and NAME.manifest beside them (chunks of 1 MiB)
@@ -55,12 +56,20 @@ wait_port() {
 # nginx_start [RATE]: nginx serving $W at $URL, each answer at RATE
 # (limit_rate) when given
 nginx_start() {
-	local n=$BATS_TEST_TMPDIR/nginx v t
+	nginx_at "" "$W" "${1:+limit_rate $1;}"
+}
+
+# nginx_at NAME ROOT [DIRECTIVES]: another nginx, in $BATS_TEST_TMPDIR/nginxNAME
+# (its access log: the status and body bytes of each answer), serving ROOT
+# at $URL, with DIRECTIVES in its server block; $PORT kept when NGINX_PORT
+# is set (a restart)
+nginx_at() {
+	local n=$BATS_TEST_TMPDIR/nginx$1 v t
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
 		skip "nginx not installed (tests/deps.sh install: nginx-light)"
 	PATH=$PATH:/usr/sbin
 	mkdir -p "$n"
-	PORT=$(free_port)
+	PORT=${NGINX_PORT:-$(free_port)}
 	v=$(nginx -V 2>&1)
 	# the temporary directories of the modules built in, all in $n: the
 	# defaults are root's
@@ -78,18 +87,60 @@ pid $n/nginx.pid;
 error_log $n/error.log;
 events { worker_connections 64; }
 http {
-	access_log off;
+	log_format st '\$status \$body_bytes_sent';
+	access_log $n/access.log st;
 	$t
 	server {
 		listen 127.0.0.1:$PORT;
-		root $W;
-		${1:+limit_rate $1;}
+		root $2;
+		${3:-}
 	}
 }
 CONF
 	nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start: $(cat "$n/error.log")"
 	wait_port "$PORT"
 	URL=http://127.0.0.1:$PORT
+}
+
+# nginx_kill NAME: nginx NAME and its workers killed outright (no answer
+# finished), its pid file waited for (the daemon writes it after its parent
+# returned)
+nginx_kill() {
+	local f=$BATS_TEST_TMPDIR/nginx$1/nginx.pid m
+	for _ in $(seq 100); do
+		[ -s "$f" ] && break
+		sleep 0.05
+	done
+	m=$(cat "$f")
+	# shellcheck disable=SC2046
+	kill -KILL $(pgrep -P "$m") "$m"
+	rm -f "$f"
+}
+
+# chunks_in STATE: the chunks DEST.part-state says are in
+chunks_in() {
+	tail -c +161 "$1" 2>/dev/null | tr -cd '\001' | wc -c
+}
+
+# wait_chunks STATE N: until N chunks are in (at most 20 s)
+wait_chunks() {
+	for _ in $(seq 400); do
+		[ "$(chunks_in "$1")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "fewer than $2 chunks came"
+}
+
+# assert_no_output_left_but FILE: nothing in $OUT but FILE (no DEST.part)
+assert_no_output_left_but() {
+	local left
+	left=$(find "$OUT" -mindepth 1 ! -path "$1")
+	[ -z "$left" ] || fail "left behind: $left"
+}
+
+# log_bytes NAME: body bytes nginx NAME sent
+log_bytes() {
+	awk '{ s += $2 } END { print s + 0 }' "$BATS_TEST_TMPDIR/nginx$1/access.log"
 }
 
 # pyhttp_start [ADDRESS]: Python's http.server serving $W at $URL (whole
@@ -120,7 +171,9 @@ bad_start() {
 	nginx_start
 	rb load --progress=none "$URL/img" "$OUT/img"
 	assert_loaded "$W/img" "$OUT/img"
-	assert_equal "$(grep -c 'chunks ok' <<<"$stderr")" 1
+	assert_equal "$(grep -c 'sha256 ok, chunks=7 ' <<<"$stderr")" 1
+	# by ranges, a chunk each
+	assert_equal "$(grep -c '^206 ' "$BATS_TEST_TMPDIR/nginx/access.log")" 8
 }
 
 @test "http: nginx: a 404 is a clear error, nothing written" {
@@ -131,26 +184,47 @@ bad_start() {
 	assert_equal "$stderr" "ramboot: load: error: $URL/nope: HTTP status 404"
 }
 
-@test "http: nginx: the image replaced on the server during the copy is detected" {
+@test "http: nginx: the image replaced on the server during a stream is detected" {
 	local pid rc=0 rchar=0
+	command -v zstd >/dev/null || skip "zstd not installed"
 	image img 16
+	zstd -q -1 "$W/img" -o "$W/img.zst"
+	cp "$W/img.manifest" "$W/img.zst.manifest"
 	nginx_start 4m
 	head -c 1000 /dev/urandom >"$W/img.new"
-	cat "$W/img" >>"$W/img.new"
+	cat "$W/img.zst" >>"$W/img.new"
 	touch -d '2001-01-01' "$W/img.new"
 	# The old manifest is read first; the image is replaced once 2 MiB of
 	# it came (a quarter of a second's worth at the rate, of four).
-	"$RAMBOOT_BIN" load --progress=none "$URL/img" "$OUT/img" 2>"$BATS_TEST_TMPDIR/err" &
+	"$RAMBOOT_BIN" load --progress=none "$URL/img.zst" "$OUT/img" 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
 	for _ in $(seq 200); do
 		rchar=$(sed -n 's/^rchar: //p' "/proc/$pid/io" 2>/dev/null || echo 0)
 		[ "${rchar:-0}" -gt 2097152 ] && break
 		sleep 0.05
 	done
-	mv "$W/img.new" "$W/img"
+	mv "$W/img.new" "$W/img.zst"
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 1
 	[ "${rchar:-0}" -gt 2097152 ] || fail "the copy did not start"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+		"ramboot: load: error: $URL/img.zst: changed on the server while being read"
+	assert_no_output_left
+}
+
+@test "http: nginx: the image replaced on the server during a ranged copy is detected" {
+	local pid rc=0
+	image img 16
+	nginx_start 4m
+	head -c 1000 /dev/urandom >"$W/img.new"
+	cat "$W/img" >>"$W/img.new"
+	touch -d '2001-01-01' "$W/img.new"
+	"$RAMBOOT_BIN" load --progress=none "$URL/img" "$OUT/img" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	wait_chunks "$OUT/img.part-state" 2
+	mv "$W/img.new" "$W/img"
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 1
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
 		"ramboot: load: error: $URL/img: changed on the server while being read"
 	assert_no_output_left
@@ -247,4 +321,118 @@ bad_start() {
 	bad_start redirect "$W/img"
 	rb load --progress=none --manifest="$W/img.manifest" "$URL/img" "$OUT/img"
 	assert_loaded "$W/img" "$OUT/img"
+}
+
+@test "http: nginx: a ranged copy by chunks: --connections=1 and 4 give the same bytes" {
+	image img 9
+	nginx_start
+	rb load --progress=none --connections=1 "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	rm "$OUT/img"
+	rb load --progress=none --connections=4 "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	assert_equal "$(grep -c "^ramboot: load: $URL/img: 9.0 MiB in 10 chunks, 0 failed\$" <<<"$stderr")" 1
+	assert_no_output_left_but "$OUT/img"
+	rb load --progress=none --connections=0 "$URL/img" "$OUT/img2"
+	expect_status 2
+}
+
+@test "http: nginx: two mirrors, one killed mid-copy: the copy completes from the other" {
+	local pid rc=0
+	image img 24
+	nginx_at a "$W" "limit_rate 2m;"
+	local a=$URL
+	nginx_at b "$W" "limit_rate 2m;"
+	local b=$URL
+	"$RAMBOOT_BIN" load --progress=none --mirror="$b/img" "$a/img" "$OUT/img" \
+		2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	wait_chunks "$OUT/img.part-state" 4
+	# requests of b's in flight: cut
+	nginx_kill b
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	cmp "$W/img" "$OUT/img"
+	grep -q "^ramboot: load: $b/img: .* in [0-9]* chunks, [1-9][0-9]* failed\$" \
+		"$BATS_TEST_TMPDIR/err" || fail "$(cat "$BATS_TEST_TMPDIR/err")"
+	grep -q "^ramboot: load: $a/img: .* in [0-9]* chunks, 0 failed\$" \
+		"$BATS_TEST_TMPDIR/err" || fail "$(cat "$BATS_TEST_TMPDIR/err")"
+	assert_no_output_left_but "$OUT/img"
+}
+
+@test "http: nginx: a mirror serving other bytes: its chunks fail their hash, fetched from the other" {
+	image img 6
+	mkdir "$BATS_TEST_TMPDIR/w2"
+	# the same size, other bytes
+	head -c "$(stat -c %s "$W/img")" /dev/urandom >"$BATS_TEST_TMPDIR/w2/img"
+	nginx_at a "$W"
+	local a=$URL
+	nginx_at b "$BATS_TEST_TMPDIR/w2"
+	rb load --progress=none --manifest="$W/img.manifest" --mirror="$a/img" "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	grep -q "^ramboot: load: warning: $URL/img: bytes [0-9]*-[0-9]* do not match their hash\$" <<<"$stderr" ||
+		fail "$stderr"
+	# dropped after 3 in a row (one more may have been under way)
+	assert_equal "$(grep -c "^ramboot: load: $URL/img: 0 B in 0 chunks, [34] failed\$" <<<"$stderr")" 1
+	assert_equal "$(grep -c "^ramboot: load: $a/img: 6.0 MiB in 7 chunks, 0 failed\$" <<<"$stderr")" 1
+}
+
+@test "http: nginx: a 200 to a range: that mirror is not used; alone, the image is read as one stream" {
+	image img 6
+	nginx_at a "$W"
+	local a=$URL
+	nginx_at b "$W" "max_ranges 0;"
+	rb load --progress=none --mirror="$a/img" "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	assert_equal "$(grep -c "^ramboot: load: warning: $URL/img: the server ignored the range and sent the whole file\$" <<<"$stderr")" 1
+	assert_equal "$(grep -c "^ramboot: load: $URL/img: 0 B in 0 chunks, 1 failed\$" <<<"$stderr")" 1
+	rm "$OUT/img"
+	# b alone: one GET of the whole file, never taken for a range
+	rb load --progress=none "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	assert_equal "$(grep -c "^200 $(stat -c %s "$W/img")\$" "$BATS_TEST_TMPDIR/nginxb/access.log")" 1
+	assert_equal "$(grep -c '^206 ' "$BATS_TEST_TMPDIR/nginxb/access.log")" 0
+}
+
+@test "http: a ranged answer cut short: fetched from the mirror; alone, an error" {
+	image img 3
+	nginx_at a "$W"
+	local a=$URL
+	bad_start short206 "$W/img"
+	rb load --progress=none --manifest="$W/img.manifest" --mirror="$a/img" "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	grep -q "^ramboot: load: warning: $URL/img: body of bytes [0-9]*-[0-9]* cut short" <<<"$stderr" ||
+		fail "$stderr"
+	rm "$OUT/img"
+	rb load --progress=none --manifest="$W/img.manifest" "$URL/img" "$OUT/img"
+	assert_load_fail 1 "$OUT/img"
+	assert_equal "$stderr" "ramboot: load: error: $URL/img: body of bytes 0-4095 cut short: Input/output error"
+}
+
+@test "http: nginx: a copy that failed part-way resumes at the chunks not yet verified" {
+	local pid rc=0 size i
+	image img 24
+	size=$(stat -c %s "$W/img")
+	nginx_at a "$W" "limit_rate 2m;"
+	"$RAMBOOT_BIN" load --progress=none "$URL/img" "$OUT/img" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	wait_chunks "$OUT/img.part-state" 6
+	nginx_kill a
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 1
+	grep -q "^ramboot: load: $OUT/img.part kept: [0-9]* of the chunks are in; the same command again resumes\$" \
+		"$BATS_TEST_TMPDIR/err" || fail "$(cat "$BATS_TEST_TMPDIR/err")"
+	[ ! -e "$OUT/img" ] || fail "a partial image named"
+	# a chunk kept is damaged: hashed again, fetched again
+	i=$(tail -c +161 "$OUT/img.part-state" | od -An -tu1 -v | tr -s ' ' '\n' | grep -n '^1$' |
+		head -1 | cut -d: -f1)
+	printf 'x' | dd of="$OUT/img.part" bs=1 seek=$(((i - 1) * 1048576 + 10)) conv=notrunc status=none
+	mv "$BATS_TEST_TMPDIR/nginxa/access.log" "$BATS_TEST_TMPDIR/first.log"
+	NGINX_PORT=${URL##*:} nginx_at a "$W"
+	rb load --progress=none "$URL/img" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	grep -q "^ramboot: load: resumed: [0-9]* chunks were verified already\$" <<<"$stderr" ||
+		fail "$stderr"
+	[ "$(log_bytes a)" -lt "$((size - 4 * 1048576))" ] || fail "fetched $(log_bytes a) bytes again"
+	assert_no_output_left_but "$OUT/img"
 }

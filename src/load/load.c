@@ -70,7 +70,15 @@ static int load_manifest(struct run *u)
 		char err[512];
 		int rc = http_fetch(manifest, http_timeout_ms(o->stall_timeout), 64 * MiB, &text,
 				    &text_len, err, sizeof(err));
+		unsigned i;
 
+		/* Beside a mirror of the image when not beside the image. */
+		for (i = 0; rc < 0 && manifest == murl && i < o->n_mirrors; i++) {
+			rb_warn("%s", err);
+			snprintf(murl, sizeof(murl), "%s.manifest", o->mirrors[i]);
+			rc = http_fetch(manifest, http_timeout_ms(o->stall_timeout), 64 * MiB,
+					&text, &text_len, err, sizeof(err));
+		}
 		if (rc < 0)
 			return load_fail(u, LOAD_MANIFEST, "%s", err);
 	}
@@ -113,7 +121,7 @@ static int check_memory(struct run *u)
 		u->estimate = u->man.size;
 		u->estimate_exact = true;
 	}
-	need = u->estimate;
+	need = u->estimate > u->part_have ? u->estimate - u->part_have : 0;
 	/* The decoder's own memory is RAM as much as the image is. */
 	codec_config(u, &cfg);
 	dec = codec_mem_need(u->codec, u->src.seekable ? u->src.fd : -1, u->src.size, &cfg);
@@ -314,13 +322,14 @@ static int verify(struct run *u)
 	ssize_t n;
 	int rc;
 
-	if ((rc = load_source_end(u)) != 0)
+	/* Fetched by ranges (fetch.c): each chunk checked as it came. */
+	if (!u->ms && (rc = load_source_end(u)) != 0)
 		return rc;
 	/* Not one byte came: a download that failed before it began
 	 * (wget -qO- URL | ramboot load - img) looks just like this. An
 	 * empty image still has a stream (a zstd frame of nothing). After
 	 * the source's own verdict (a receiver's exit status) above. */
-	if (r->bytes_in == 0)
+	if (!u->ms && r->bytes_in == 0)
 		return load_fail(u, LOAD_SOURCE, "%s: the source is empty", o->source);
 	if (u->have_man && r->bytes_out != u->man.size)
 		return load_fail(u, LOAD_SIZE, "%s: image is %" PRIu64 " bytes, the manifest says %"
@@ -377,7 +386,8 @@ static void *setup_main(void *arg)
 	struct run *u = &st->u;
 	int rc;
 
-	if ((rc = load_manifest(u)) == 0 && (rc = load_source_open(u)) == 0 && !u->o->prefetch)
+	if ((rc = load_manifest(u)) == 0 && (rc = fetch_setup(u)) == 0 && !u->ms &&
+	    (rc = load_source_open(u)) == 0 && !u->o->prefetch)
 		rc = load_source_probe(u);
 	st->rc = rc;
 	atomic_store(&st->done, 1);
@@ -435,6 +445,9 @@ static int setup_guarded(struct run *u)
 	u->man = st->u.man;
 	u->have_man = st->u.have_man;
 	u->chunked = st->u.chunked;
+	u->ms = st->u.ms;
+	u->next_mirror = st->u.next_mirror;
+	u->part_have = st->u.part_have;
 	memcpy(u->want_sha, st->u.want_sha, sizeof(u->want_sha));
 	memcpy(u->r->signed_by, st->r.signed_by, sizeof(u->r->signed_by));
 	rc = st->rc;
@@ -485,8 +498,17 @@ static int run_stages(struct run *u)
 	announce(u);
 	if (o->tmpfs && (rc = sink_mount_tmpfs(u)) != 0)
 		return rc;
-	if ((rc = sink_open(u)) != 0 || (rc = load_guard_outcome(u)) != 0)
+	/* A file is made by fetch.c (DEST.part), a block device here. */
+	if ((!u->ms || !fetch_dest_is_file(u)) && (rc = sink_open(u)) != 0)
 		return rc;
+	if ((rc = load_guard_outcome(u)) != 0)
+		return rc;
+	if (u->ms) {
+		if ((rc = fetch_run(u)) != 0 || (rc = load_guard_outcome(u)) != 0 ||
+		    (rc = verify(u)) != 0)
+			return rc;
+		return fetch_commit(u);
+	}
 	/* A manifest bounds the output exactly (size 0 included); a block
 	 * device by its size. */
 	if (u->have_man) {
@@ -497,6 +519,7 @@ static int run_stages(struct run *u)
 		cap_out = true;
 		max_out = u->snk.limit;
 	}
+again:
 	if (u->chunked) {
 		struct pipe_chunks ck;
 
@@ -512,9 +535,11 @@ static int run_stages(struct run *u)
 	} else {
 		rc = run_pipe(u, u->want_sha[0] != '\0', cap_out, max_out, NULL);
 	}
+	if (rc == 0 && (rc = load_guard_outcome(u)) == 0)
+		rc = verify(u);
+	if (rc != 0 && load_source_again(u))
+		goto again;
 	if (rc != 0)
-		return rc;
-	if ((rc = load_guard_outcome(u)) != 0 || (rc = verify(u)) != 0)
 		return rc;
 	return sink_commit(u);
 }
@@ -558,8 +583,11 @@ int load_run(const struct load_opts *o, struct load_result *r)
 	rc = run_stages(&u);
 	if (rc == 0)
 		rc = load_guard_outcome(&u);
-	if (rc != 0)
+	if (rc != 0) {
+		fetch_undo(&u);
 		sink_undo(&u);
+	}
+	fetch_close(&u);
 	run_end(&u, t0);
 	return rc;
 }
@@ -584,6 +612,7 @@ int load_hash_only(const struct load_opts *o, struct load_result *r, uint64_t ch
 		rc = load_guard_outcome(&u) ? load_exit_code(r->err) : load_source_end(&u);
 	if (u.snk.fd >= 0)
 		(void)close(u.snk.fd);
+	fetch_close(&u);
 	run_end(&u, t0);
 	return rc;
 }

@@ -132,6 +132,17 @@ struct load_result {
 	bool verified;           /* a hash was given and matched */
 	uint32_t chunks;         /* version 2 manifest: chunks verified */
 	uint32_t chunks_retried; /* of them, read again from the source */
+	/* An http:// image copied by ranges: the chunks found verified in
+	 * DEST.part from an earlier run, and what each URL (the source
+	 * first, then the mirrors) served. */
+	uint32_t chunks_resumed;
+	unsigned n_mirrors;
+	struct load_mirror {
+		char url[160];
+		uint64_t bytes;
+		uint32_t chunks, failures;
+	} mirror[1 + LOAD_MIRRORS_MAX];
+	bool part_kept;          /* failed, DEST.part kept: a run again resumes */
 	char signed_by[96];      /* --signed: "NAME KEYID" of the key, else "" */
 	/* --manifest and verified: what the manifest the copy was checked
 	 * against says (its sha256 and verity-root lines), for a later step

@@ -23,6 +23,20 @@
 #include "lib/units.h"
 #include "udpcast/udpcast.h"
 
+/* An image fetched by ranges: what each URL served. */
+static void mirror_report(const struct load_result *r)
+{
+	char a[32];
+	unsigned i;
+
+	if (r->chunks_resumed)
+		rb_info("resumed: %" PRIu32 " chunks were verified already", r->chunks_resumed);
+	for (i = 0; i < r->n_mirrors; i++)
+		rb_info("%s: %s in %" PRIu32 " chunks, %" PRIu32 " failed", r->mirror[i].url,
+			fmt_size(r->mirror[i].bytes, a, sizeof(a)), r->mirror[i].chunks,
+			r->mirror[i].failures);
+}
+
 static void summary(const struct load_opts *o, const struct load_result *r)
 {
 	char a[32], b[32], c[64];
@@ -45,11 +59,13 @@ static void summary(const struct load_opts *o, const struct load_result *r)
 		!r->verified ? "" : r->sha256[0] ? ", sha256 ok" : ", chunks ok", ck,
 		r->signed_by[0] ? ", signed by " : "", r->signed_by,
 		r->fstype[0] ? ", " : "", r->fstype);
+	mirror_report(r);
 }
 
 enum { OPT_SHA = 256, OPT_MANIFEST, OPT_MINFREE, OPT_TMPFS, OPT_PREFETCH, OPT_PROGRESS,
        OPT_EXPECT, OPT_STALL, OPT_PROFILE, OPT_PROFILE_ONLY, OPT_LOOP, OPT_RATE,
-       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST, OPT_NO_VERIFY };
+       OPT_WAIT_LOOP, OPT_RETRIES, OPT_SIGNED, OPT_KEYS, OPT_UDPCAST, OPT_NO_VERIFY,
+       OPT_MIRROR, OPT_CONNECTIONS };
 
 static const struct rb_optset load_optset = {
 	.head = "Usage: ramboot load [OPTIONS] SOURCE DEST\n"
@@ -80,6 +96,12 @@ static const struct rb_optset load_optset = {
 		{ "no-verify", OPT_NO_VERIFY, NULL,
 		  "copy an http:// SOURCE with neither --sha256 nor a\n"
 		  "manifest with chunk hashes (default: refused)" },
+		{ "mirror", OPT_MIRROR, "=URL",
+		  "another http:// URL of the same image (repeatable, up\n"
+		  "to 8): chunks come from any URL that answers" },
+		{ "connections", OPT_CONNECTIONS, "=N",
+		  "ranged fetches at once of an uncompressed http://\n"
+		  "image with chunk hashes (default 4)" },
 		{ "retries", OPT_RETRIES, "=N",
 		  "read a chunk that fails its hash or its read again,\n"
 		  "up to N times (default 3; a file or block device\n"
@@ -257,6 +279,25 @@ static int load_opt(int c, char *arg, char **argv, struct load_opts *o, struct l
 		o->retries = (int)v;
 		break;
 	}
+	case OPT_MIRROR:
+		if (!source_is_url(arg))
+			return rb_usage("load", "--mirror: '%s' is not an http:// URL", arg);
+		if (o->n_mirrors == LOAD_MIRRORS_MAX)
+			return rb_usage("load", "--mirror: at most %d", LOAD_MIRRORS_MAX);
+		o->mirrors[o->n_mirrors++] = arg;
+		break;
+	case OPT_CONNECTIONS: {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 64)
+			return rb_usage("load", "--connections: '%s' is not a number from 1 to 64",
+					   arg);
+		o->connections = (int)v;
+		break;
+	}
 	case 'f': o->force = true; break;
 	case 'v': rb_verbose = 1; break;
 	case 'h':
@@ -305,6 +346,8 @@ static int load_check(int argc, char **argv, struct load_opts *o, struct load_cl
 		return rb_usage("load", "--decompress: unknown format '%s'", o->decompress);
 	if (o->sha256 && strlen(o->sha256) != 64)
 		return rb_usage("load", "--sha256: '%s' is not 64 hex digits", o->sha256);
+	if (o->n_mirrors && (cli->udpcast || !source_is_url(o->source)))
+		return rb_usage("load", "%s", "--mirror goes with an http:// SOURCE");
 	if (o->signed_only && !o->manifest)
 		return rb_usage("load", "--signed needs --manifest");
 	if (o->keydir && !o->signed_only)
@@ -335,6 +378,11 @@ int cmd_load(int argc, char **argv)
 	rc = load_run(&o, &r);
 	if (rc != RB_EXIT_OK) {
 		rb_err("%s", r.error);
+		if (r.n_mirrors > 1)
+			mirror_report(&r);
+		if (r.part_kept)
+			rb_info("%s.part kept: %" PRIu32 " of the chunks are in; the same command "
+				"again resumes", r.dest_path, r.chunks);
 		/* Cleaned up: now die of the signal, as the caller expects. */
 		if (r.err == LOAD_SIGNAL)
 			guard_reraise(r.signo);

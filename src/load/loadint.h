@@ -16,6 +16,7 @@
 #include "load/load.h"
 #include "format/manifest.h"
 #include "lib/outfile.h"
+#include "source/mirror.h"
 #include "source/source.h"
 
 struct sink {
@@ -43,6 +44,13 @@ struct run {
 	bool chunked;            /* a version 2 manifest: chunks verified */
 	char want_sha[65];
 	uint64_t dec_mem;        /* decoder memory bound, counted in the check */
+	/* An uncompressed http:// image with chunk hashes: fetched by ranges
+	 * from these mirrors (fetch.c), the source never streamed. */
+	struct mirror_set *ms;
+	uint64_t part_have;      /* bytes of DEST.part an earlier run left */
+	bool keep_part;          /* a failure keeps DEST.part and the tmpfs */
+	bool tmpfs_reused;       /* --tmpfs already mounted, holding DEST.part */
+	unsigned next_mirror;    /* a stream: the next o->mirrors[] to read */
 };
 
 /* Record the first failure of the run (category and message); returns
@@ -57,12 +65,23 @@ struct run {
 int load_source_open(struct run *u);
 int load_source_probe(struct run *u);
 int load_source_end(struct run *u);
+int load_source_again(struct run *u);
 
 /* sink.c */
 int sink_mount_tmpfs(struct run *u);
 int sink_open(struct run *u);
 int sink_commit(struct run *u);
 void sink_undo(struct run *u);
+
+/* fetch.c */
+int fetch_setup(struct run *u);
+int fetch_run(struct run *u);
+int fetch_commit(struct run *u);
+void fetch_undo(struct run *u);
+bool fetch_dest_is_file(struct run *u);
+/* DEST.part-state of an earlier run is there: its tmpfs is used again. */
+bool fetch_resumes(struct run *u);
+void fetch_close(struct run *u);
 
 /* prefetch.c */
 int prefetch_run(struct run *u);

@@ -49,6 +49,11 @@ int sink_mount_tmpfs(struct run *u)
 
 		if (snprintf(parent, sizeof(parent), "%s/..", dir) >= (int)sizeof(parent))
 			return load_fail(u, LOAD_DEST, "%s: path too long", dir);
+		if (stat(parent, &pst) == 0 && pst.st_dev != st.st_dev && fetch_resumes(u)) {
+			u->tmpfs_reused = true;
+			u->r->mounted_tmpfs = true;
+			return 0;
+		}
 		if (stat(parent, &pst) == 0 && pst.st_dev != st.st_dev)
 			return load_fail(u, LOAD_DEST, "%s: already a mount point (a tmpfs of an "
 					 "earlier load?): unmount it first", dir);

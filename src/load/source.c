@@ -11,22 +11,37 @@
 #include <unistd.h>
 
 #include "lib/fdio.h"
+#include "lib/msg.h"
 #include "load/loadint.h"
 #include "format/squashfs.h"
 #include "dev/blkdev.h"
 
-int load_source_open(struct run *u)
+/* Open name (o->source, or an http:// mirror of it). */
+static int open_one(struct run *u, const char *name, char *err, size_t errlen)
 {
 	const struct load_opts *o = u->o;
-	const struct source_spec sp = {
-		.name = o->source, .udpcast = o->udpcast,
+	struct source_spec sp = {
+		.name = name, .udpcast = o->udpcast,
 		.fd = o->source_is_fd ? o->source_fd : !strcmp(o->source, "-") ? STDIN_FILENO : -1,
 		.http = !o->source_is_fd && !o->udpcast && source_is_url(o->source),
 		.timeout_ms = http_timeout_ms(o->stall_timeout),
 	};
-	char err[512];
-	int rc = source_open(&u->src, &sp, err, sizeof(err));
 
+	return source_open(&u->src, &sp, err, errlen);
+}
+
+int load_source_open(struct run *u)
+{
+	const struct load_opts *o = u->o;
+	char err[512];
+	int rc = open_one(u, o->source, err, sizeof(err));
+
+	/* An http:// image is read from the first of its URLs that answers
+	 * (--mirror). */
+	while (rc < 0 && u->next_mirror < o->n_mirrors) {
+		rb_warn("%s", err);
+		rc = open_one(u, o->mirrors[u->next_mirror++], err, sizeof(err));
+	}
 	if (rc < 0)
 		return load_fail(u, LOAD_SOURCE, "%s", err);
 	if (u->src.seekable)
@@ -78,6 +93,36 @@ int load_source_probe(struct run *u)
 		u->estimate_exact = exact;
 	}
 	return 0;
+}
+
+/* A stream from an http:// URL failed (a read, its length, a chunk's
+ * hash, the file changed): the next mirror, from the start, the output
+ * made empty again. A stream cannot resume mid-codec. 1: run again. */
+int load_source_again(struct run *u)
+{
+	const struct load_opts *o = u->o;
+	enum run_err e = u->r->err;
+	char err[512];
+	int rc = -1;
+
+	if (u->src.kind != SRC_HTTP || (e != LOAD_SOURCE && e != LOAD_CHANGED && e != LOAD_HASH &&
+					e != LOAD_SIZE && e != LOAD_FORMAT) ||
+	    (u->guard && guard_fired(u->guard, NULL) != GUARD_NONE))
+		return 0;
+	while (rc < 0 && u->next_mirror < o->n_mirrors) {
+		const char *url = o->mirrors[u->next_mirror++];
+
+		rb_warn("%s; again from the start from %s", u->r->error, url);
+		(void)source_close(&u->src);
+		if ((rc = open_one(u, url, err, sizeof(err))) < 0)
+			snprintf(u->r->error, sizeof(u->r->error), "%.250s", err);
+	}
+	if (rc < 0 || lseek(u->snk.fd, 0, SEEK_SET) < 0 ||
+	    (!u->snk.blk && ftruncate(u->snk.fd, 0) < 0))
+		return 0;
+	u->r->err = LOAD_OK;
+	u->r->error[0] = '\0';
+	return 1;
 }
 
 /* The source read to its end is the whole image: a file not replaced

@@ -107,6 +107,12 @@ ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off
 		pthread_mutex_lock(&set->lock);
 		i = pick(set, tried);
 		if (i < 0) {
+			/* Dropped by other reads: their reason is this one's. */
+			if (!tried && set->last_rc) {
+				rc = set->last_rc;
+				if (err && errlen)
+					snprintf(err, errlen, "%s", set->last_err);
+			}
 			pthread_mutex_unlock(&set->lock);
 			return rc;
 		}
@@ -152,6 +158,8 @@ ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off
 			/* Another file, or ranges ignored: no read will do. */
 			if (n == -ESTALE || n == -ERANGE || ++m->fails >= MIRROR_FAILS)
 				m->st.dropped = true;
+			set->last_rc = (int)n;
+			snprintf(set->last_err, sizeof(set->last_err), "%s", e);
 		}
 		pthread_mutex_unlock(&set->lock);
 		drop_conn(c);
@@ -162,7 +170,8 @@ ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off
 		}
 		rc = (int)n;
 		tried |= 1u << i;
-		rb_warn("%s", e);
+		if (set->n > 1)
+			rb_warn("%s", e);
 		if (err && errlen)
 			snprintf(err, errlen, "%s", e);
 	}
@@ -177,6 +186,29 @@ void mirror_stats(struct mirror_set *set, unsigned i, struct mirror_stat *st)
 {
 	pthread_mutex_lock(&set->lock);
 	*st = set->m[i].st;
+	pthread_mutex_unlock(&set->lock);
+}
+
+unsigned mirror_live(struct mirror_set *set)
+{
+	unsigned i, n = 0;
+
+	pthread_mutex_lock(&set->lock);
+	for (i = 0; i < set->n; i++)
+		n += !set->m[i].st.dropped;
+	pthread_mutex_unlock(&set->lock);
+	return n;
+}
+
+void mirror_stats_clear(struct mirror_set *set)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&set->lock);
+	for (i = 0; i < set->n; i++) {
+		set->m[i].st.bytes = 0;
+		set->m[i].st.chunks = 0;
+	}
 	pthread_mutex_unlock(&set->lock);
 }
 

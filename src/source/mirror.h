@@ -54,6 +54,8 @@ struct mirror_set {
 	unsigned n;
 	uint64_t size;           /* the file's, the same on every mirror */
 	unsigned next;           /* round robin among the least busy */
+	int last_rc;             /* the last failure, for a read that finds */
+	char last_err[512];      /* no mirror left to try */
 	struct mirror m[MIRROR_MAX];
 };
 
@@ -77,6 +79,13 @@ ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off
 /* The URL of mirror i, and what it did so far. */
 const char *mirror_url(const struct mirror_set *set, unsigned i);
 void mirror_stats(struct mirror_set *set, unsigned i, struct mirror_stat *st);
+
+/* Mirrors not dropped: 0 when no read can succeed any more. */
+unsigned mirror_live(struct mirror_set *set);
+
+/* Start the bytes and reads served from zero (after a probe that is not
+ * to count); failures and drops stay. */
+void mirror_stats_clear(struct mirror_set *set);
 
 /* Close every connection; the set may be opened again. */
 void mirror_set_close(struct mirror_set *set);

@@ -9,6 +9,8 @@ until killed (the test's timeout bounds it). MODE:
   loop      each request redirected to the next path, without end
   redirect  one redirect, then FILE whole
   changed   FILE whole, with another ETag at each request (a file replaced)
+  short206  a HEAD answered right; a ranged GET answered 206 with the range's
+            Content-Range and Content-Length, half its bytes, then closed
 """
 import os
 import socket
@@ -52,6 +54,14 @@ while True:
         elif mode == "redirect" and target != b"/moved":
             c.sendall(b"HTTP/1.1 301 Moved\r\nLocation: /moved\r\nContent-Length: 0\r\n"
                       b"Connection: close\r\n\r\n")
+        elif mode == "short206" and not req.startswith(b"HEAD "):
+            r = req.split(b"Range: bytes=")[1].split(b"\r\n")[0] if b"Range: bytes=" in req \
+                else b"0-%d" % (len(data) - 1)
+            first, last = (int(x) for x in r.split(b"-"))
+            c.sendall(b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n"
+                      b"Content-Range: bytes %d-%d/%d\r\nETag: \"e1\"\r\n"
+                      b"Connection: close\r\n\r\n" % (last - first + 1, first, last, len(data))
+                      + data[first:first + (last - first + 1) // 2])
         elif mode == "changed":
             hops += 1
             c.sendall(head(len(data), hops) + (b"" if req.startswith(b"HEAD ") else data))
