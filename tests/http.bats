@@ -29,7 +29,9 @@ teardown() {
 		wait "$p" 2>/dev/null || true
 	done
 	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
-		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+		if [ -f "$p" ]; then
+			kill "$(cat "$p")" 2>/dev/null || true
+		fi
 	done
 }
 
