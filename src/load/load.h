@@ -161,7 +161,10 @@ struct load_result {
 /* Run a load. Returns RB_EXIT_OK, RB_EXIT_FAIL, RB_EXIT_USAGE or
  * RB_EXIT_NOMEM (load_exit_code(r->err)); on failure nothing is left
  * behind (the new file never got a name, a zram device we sized is
- * reset, our tmpfs unmounted, an old DEST untouched). */
+ * reset, our tmpfs unmounted, an old DEST untouched), but for a ranged
+ * http:// copy into a file that the servers failed (r->part_kept):
+ * DEST.part, DEST.part-state and the tmpfs holding them stay, for a run
+ * again to resume (docs/http.md). */
 int load_run(const struct load_opts *o, struct load_result *r);
 
 /* Read and hash the whole image, write nothing (ramboot
