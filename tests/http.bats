@@ -438,3 +438,17 @@ bad_start() {
 	[ "$(log_bytes a)" -lt "$((size - 4 * 1048576))" ] || fail "fetched $(log_bytes a) bytes again"
 	assert_no_output_left_but "$OUT/img"
 }
+
+@test "http: a stream cut short starts again from the start on the next mirror" {
+	command -v zstd >/dev/null || skip "zstd not installed"
+	image img 3
+	zstd -q -1 "$W/img" -o "$W/img.zst"
+	nginx_at b "$W"
+	local b=$URL
+	bad_start short "$W/img.zst"
+	rb load --progress=none --manifest="$W/img.manifest" --mirror="$b/img.zst" "$URL/img.zst" "$OUT/img"
+	assert_loaded "$W/img" "$OUT/img"
+	# cut short: the decoder's or the length's verdict, then b from the start
+	assert_equal "$(grep -c "^ramboot: load: warning: $URL/img.zst: .*; again from the start from $b/img.zst\$" <<<"$stderr")" 1
+	assert_no_output_left_but "$OUT/img"
+}
