@@ -47,6 +47,7 @@ void load_opts_init(struct load_opts *o)
 	o->progress = PROGRESS_AUTO;
 	o->stall_timeout = LOAD_STALL_TIMEOUT;
 	o->retries = LOAD_RETRIES;
+	o->connections = LOAD_CONNECTIONS;
 }
 
 /* --sha256 and --manifest, under the verification policy (--signed). An

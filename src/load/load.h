@@ -31,6 +31,8 @@ enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE,
 
 #define LOAD_STALL_TIMEOUT 30.0  /* seconds without progress (default) */
 #define LOAD_RETRIES 3           /* reads again of a failed chunk (default) */
+#define LOAD_MIRRORS_MAX 8       /* --mirror URLs beside the source */
+#define LOAD_CONNECTIONS 4       /* parallel ranged fetches of an http:// image */
 
 /* Settings: filled once from the command line, never changed by the run. */
 struct load_opts {
@@ -85,6 +87,13 @@ struct load_opts {
 	/* --no-verify: an http:// source is copied with neither --sha256 nor
 	 * a manifest with chunk hashes (otherwise refused) */
 	bool no_verify;
+	/* --mirror: more http:// URLs of the same image (same size, same
+	 * bytes) beside source; chunks are fetched from any that answers. */
+	const char *mirrors[LOAD_MIRRORS_MAX];
+	unsigned n_mirrors;
+	/* --connections: ranged fetches at once of an uncompressed http://
+	 * image with chunk hashes; 0: LOAD_CONNECTIONS */
+	int connections;
 };
 
 void load_opts_init(struct load_opts *o);
