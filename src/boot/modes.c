@@ -76,6 +76,8 @@ static const char *fallback_reason(const struct load_result *r)
 static void fill_opts(struct load_opts *o, const struct boot_settings *s, const char *image,
 		      const struct vplan *vp)
 {
+	int i;
+
 	load_opts_init(o);
 	o->source = image;
 	o->decompress = s->decompress;
@@ -88,6 +90,9 @@ static void fill_opts(struct load_opts *o, const struct boot_settings *s, const 
 		o->min_free = s->minfree;
 	if (s->timeout_set)
 		o->stall_timeout = s->timeout;
+	/* ramboot.url=: the image is its first URL, the others its mirrors. */
+	for (i = 1; i < s->nurl && o->n_mirrors < LOAD_MIRRORS_MAX; i++)
+		o->mirrors[o->n_mirrors++] = settings_url(s, i);
 	/* An image over HTTP (ramboot.url=) is copied unchecked only when
 	 * ramboot.verify=off says so (verify_plan() refused the rest). */
 	o->no_verify = s->verify == VERIFY_OFF && !s->verify_policy_bad;
