@@ -15,6 +15,7 @@
 #include "lib/units.h"
 #include "boot/explain.h"
 #include "boot/settings.h"
+#include "load/load.h"
 #include "swap/netmem.h"
 #include "swap/swap.h"
 #include "trust/sign.h"
@@ -25,7 +26,8 @@
  * read-only loop device over a block device root for ramboot=lazy). Two
  * lines, mode=MODE and image=PATH (empty when no setting and no
  * --default-image names one), and url=URL, the image over HTTP
- * (ramboot.url=, empty for none: the hook brings the network up for it);
+ * (ramboot.url=, empty for none: the hook brings the network up for it)
+ * and timeout=SECONDS (ramboot.timeout=, 0 for none: the bound of that);
  * nothing is made, no report is written.
  */
 int boot_query(const struct boot_settings *s, const struct boot_args *a)
@@ -34,8 +36,9 @@ int boot_query(const struct boot_settings *s, const struct boot_args *a)
 
 	if (resolve_image(s, a, image, sizeof(image)) < 0)
 		image[0] = '\0';
-	if (printf("mode=%s\nimage=%s\nurl=%s\n", boot_mode_name(s->mode), image,
-		   s->nurl ? settings_url(s, 0) : "") < 0 ||
+	if (printf("mode=%s\nimage=%s\nurl=%s\ntimeout=%.0f\n", boot_mode_name(s->mode), image,
+		   s->nurl ? settings_url(s, 0) : "",
+		   s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT) < 0 ||
 	    fflush(stdout) != 0)
 		return -EIO;
 	return 0;
