@@ -195,6 +195,11 @@ ramboot_ltsp_main() {
 	if command -v kernel_vars >/dev/null 2>&1; then
 		kernel_vars
 	fi
+	# NFS chroot boot: no image to copy, unless one comes over HTTP
+	if [ -z "$IMAGE" ] && [ -z "${RAMBOOT_URL-}" ] &&
+		! grep -qs 'ramboot\.url=' "${ramboot_cmdline:-/proc/cmdline}"; then
+		return 0
+	fi
 	if ! ramboot_bin=$(ramboot_find_bin); then
 		ramboot_say "ramboot binary not found (neither in ltsp.img nor in the client's initrd: run 'ltsp initrd' on the server); booting from the network image"
 		return 0
@@ -216,9 +221,7 @@ ramboot_ltsp_main() {
 	# ltsp.image= needed then (boot=ramboot: no network root at all).
 	ramboot_q=$("$ramboot_bin" boot --query 2>/dev/null) || ramboot_q=
 	ramboot_url=$(ramboot_query_get url "$ramboot_q")
-	if [ -z "$IMAGE" ] && [ -z "$ramboot_url" ]; then
-		return 0          # NFS chroot boot: no image to copy
-	fi
+	[ -n "$IMAGE" ] || [ -n "$ramboot_url" ] || return 0
 	ramboot_src=
 	[ -z "$IMAGE" ] || ramboot_src=$(ramboot_image_path "$IMAGE" "$ramboot_root")
 	if [ -n "$ramboot_url" ] && [ "$(ramboot_query_get mode "$ramboot_q")" != off ]; then

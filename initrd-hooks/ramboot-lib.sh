@@ -215,7 +215,7 @@ ramboot_root_loop_source() {
 # Status 0 when an interface other than the loopback has an address
 # (or initramfs-tools configured one: /run/net-*.conf).
 ramboot_net_is_up() {
-	for ramboot_n in /run/net-*.conf; do
+	for ramboot_n in "${ramboot_run:-/run}"/net-*.conf; do
 		[ -e "$ramboot_n" ] && return 0
 	done
 	ip -o addr show 2>/dev/null | grep -v '^[0-9]*: lo ' | grep -q ' scope global'
@@ -252,6 +252,9 @@ ramboot_net_up() { # seconds
 	esac
 	ramboot_say "bringing the network up for ramboot.url= (at most $ramboot_w s)"
 	(
+		# LTSP's shell runs with set -e: configure_networking's first
+		# ipconfig round that gets no answer must not end it.
+		set +e
 		[ "${DEVICE-}" != lo ] || DEVICE=
 		# shellcheck source=/dev/null
 		. "${ramboot_functions:-/scripts/functions}" && configure_networking

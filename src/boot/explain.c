@@ -25,9 +25,9 @@
  * prepare before the root is mounted (the premount phase sets up a
  * read-only loop device over a block device root for ramboot=lazy). Two
  * lines, mode=MODE and image=PATH (empty when no setting and no
- * --default-image names one), and url=URL, the image over HTTP
- * (ramboot.url=, empty for none: the hook brings the network up for it)
- * and timeout=SECONDS (ramboot.timeout=, 0 for none: the bound of that);
+ * --default-image names one); with ramboot.url=, url=URL (its first,
+ * the image over HTTP: the hook brings the network up for it) and
+ * timeout=SECONDS (ramboot.timeout=, 0 for none: the bound of that);
  * nothing is made, no report is written.
  */
 int boot_query(const struct boot_settings *s, const struct boot_args *a)
@@ -36,9 +36,9 @@ int boot_query(const struct boot_settings *s, const struct boot_args *a)
 
 	if (resolve_image(s, a, image, sizeof(image)) < 0)
 		image[0] = '\0';
-	if (printf("mode=%s\nimage=%s\nurl=%s\ntimeout=%.0f\n", boot_mode_name(s->mode), image,
-		   s->nurl ? settings_url(s, 0) : "",
-		   s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT) < 0 ||
+	if (printf("mode=%s\nimage=%s\n", boot_mode_name(s->mode), image) < 0 ||
+	    (s->nurl && printf("url=%s\ntimeout=%.0f\n", settings_url(s, 0),
+				s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT) < 0) ||
 	    fflush(stdout) != 0)
 		return -EIO;
 	return 0;
