@@ -150,6 +150,7 @@ http_case() {
 		slow=$hn
 		url1=http://10.0.2.2:$hport/x86_64.img
 		http_nginx "$ht/srv" || { http_stop; result "$name"; return; }
+		fast=$hn
 		url2=http://10.0.2.2:$hport/x86_64.img
 		(
 			i=0
@@ -175,6 +176,7 @@ http_case() {
 		expect_done || { result "$name"; return; }
 		expect source "$url1"
 		expect_ltsp_copy
+		grep -q 'GET /x86_64.img ' "$fast/access.log" || fail "the second mirror served no part of the image"
 		;;
 	http-nohash)
 		# A version 1 manifest (no chunk hashes): refused, LTSP mounts the
