@@ -16,6 +16,9 @@
 #   $SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh  `ltsp initrd` copies /etc/ltsp
 #   $SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh into ltsp.img (and the client
 #                                      root); the library both hooks source
+#   $SYSCONFDIR/ltsp/ramboot/boot-ramboot.sh  boot=ramboot (an image over
+#                                      HTTP, no network root): ltsp.img's
+#                                      /scripts/ramboot
 #   /usr/share/initramfs-tools/hooks/ramboot               build hook
 #   /usr/share/initramfs-tools/scripts/init-bottom/ramboot boot script
 #   /usr/share/initramfs-tools/scripts/local-premount/ramboot  the same,
@@ -63,6 +66,7 @@ if [ "${NO_LTSP:-0}" != 1 ]; then
 	fi
 	inst 0644 "$here/ltsp-hook.sh" "$SYSCONFDIR/ltsp/ramboot/ltsp-hook.sh"
 	inst 0644 "$here/ramboot-lib.sh" "$SYSCONFDIR/ltsp/ramboot/ramboot-lib.sh"
+	inst 0644 "$here/boot-ramboot.sh" "$SYSCONFDIR/ltsp/ramboot/boot-ramboot.sh"
 	for d in server/image/56-ramboot-image.sh:image.sh server/ipxe/56-ramboot-ipxe.sh:ipxe.sh \
 		common/initrd/50-ramboot-initrd.sh:initrd.sh; do
 		sed "s|/usr/share/ramboot/ltsp-server\.sh|$DATADIR/ltsp-server.sh|g" \

@@ -16,6 +16,11 @@
 # command is `:`. A failure leaves IMAGE untouched: LTSP then mounts
 # the network image as usual.
 #
+# With ramboot.url= (the image over HTTP) it first brings the network up
+# when nothing did (ramboot_net_up in ramboot-lib.sh: a boot without a
+# network root), and needs no ltsp.image=: IMAGE is then the RAM copy
+# alone (docs/http.md, "Booting from HTTP").
+#
 # On success IMAGE's first field (ltsp.image=img,options,,img2,...) is
 # replaced by the RAM copy, options and later images kept, IMAGE_TO_RAM
 # is turned off (the copy is already in RAM), and the network root at
@@ -190,8 +195,10 @@ ramboot_ltsp_main() {
 	if command -v kernel_vars >/dev/null 2>&1; then
 		kernel_vars
 	fi
-	if [ -z "$IMAGE" ]; then
-		return 0          # NFS chroot boot: no image to copy
+	# NFS chroot boot: no image to copy, unless one comes over HTTP
+	if [ -z "$IMAGE" ] && [ -z "${RAMBOOT_URL-}" ] &&
+		! grep -qs 'ramboot\.url=' "${ramboot_cmdline:-/proc/cmdline}"; then
+		return 0
 	fi
 	if ! ramboot_bin=$(ramboot_find_bin); then
 		ramboot_say "ramboot binary not found (neither in ltsp.img nor in the client's initrd: run 'ltsp initrd' on the server); booting from the network image"
@@ -209,13 +216,22 @@ ramboot_ltsp_main() {
 	. "$ramboot_lib"
 	ramboot_dir=${ramboot_dir:-/run/ramboot}
 	ramboot_root=$(ramboot_strip_slash "${rootmnt:-/root}")
-	ramboot_src=$(ramboot_image_path "$IMAGE" "$ramboot_root")
 	ramboot_export_settings
+	# ramboot.url=: the image over HTTP, which needs the network up; no
+	# ltsp.image= needed then (boot=ramboot: no network root at all).
+	ramboot_q=$("$ramboot_bin" boot --query 2>/dev/null) || ramboot_q=
+	ramboot_url=$(ramboot_query_get url "$ramboot_q")
+	[ -n "$IMAGE" ] || [ -n "$ramboot_url" ] || return 0
+	ramboot_src=
+	[ -z "$IMAGE" ] || ramboot_src=$(ramboot_image_path "$IMAGE" "$ramboot_root")
+	if [ -n "$ramboot_url" ] && [ "$(ramboot_query_get mode "$ramboot_q")" != off ]; then
+		ramboot_net_up "$(ramboot_query_get timeout "$ramboot_q")" || :
+	fi
 	# A hit of the local disk cache is a loop device over its slot, made
 	# before LTSP loop-mounts anything: Debian's initramfs has no
 	# /dev/loop-control until the loop module is loaded.
 	modprobe -q loop 2>/dev/null
-	ramboot_out=$("$ramboot_bin" boot --image="$ramboot_src") || ramboot_out=
+	ramboot_out=$("$ramboot_bin" boot ${ramboot_src:+--image="$ramboot_src"}) || ramboot_out=
 	# off, prefetch or a fallback: IMAGE unchanged (a copy made but not
 	# announced properly is dropped)
 	ramboot_take_copy "$ramboot_out" || return 0
@@ -250,6 +266,7 @@ ramboot_ltsp_main() {
 		return 0
 		;;
 	esac
+	# The network root, if any, is no longer read (boot=ramboot has none).
 	case $ramboot_src in
 	"$ramboot_root"/*)
 		if [ "$ramboot_root" != / ] && ramboot_is_mountpoint "$ramboot_root"; then
@@ -264,5 +281,6 @@ ramboot_ltsp_main() {
 ramboot_ltsp_main || :
 unset ramboot_p ramboot_bin ramboot_lib ramboot_dir ramboot_root ramboot_src \
 	ramboot_out ramboot_ram ramboot_fstype ramboot_why ramboot_c \
-	ramboot_v ramboot_r ramboot_o ramboot_i ramboot_bin_search
+	ramboot_v ramboot_r ramboot_o ramboot_i ramboot_bin_search ramboot_q ramboot_url \
+	ramboot_n ramboot_k ramboot_pp ramboot_w
 :

@@ -199,3 +199,78 @@ ramboot_root_loop_source() {
 	ramboot_s=$(sed -n 's/^source=//p' "$ramboot_dir/root-loop" 2>/dev/null)
 	[ -n "$ramboot_s" ] && printf '%s\n' "$ramboot_s"
 }
+
+# ---- ramboot.url=: the network for an image over HTTP ----
+#
+# A boot whose root came over NFS or NBD has its network configured
+# already: initramfs-tools' nfs script and local-top/nbd call
+# configure_networking (scripts/functions) before the root is mounted,
+# which leaves /run/net-DEVICE.conf. A boot without a network root
+# (boot=ramboot, or a local root= with the image over HTTP) reaches the
+# hooks with the NIC down: LTSP's network_vars only reads what is there
+# (`ip -o route get`) and takes the MAC address of the first device.
+# ramboot_net_up does what the nfs script would have done, with the
+# kernel's ip= (and BOOTIF=), within a bound of its own.
+
+# Status 0 when an interface other than the loopback has an address
+# (or initramfs-tools configured one: /run/net-*.conf).
+ramboot_net_is_up() {
+	for ramboot_n in "${ramboot_run:-/run}"/net-*.conf; do
+		[ -e "$ramboot_n" ] && return 0
+	done
+	ip -o addr show 2>/dev/null | grep -v '^[0-9]*: lo ' | grep -q ' scope global'
+}
+
+# End the process $1 and its children (configure_networking runs ipconfig
+# and sleep): the children first, so that none outlives the wait.
+ramboot_kill_tree() { # pid
+	for ramboot_n in /proc/[0-9]*/stat; do
+		read -r ramboot_k _ _ ramboot_pp _ <"$ramboot_n" 2>/dev/null || continue
+		[ "$ramboot_pp" = "$1" ] && kill "$ramboot_k" 2>/dev/null
+	done
+	kill "$1" 2>/dev/null
+	return 0
+}
+
+# Bring the network up for an image over HTTP, when it is not up
+# already: initramfs-tools' configure_networking (ip= and BOOTIF= of the
+# kernel command line, as init exported them as IP and BOOTIF), in the
+# background, waited for at most $1 seconds (0 or empty: 30; its own
+# waits add up to minutes: 180 s for a device, ipconfig's rounds). A
+# DEVICE of lo (a client that named no NIC) is not the NIC. Status 1
+# when no address came in time: the boot then falls back as for any
+# server that cannot be reached.
+ramboot_net_up() { # seconds
+	ramboot_net_is_up && return 0
+	if [ ! -f "${ramboot_functions:-/scripts/functions}" ]; then
+		ramboot_say "the network is down and ${ramboot_functions:-/scripts/functions} is missing: no configure_networking"
+		return 1
+	fi
+	ramboot_w=${1%%.*}
+	case $ramboot_w in
+	'' | 0 | *[!0-9]*) ramboot_w=30 ;;
+	esac
+	ramboot_say "bringing the network up for ramboot.url= (at most $ramboot_w s)"
+	(
+		# LTSP's shell runs with set -e: configure_networking's first
+		# ipconfig round that gets no answer must not end it.
+		set +e
+		[ "${DEVICE-}" != lo ] || DEVICE=
+		# shellcheck source=/dev/null
+		. "${ramboot_functions:-/scripts/functions}" && configure_networking
+	) </dev/null >&2 &
+	ramboot_n=$!
+	while [ "$ramboot_w" -gt 0 ] && kill -0 "$ramboot_n" 2>/dev/null; do
+		sleep 1
+		ramboot_w=$((ramboot_w - 1))
+	done
+	if kill -0 "$ramboot_n" 2>/dev/null; then
+		ramboot_kill_tree "$ramboot_n"
+	fi
+	wait "$ramboot_n" 2>/dev/null
+	if ! ramboot_net_is_up; then
+		ramboot_say "the network did not come up in time"
+		return 1
+	fi
+	return 0
+}

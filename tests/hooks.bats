@@ -97,6 +97,7 @@ umount() { echo "umount \$*" >>"$T/log"; }
 modprobe() { :; }
 EOF
 		fi
+		printf '%s\n' "${LTSP_PRE:-}"
 		cat <<EOF
 rootmnt='${2:-$T/root}'
 RAMBOOT_BIN='${LTSP_BIN-$T/ramboot}'
@@ -1018,6 +1019,72 @@ EOF
 /scripts/local-premount/ramboot "$@"
 [ -e /conf/param.conf ] && . /conf/param.conf'
 	[ "$(readlink "$T/scripts/local-premount/ramboot")" = ../init-bottom/ramboot ]
+}
+
+# ramboot.url= and no network root: a stub ramboot that names a URL
+# (--query, its timeout in $T/timeout) and makes a copy; the network is
+# down until the stubbed configure_networking ($T/functions) brings it up.
+url_stub() { # configure_networking's body
+	cat >"$T/ramboot" <<EOF
+#!/bin/sh
+echo "args: \$*" >>"$T/log"
+case "\$*" in
+*--query*) printf 'mode=ram\nimage=\nurl=http://10.0.2.2/x.img\ntimeout=%s\n' "\$(cat "$T/timeout")" ;;
+*--drop=*) ;;
+*) echo "RAMBOOT_IMAGE=$T/ram/x86_64.img" ;;
+esac
+EOF
+	chmod +x "$T/ramboot"
+	printf 'configure_networking() {\n%s\n}\n' "$1" >"$T/functions"
+	mkdir -p "$T/runnet"
+	LTSP_PRE="ip() { [ ! -e '$T/up' ] || echo '2: eth0    inet 10.0.2.15/24 brd 10.0.2.255 scope global eth0'; }
+ramboot_functions='$T/functions' ramboot_run='$T/runnet' ramboot_cmdline='$T/cmdline'
+IP=dhcp; RAMBOOT_URL=http://10.0.2.2/x.img"
+	export LTSP_PRE
+}
+
+@test "hooks: ltsp: ramboot.url= without ltsp.image (boot=ramboot): the network brought up, IMAGE is the RAM copy" {
+	# its first ipconfig round fails, as DHCP's first often does: under
+	# LTSP's set -e that must not end it
+	url_stub "false; echo \"configure_networking IP=\$IP\" >>'$T/log'; : >'$T/up'"
+	echo 5 >"$T/timeout"
+	report squashfs
+	check_root
+	ltsp ""
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	assert_line "IMAGE_TO_RAM=0"
+	refute_line --regexp "^leak: ramboot_(q|url|n|k|pp|w|src|out)$"
+	assert_line --partial "bringing the network up for ramboot.url= (at most 5 s)"
+	grep -qx "configure_networking IP=dhcp" "$T/log"
+	# no network image: no --image, and nothing unmounted
+	grep -qx "args: boot" "$T/log"
+	no_grep -q "umount $T/root" "$T/log"
+	# the network up already: not touched again
+	: >"$T/log"
+	ltsp ""
+	assert_line "IMAGE=$T/ram/x86_64.img"
+	no_grep -q "configure_networking" "$T/log"
+}
+
+@test "hooks: ltsp: ramboot.url=: a network that does not come up costs the bound, then the boot decides" {
+	url_stub "echo started >>'$T/log'; sleep 100"
+	echo 1 >"$T/timeout"
+	report squashfs
+	check_root
+	SECONDS=0
+	ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	[ "$SECONDS" -lt 20 ]
+	assert_line --partial "the network did not come up in time"
+	grep -qx "started" "$T/log"
+	# the copy is still asked for (the boot falls back when the server
+	# cannot be reached), and the sleep of configure_networking is gone
+	grep -qx "args: boot --image=$T/root/images/x86_64.img" "$T/log"
+	run pgrep -f "sleep 100"
+	assert_failure
 }
 
 @test "hooks: ramboot boot --query names the mode and the image the hooks act on" {

@@ -23,6 +23,7 @@ VERSION=$(cat "$TOP/VERSION")
 # The files of the package, directories left out.
 EXPECTED_FILES="/etc/default/ramboot-netmem
 /etc/default/ramboot-serve
+/etc/ltsp/ramboot/boot-ramboot.sh
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf
@@ -75,6 +76,7 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 
 CONFFILES="/etc/default/ramboot-netmem
 /etc/default/ramboot-serve
+/etc/ltsp/ramboot/boot-ramboot.sh
 /etc/ltsp/ramboot/ltsp-hook.sh
 /etc/ltsp/ramboot/ramboot-lib.sh
 /etc/ramboot.conf"

@@ -23,6 +23,9 @@
 #   ([server] of ltsp.conf): auto (the default, as above), yes (always,
 #   compressed), no (never: the clients take the one their own initrd
 #   holds).
+# - boot=ramboot (ramboot.url=, no NFS or NBD root) needs
+#   /scripts/ramboot in the initramfs: moved there from
+#   /etc/ltsp/ramboot/boot-ramboot.sh.
 
 ramboot_initrd_main() {
 	ramboot_keys=/etc/ltsp/ramboot/keys
@@ -32,8 +35,21 @@ ramboot_initrd_main() {
 		ramboot sign --check-key "$ramboot_keys"/* ||
 			die "ramboot: $ramboot_keys may hold Ed25519 public keys only (everything in /etc/ltsp goes into ltsp.img): ltsp.img not written"
 	fi
-	[ -z "${_DST_DIR-}" ] ||
+	[ -z "${_DST_DIR-}" ] || {
 		ramboot_initrd_binary "$_DST_DIR/etc/ltsp/ramboot/ramboot" /etc/ltsp/ltsp.conf
+		ramboot_initrd_boot_script "$_DST_DIR"
+	}
+}
+
+# boot=ramboot (an image over HTTP, no NFS or NBD root): initramfs-tools
+# sources /scripts/$BOOT, so the script that 35-initrd copied with
+# /etc/ltsp/ramboot goes to ltsp.img's /scripts/ramboot.
+ramboot_initrd_boot_script() { # dst
+	[ -f "$1/etc/ltsp/ramboot/boot-ramboot.sh" ] || return 0
+	if ! mkdir -p "$1/scripts" ||
+		! mv "$1/etc/ltsp/ramboot/boot-ramboot.sh" "$1/scripts/ramboot"; then
+		die "ramboot: cannot put $1/scripts/ramboot (boot=ramboot): ltsp.img not written"
+	fi
 }
 
 # Does ltsp.conf $1 run ramboot's hook for any client? Yes when a line

@@ -12,8 +12,8 @@
  *
  * The path of a boot, downwards: cmd_boot (at the end of this file)
  * reads the settings into one struct boot_run (run.h), sets up the swap
- * and its memory tier, then boot_image() finds and probes the image,
- * makes the plan, maps it first with ramboot.verity=1, and runs one mode:
+ * and its memory tier, then boot_image() finds and probes the image
+ * (or takes ramboot.url=, boot_url()), makes the plan, maps it first with ramboot.verity=1, and runs one mode:
  * modes.c (ram, prefetch, lazy) or cache.c (a hit's slot, or a miss and
  * the refresh behind the boot). Each records through outcome.c. The
  * report is written as cmd_boot ends, unless a child that outlives
@@ -431,6 +431,44 @@ static int probe_image(const struct boot_settings *s, const char *image, char *b
 }
 
 /*
+ * ramboot.url=: the image over HTTP, its first URL (the others are its
+ * mirrors, fill_opts() in modes.c). Nothing is probed here: the loader
+ * fetches the manifest and the image in a child bounded by the boot's
+ * deadline, and refuses an image it cannot check chunk by chunk. A RAM
+ * copy, the lazy copier and the cache read it; a prefetch and a
+ * dm-verity mapping are of the network image's file, which the URL
+ * is not.
+ */
+static void boot_url(struct boot_run *run)
+{
+	const struct boot_settings *s = &run->s;
+	struct boot_report *rep = &run->rep;
+
+	snprintf(run->image, sizeof(run->image), "%s", settings_url(s, 0));
+	snprintf(rep->source, sizeof(rep->source), "%s", run->image);
+	run->manifest = url_manifest(s, run->mbuf, sizeof(run->mbuf));
+	if (s->verity || s->verity_bad) {
+		snprintf(rep->verity, sizeof(rep->verity), "failed");
+		fallback(rep, "verity unavailable", "ramboot.verity=1 does not map an image "
+			 "over HTTP (ramboot.url=)");
+		return;
+	}
+	if (s->mode == BOOT_PREFETCH) {
+		fallback(rep, "prefetch failed", "ramboot=prefetch reads the network image's "
+			 "file, not ramboot.url=");
+		return;
+	}
+	if (!settings_usable(s, rep) || !verify_plan(s, run->manifest, &run->vp, rep))
+		return;
+	if (cache_used(s))
+		do_cache(run);
+	else if (s->mode == BOOT_LAZY)
+		lazy_from_network(run);
+	else
+		do_ram(run);
+}
+
+/*
  * The image's part of the boot (a mode, or ramboot.verity=1): find the
  * image and its manifest (the plan), then the mapping and the mode.
  */
@@ -441,6 +479,10 @@ static void boot_image(struct boot_run *run)
 	char msg[PATH_MAX + 128];
 	int rc;
 
+	if (s->nurl) {
+		boot_url(run);
+		return;
+	}
 	rc = resolve_image(s, run->a, run->image, sizeof(run->image));
 	if (rc < 0) {
 		fallback(rep, "no image", rc == -ENOENT ? "neither ramboot.image= nor ltsp.image= "

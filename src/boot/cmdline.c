@@ -16,6 +16,7 @@
 #include "lib/units.h"
 #include "boot/cmdline.h"
 #include "codec/codec.h"
+#include "format/http.h"
 #include "format/manifest.h"
 #include "udpcast/udpcast.h"
 
@@ -64,7 +65,7 @@ void settings_init(struct boot_settings *s)
 const char *const settings_keys[SET_NKEYS] = {
 	"", "image", "decompress", "target", "minfree", "sha256", "manifest",
 	"profile", "verify", "verity", "source", "udpcast", "cache", "cache.offline", "timeout", "swap",
-	"swap.size", "swap.algorithm", "swap.priority", "debug", "swap.net",
+	"swap.size", "swap.algorithm", "swap.priority", "debug", "swap.net", "url",
 };
 
 const char *set_source_name(enum set_source src)
@@ -162,6 +163,59 @@ static bool plain_token(const char *val)
 		if (!isprint(*p))
 			return false;
 	return true;
+}
+
+/*
+ * ramboot.url=URL[,URL...]: at most SET_URL_MAX http:// URLs, each one
+ * parsed (an empty item, another scheme, a URL the client cannot take:
+ * the whole value is refused, and the earlier one kept). "none", "off":
+ * no URL. The list is split once, here, into url_buf.
+ */
+static int set_url(struct boot_settings *s, const char *v)
+{
+	char buf[SET_PATH_MAX], err[128];
+	uint16_t off[SET_URL_MAX];
+	struct http_url u;
+	size_t at = 0, len = strlen(v);
+	int n = 0, rc = 0;
+
+	if (!strcmp(v, "none") || !strcmp(v, "off")) {
+		s->url[0] = s->url_buf[0] = '\0';
+		s->nurl = 0;
+		return 0;
+	}
+	if (!*v)
+		return -EINVAL;
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, v, len + 1);
+	while (rc == 0) {
+		size_t n1 = strcspn(buf + at, ",");
+
+		buf[at + n1] = '\0';
+		if (n == SET_URL_MAX || n1 == 0 ||
+		    http_url_parse(buf + at, &u, err, sizeof(err)) < 0)
+			rc = -EINVAL;
+		else
+			off[n++] = (uint16_t)at;
+		if (at + n1 >= len)
+			break;
+		at += n1 + 1;
+		if (at >= len)
+			rc = -EINVAL;   /* a comma at the end: an empty item */
+	}
+	if (rc < 0)
+		return rc;
+	memcpy(s->url, v, len + 1);
+	memcpy(s->url_buf, buf, len + 1);
+	memcpy(s->url_off, off, sizeof(off[0]) * (size_t)n);
+	s->nurl = n;
+	return 0;
+}
+
+const char *settings_url(const struct boot_settings *s, int i)
+{
+	return i >= 0 && i < s->nurl ? s->url_buf + s->url_off[i] : NULL;
 }
 
 static int set_one(struct boot_settings *s, const char *key, const char *val,
@@ -287,7 +341,7 @@ static int set_swap(struct boot_settings *s, const char *key, const char *val)
 }
 
 /* The mode and what it reads and writes: ramboot=, .image=, .decompress=,
- * .target=, .profile=, .source=, .timeout=, .debug=. As
+ * .target=, .profile=, .source=, .url=, .timeout=, .debug=. As
  * set_verify(). */
 static int set_mode(struct boot_settings *s, const char *key, const char *val,
 		    enum set_source src)
@@ -337,6 +391,8 @@ static int set_mode(struct boot_settings *s, const char *key, const char *val,
 			rc = SET_STR(s->cache, v);
 		else
 			return -EINVAL;
+	} else if (!strcmp(key, "url")) {
+		rc = set_url(s, v);
 	} else if (!strcmp(key, "cache.offline")) {
 		if (parse_age(v, &s->cache_offline) < 0)
 			return -EINVAL;

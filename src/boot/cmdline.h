@@ -32,6 +32,8 @@ enum boot_source { SOURCE_NETWORK, SOURCE_UDPCAST };
 #define SET_PATH_MAX 1024
 #define SET_WARN_MAX 16
 #define SET_WARN_LEN 200
+/* ramboot.url=: the image and its mirrors, at most this many URLs */
+#define SET_URL_MAX 8
 
 /* Where a setting came from (lowest precedence first). */
 enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
@@ -39,7 +41,7 @@ enum set_source { SRC_DEFAULT, SRC_CONF, SRC_ENV, SRC_CMDLINE };
 /* The settings by name, as settings_set() takes them ("" is ramboot=
  * itself); key_src[] and key_val[] of struct boot_settings are indexed
  * the same way. */
-#define SET_NKEYS 21
+#define SET_NKEYS 22
 extern const char *const settings_keys[SET_NKEYS];
 /* "default", "ramboot.conf", "environment", "command line" */
 const char *set_source_name(enum set_source src);
@@ -87,6 +89,14 @@ struct boot_settings {
 	 * seconds ago; 0: never (the default) */
 	int64_t cache_offline;
 	char udpcast[256];             /* ramboot.udpcast= options, checked */
+	/* ramboot.url=URL[,URL...]: the image over HTTP, then its mirrors;
+	 * each URL parses (http://, format/http.h). url[] is the list as
+	 * given; url_buf the same with NULs for the commas, url_off[i] where
+	 * the i-th URL starts in it; nurl 0: none. */
+	char url[SET_PATH_MAX];
+	char url_buf[SET_PATH_MAX];
+	uint16_t url_off[SET_URL_MAX];
+	int nurl;
 	/* Verification was asked for (ramboot.sha256=, ramboot.manifest=)
 	 * with a value that does not parse: a RAM copy must not boot. */
 	bool verify_bad;
@@ -112,7 +122,7 @@ void settings_init(struct boot_settings *s);
  * prefix: "" (the mode itself, ramboot=), "image", "decompress",
  * "target", "minfree", "sha256", "manifest", "swap", "swap.size",
  * "swap.algorithm", "swap.priority", "swap.net", "timeout", "profile", "verify",
- * "verity", "source", "udpcast", "cache", "cache.offline", "debug". val is NULL for a bare
+ * "verity", "source", "udpcast", "cache", "cache.offline", "url", "debug". val is NULL for a bare
  * switch ("ramboot.debug"). Returns 0, -ENOENT for an unknown key,
  * -EINVAL for a bad value (a warning naming `origin` is added in both
  * cases). */
@@ -150,5 +160,8 @@ const char *boot_mode_name(enum boot_mode m);
 const char *boot_target_name(enum boot_target t);
 const char *boot_verify_name(enum boot_verify v);
 const char *boot_source_name(enum boot_source src);
+/* The i-th URL of ramboot.url= (0: the image, then its mirrors), NULL
+ * past the last. */
+const char *settings_url(const struct boot_settings *s, int i);
 
 #endif

@@ -15,6 +15,7 @@
 #include "lib/units.h"
 #include "boot/explain.h"
 #include "boot/settings.h"
+#include "load/load.h"
 #include "swap/netmem.h"
 #include "swap/swap.h"
 #include "trust/sign.h"
@@ -24,7 +25,10 @@
  * prepare before the root is mounted (the premount phase sets up a
  * read-only loop device over a block device root for ramboot=lazy). Two
  * lines, mode=MODE and image=PATH (empty when no setting and no
- * --default-image names one); nothing is made, no report is written.
+ * --default-image names one); with ramboot.url=, url=URL (its first,
+ * the image over HTTP: the hook brings the network up for it) and
+ * timeout=SECONDS (ramboot.timeout=, 0 for none: the bound of that);
+ * nothing is made, no report is written.
  */
 int boot_query(const struct boot_settings *s, const struct boot_args *a)
 {
@@ -33,6 +37,8 @@ int boot_query(const struct boot_settings *s, const struct boot_args *a)
 	if (resolve_image(s, a, image, sizeof(image)) < 0)
 		image[0] = '\0';
 	if (printf("mode=%s\nimage=%s\n", boot_mode_name(s->mode), image) < 0 ||
+	    (s->nurl && printf("url=%s\ntimeout=%.0f\n", settings_url(s, 0),
+				s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT) < 0) ||
 	    fflush(stdout) != 0)
 		return -EIO;
 	return 0;
@@ -44,7 +50,7 @@ int boot_query(const struct boot_settings *s, const struct boot_args *a)
 static const char *const defaults[SET_NKEYS] = {
 	NULL, "ltsp.image= (first)", "auto", "tmpfs", "256M", "none", "IMAGE.manifest if there",
 	"IMAGE.profile if there", "auto", "0", "network", "none", "none", "off", "30s", NULL,
-	NULL, NULL, "100", "off", "none",
+	NULL, NULL, "100", "off", "none", "none",
 };
 
 static const char *default_value(const struct boot_settings *s, size_t i,
@@ -76,6 +82,33 @@ static void explain_swap_net(const struct boot_settings *s)
 	}
 	printf("network memory tier: %s, export %s, size %s\n", no.server, no.export,
 	       no.size ? fmt_size(no.size, sz, sizeof(sz)) : "the export's");
+}
+
+/* --explain of ramboot.url=: the URLs, the manifest and the policy; the
+ * size and the memory verdict come with the manifest, which a dry run
+ * does not fetch. */
+static void explain_url(const struct boot_settings *s, struct boot_report *rep)
+{
+	char mbuf[PATH_MAX];
+	const char *manifest = url_manifest(s, mbuf, sizeof(mbuf));
+	struct vplan vp;
+	int i;
+
+	printf("image: %s (over HTTP)\n", settings_url(s, 0));
+	for (i = 1; i < s->nurl; i++)
+		printf("mirror: %s\n", settings_url(s, i));
+	printf("manifest: %s\n", manifest ? manifest : "none");
+	if (s->mode != BOOT_RAM && s->mode != BOOT_LAZY && !cache_used(s))
+		printf("(ramboot=%s does not read ramboot.url=)\n", boot_mode_name(s->mode));
+	if (!settings_usable(s, rep) || !verify_plan(s, manifest, &vp, rep)) {
+		printf("verification: would fall back: %s (%s)\n", rep->fallback, rep->error);
+		return;
+	}
+	printf("verification: %s%s\n", boot_verify_name(vp.policy),
+	       vp.signed_only ? " (a manifest signed by a trusted key)" :
+	       vp.sha256 ? " (ramboot.sha256=)" : vp.manifest ?
+	       " (the manifest's chunk hashes)" : " (none: ramboot.verify=off)");
+	printf("memory: checked against the manifest's size when the boot reads it\n");
 }
 
 /*
@@ -112,6 +145,10 @@ int boot_explain(const struct boot_settings *s, const struct boot_args *a)
 	}
 	printf("mode: %s\n", boot_mode_name(s->mode));
 	explain_swap_net(s);
+	if (s->nurl) {
+		explain_url(s, rep);
+		goto done;
+	}
 	rc = resolve_image(s, a, image, sizeof(image));
 	if (rc < 0) {
 		printf("image: none (%s)\n", rc == -ENOENT ? "neither ramboot.image= nor "

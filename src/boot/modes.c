@@ -76,6 +76,8 @@ static const char *fallback_reason(const struct load_result *r)
 static void fill_opts(struct load_opts *o, const struct boot_settings *s, const char *image,
 		      const struct vplan *vp)
 {
+	int i;
+
 	load_opts_init(o);
 	o->source = image;
 	o->decompress = s->decompress;
@@ -88,6 +90,12 @@ static void fill_opts(struct load_opts *o, const struct boot_settings *s, const 
 		o->min_free = s->minfree;
 	if (s->timeout_set)
 		o->stall_timeout = s->timeout;
+	/* ramboot.url=: the image is its first URL, the others its mirrors. */
+	for (i = 1; i < s->nurl && o->n_mirrors < LOAD_MIRRORS_MAX; i++)
+		o->mirrors[o->n_mirrors++] = settings_url(s, i);
+	/* An image over HTTP (ramboot.url=) is copied unchecked only when
+	 * ramboot.verify=off says so (verify_plan() refused the rest). */
+	o->no_verify = s->verify == VERIFY_OFF && !s->verify_policy_bad;
 	/* The console of a RAM copy (docs/cmdline.md): a line each tenth of
 	 * the copy; with the kernel's `quiet` (a splash screen over it) only
 	 * the lines that say it began and ended, unless ramboot.debug. */
@@ -405,9 +413,9 @@ void do_ram(struct boot_run *run)
 	}
 	o.dest = dest;
 
-	if (s->source != SOURCE_UDPCAST ||
+	if (s->source != SOURCE_UDPCAST || s->nurl ||
 	    udpcast_first(s, &o, r, &rc, &stuck, id, rundir, rep) == 1) {
-		snprintf(rep->source_used, sizeof(rep->source_used), "network");
+		snprintf(rep->source_used, sizeof(rep->source_used), s->nurl ? "http" : "network");
 		rb_debug("loading %s into %s", image, dest);
 		rc = load_in_child(s, &o, r, &stuck);
 	}

@@ -176,6 +176,19 @@ const char *pick_manifest(const struct boot_settings *s, const char *image,
 	return lstat(buf, &st) == 0 || errno != ENOENT ? buf : NULL;
 }
 
+const char *url_manifest(const struct boot_settings *s, char *buf, size_t len)
+{
+	const char *url = settings_url(s, 0);
+
+	if (!url || !strcmp(s->manifest, "none"))
+		return NULL;
+	if (!strncmp(s->manifest, "http://", 7))
+		return snprintf(buf, len, "%s", s->manifest) < (int)len ? buf : NULL;
+	if (s->manifest[0])
+		return pick_manifest(s, url, buf, len);
+	return snprintf(buf, len, "%s.manifest", url) < (int)len ? buf : NULL;
+}
+
 /* The file the manifest names for the image's bytes, read in a child
  * the boot can give up on (the manifest and the file are on the
  * network). */
@@ -284,6 +297,14 @@ bool verify_plan(const struct boot_settings *s, const char *manifest, struct vpl
 		if (p->policy == VERIFY_AUTO)
 			p->policy = p->sha256 || p->manifest ? VERIFY_HASH : VERIFY_OFF;
 		break;
+	}
+	/* The bytes of an image over HTTP come through whatever is on the
+	 * way: unchecked only when ramboot.verify=off says so outright. */
+	if (s->nurl && p->policy == VERIFY_OFF && s->verify != VERIFY_OFF) {
+		fallback(rep, "no verification", "ramboot.url=: an image over HTTP needs a manifest "
+			 "with chunk hashes or ramboot.sha256= (ramboot.verify=off copies it "
+			 "unchecked)");
+		return false;
 	}
 	snprintf(rep->verify, sizeof(rep->verify), "%s", boot_verify_name(p->policy));
 	return true;

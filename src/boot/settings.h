@@ -23,6 +23,11 @@ int resolve_image(const struct boot_settings *s, const struct boot_args *a, char
 /* The manifest to use (in buf), or NULL for none. */
 const char *pick_manifest(const struct boot_settings *s, const char *image, char *buf,
 			  size_t len);
+/* ramboot.url=: the manifest of the image over HTTP (in buf), or NULL
+ * for none (ramboot.manifest=none): the one ramboot.manifest= names (a
+ * URL as it is, a path as pick_manifest() takes it), else URL.manifest
+ * beside the image. */
+const char *url_manifest(const struct boot_settings *s, char *buf, size_t len);
 /* The file the manifest's "image" key names beside the image (publish
  * --content-addressed), into image: true when it is there and image now
  * names it; false: image unchanged (none named, or not there: a warning). */

@@ -86,6 +86,9 @@ cache-powercut		cache_case
 cache-delta		cache_case
 cache-flip		cache_case
 cache-nodisk		cache_case
+http-ram		http_case
+http-mirror		http_case
+http-nohash		http_case
 "
 CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 
@@ -107,6 +110,8 @@ CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 . "$top/tests/boot/cases/70-verity.sh"
 # shellcheck disable=SC1091 source=tests/boot/cases/80-cache.sh
 . "$top/tests/boot/cases/80-cache.sh"
+# shellcheck disable=SC1091 source=tests/boot/cases/90-http.sh
+. "$top/tests/boot/cases/90-http.sh"
 
 # shellcheck disable=SC2034 # counted by lib.sh's ok, skip and not_ok
 n=0

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Settings of `ramboot boot`: kernel command line, environment,
  * ramboot.conf, precedence; and the boot report format. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +221,84 @@ static void verity_source_udpcast(void)
 	CHECK(S.verity);
 }
 
+/* ramboot.url=URL[,URL...]: the image, then its mirrors; a value that is
+ * not a list of 1 to 8 http:// URLs is refused whole, the earlier one
+ * kept. */
+static void url_list(void)
+{
+	char *big;
+	size_t i;
+
+	fresh();
+	CHECK_EQ_INT(S.nurl, 0);
+	CHECK(settings_url(&S, 0) == NULL);
+	settings_parse_cmdline(&S, "ramboot=ram ramboot.url=http://10.0.2.2:8080/x86_64.img,"
+			       "http://[fd00::1]/i/x86_64.img,http://server/x.img");
+	CHECK_EQ_INT(S.nwarn, 0);
+	CHECK_EQ_INT(S.nurl, 3);
+	CHECK_EQ_STR(settings_url(&S, 0), "http://10.0.2.2:8080/x86_64.img");
+	CHECK_EQ_STR(settings_url(&S, 1), "http://[fd00::1]/i/x86_64.img");
+	CHECK_EQ_STR(settings_url(&S, 2), "http://server/x.img");
+	CHECK(settings_url(&S, 3) == NULL);
+	CHECK(settings_url(&S, -1) == NULL);
+	CHECK_EQ_STR(S.url, "http://10.0.2.2:8080/x86_64.img,http://[fd00::1]/i/x86_64.img,"
+		     "http://server/x.img");
+	/* Hostile values: each a warning, the list before it kept. */
+	settings_parse_cmdline(&S, "ramboot.url=https://s/x.img ramboot.url=ftp://s/x.img "
+			       "ramboot.url= ramboot.url=, ramboot.url=http://a/x,,http://b/x "
+			       "ramboot.url=http://a/x, ramboot.url=,http://a/x "
+			       "ramboot.url=http://a/x,file:///etc/passwd ramboot.url=http:// "
+			       "\"ramboot.url=http://a/x y\" ramboot.url=http://a:99999/x");
+	CHECK_EQ_INT(S.nurl, 3);
+	CHECK_EQ_STR(settings_url(&S, 0), "http://10.0.2.2:8080/x86_64.img");
+	CHECK_EQ_INT(S.nwarn, 11);
+	CHECK(has_warn("ramboot.url=: invalid value 'https://s/x.img', ignored"));
+	CHECK(has_warn("ramboot.url=: invalid value 'http://a/x,,http://b/x', ignored"));
+	CHECK(has_warn("ramboot.url=: invalid value 'http://a/x,', ignored"));
+	/* Eight URLs are taken; nine are refused. */
+	fresh();
+	settings_parse_cmdline(&S, "ramboot.url=http://a/1,http://a/2,http://a/3,http://a/4,"
+			       "http://a/5,http://a/6,http://a/7,http://a/8");
+	CHECK_EQ_INT(S.nurl, 8);
+	CHECK_EQ_STR(settings_url(&S, 7), "http://a/8");
+	settings_parse_cmdline(&S, "ramboot.url=http://b/1,http://b/2,http://b/3,http://b/4,"
+			       "http://b/5,http://b/6,http://b/7,http://b/8,http://b/9");
+	CHECK_EQ_INT(S.nurl, 8);
+	CHECK_EQ_STR(settings_url(&S, 0), "http://a/1");
+	CHECK(has_warn("ramboot.url=: invalid value"));
+	/* Too long for the field: refused, never cut. */
+	big = malloc(SET_PATH_MAX + 64);
+	CHECK(big != NULL);
+	if (big) {
+		memcpy(big, "http://a/", 9);
+		for (i = 9; i < SET_PATH_MAX + 10; i++)
+			big[i] = 'x';
+		big[i] = '\0';
+		fresh();
+		CHECK_EQ_INT(settings_set(&S, "url", big, "RAMBOOT_URL=", SRC_ENV), -EINVAL);
+		CHECK_EQ_INT(S.nurl, 0);
+		CHECK(has_warn("RAMBOOT_URL=: value too long, ignored"));
+		free(big);
+	}
+	/* From ramboot.conf and ltsp.conf (the environment); "none" clears. */
+	fresh();
+	settings_parse_conf(&S, "RAMBOOT_URL=\"http://s/x.img,http://m/x.img\"\n", 44);
+	CHECK_EQ_INT(S.nurl, 2);
+	CHECK_EQ_STR(settings_url(&S, 1), "http://m/x.img");
+	{
+		char *env[] = { "RAMBOOT_URL=http://e/x.img", NULL };
+
+		settings_parse_env(&S, env);
+	}
+	CHECK_EQ_INT(S.nurl, 1);
+	CHECK_EQ_STR(settings_url(&S, 0), "http://e/x.img");
+	CHECK_EQ_INT(S.key_src[SET_NKEYS - 1], SRC_ENV);
+	settings_parse_cmdline(&S, "ramboot.url=none");
+	CHECK_EQ_INT(S.nurl, 0);
+	CHECK_EQ_STR(S.url, "");
+	CHECK_EQ_INT(S.nwarn, 0);
+}
+
 static void double_dash_ends(void)
 {
 	fresh();
@@ -421,5 +500,6 @@ int main(void)
 	RUN(report_lines);
 	RUN(verify_policy);
 	RUN(verity_source_udpcast);
+	RUN(url_list);
 	return TAP_DONE();
 }
