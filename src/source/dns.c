@@ -24,11 +24,13 @@ struct servers {
 
 static void add_server(struct servers *s, const char *addr)
 {
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&s->sa[s->n];
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&s->sa[s->n];
+	struct sockaddr_in *v4;
+	struct sockaddr_in6 *v6;
 
 	if (s->n == DNS_SERVERS_MAX)
 		return;
+	v4 = (struct sockaddr_in *)&s->sa[s->n];
+	v6 = (struct sockaddr_in6 *)&s->sa[s->n];
 	memset(&s->sa[s->n], 0, sizeof(s->sa[0]));
 	if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1 && v4->sin_addr.s_addr != INADDR_ANY) {
 		v4->sin_family = AF_INET;
