@@ -115,6 +115,10 @@ static/ramboot: $(SOBJ) | static-dir
 STATIC_OS_DIRS := boot cache dev initrd profile publish source status swap trust udpcast
 static_opt = $(if $(filter $(STATIC_OS_DIRS),$(firstword $(subst /, ,$(1)))),-Os -fno-asynchronous-unwind-tables)
 
+# The DNS resolver (format/dns.c, source/dns.c) asks once per connection:
+# no copy waits on its speed either.
+build/static/format/dns.o build/static/source/dns.o: CFLAGS += -Os -fno-asynchronous-unwind-tables
+
 build/static/%.o: src/%.c VERSION
 	@echo "  CC      $@"
 	@mkdir -p $(@D)
@@ -220,7 +224,7 @@ FUZZ_LIB      := build/fuzz/libramboot-fuzz.a
 # fuzz_objs DIRS: the objects of the sources in src/DIR/ for each DIR
 fuzz_objs      = $(patsubst src/%.c,build/fuzz/%.o,$(sort $(wildcard $(1:%=src/%/*.c))))
 # Each target: the folders it needs beyond lib/ and format/, its libraries.
-FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex cstate delta http
+FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex cstate delta http dns
 FUZZ_DIRS_cmdline := boot codec udpcast
 FUZZ_DIRS_profile := profile bgread
 FUZZ_DIRS_sign    := trust

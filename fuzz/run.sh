@@ -22,11 +22,11 @@ each=$((secs / 10))
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
-targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta http"
+targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta http dns"
 n=0
 failed=0
 
-echo "1..10"
+echo "1..11"
 
 # seed NAME DIR: a few valid inputs to start from
 seed() {
@@ -125,6 +125,14 @@ PY
 		printf 'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\nbody' >"$d/whole"
 		printf 'HTTP/1.0 302 Found\nLocation: /b\nTransfer-Encoding: chunked\n\n' >"$d/redirect"
 		printf 'http://[fd00::1]:8080/images/x.img?v=1#f' >"$d/url" ;;
+	dns)
+		# answers for image.lab (the last byte picks the name): an
+		# address after a pointer to the question, a CNAME, NXDOMAIN
+		q='\000\007\205\200\000\001\000\001\000\000\000\000\005image\003lab\000\000\001\000\001'
+		printf "$q"'\300\014\000\001\000\001\000\000\002\130\000\004\012\000\000\004' >"$d/a"
+		q='\000\007\201\200\000\001\000\002\000\000\000\000\005image\003lab\000\000\001\000\001'
+		printf "$q"'\300\014\000\005\000\001\000\000\002\130\000\004\001x\300\022\300\047\000\001\000\001\000\000\002\130\000\004\012\000\000\004' >"$d/cname"
+		printf '\000\007\205\203\000\001\000\000\000\000\000\000\005image\003lab\000\000\001\000\001\000' >"$d/nx" ;;
 	esac
 }
 

@@ -13,6 +13,8 @@
 #   $MANDIR/manN/NAME.N                the man pages
 #   $DRACUTDIR/90ramboot/              the dracut module
 #   $SYSCONFDIR/ramboot.conf           the settings (one there is kept)
+#   $DATADIR/http/*.conf               the web server examples (nginx,
+#                                      lighttpd, an nginx caching proxy)
 #   $SYSTEMDUNITDIR/ramboot-serve.service, ramboot-netmem*.{service,timer}
 #   $SYSCONFDIR/default/ramboot-serve, ramboot-netmem  their settings
 #                                      (those there are kept)
@@ -68,6 +70,11 @@ if [ "${NO_DRACUT:-}" != 1 ]; then
 fi
 
 settings ramboot.conf "$SYSCONFDIR/ramboot.conf"
+
+for f in conf/http/*.conf; do
+	install -D -m 0644 "$f" "$DESTDIR$DATADIR/http/${f##*/}"
+	subst "$DATADIR/http/${f##*/}"
+done
 
 if [ "${NO_SYSTEMD:-}" != 1 ]; then
 	for u in ramboot-serve.service ramboot-netmem.service ramboot-netmem-prune.service \

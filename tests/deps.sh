@@ -16,6 +16,9 @@ PKGS="$PKGS curl"
 # tests/http.bats: a real web server (nginx-light is, since Debian 12, a
 # transitional package that installs nginx)
 PKGS="$PKGS nginx"
+# tests/http-server.bats: the shipped lighttpd example; tests/dns.bats: a
+# DNS server (dnsmasq, the program only) in a network namespace
+PKGS="$PKGS lighttpd dnsmasq-base"
 
 missing() {
 	for p in $PKGS; do

@@ -260,11 +260,13 @@ bad_start() {
 	assert_loaded "$W/img" "$OUT/img"
 }
 
-@test "http: a host name not in /etc/hosts is refused without a DNS lookup" {
+@test "http: a host name not in /etc/hosts, with no DNS server known, is refused" {
 	image img 1
-	rb load --progress=none --manifest="$W/img.manifest" http://no-such-host.invalid/img "$OUT/img"
+	mkdir -p "$BATS_TEST_TMPDIR/root"
+	RAMBOOT_ROOT=$BATS_TEST_TMPDIR/root rb load --progress=none --manifest="$W/img.manifest" \
+		http://no-such-host.invalid/img "$OUT/img"
 	assert_load_fail 1 "$OUT/img"
-	assert_equal "$stderr" "ramboot: load: error: http://no-such-host.invalid/img: host not found in /etc/hosts"
+	assert_equal "$stderr" "ramboot: load: error: http://no-such-host.invalid/img: host not in /etc/hosts, and no DNS server known"
 }
 
 @test "http: a URL without a manifest with chunk hashes is refused, unless --no-verify" {

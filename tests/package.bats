@@ -71,6 +71,9 @@ EXPECTED_FILES="/etc/default/ramboot-netmem
 /usr/share/ramboot/hooks/initramfs-tools/script
 /usr/share/ramboot/hooks/ltsp-hook.sh
 /usr/share/ramboot/hooks/ramboot-lib.sh
+/usr/share/ramboot/http/lighttpd-ramboot.conf
+/usr/share/ramboot/http/nginx-ramboot-proxy.conf
+/usr/share/ramboot/http/nginx-ramboot.conf
 /usr/share/ramboot/ltsp-server.sh
 /usr/share/ramboot/ramboot.static"
 

@@ -18,6 +18,7 @@
 #include "lib/clock.h"
 #include "lib/fdio.h"
 #include "lib/msg.h"
+#include "source/dns.h"
 #include "source/http.h"
 
 int http_init(struct http_conn *c, const char *url, int timeout_ms, char *err, size_t errlen)
@@ -50,9 +51,10 @@ int http_close(struct http_conn *c)
 	return rc;
 }
 
-/* A numeric address, or the first of /etc/hosts's lines that names the
- * host: the static binary has no resolver library (NSS would dlopen). */
-static int resolve(const struct http_url *u, struct sockaddr_storage *sa, socklen_t *len)
+/* A numeric address, the first of /etc/hosts's lines that names the
+ * host, else DNS (dns.h): the static binary has no NSS (it would dlopen). */
+static int resolve(const struct http_url *u, struct sockaddr_storage *sa, socklen_t *len,
+		   double deadline)
 {
 	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
@@ -69,9 +71,7 @@ static int resolve(const struct http_url *u, struct sockaddr_storage *sa, sockle
 		return -EINVAL;
 	}
 	f = fopen("/etc/hosts", "re");
-	if (!f)
-		return -ENXIO;
-	while (rc < 0 && fgets(line, sizeof(line), f)) {
+	while (f && rc < 0 && fgets(line, sizeof(line), f)) {
 		char *save = NULL, *a, *name;
 
 		line[strcspn(line, "#\n")] = '\0';
@@ -83,9 +83,10 @@ static int resolve(const struct http_url *u, struct sockaddr_storage *sa, sockle
 				break;
 			}
 	}
-	fclose(f);
+	if (f)
+		fclose(f);
 	if (rc < 0)
-		return rc;
+		return dns_resolve(u->host, u->port, sa, len, deadline);
 	if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1)
 		goto v4;
 	if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1)
@@ -125,7 +126,7 @@ static int connect_to(struct http_conn *c, double deadline)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = 0, elen = sizeof(int);
-	int rc = resolve(&c->u, &sa, &len), e = 0;
+	int rc = resolve(&c->u, &sa, &len, deadline), e = 0;
 
 	if (rc < 0)
 		return rc;
@@ -222,8 +223,7 @@ static int request(struct http_conn *c, const char *method, const char *range, b
 		(void)http_close(c);
 	if (c->fd < 0 && (rc = connect_to(c, deadline)) < 0) {
 		(void)http_close(c);
-		return rb_errfmt(err, errlen, rc, "%s: %s", c->url, rc == -ENXIO ?
-				 "host not found in /etc/hosts" : strerror(-rc));
+		return rb_errfmt(err, errlen, rc, "%s: %s", c->url, dns_strerror(rc));
 	}
 	if (c->u.port != 80)
 		snprintf(port, sizeof(port), ":%u", c->u.port);

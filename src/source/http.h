@@ -6,8 +6,8 @@
  * a file replaced on the server is -ESTALE and never spliced), HEAD,
  * at most HTTP_REDIRECTS redirects, HTTP_RETRIES retries of a failed
  * connection or a 5xx, and every wait for the server bounded by the
- * caller's timeout. Host names come from /etc/hosts or are numeric: no
- * resolver library in the static binary. The text is format/http.h's.
+ * caller's timeout. Host names come from /etc/hosts, else DNS (dns.h):
+ * no resolver library in the static binary. The text is format/http.h's.
  */
 #ifndef RAMBOOT_SOURCE_HTTP_H
 #define RAMBOOT_SOURCE_HTTP_H

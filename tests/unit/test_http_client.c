@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "lib/path.h"
 #include "source/http.h"
 
 #define STALL "<stall>"
@@ -292,9 +293,13 @@ static void test_fetch(void)
 	serve(a, 1);
 	CHECK_EQ_INT(http_fetch(url, 5000, 4, &text, &len, err, sizeof(err)), -EFBIG);
 	done();
+	setenv("RAMBOOT_ROOT", "/nonexistent", 1);     /* no resolv.conf: no DNS */
+	rb_root_init();
 	CHECK_EQ_INT(http_fetch("http://no-such-host.invalid/x", 5000, 4, &text, &len, err,
-				sizeof(err)), -ENXIO);
-	CHECK(strstr(err, "host not found in /etc/hosts") != NULL);
+				sizeof(err)), -EDESTADDRREQ);
+	CHECK(strstr(err, "host not in /etc/hosts, and no DNS server known") != NULL);
+	unsetenv("RAMBOOT_ROOT");
+	rb_root_init();
 }
 
 int main(void)
