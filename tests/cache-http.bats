@@ -262,6 +262,36 @@ assert_active() {
 	assert_active a 1 "$D/a.img"
 }
 
+@test "cache over HTTP: --signed takes only a signed manifest; an index altered on the server is refused" {
+	local idx
+	nginx_start
+	mkdir "$T/keys"
+	"$RAMBOOT_BIN" keygen "$T/k" >/dev/null
+	cp "$T/k.pub" "$T/keys/"
+	publish "$D/a.img"
+	refresh --signed --keys="$T/keys"
+	[ "$status" -eq 1 ]
+	[ "$(wc -l <"$LOG")" = 1 ]
+	[ ! -e "$X/state" ]
+	publish "$D/a.img" --sign="$T/k"
+	refresh --signed --keys="$T/keys"
+	[ "$status" -eq 0 ]
+	[[ "$(key signed_by)" == "k "* ]]
+	cmp "$X/a.manifest" "$W/x86_64.img.manifest"
+	assert_active a 1 "$D/a.img"
+
+	# the index the signed manifest names, one byte changed: refused
+	# before a byte of the image is asked for
+	publish "$D/b.img" --sign="$T/k"
+	idx=$(mkey cindex)
+	sed -i '5s/^chunk 0 /chunk 00 /' "$W/$idx"
+	refresh --signed --keys="$T/keys"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"$idx: sha256 "*"refused"* ]]
+	[ "$(awk -v p="/$(mkey image)" '$2 == p' "$LOG" | wc -l)" = 0 ]
+	assert_active a 1 "$D/a.img"
+}
+
 @test "cache over HTTP: a server that is down is a clear error, the old slot active and intact" {
 	nginx_start
 	publish "$D/a.img"

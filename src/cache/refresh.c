@@ -440,7 +440,7 @@ static int fill(struct refresh *f)
 	buf = malloc(maxlen ? maxlen : 1);
 	if (f->afd >= 0 && f->old.n)
 		have = malloc((size_t)f->old.n * sizeof(*have));
-	/* A chunk is at most CDC_MAX (256 KiB), less than a run. */
+	/* A run holds the longest chunk at least. */
 	if (f->http)
 		run = malloc(RUN_MAX > maxlen ? RUN_MAX : maxlen);
 	if (!buf || (f->afd >= 0 && f->old.n && !have) || (f->http && !run)) {
@@ -901,7 +901,11 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	/* Over HTTP, the manifest is what the image's bytes are checked by:
 	 * fetched beside it unless given, as `ramboot load` does. */
 	if (http && !o->manifest) {
-		snprintf(f.murl, sizeof(f.murl), "%s.manifest", o->image);
+		if ((size_t)snprintf(f.murl, sizeof(f.murl), "%s.manifest", o->image) >=
+		    sizeof(f.murl)) {
+			rc = rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: URL too long", o->image);
+			goto out;
+		}
 		f.manifest = f.murl;
 	}
 	if (!name)
