@@ -4,8 +4,9 @@
  * the local disk's slot when it holds the server's image, else from the
  * network image with a refresh of the cache behind the boot. Only the
  * server's manifest is read from the network to decide, under the boot's
- * verification policy; the look at the cache and the manifest's read run
- * in a child the boot can give up on. Whatever goes wrong with the cache
+ * verification policy (a file, or an http:// URL fetched with the boot's
+ * timeout); the look at the cache and the manifest's read run in a child
+ * the boot can give up on. Whatever goes wrong with the cache
  * is one warning line, fallback= in the report and the network boot.
  */
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "load/load.h"
+#include "source/source.h"
 #include "trust/policy.h"
 
 /* After a refresh behind the boot, how long the switch waits for the
@@ -42,12 +44,19 @@
 #define CACHE_SWITCH_WAIT 120.0
 #define CACHE_SWITCH_UNFIT 2.0
 
+/* Each wait for a web server, as ramboot.timeout= says (source/http.h). */
+static int boot_timeout_ms(const struct boot_settings *s)
+{
+	return http_timeout_ms(s->timeout_set ? s->timeout : LOAD_STALL_TIMEOUT);
+}
+
 /* The manifest and the look, in a child (shared memory). */
 struct child_look {
 	struct child_beat cb;
 	const char *manifest;         /* NULL: the hash is ramboot.sha256= */
 	bool offline;                 /* no hash: the server cannot be reached */
 	bool signed_only;
+	int timeout_ms;               /* an http:// manifest: each wait */
 	struct cache_look_req q;
 	char sha256[65];
 	int mrc;                      /* the manifest's read, 0 or -errno */
@@ -56,22 +65,53 @@ struct child_look {
 	struct cache_look_res r;
 };
 
+/* A read of the server's manifest that failed because the server cannot
+ * be reached (not one that read a manifest and refused it): what
+ * ramboot.cache.offline= boots the cache after. */
+static bool unreachable(int rc)
+{
+	switch (-rc) {
+	case EIO: case ETIMEDOUT: case EHOSTUNREACH: case ENETUNREACH: case EHOSTDOWN:
+	case ENETDOWN: case ECONNREFUSED: case ECONNRESET: case ENOTCONN: case ESTALE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void look_child(void *arg)
 {
 	struct child_look *c = arg;
-	const struct trust_policy p = { .manifest = c->manifest, .signed_only = c->signed_only };
+	struct trust_policy p = { .manifest = c->manifest, .signed_only = c->signed_only };
 	bool have = false;
 	struct manifest m;
 	const struct trust_want w = {
 		.sha256 = c->sha256, .man = &m, .have_man = &have, .signed_by = c->signed_by,
 		.signed_by_len = sizeof(c->signed_by), .read_rc = &c->mrc,
 	};
+	char *text = NULL;
+	bool served = false;
+	enum run_err e;
 
 	if (c->manifest) {
+		/* Over HTTP, a server that does not answer (mrc: a connection
+		 * refused, reset, timed out; a 5xx) is told from a manifest
+		 * it served and the policy refused (mrc from the parse or
+		 * the signature). */
+		if (source_is_url(c->manifest)) {
+			c->mrc = http_fetch(c->manifest, c->timeout_ms, MANIFEST_HARD_MAX, &text,
+					    &p.text_len, c->merr, sizeof(c->merr));
+			if (c->mrc < 0)
+				return;
+			p.text = text;
+			served = true;
+		}
 		/* Under the boot's policy, as the loader and the refresh read
 		 * it; the look needs the whole image's hash and size only. */
-		if (trust_policy_read(&p, &w, c->merr, sizeof(c->merr)) != RUN_OK) {
-			if (c->mrc == 0)
+		e = trust_policy_read(&p, &w, c->merr, sizeof(c->merr));
+		free(text);
+		if (e != RUN_OK) {
+			if (c->mrc == 0 || (served && unreachable(c->mrc)))
 				c->mrc = -EINVAL;
 			return;
 		}
@@ -187,7 +227,7 @@ static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
 	 * publish --content-addressed gave them, which no rebuild changes;
 	 * the cache keeps them under the image's own name. */
 	snprintf(src, sizeof(src), "%s", image);
-	if (manifest)
+	if (manifest && !source_is_url(manifest))
 		(void)follow_image(s, manifest, src, sizeof(src));
 	pid = boot_hand_over(run, REPORT_REFRESH, "cache refresh", image);
 	if (pid < 0) {
@@ -206,10 +246,14 @@ static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
 	if (s->mode == BOOT_LAZY)
 		snprintf(why, sizeof(why), "ramboot=lazy: the loop device is the lazy copy's to "
 			 "switch");
+	else if (source_is_url(image))
+		snprintf(why, sizeof(why), "the image is read over HTTP: no loop device over a "
+			 "file of it to switch");
 	else
 		wrc = switch_prepare(image, &w, why, sizeof(why));
 	/* The manifest too, while its path is there. */
-	mfd_m = manifest ? open(manifest, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
+	mfd_m = manifest && !source_is_url(manifest) ?
+		open(manifest, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
 	/* The slot that failed its check at boot, marked bad first: should
 	 * the refresh not end, the next boot does not try it again. */
 	if (lr->slot_failed && cache_mark_bad(device, cache_image_name(image), lr->slot, lr->sha256,
@@ -225,6 +269,7 @@ static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
 	o.manifest_open = mfd_m >= 0;
 	o.manifest_fd = mfd_m;
 	o.signed_only = run->vp.signed_only;
+	o.timeout_ms = boot_timeout_ms(s);
 	/* Exactly the image the look chose: a manifest changed or rolled
 	 * back since is refused, and nothing is switched onto. */
 	o.expect_sha256 = lr->want_sha256[0] ? lr->want_sha256 : NULL;
@@ -293,20 +338,6 @@ static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
 		(void)report_amend_at(dfd, set, 3, 0);
 	loopdev_watch_close(&w);
 	_exit(0);
-}
-
-/* A read of the server's manifest that failed because the server cannot
- * be reached (not one that read a manifest and refused it): what
- * ramboot.cache.offline= boots the cache after. */
-static bool unreachable(int rc)
-{
-	switch (-rc) {
-	case EIO: case ETIMEDOUT: case EHOSTUNREACH: case ENETUNREACH: case EHOSTDOWN:
-	case ENETDOWN: case ECONNREFUSED: case ECONNRESET: case ENOTCONN: case ESTALE:
-		return true;
-	default:
-		return false;
-	}
 }
 
 /* The cache could not be used: the network boot, as without it. */
@@ -412,6 +443,7 @@ void do_cache(struct boot_run *run)
 	}
 	c->manifest = vp->sha256 ? NULL : mpath;
 	c->signed_only = vp->signed_only;
+	c->timeout_ms = boot_timeout_ms(s);
 	if (vp->sha256)
 		snprintf(c->sha256, sizeof(c->sha256), "%s", vp->sha256);
 	c->q.spec = s->cache;

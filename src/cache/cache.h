@@ -85,8 +85,12 @@ struct cache_init_opts {
 int cache_init(const char *path, const struct cache_init_opts *o, char *err, size_t errlen);
 
 struct cache_refresh_opts {
-	const char *image;        /* the new image (a file or block device) */
-	const char *manifest;     /* its manifest, or NULL */
+	const char *image;        /* the new image (a file or block device, or
+				   * an http:// URL: docs/cache.md, "Over HTTP") */
+	const char *manifest;     /* its manifest (a file or a URL), or NULL;
+				   * over HTTP, NULL is IMAGE.manifest */
+	int timeout_ms;           /* over HTTP: each wait for the server, 0:
+				   * HTTP_TIMEOUT_MS (source/http.h) */
 	bool manifest_open;       /* manifest_fd is the manifest, opened early
 				   * (behind the boot, before its path may go);
 				   * manifest names it in messages */

@@ -29,6 +29,7 @@
 #include "lib/sysutil.h"
 #include "lib/units.h"
 #include "format/cindex.h"
+#include "source/source.h"
 #include "cache/cache.h"
 
 enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON, OPT_DELTA, OPT_NO_DELTA };
@@ -103,7 +104,8 @@ static void usage(FILE *out)
 	fputs("refresh: fill the inactive slot of IMAGE in the cache from IMAGE, reading\n"
 	      "  from IMAGE only the chunks the active slot does not have; verify it; make\n"
 	      "  it active. Nothing is read but the manifest when the active slot holds\n"
-	      "  the image already.\n", out);
+	      "  the image already. IMAGE may be an http:// URL (its manifest: URL.manifest\n"
+	      "  unless --manifest; the chunks by ranged requests).\n", out);
 	rb_opts_help(out, &refresh_optset);
 	fputs("status: each image in the cache (or NAME): the state, the active slot,\n"
 	      "  the generation, the image's sha256, the last refresh's bytes.\n", out);
@@ -316,13 +318,14 @@ static int sub_refresh(int argc, char **argv)
 		return rb_usage("cache", "refresh needs one IMAGE");
 	if (!dev)
 		return rb_usage("cache", "refresh needs --cache=DEV");
-	if ((o.signed_only || o.keydir) && !o.manifest)
+	o.image = argv[optind];
+	/* Over HTTP the manifest is IMAGE.manifest unless given. */
+	if ((o.signed_only || o.keydir) && !o.manifest && !source_is_url(o.image))
 		return rb_usage("cache", "--signed and --keys need --manifest");
 	if (o.keydir && !o.signed_only)
 		return rb_usage("cache", "--keys needs --signed");
-	if (o.delta && (!o.manifest || o.no_delta))
+	if (o.delta && ((!o.manifest && !source_is_url(o.image)) || o.no_delta))
 		return rb_usage("cache", "--delta needs --manifest, and not --no-delta");
-	o.image = argv[optind];
 	if (cache_open(&ca, dev, true, err, sizeof(err)) < 0) {
 		rb_err("%s", err);
 		return RB_EXIT_FAIL;

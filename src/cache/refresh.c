@@ -33,6 +33,17 @@
  * from it, on the local disk. Any failure of that way (a delta missing,
  * altered, not decoding, a slot that does not verify) is one warning
  * line, and the chunks take over from 3 as if there had been no delta.
+ *
+ * Over HTTP (an http:// IMAGE, source/http.h) the same steps read from the
+ * server: the manifest (IMAGE.manifest by default) and the index it names
+ * by whole GETs, the delta as one stream, and the chunks the active slot
+ * does not hold by ranged GETs (If-Range: a file replaced on the server
+ * is an error, never a splice), runs of adjacent ones in one request.
+ * The image's bytes are read from the file the manifest's "image" key
+ * names beside the manifest (publish --content-addressed), which no
+ * rebuild changes under the refresh. Nothing of the image is requested
+ * when the active slot holds it already, and it is never indexed by
+ * reading it whole: the index comes from the manifest or --index.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +71,7 @@
 #include "codec/delta.h"
 #include "trust/policy.h"
 #include "load/load.h"
+#include "source/http.h"
 #include "source/source.h"
 #include "cache/cache.h"
 #include "cache/cacheint.h"
@@ -70,6 +82,10 @@ struct have {
 	uint64_t off;
 	uint32_t len;
 };
+
+/* Over HTTP, adjacent chunks to read from the server go in one request
+ * of at most this many bytes. */
+#define RUN_MAX (1024 * 1024)
 
 struct refresh {
 	const struct cache_refresh_opts *o;
@@ -82,7 +98,13 @@ struct refresh {
 	bool have_m;
 	char *mtext;                  /* the manifest's bytes, as read */
 	size_t mlen;
-	struct source img;            /* the image (source/) */
+	struct source img;            /* the image (source/), a file */
+	const char *image;            /* where its bytes are read: o->image, or
+				       * over HTTP the file the manifest names */
+	const char *manifest;         /* o->manifest, or IMAGE.manifest over HTTP */
+	struct http_conn *http;       /* an http:// image: its ranged reads */
+	char url[2048];               /* the image's URL, the manifest's "image" */
+	char murl[2048 + 16];         /* the manifest's default URL */
 	int afd;                      /* the active slot */
 	int sfd;                      /* the slot being written */
 	int target;                   /* its number */
@@ -97,7 +119,7 @@ struct refresh {
  * the boot, the switch of root may have taken /proc from this process. */
 static int read_manifest(struct refresh *f)
 {
-	const char *path = f->o->manifest;
+	const char *path = f->manifest;
 	struct trust_policy p = {
 		.manifest = path, .signed_only = f->o->signed_only, .keydir = f->o->keydir,
 		.chunks = true,
@@ -112,6 +134,13 @@ static int read_manifest(struct refresh *f)
 	ssize_t n;
 	int fd, rc;
 
+	if (source_is_url(path) && !f->o->manifest_open) {
+		rc = http_fetch(path, f->o->timeout_ms, MANIFEST_HARD_MAX, &f->mtext, &f->mlen,
+				f->err, f->errlen);
+		if (rc < 0)
+			return rc;
+		goto check;
+	}
 	fd = f->o->manifest_open ? fcntl(f->o->manifest_fd, F_DUPFD_CLOEXEC, 3) :
 	     open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -131,6 +160,7 @@ static int read_manifest(struct refresh *f)
 	if (n < 0)
 		return rb_errfmt(f->err, f->errlen, (int)n, "%s: %s", path, strerror((int)-n));
 	f->mlen = (size_t)n;
+check:
 	p.text = f->mtext;
 	p.text_len = f->mlen;
 	e = trust_policy_read(&p, &w, f->err, f->errlen);
@@ -143,9 +173,9 @@ static int read_manifest(struct refresh *f)
  * 0, or -ENAMETOOLONG. */
 static int beside_image(const struct refresh *f, const char *name, char *path, size_t len)
 {
-	const char *slash = strrchr(f->o->image, '/');
-	int dlen = slash ? (int)(slash - f->o->image + 1) : 0;
-	int rc = snprintf(path, len, "%.*s%s", dlen, f->o->image, name);
+	const char *slash = strrchr(f->image, '/');
+	int dlen = slash ? (int)(slash - f->image + 1) : 0;
+	int rc = snprintf(path, len, "%.*s%s", dlen, f->image, name);
 
 	return rc < 0 || (size_t)rc >= len ? -ENAMETOOLONG : 0;
 }
@@ -153,6 +183,35 @@ static int beside_image(const struct refresh *f, const char *name, char *path, s
 static int cmp_have(const void *a, const void *b)
 {
 	return memcmp(a, b, 32);
+}
+
+/* An index from a URL, as cindex_load_checked() reads one from a file:
+ * its SHA-256 against want (hex, NULL: none) before it is parsed. */
+static int index_fetch(const struct refresh *f, const char *url, const char *want,
+		       struct cindex *ci, char *why, size_t len)
+{
+	char *text, hex[65];
+	uint8_t md[32];
+	size_t n;
+	int rc;
+
+	memset(ci, 0, sizeof(*ci));
+	rc = http_fetch(url, f->o->timeout_ms, cindex_text_max(CINDEX_CHUNKS_MAX), &text, &n, why,
+			len);
+	if (rc < 0)
+		return rc;
+	sha256(text, n, md);
+	hex_encode(md, 32, hex);
+	if (want && strcmp(hex, want))
+		rc = rb_errfmt(why, len, -EBADMSG, "%s: sha256 %s, not %s", url, hex, want);
+	else if ((rc = cindex_parse(text, n, ci, why, len)) < 0) {
+		char w[256];
+
+		snprintf(w, sizeof(w), "%s", why);
+		rb_errfmt(why, len, rc, "%s: %s", url, w);
+	}
+	free(text);
+	return rc;
 }
 
 /* The new image's index. The manifest's, when it names one: read from
@@ -170,18 +229,26 @@ static int new_index(struct refresh *f)
 		if (!src) {
 			if (beside_image(f, f->m.cindex, path, sizeof(path)) < 0)
 				return rb_errfmt(f->err, f->errlen, -ENAMETOOLONG, "%s: path too long "
-						 "for its index", f->o->image);
+						 "for its index", f->image);
 			src = path;
 		}
-		rc = cindex_load_checked(src, f->m.cindex_sha256, &f->new, why, sizeof(why));
+		rc = source_is_url(src) ?
+		     index_fetch(f, src, f->m.cindex_sha256, &f->new, why, sizeof(why)) :
+		     cindex_load_checked(src, f->m.cindex_sha256, &f->new, why, sizeof(why));
 		if (rc < 0)
 			return rb_errfmt(f->err, f->errlen, rc, "the index the manifest names: %s%s",
 					 why, rc == -EBADMSG ? " (the manifest's cindex-sha256): "
 					 "refused" : "");
 		f->r->index_from = "manifest";
 	} else if (src) {
-		rc = cindex_load(src, &f->new, why, sizeof(why));
+		rc = source_is_url(src) ? index_fetch(f, src, NULL, &f->new, why, sizeof(why)) :
+		     cindex_load(src, &f->new, why, sizeof(why));
 		f->r->index_from = "file";
+	} else if (source_is_url(f->image)) {
+		/* Indexing it would read it whole: what the index is for. */
+		return rb_errfmt(f->err, f->errlen, -EINVAL, "%s: an image over HTTP needs the "
+				 "index its manifest names (ramboot publish --cindex) or --index",
+				 f->image);
 	} else {
 		rc = cindex_build(f->img.fd, &f->new, why, sizeof(why));
 		if (rc == 0)
@@ -190,7 +257,7 @@ static int new_index(struct refresh *f)
 	}
 	if (rc < 0)
 		return rb_errfmt(f->err, f->errlen, rc, "%s: %s", f->o->index ? f->o->index :
-				 f->o->image, why);
+				 f->image, why);
 	if (f->have_m && f->new.size != f->m.size)
 		return rb_errfmt(f->err, f->errlen, -EINVAL, "the index is of %" PRIu64 " bytes, the "
 				 "manifest of %" PRIu64, f->new.size, f->m.size);
@@ -246,7 +313,7 @@ static int open_slots(struct refresh *f)
 		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "slot %s is the active slot (a hard "
 			       "link); not written", name);
 	else if (f->img.fd >= 0 && f->img.st.st_dev == s.st_dev && f->img.st.st_ino == s.st_ino)
-		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "%s is slot %s itself", f->o->image,
+		rc = rb_errfmt(f->err, f->errlen, -EINVAL, "%s is slot %s itself", f->image,
 			       name);
 	else
 		rc = 0;
@@ -300,13 +367,68 @@ static void reindex_active(struct refresh *f)
 	f->old = again;
 }
 
+/* The active slot's copy of chunk c, or NULL. */
+static const struct have *find_have(const struct have *have, uint32_t nh,
+				    const struct cindex_chunk *c)
+{
+	struct have key;
+	const struct have *h;
+
+	if (!have)
+		return NULL;
+	memcpy(key.sha256, c->sha256, 32);
+	h = bsearch(&key, have, nh, sizeof(*have), cmp_have);
+	return h && h->len == c->len ? h : NULL;
+}
+
+/* Chunk i of the new index from the image into buf. Over HTTP, chunk i
+ * and the chunks after it that the active slot does not hold, up to
+ * RUN_MAX bytes, come in one ranged request into run (RUN_MAX bytes),
+ * *run_off and *run_len saying what it holds. len bytes, or -errno with
+ * the error in f->err. */
+static ssize_t image_read(struct refresh *f, const struct have *have, uint32_t nh, uint32_t i,
+			  uint8_t *buf, uint8_t *run, uint64_t *run_off, uint64_t *run_len)
+{
+	const struct cindex_chunk *c = &f->new.chunk[i];
+	uint64_t len = c->len;
+	ssize_t n;
+	uint32_t j;
+
+	if (!f->http) {
+		n = source_pread(&f->img, buf, c->len, c->off);
+		if (n == (ssize_t)c->len)
+			return n;
+		return rb_errfmt(f->err, f->errlen, n < 0 ? (int)n : -EIO, "%s: at %" PRIu64 ": %s",
+				 f->image, c->off, n < 0 ? strerror((int)-n) :
+				 "shorter than its index");
+	}
+	if (c->off < *run_off || c->off + c->len > *run_off + *run_len) {
+		for (j = i + 1; j < f->new.n && len + f->new.chunk[j].len <= RUN_MAX &&
+		     !find_have(have, nh, &f->new.chunk[j]); j++)
+			len += f->new.chunk[j].len;
+		n = http_pread(f->http, run, (size_t)len, c->off, f->err, f->errlen);
+		*run_len = 0;
+		if (n < 0)
+			return n;
+		*run_off = c->off;
+		*run_len = (uint64_t)n;
+		if (c->len > *run_len)
+			return rb_errfmt(f->err, f->errlen, -EIO, "%s: at %" PRIu64 ": shorter than "
+					 "its index", f->image, c->off);
+	}
+	memcpy(buf, run + (c->off - *run_off), c->len);
+	return c->len;
+}
+
 /* Step 4: every chunk, hashed, into the slot. */
 static int fill(struct refresh *f)
 {
-	struct have *have = NULL, key, *h;
+	struct have *have = NULL;
+	const struct have *h;
 	struct cache_refresh_result *r = f->r;
 	struct sha256 all;
-	uint8_t md[32];
+	uint8_t md[32], *run = NULL;
+	uint64_t run_off = 0, run_len = 0;
 	uint32_t i, nh = 0, maxlen = 0;
 	uint8_t *buf;
 	ssize_t n;
@@ -318,9 +440,13 @@ static int fill(struct refresh *f)
 	buf = malloc(maxlen ? maxlen : 1);
 	if (f->afd >= 0 && f->old.n)
 		have = malloc((size_t)f->old.n * sizeof(*have));
-	if (!buf || (f->afd >= 0 && f->old.n && !have)) {
+	/* A run holds the longest chunk at least. */
+	if (f->http)
+		run = malloc(RUN_MAX > maxlen ? RUN_MAX : maxlen);
+	if (!buf || (f->afd >= 0 && f->old.n && !have) || (f->http && !run)) {
 		free(buf);
 		free(have);
+		free(run);
 		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
 	}
 	if (have) {
@@ -337,9 +463,8 @@ static int fill(struct refresh *f)
 		const struct cindex_chunk *c = &f->new.chunk[i];
 		bool got = false;
 
-		memcpy(key.sha256, c->sha256, 32);
-		h = have ? bsearch(&key, have, nh, sizeof(*have), cmp_have) : NULL;
-		if (h && h->len == c->len) {
+		h = find_have(have, nh, c);
+		if (h) {
 			/* Re-hashed after the read: the disk may have rotted or
 			 * been altered since the slot was verified. */
 			n = pread_full(f->afd, buf, c->len, (off_t)h->off);
@@ -358,18 +483,16 @@ static int fill(struct refresh *f)
 			}
 		}
 		if (!got) {
-			n = source_pread(&f->img, buf, c->len, c->off);
-			if (n != (ssize_t)c->len) {
-				rc = rb_errfmt(f->err, f->errlen, n < 0 ? (int)n : -EIO, "%s: at %" PRIu64
-					       ": %s", f->o->image, c->off, n < 0 ? strerror((int)-n) :
-					       "shorter than its index");
+			n = image_read(f, have, nh, i, buf, run, &run_off, &run_len);
+			if (n < 0) {
+				rc = (int)n;
 				break;
 			}
 			sha256(buf, c->len, md);
 			if (memcmp(md, c->sha256, 32)) {
 				rc = rb_errfmt(f->err, f->errlen, -EINVAL, "%s: the chunk at %" PRIu64
 					       " does not match the index (not the indexed image, "
-					       "or it changed)", f->o->image, c->off);
+					       "or it changed)", f->image, c->off);
 				break;
 			}
 			r->bytes_network += c->len;
@@ -384,6 +507,7 @@ static int fill(struct refresh *f)
 	sha256_final(&all, f->sum);
 	free(buf);
 	free(have);
+	free(run);
 	return rc;
 }
 
@@ -396,7 +520,7 @@ static bool not_chosen(struct refresh *f, const char *sha256, uint64_t size)
 	if (!want || (!strcmp(sha256, want) && (!f->o->expect_size || size == f->o->expect_size)))
 		return false;
 	rb_errfmt(f->err, f->errlen, -ESTALE, "%s: sha256 %.16s..., %" PRIu64 " bytes, not the "
-		  "image the boot chose (sha256 %.16s...): nothing refreshed", f->o->image, sha256,
+		  "image the boot chose (sha256 %.16s...): nothing refreshed", f->image, sha256,
 		  size, want);
 	return true;
 }
@@ -422,7 +546,7 @@ static int verify(struct refresh *f)
 	if (f->have_m && strcmp(want, f->m.sha256))
 		return rb_errfmt(f->err, f->errlen, -EINVAL, "%s: the image is not the one its "
 				 "manifest describes (sha256 %s, the manifest says %s); the state "
-				 "is untouched", f->o->image, want, f->m.sha256);
+				 "is untouched", f->image, want, f->m.sha256);
 	if (f->have_m && f->m.chunk && f->m.nchunks) {
 		chunk = malloc((size_t)f->m.nchunks * sizeof(*chunk));
 		if (!chunk)
@@ -540,14 +664,14 @@ static int start(struct refresh *f, struct cache *c, const char *name)
 		f->st.active = -1;
 		rc = 0;
 	}
-	if (o->manifest && (rc = read_manifest(f)) < 0)
+	if (f->manifest && (rc = read_manifest(f)) < 0)
 		return rc;
 	if (f->have_m && o->expect_sha256 &&
 	    (strcmp(f->m.sha256, o->expect_sha256) || (o->expect_size && f->m.size != o->expect_size)))
 		return rb_errfmt(f->err, f->errlen, -ESTALE, "%s: the manifest now names another "
 				 "image (sha256 %.16s..., %" PRIu64 " bytes) than the one the boot "
 				 "chose (sha256 %.16s...): changed or rolled back since; nothing "
-				 "refreshed", o->manifest, f->m.sha256, f->m.size, o->expect_sha256);
+				 "refreshed", f->manifest, f->m.sha256, f->m.size, o->expect_sha256);
 	if (f->have_m && f->st.active >= 0) {
 		const struct cstate_slot *a = &f->st.slot[f->st.active];
 		char hex[65];
@@ -587,9 +711,10 @@ static int no_delta(struct refresh *f, bool warn, const char *fmt, ...)
 static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum[32])
 {
 	const struct cstate_slot *a;
-	char path[PATH_MAX], hex[65], why[256];
+	char path[PATH_MAX], hex[65], why[512];
 	uint8_t dsha[32];
 	struct stat st, as;
+	uint64_t dsize;
 	int dfd, rc;
 
 	if (f->o->no_delta || !f->have_m)
@@ -613,19 +738,33 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 		rc = beside_image(f, f->m.delta, path, sizeof(path));
 	if (rc < 0)
 		return no_delta(f, true, "%s: path too long", f->m.delta);
-	dfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rc = dfd < 0 ? errno : EINVAL;
-		if (dfd >= 0)
-			(void)close(dfd);
-		return no_delta(f, true, "%s: %s", path, rc == EINVAL ? "not a regular file" :
-				strerror(rc));
+	if (source_is_url(path)) {
+		/* One GET, read as a stream: delta_apply() holds it to its
+		 * length and SHA-256. */
+		struct http_conn dc;
+
+		rc = http_init(&dc, path, f->o->timeout_ms, why, sizeof(why));
+		if (rc == 0)
+			rc = http_stream_open(&dc, &dfd, why, sizeof(why));
+		if (rc < 0)
+			return no_delta(f, true, "%s", why);
+		dsize = dc.size;
+	} else {
+		dfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			rc = dfd < 0 ? errno : EINVAL;
+			if (dfd >= 0)
+				(void)close(dfd);
+			return no_delta(f, true, "%s: %s", path, rc == EINVAL ?
+					"not a regular file" : strerror(rc));
+		}
+		dsize = (uint64_t)st.st_size;
 	}
 	/* A delta larger than the image saves nothing: not read. */
-	if ((uint64_t)st.st_size > f->m.size) {
+	if (dsize > f->m.size) {
 		(void)close(dfd);
 		return no_delta(f, true, "%s: %" PRIu64 " bytes, larger than the image", path,
-				(uint64_t)st.st_size);
+				dsize);
 	}
 	f->new.size = f->m.size;
 	rc = open_slots(f);
@@ -641,12 +780,11 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 		goto back;
 	}
 	hex_decode(f->m.delta_sha256, 32, dsha);
-	rc = delta_apply(f->afd, a->size, dfd, (uint64_t)st.st_size, dsha, f->sfd, f->m.size, why,
-			 sizeof(why));
+	rc = delta_apply(f->afd, a->size, dfd, dsize, dsha, f->sfd, f->m.size, why, sizeof(why));
 	(void)close(dfd);             /* read only */
 	/* Read from the server, whatever came of it. */
-	f->r->bytes_network += (uint64_t)st.st_size;
-	f->r->bytes_delta = (uint64_t)st.st_size;
+	f->r->bytes_network += dsize;
+	f->r->bytes_delta = dsize;
 	if (rc < 0) {
 		rc = no_delta(f, true, "%s: %s", path, why);
 		goto back;
@@ -692,6 +830,45 @@ back:
 	return rc;
 }
 
+/* Over HTTP, the image's bytes come from the file the manifest names
+ * beside it (publish --content-addressed): immutable while a refresh
+ * reads it. */
+static int follow_url(struct refresh *f)
+{
+	const char *slash = strrchr(f->manifest, '/');
+	int rc;
+
+	if (!f->have_m || !f->m.image[0] || !source_is_url(f->manifest) || !slash)
+		return 0;
+	rc = snprintf(f->url, sizeof(f->url), "%.*s%s", (int)(slash - f->manifest + 1),
+		      f->manifest, f->m.image);
+	if (rc < 0 || (size_t)rc >= sizeof(f->url))
+		return rb_errfmt(f->err, f->errlen, -ENAMETOOLONG, "%s: the image it names: URL "
+				 "too long", f->manifest);
+	f->image = f->url;
+	return 0;
+}
+
+/* An http:// image, for ranged reads: a HEAD first, for its size and the
+ * validators every range is asked under (If-Range). */
+static int open_url(struct refresh *f)
+{
+	int rc;
+
+	f->http = malloc(sizeof(*f->http));
+	if (!f->http)
+		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
+	rc = http_init(f->http, f->image, f->o->timeout_ms, f->err, f->errlen);
+	if (rc < 0) {
+		free(f->http);
+		f->http = NULL;
+		return rc;
+	}
+	rc = http_get(f->http, true, false, f->err, f->errlen);
+	f->img.size = f->http->size;
+	return rc;
+}
+
 const char *cache_image_name(const char *image)
 {
 	const char *slash = strrchr(image, '/');
@@ -707,7 +884,8 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	char *itext = NULL;
 	size_t ilen = 0;
 	uint8_t isum[32];
-	struct source_spec sp = { .name = o->image, .fd = -1, .seekable = true };
+	struct source_spec sp = { .fd = -1, .seekable = true };
+	bool http = source_is_url(o->image);
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -718,6 +896,18 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	f.errlen = errlen;
 	f.dir = f.img.fd = f.afd = f.sfd = -1;
 	f.st.active = -1;
+	f.image = sp.name = o->image;
+	f.manifest = o->manifest;
+	/* Over HTTP, the manifest is what the image's bytes are checked by:
+	 * fetched beside it unless given, as `ramboot load` does. */
+	if (http && !o->manifest) {
+		if ((size_t)snprintf(f.murl, sizeof(f.murl), "%s.manifest", o->image) >=
+		    sizeof(f.murl)) {
+			rc = rb_errfmt(err, errlen, -ENAMETOOLONG, "%s: URL too long", o->image);
+			goto out;
+		}
+		f.manifest = f.murl;
+	}
 	if (!name)
 		name = cache_image_name(o->image);
 	rc = start(&f, c, name);
@@ -729,7 +919,7 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		rc = 0;
 		goto out;
 	}
-	if (rc < 0)
+	if (rc < 0 || (http && (rc = follow_url(&f)) < 0))
 		goto out;
 	rc = try_delta(&f, &itext, &ilen, isum);
 	if (rc == 1) {
@@ -739,12 +929,18 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	}
 	if (rc < 0)
 		goto out;
-	/* Read at the offsets of its chunks: a file or a block device. */
-	if ((rc = source_open(&f.img, &sp, err, errlen)) < 0 || (rc = new_index(&f)) < 0)
+	/* Read at the offsets of its chunks: a file or a block device, or
+	 * by ranged requests (the index first: nothing of the image is
+	 * requested when it cannot be had). */
+	if (http)
+		rc = (rc = new_index(&f)) < 0 ? rc : open_url(&f);
+	else if ((rc = source_open(&f.img, &sp, err, errlen)) == 0)
+		rc = new_index(&f);
+	if (rc < 0)
 		goto out;
 	if (f.img.size != f.new.size) {
 		rc = rb_errfmt(err, errlen, -EINVAL, "%s: %" PRIu64 " bytes, its index says %" PRIu64,
-			       o->image, f.img.size, f.new.size);
+			       f.image, f.img.size, f.new.size);
 		goto out;
 	}
 	r->size = f.new.size;
@@ -791,6 +987,10 @@ out:
 	close_fd(&f.sfd);
 	close_fd(&f.afd);
 	(void)source_close(&f.img);   /* read only */
+	if (f.http) {
+		(void)http_close(f.http);
+		free(f.http);
+	}
 	close_fd(&f.dir);             /* the lock goes with it */
 	free(itext);
 	free(f.mtext);
