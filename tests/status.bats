@@ -104,6 +104,10 @@ no initialised zram devices'
     "switched": null,
     "gave_up": null,
     "error": null,
+    "chunks": null,
+    "fetching": null,
+    "fetch_failed": null,
+    "fetch_error": null,
     "copied": 456130560,
     "percent": 42.4,
     "copier_gone": false

@@ -350,6 +350,8 @@ int nbds_fill(struct nbds *s, const uint32_t *order, uint32_t n)
 
 			if (i < s->nchunks)
 				(void)nbds_ensure(s, 1, i, buf);
+			if (s->tick)
+				s->tick(s->tick_arg);
 		}
 		pthread_mutex_lock(&s->lock);
 		left = s->nchunks - s->present;

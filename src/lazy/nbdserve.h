@@ -50,6 +50,8 @@ struct nbds {
 	nbds_fetch_fn fetch;
 	void *arg;
 	double timeout;           /* seconds a chunk is tried for, over all sources */
+	void (*tick)(void *);     /* the filler calls it after each chunk, or NULL */
+	void *tick_arg;
 	/* state, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;      /* a chunk's fetch ended */
