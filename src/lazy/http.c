@@ -385,8 +385,8 @@ int lazy_http_copy(struct lazy *L)
 	(void)mallopt(M_ARENA_MAX, 1);
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		rb_warn("mlockall: %s", strerror(errno));
-	if (rb_write_str("/proc/self/oom_score_adj", "-1000") < 0)
-		rb_warn("oom_score_adj: cannot set");
+	if ((rc = rb_write_str("/proc/self/oom_score_adj", "-1000")) < 0)
+		rb_warn("oom_score_adj -1000: %s", strerror(-rc));
 	rc = hand_over(L, h);
 	if (rc == 0)
 		lazy_set_state(L, "copying");   /* loop= there before the parent returns */
