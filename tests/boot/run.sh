@@ -86,6 +86,7 @@ cache-powercut		cache_case
 cache-delta		cache_case
 cache-flip		cache_case
 cache-nodisk		cache_case
+http-lazy		http_lazy_case
 "
 CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 
@@ -107,6 +108,8 @@ CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 . "$top/tests/boot/cases/70-verity.sh"
 # shellcheck disable=SC1091 source=tests/boot/cases/80-cache.sh
 . "$top/tests/boot/cases/80-cache.sh"
+# shellcheck disable=SC1091 source=tests/boot/cases/95-http-lazy.sh
+. "$top/tests/boot/cases/95-http-lazy.sh"
 
 # shellcheck disable=SC2034 # counted by lib.sh's ok, skip and not_ok
 n=0
