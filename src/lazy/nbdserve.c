@@ -155,16 +155,22 @@ static int fetch_verified(struct nbds *s, int slot, uint32_t i, uint8_t *buf)
 
 int nbds_ensure(struct nbds *s, int slot, uint32_t i, void *buf)
 {
+	bool waited = false;
 	int rc;
 
 	if (i >= s->nchunks)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	while (s->state[i] == NBDS_BUSY)
+	while (s->state[i] == NBDS_BUSY) {
+		waited = true;
 		pthread_cond_wait(&s->cond, &s->lock);
-	if (s->state[i] == NBDS_PRESENT) {
+	}
+	/* A fetch waited for that failed tried every source for the
+	 * timeout already: not a second time for this read. */
+	if (s->state[i] == NBDS_PRESENT || waited) {
+		rc = s->state[i] == NBDS_PRESENT ? 0 : -EIO;
 		pthread_mutex_unlock(&s->lock);
-		return 0;
+		return rc;
 	}
 	s->state[i] = NBDS_BUSY;
 	s->fetching++;

@@ -74,8 +74,9 @@ void nbds_free(struct nbds *s);
 
 /* Chunk i present in the copy: fetched (buf: chunk_size bytes of the
  * caller's) and verified first when it is not. A fetch of the same chunk
- * in progress is waited for. 0, or -EIO once every source failed for the
- * timeout (the message in s->last_error). */
+ * in progress is waited for (its failure is this one's: -EIO). 0, or
+ * -EIO once every source failed for the timeout (the message in
+ * s->last_error). */
 int nbds_ensure(struct nbds *s, int slot, uint32_t i, void *buf);
 
 /* Serve the kernel on sock until NBD_CMD_DISC or the end of the
