@@ -62,6 +62,8 @@ struct lazy_http {
 	bool serving;
 	int serve_rc;
 	int notify[2];                   /* background: the child tells the parent */
+	uint32_t *order;                 /* the profile's chunks, fetched first */
+	uint32_t norder;
 };
 
 bool lazy_is_http(const char *image)
@@ -107,6 +109,7 @@ static void http_free(struct lazy_http *h)
 	close_fd(&h->sv[1]);
 	close_fd(&h->notify[0]);
 	close_fd(&h->notify[1]);
+	free(h->order);
 	free(h->list);
 	free(h);
 }
@@ -185,6 +188,49 @@ static int remote_size(struct lazy *L, struct lazy_http *h, uint64_t *size)
 	return 0;
 }
 
+/*
+ * --profile=FILE (ramboot.profile=): its ranges' chunks are fetched
+ * first, in its order. Only a profile recorded on this image: its size
+ * and the manifest's SHA-256 (the ends of the image are not here to
+ * hash, so a profile that does not carry the image's SHA-256 is not
+ * used). Never a reason to give up.
+ */
+static void load_profile(struct lazy *L, struct lazy_http *h)
+{
+	const struct lazy_opts *o = L->o;
+	struct profile_id id = { .size = L->size };
+	char err[256];
+	size_t k;
+
+	if (!o->profile || !strcmp(o->profile, LAZY_PROFILE_NONE) || !L->want_sha[0])
+		return;
+	snprintf(L->profile_path, sizeof(L->profile_path), "%s", o->profile);
+	memcpy(id.sha256, L->want_sha, sizeof(id.sha256));
+	if (profile_load(L->profile_path, &L->prof, err, sizeof(err)) < 0) {
+		L->profile_state = "error";
+		rb_warn("profile %s: %s; fetching in offset order", L->profile_path, err);
+		return;
+	}
+	L->profile_state = "mismatch";
+	if (profile_matches(&L->prof, &id)) {
+		for (k = 0; k < L->prof.n; k++) {
+			uint64_t c = L->prof.r[k].off / h->s.chunk_size;
+			uint64_t last = (L->prof.r[k].off + L->prof.r[k].len - 1) / h->s.chunk_size;
+
+			for (; c <= last && c < h->s.nchunks; c++) {
+				uint32_t *n = realloc(h->order, (h->norder + 1) * sizeof(*n));
+
+				if (!n)
+					break;
+				h->order = n;
+				h->order[h->norder++] = (uint32_t)c;
+			}
+		}
+		L->profile_state = "used";
+	}
+	profile_free(&L->prof);
+}
+
 int lazy_http_prepare(struct lazy *L)
 {
 	const struct lazy_opts *o = L->o;
@@ -237,6 +283,7 @@ int lazy_http_prepare(struct lazy *L)
 				 "served lazily", h->url[0], chunk, NBDS_CHUNK_MAX);
 	if (rc < 0)
 		return lazy_fail(L, LAZY_NOMEM, "out of memory");
+	load_profile(L, h);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, h->sv) < 0)
 		return lazy_fail(L, LAZY_DEST, "socketpair: %s", strerror(errno));
 	if (o->background && pipe2(h->notify, O_CLOEXEC) < 0)
@@ -403,7 +450,7 @@ int lazy_http_copy(struct lazy *L)
 	}
 	h->s.tick = fill_tick;
 	h->s.tick_arg = L;
-	if (nbds_fill(&h->s, NULL, 0) < 0)
+	if (nbds_fill(&h->s, h->order, h->norder) < 0)
 		return keep_serving(L, lazy_fail(L, LAZY_NOMEM, "out of memory"));
 	L->r->bytes_network = L->size;
 	if ((rc = lazy_verify(L)) != 0 || (rc = lazy_switch(L)) != 0)
