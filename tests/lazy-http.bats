@@ -140,3 +140,22 @@ assert_gave_up() {
 	grep -q 'GET /img.manifest' "$BATS_TEST_TMPDIR/nginx/access.log"
 	grep -qx "size=$(stat -c %s "$W/img")" "$S/lazy"
 }
+
+@test "lazy-http: a profile recorded on the image is used; one of another image is not" {
+	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
+		skip "this kernel has nbd: the QEMU case http-lazy covers it"
+	image img
+	nginx_start
+	size=$(stat -c %s "$W/img")
+	sha=$(sha256sum "$W/img" | cut -d' ' -f1)
+	printf 'ramboot-profile 1\nimage-size %s\nimage-sha256 %s\npage-size 4096\nrange 65536 4096\n' \
+		"$size" "$sha" >"$BATS_TEST_TMPDIR/p"
+	lazy_http --image="$URL/img" --profile="$BATS_TEST_TMPDIR/p"
+	assert_gave_up 1 source
+	grep -qx "profile=used" "$S/lazy"
+	printf 'ramboot-profile 1\nimage-size %s\nimage-sha256 %064d\npage-size 4096\n' \
+		"$size" 0 >"$BATS_TEST_TMPDIR/p"
+	lazy_http --image="$URL/img" --profile="$BATS_TEST_TMPDIR/p"
+	assert_gave_up 1 source
+	grep -qx "profile=mismatch" "$S/lazy"
+}
