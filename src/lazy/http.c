@@ -25,6 +25,7 @@
 #include <linux/nbd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,8 +436,21 @@ int lazy_http_copy(struct lazy *L)
 	if ((rc = rb_write_str("/proc/self/oom_score_adj", "-1000")) < 0)
 		rb_warn("oom_score_adj -1000: %s", strerror(-rc));
 	rc = hand_over(L, h);
-	if (rc == 0)
+	if (rc == 0) {
+		sigset_t sigs;
+
+		/* The root reads through this process from now on: TERM, INT,
+		 * HUP and QUIT no longer end it (nor the copy and switch). */
+		if (L->guard) {
+			guard_stop(L->guard);
+			L->guard = NULL;
+		}
+		guard_signals(&sigs);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sigismember(&sigs, sig) == 1)
+				(void)signal(sig, SIG_IGN);
 		lazy_set_state(L, "copying");   /* loop= there before the parent returns */
+	}
 	notify_parent(L, h, rc == 0);
 	if (rc != 0) {
 		if (h->serving) {
