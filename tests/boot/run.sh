@@ -87,6 +87,7 @@ cache-delta		cache_case
 cache-flip		cache_case
 cache-nodisk		cache_case
 http-lazy		http_lazy_case
+http-lazy-mirror	http_lazy_case
 "
 CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 

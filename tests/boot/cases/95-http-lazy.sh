@@ -10,10 +10,10 @@
 # tests/boot/run.sh.
 # shellcheck shell=sh disable=SC2154,SC2034 # the runner's and lib.sh's variables
 
-# http_nginx DIR PORT: nginx serving DIR on 127.0.0.1:PORT, its pid in
-# $logs/$name.nginx/nginx.pid
+# http_nginx DIR PORT [TAG]: nginx serving DIR on 127.0.0.1:PORT, its
+# pid in $logs/$name.nginxTAG/nginx.pid
 http_nginx() {
-	ng=$logs/$name.nginx
+	ng=$logs/$name.nginx${3:-}
 	mkdir -p "$ng"
 	cat > "$ng/nginx.conf" <<CONF
 user root;
@@ -38,10 +38,17 @@ CONF
 }
 
 # http_stop_when MARKER: stop nginx once the console shows MARKER
+# (http_stop_when @TAG: nginxTAG once it answered a ranged GET)
 http_stop_when() {
 	i=0
 	while [ $i -lt $((timeout_s * 10)) ]; do
-		if tr -d '\r' < "$log" 2>/dev/null | grep -q "^$1"; then
+		if [ "${1#@}" != "$1" ]; then
+			if grep -q '" 206 ' "$logs/$name.nginx${1#@}/access.log" 2>/dev/null; then
+				kill "$(cat "$logs/$name.nginx${1#@}/nginx.pid")" &&
+					echo "# a range served, nginx${1#@} stopped" >> "$logs/$name.qemu"
+				return 0
+			fi
+		elif tr -d '\r' < "$log" 2>/dev/null | grep -q "^$1"; then
 			kill "$(cat "$logs/$name.nginx/nginx.pid")" &&
 				echo "# $1 seen, nginx stopped" >> "$logs/$name.qemu"
 			return 0
@@ -51,6 +58,8 @@ http_stop_when() {
 	done
 }
 
+# http-lazy: one server; http-lazy-mirror: two, the first stopped once it
+# served its first range (the reads and the copy go on from the second)
 http_lazy_case() {
 	case_begin "$1"
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
@@ -65,6 +74,15 @@ http_lazy_case() {
 	if ! http_nginx "$www" "$port"; then
 		skip "$name" "nginx did not start: $(tail -n 1 "$logs/$name.nginx/error.log")"
 		return
+	fi
+	url=http://10.0.2.2:$port/x86_64.img
+	mirror=
+	if [ "$name" = http-lazy-mirror ]; then
+		mirror=$((port + 1))
+		http_nginx "$www" "$mirror" 2 || { skip "$name" "the second nginx did not start"; return; }
+		url=http://10.0.2.2:$mirror/x86_64.img,$url
+		http_stop_when @2 &
+		stopper2=$!
 	fi
 	# Before `ramboot boot`: the lazy server, and the root from its loop
 	# device (the init mounts $root).
@@ -83,6 +101,7 @@ PRE
 loop=$(sed -n 's/^loop=//p' /run/ramboot/lazy)
 echo "RBTEST http-backing=$(cat "/sys/block/${loop#/dev/}/loop/backing_file" 2>/dev/null)"
 url=$(sed -n 's/^image=//p' /run/ramboot/lazy)
+url=${url##*,}
 wget -q -O /dev/null "$url" 2>/dev/null && echo "RBTEST http-wget-before=ok"
 echo "RBTEST http-stop-nginx"
 n=0
@@ -110,11 +129,13 @@ CASE
 	http_stop_when "RBTEST http-stop-nginx" &
 	stopper=$!
 	boot_extra="-virtfs local,path=$share,mount_tag=rbshare,security_model=none,readonly=on -netdev user,id=n0 -device virtio-net-pci,netdev=n0"
-	boot "$name" 9p "rbtest.ip=10.0.2.15/24 rbtest.pre=1 rbtest.share=1 rbtest.url=http://10.0.2.2:$port/x86_64.img"
+	boot "$name" 9p "rbtest.ip=10.0.2.15/24 rbtest.pre=1 rbtest.share=1 rbtest.url=$url"
 	boot_extra=
-	kill "$stopper" 2>/dev/null
-	wait "$stopper" 2>/dev/null
-	[ -f "$logs/$name.nginx/nginx.pid" ] && kill "$(cat "$logs/$name.nginx/nginx.pid")" 2>/dev/null
+	kill "$stopper" ${mirror:+"$stopper2"} 2>/dev/null
+	wait "$stopper" ${mirror:+"$stopper2"} 2>/dev/null
+	for f in "$logs/$name".nginx*/nginx.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
 	expect_done && {
 		grep -q '^RBTEST root-source=network /dev/loop[0-9]*$' "$log.txt" ||
 			fail "the root is not the lazy server's loop device: $(grep '^RBTEST root-source' "$log.txt")"
@@ -133,8 +154,14 @@ CASE
 			fail "reading the root with nginx stopped failed"
 		grep -q '^RBTEST http-nbd0-pid=$' "$log.txt" ||
 			fail "the NBD device is still connected: $(grep '^RBTEST http-nbd0-pid' "$log.txt")"
-		grep -q 'GET /x86_64.img.manifest' "$logs/$name.nginx/access.log" ||
-			fail "the manifest was not fetched from nginx"
+		if [ -n "$mirror" ]; then
+			grep -q "stopped" "$logs/$name.qemu" || fail "the first server was not stopped"
+			grep -q '" 206 ' "$logs/$name.nginx/access.log" ||
+				fail "no range came from the second server"
+		else
+			grep -q 'GET /x86_64.img.manifest' "$logs/$name.nginx/access.log" ||
+				fail "the manifest was not fetched from nginx"
+		fi
 	}
 	result "$name"
 }
