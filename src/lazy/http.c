@@ -72,6 +72,11 @@ bool lazy_is_http(const char *image)
 	return image && !strncmp(image, "http://", 7);
 }
 
+bool lazy_serves_http(const struct lazy_opts *o)
+{
+	return o->image_fd < 0 && lazy_is_http(o->image);
+}
+
 /*
  * Fetch chunk i from URL number attempt: the one place that knows where
  * chunks come from (nbdserve.h's fetch; the store verifies the bytes).

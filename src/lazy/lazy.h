@@ -203,5 +203,8 @@ int lazy_start(const struct lazy_opts *o, struct lazy_result *r);
  * copy as for a network file (docs/lazy.md, "Over HTTP").
  */
 bool lazy_is_http(const char *image);
+/* This run serves the image over HTTP: an http:// image, its bytes not
+ * given already (image_fd: a local copy of them is read as a file). */
+bool lazy_serves_http(const struct lazy_opts *o);
 
 #endif

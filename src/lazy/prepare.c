@@ -308,7 +308,7 @@ int lazy_prepare(struct lazy *L)
 		if (udpcast_parse(o->udpcast, &L->uo, err, sizeof(err)) < 0)
 			return lazy_fail(L, LAZY_USAGE, "--%s", err);
 	}
-	if (lazy_is_http(o->image)) {
+	if (lazy_serves_http(o)) {
 		/* The loop device comes after the fork (http.c). */
 		rc = lazy_http_prepare(L);
 	} else if ((rc = open_image(L)) == 0) {

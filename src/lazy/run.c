@@ -252,8 +252,8 @@ int lazy_check(const struct lazy_opts *o, char *why, size_t len)
 		return rb_errfmt(why, len, -EINVAL, "--tmpfs goes with --target=tmpfs");
 	if (o->tmpfs && o->tmpfs[0] != '/')
 		return rb_errfmt(why, len, -EINVAL, "--tmpfs: '%s' is not an absolute path", o->tmpfs);
-	if (lazy_is_http(o->image) && (o->loop || o->wait_loop > 0 || o->udpcast ||
-					o->image_fd >= 0 || o->target != LAZY_TARGET_TMPFS))
+	if (lazy_serves_http(o) && (o->loop || o->wait_loop > 0 || o->udpcast ||
+				    o->target != LAZY_TARGET_TMPFS))
 		return rb_errfmt(why, len, -EINVAL, "an http:// image is served by the copier "
 				 "into a tmpfs: not with --loop, --wait-loop, --udpcast or "
 				 "--target=zram");
