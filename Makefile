@@ -113,7 +113,9 @@ static/ramboot: $(SOBJ) | static-dir
 # in their code (pthread_cancel meets only the codec/ and bgread/
 # readers, in read_full/pread_full of lib/), and C needs them for nothing else.
 STATIC_OS_DIRS := boot cache dev initrd profile publish source status swap trust udpcast
-static_opt = $(if $(filter $(STATIC_OS_DIRS),$(firstword $(subst /, ,$(1)))),-Os -fno-asynchronous-unwind-tables)
+# The lazy copier's HTTP set-up and NBD server: each read waits on the network.
+STATIC_OS_FILES := lazy/http lazy/nbdserve
+static_opt = $(if $(filter $(STATIC_OS_DIRS),$(firstword $(subst /, ,$(1))))$(filter $(STATIC_OS_FILES),$(1)),-Os -fno-asynchronous-unwind-tables)
 
 # The DNS resolver (format/dns.c, source/dns.c) asks once per connection:
 # no copy waits on its speed either.

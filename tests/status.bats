@@ -104,6 +104,10 @@ no initialised zram devices'
     "switched": null,
     "gave_up": null,
     "error": null,
+    "chunks": null,
+    "fetching": null,
+    "fetch_failed": null,
+    "fetch_error": null,
     "copied": 456130560,
     "percent": 42.4,
     "copier_gone": false
@@ -451,6 +455,24 @@ report() {
 	J=$output
 	run py 'd["lazy"]["source_fallback"], d["lazy"]["source_error"]'
 	assert_output "('no-session', 'udp-receiver: no sender within 20 s')"
+}
+
+@test "status: a lazy copy over HTTP: its server's chunks, fetches and last error" {
+	lazy copying image=http://10.0.2.2/x86_64.img chunks=12/40 fetching=1 fetch_failed=3 \
+		'fetch_error=chunk 7 from source 0: SHA-256 mismatch'
+	run --separate-stderr "$RAMBOOT_BIN" status
+	assert_success
+	[ -z "$stderr" ]
+	assert_line '  chunks    12/40 present, 1 fetching, 3 fetches failed (chunk 7 from source 0: SHA-256 mismatch)'
+	run "$RAMBOOT_BIN" status --json
+	assert_success
+	J=$output
+	run py 'd["lazy"]["chunks"], d["lazy"]["fetching"], d["lazy"]["fetch_failed"]'
+	assert_output "('12/40', 1, 3)"
+	# not over HTTP: no chunks line
+	lazy copying
+	run "$RAMBOOT_BIN" status
+	refute_output --partial '  chunks'
 }
 
 # The keys of the lazy status file as its writer (lazy_status_write() in

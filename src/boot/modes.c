@@ -550,10 +550,12 @@ int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, siz
 		o->image_fd = image_fd;
 		o->loop = loop;
 		o->source_name = "cache";
-	} else {
+	} else if (!lazy_is_http(run->image)) {
 		o->wait_loop = LAZY_WAIT_LOOP;
 	}
-	if (s->target == TARGET_ZRAM) {
+	/* Over HTTP the copier makes the loop device the hook mounts. */
+	o->unverified = s->verify == VERIFY_OFF;
+	if (s->target == TARGET_ZRAM && !lazy_serves_http(o)) {
 		o->target = LAZY_TARGET_ZRAM;
 	} else {
 		snprintf(tmpfs, sizeof(tmpfs), "%s/ram", run->rundir);
@@ -608,6 +610,10 @@ int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, siz
 		snprintf(run->rep.mode_done, sizeof(run->rep.mode_done), "lazy");
 		rb_debug("lazy copy of %s started in process %d; progress in %s/lazy", run->image,
 			 (int)c->r.child, run->rundir);
+		if (lazy_serves_http(o)) {
+			snprintf(run->rep.fstype, sizeof(run->rep.fstype), "%s", c->r.fstype);
+			print_image(c->r.loop);
+		}
 	}
 	free(c);
 	return rc;

@@ -73,6 +73,10 @@ struct lazy_opts {
 	 * copy comes from that multicast stream, the image only when it
 	 * fails (LAZY_FB_*). NULL: from the image. */
 	const char *udpcast;
+	/* An http:// image (URL[,URL...]) without a manifest, or with one
+	 * without chunk hashes, is served all the same (ramboot.verify=off);
+	 * otherwise it is refused. */
+	bool unverified;
 };
 
 #define LAZY_PROFILE_NONE "none"
@@ -154,6 +158,7 @@ struct lazy_result {
 	char signed_by[96];        /* signed_only: "NAME KEYID" of the key */
 	char loop[4096];           /* "/dev/loop0" */
 	char copy[4096];           /* the RAM copy: file or zram node */
+	char fstype[32];           /* an http:// image: blkid's type on the loop device */
 	pid_t child;               /* with background: the copier */
 };
 
@@ -186,5 +191,20 @@ int lazy_check(const struct lazy_opts *o, char *why, size_t len);
  * the boot records it in its report (boot/modes.c).
  */
 int lazy_start(const struct lazy_opts *o, struct lazy_result *r);
+
+/*
+ * An http:// image (URL[,URL...]): no loop device reads it yet. The
+ * copier connects the kernel's NBD client to a server of its own (a
+ * socket pair), puts a read-only loop device over /dev/nbdN and returns
+ * (with background) once that is there: r->loop is what the boot mounts,
+ * r->fstype what blkid finds on it. Reads are answered from the RAM copy
+ * or by ranged fetches of the manifest's chunks, verified; the rest is
+ * fetched behind them, and the loop device is switched to the complete
+ * copy as for a network file (docs/lazy.md, "Over HTTP").
+ */
+bool lazy_is_http(const char *image);
+/* This run serves the image over HTTP: an http:// image, its bytes not
+ * given already (image_fd: a local copy of them is read as a file). */
+bool lazy_serves_http(const struct lazy_opts *o);
 
 #endif

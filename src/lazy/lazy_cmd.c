@@ -94,6 +94,11 @@ static int say_outcome(const struct lazy_opts *o, const struct lazy_result *r, i
 			guard_reraise(r->signo);
 		return rc;
 	}
+	if (o->background && lazy_serves_http(o)) {
+		rb_info("%s (%s) reads %s through process %d, which copies it to RAM", r->loop,
+			r->fstype[0] ? r->fstype : "no file system found", o->image, (int)r->child);
+		return RB_EXIT_OK;
+	}
 	if (o->background) {
 		rb_info("copying %s to RAM in the background (pid %d)", o->image, (int)r->child);
 		return RB_EXIT_OK;

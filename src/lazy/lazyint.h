@@ -34,6 +34,7 @@
 #include "dev/loopdev.h"
 #include "format/manifest.h"
 #include "lazy/lazy.h"
+#include "lazy/nbdserve.h"
 #include "lib/base.h"
 #include "lib/guard.h"
 #include "lib/outfile.h"
@@ -102,6 +103,7 @@ struct lazy {
 	struct copy *cp;
 	bool cp_abandoned;                   /* a read never returned: cp leaked */
 	struct udpcast_opts uo;              /* with o->udpcast */
+	struct lazy_http *http;              /* an http:// image: its server (http.c) */
 };
 
 /* run.c */
@@ -145,6 +147,15 @@ int lazy_stream_matches(struct lazy *L, bool *same, char *msg, size_t msglen);
 void lazy_stream_forget(struct lazy *L);
 void lazy_stream_fallback(struct lazy *L, enum run_err f, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* http.c: an http:// image, served to the kernel's NBD client */
+int lazy_http_prepare(struct lazy *L);
+int lazy_http_copy(struct lazy *L);
+int lazy_http_wait_child(struct lazy *L);
+void lazy_http_child(struct lazy *L);
+void lazy_http_close(struct lazy *L);
+/* The server's counters (nbdserve.h); false when there is no server. */
+bool lazy_http_stats(struct lazy *L, struct nbds_stats *st);
 
 /* switch.c */
 int lazy_switch(struct lazy *L);

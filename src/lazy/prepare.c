@@ -308,10 +308,13 @@ int lazy_prepare(struct lazy *L)
 		if (udpcast_parse(o->udpcast, &L->uo, err, sizeof(err)) < 0)
 			return lazy_fail(L, LAZY_USAGE, "--%s", err);
 	}
-	if ((rc = open_image(L)) != 0)
-		return rc;
-	load_profile(L);
-	rc = o->wait_loop > 0 ? lazy_open_wait_dirs(L) : open_loop(L);
+	if (lazy_serves_http(o)) {
+		/* The loop device comes after the fork (http.c). */
+		rc = lazy_http_prepare(L);
+	} else if ((rc = open_image(L)) == 0) {
+		load_profile(L);
+		rc = o->wait_loop > 0 ? lazy_open_wait_dirs(L) : open_loop(L);
+	}
 	if (rc != 0 || (rc = check_memory(L)) != 0)
 		return rc;
 	if (o->target == LAZY_TARGET_ZRAM) {

@@ -48,6 +48,7 @@ void lazy_close_all(struct lazy *L)
 		L->copy_fd = -1;
 	}
 	close_fds(fds, ARRAY_SIZE(fds));
+	lazy_http_close(L);
 	bgread_loop_close(&L->lp);
 	loopdev_watch_close(&L->lw);
 	profile_free(&L->prof);
@@ -88,6 +89,8 @@ static int copy_verify_switch(struct lazy *L)
 	bool from_stream = false;
 	int rc;
 
+	if (L->http)
+		return lazy_http_copy(L);
 	if (L->o->udpcast && (rc = lazy_stream_copy(L, &from_stream)) != 0)
 		return rc;
 	if (L->o->wait_loop > 0 && (rc = lazy_wait_loop(L)) != 0)
@@ -177,13 +180,17 @@ int lazy_run(const struct lazy_opts *o, struct lazy_result *r)
 		if (pid < 0) {
 			rc = give_up(&L, lazy_fail(&L, LAZY_DEST, "cannot fork: %s", strerror(errno)));
 		} else if (pid > 0) {
-			/* The child owns the copy now. */
+			/* The child owns the copy now; over HTTP it sets up the
+			 * loop device the boot mounts, and says which. */
 			r->child = pid;
+			rc = L.http ? lazy_http_wait_child(&L) : 0;
 			lazy_close_all(&L);
 			pthread_sigmask(SIG_SETMASK, &saved, NULL);
-			return RB_EXIT_OK;
+			return rc;
 		} else {
 			child = true;
+			if (L.http)
+				lazy_http_child(&L);
 			if ((rc = daemonize(&L)) < 0)
 				rb_warn("cannot detach: %s", strerror(-rc));
 			rc = 0;
@@ -245,6 +252,11 @@ int lazy_check(const struct lazy_opts *o, char *why, size_t len)
 		return rb_errfmt(why, len, -EINVAL, "--tmpfs goes with --target=tmpfs");
 	if (o->tmpfs && o->tmpfs[0] != '/')
 		return rb_errfmt(why, len, -EINVAL, "--tmpfs: '%s' is not an absolute path", o->tmpfs);
+	if (lazy_serves_http(o) && (o->loop || o->wait_loop > 0 || o->udpcast ||
+				    o->target != LAZY_TARGET_TMPFS))
+		return rb_errfmt(why, len, -EINVAL, "an http:// image is served by the copier "
+				 "into a tmpfs: not with --loop, --wait-loop, --udpcast or "
+				 "--target=zram");
 	if (o->udpcast) {
 		struct udpcast_opts uo;
 		char err[200];

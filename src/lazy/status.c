@@ -34,7 +34,9 @@ void lazy_status_write(struct lazy *L)
 {
 	const struct lazy_result *r = L->r;
 	const struct lazy_opts *o = L->o;
-	char buf[16384], t[4][32], num[8][32], err[PATH_MAX + 64];
+	char buf[16384], t[4][32], num[8][32], err[PATH_MAX + 64], hs[3][32];
+	struct nbds_stats st = { 0 };
+	bool http = lazy_http_stats(L, &st);
 	const double times[4] = { r->started, r->verified, r->switched, boot_sec() };
 	const char *hash;
 	struct outfile of;
@@ -63,6 +65,12 @@ void lazy_status_write(struct lazy *L)
 	snprintf(num[6], sizeof(num[6]), "%" PRIu64, o->rate);
 	snprintf(num[7], sizeof(num[7]), "%" PRIu64,
 		 lazy_copy_yields(L));
+	hs[0][0] = hs[1][0] = hs[2][0] = '\0';
+	if (http) {
+		snprintf(hs[0], sizeof(hs[0]), "%" PRIu32 "/%" PRIu32, st.present, st.nchunks);
+		snprintf(hs[1], sizeof(hs[1]), "%" PRIu32, st.fetching);
+		snprintf(hs[2], sizeof(hs[2]), "%" PRIu64, st.failed);
+	}
 	{
 		/* Every value through report_kv(): one line each, whatever
 		 * an image path or an error message holds. */
@@ -83,6 +91,8 @@ void lazy_status_write(struct lazy *L)
 			{ LK_VERIFIED, t[1] }, { LK_SWITCHED, t[2] },
 			{ LK_GAVE_UP, r->err != LAZY_OK ? lazy_err_name(r->err) : "" },
 			{ LK_ERROR, r->error },
+			{ LK_CHUNKS, hs[0] }, { LK_FETCHING, hs[1] }, { LK_FETCH_FAILED, hs[2] },
+			{ LK_FETCH_ERROR, st.last_error },
 		};
 		size_t pos = 0, k;
 

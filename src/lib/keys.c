@@ -100,6 +100,10 @@ const struct key_info key_table[KEY_COUNT] = {
 	L(LK_SWITCHED, "switched", KIND_TIME, SHOW_PLAIN),
 	L(LK_GAVE_UP, "gave_up", KIND_TEXT, SHOW_PLAIN),
 	L(LK_ERROR, "error", KIND_TEXT, SHOW_PLAIN),
+	L(LK_CHUNKS, "chunks", KIND_TEXT, SHOW_PLAIN),          /* PRESENT/TOTAL */
+	L(LK_FETCHING, "fetching", KIND_INT, SHOW_PLAIN),
+	L(LK_FETCH_FAILED, "fetch_failed", KIND_INT, SHOW_PLAIN),
+	L(LK_FETCH_ERROR, "fetch_error", KIND_TEXT, SHOW_PLAIN),
 };
 
 const char *key_name(enum key_id k)

@@ -400,6 +400,15 @@ static void print_lazy(const struct lazy_status *ls)
 		       fmt_size(strtoull(v[LK_BYTES_NETWORK], NULL, 10), c, sizeof(c)));
 	}
 	print_lazy_source(ls);
+	if (v[LK_CHUNKS]) {
+		/* over HTTP: the copier's NBD server */
+		printf("  chunks    ");
+		put_text(v[LK_CHUNKS]);
+		printf(" present, %s fetching, %s fetches failed", v[LK_FETCHING] ? v[LK_FETCHING] : "0",
+		       v[LK_FETCH_FAILED] ? v[LK_FETCH_FAILED] : "0");
+		put_paren(v[LK_FETCH_ERROR]);
+		putchar('\n');
+	}
 	if (v[LK_PROFILE] && strcmp(v[LK_PROFILE], "none")) {
 		printf("  profile   ");
 		put_text(v[LK_PROFILE]);

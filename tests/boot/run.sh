@@ -89,6 +89,8 @@ cache-nodisk		cache_case
 http-ram		http_case
 http-mirror		http_case
 http-nohash		http_case
+http-lazy		http_lazy_case
+http-lazy-mirror	http_lazy_case
 "
 CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 
@@ -112,6 +114,8 @@ CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 . "$top/tests/boot/cases/80-cache.sh"
 # shellcheck disable=SC1091 source=tests/boot/cases/90-http.sh
 . "$top/tests/boot/cases/90-http.sh"
+# shellcheck disable=SC1091 source=tests/boot/cases/95-http-lazy.sh
+. "$top/tests/boot/cases/95-http-lazy.sh"
 
 # shellcheck disable=SC2034 # counted by lib.sh's ok, skip and not_ok
 n=0

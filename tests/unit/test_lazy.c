@@ -116,6 +116,30 @@ static void fallback_names(void)
 }
 
 
+/* An http:// image is served by the copier (nbdserve.c) unless its
+ * bytes are given already (the cache's slot: read as a file). */
+static void http_images(void)
+{
+	struct lazy_opts o;
+	char why[256];
+
+	lazy_opts_init(&o);
+	o.image = "http://10.0.2.2/x86_64.img";
+	CHECK(lazy_is_http(o.image));
+	CHECK(!lazy_is_http("/srv/http://x"));
+	CHECK(!lazy_is_http(NULL));
+	CHECK(lazy_serves_http(&o));
+	CHECK_EQ_INT(lazy_check(&o, why, sizeof(why)), 0);
+	o.target = LAZY_TARGET_ZRAM;
+	CHECK_EQ_INT(lazy_check(&o, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "an http:// image is served by the copier") != NULL);
+	/* The slot of the local cache, under the image's URL. */
+	o.image_fd = 0;
+	o.loop = "/dev/loop3";
+	CHECK(!lazy_serves_http(&o));
+	CHECK_EQ_INT(lazy_check(&o, why, sizeof(why)), 0);
+}
+
 int main(void)
 {
 	RUN(meminfo);
@@ -124,5 +148,6 @@ int main(void)
 	RUN(err_names);
 	RUN(stream_end);
 	RUN(fallback_names);
+	RUN(http_images);
 	return TAP_DONE();
 }

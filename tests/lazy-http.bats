@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# `ramboot lazy --image=http://...` on the host, against a real nginx on
+# 127.0.0.1: what is refused before anything reaches the kernel (no
+# manifest, no chunk hashes, a compressed file, zram), each with nothing
+# left behind. The NBD server itself: tests/unit/test_nbdserve.c; the
+# whole boot with the kernel's NBD client: the QEMU case http-lazy
+# (tests/boot/cases/95-http-lazy.sh).
+
+# bats sets status, output, stderr after each `run`
+# shellcheck disable=SC2154
+load helpers/common
+
+setup() {
+	require_loader
+	[ "$(id -u)" = 0 ] || skip "needs root (a tmpfs is mounted)"
+	W=$BATS_TEST_TMPDIR/www
+	S=$BATS_TEST_TMPDIR/st
+	mkdir -p "$W" "$S"
+	T=$BATS_TEST_TMPDIR/ram
+}
+
+teardown() {
+	if [ -f "$BATS_TEST_TMPDIR/nginx/nginx.pid" ]; then
+		kill "$(cat "$BATS_TEST_TMPDIR/nginx/nginx.pid")" 2>/dev/null || true
+	fi
+	if mountpoint -q "$BATS_TEST_TMPDIR/ram" 2>/dev/null; then
+		umount "$BATS_TEST_TMPDIR/ram" || true
+	fi
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# nginx_start: nginx serving $W at $URL
+nginx_start() {
+	local n=$BATS_TEST_TMPDIR/nginx
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
+		skip "nginx not installed (tests/deps.sh install: nginx-light)"
+	mkdir -p "$n"
+	PORT=$(free_port)
+	cat >"$n/nginx.conf" <<CONF
+user root;
+worker_processes 1;
+pid $n/nginx.pid;
+error_log $n/error.log;
+events { worker_connections 64; }
+http {
+	access_log $n/access.log;
+	client_body_temp_path $n/body;
+	proxy_temp_path $n/proxy;
+	fastcgi_temp_path $n/fastcgi;
+	uwsgi_temp_path $n/uwsgi;
+	scgi_temp_path $n/scgi;
+	server { listen 127.0.0.1:$PORT; root $W; }
+}
+CONF
+	PATH=$PATH:/usr/sbin nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start"
+	for _ in $(seq 100); do
+		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+			"$PORT" 2>/dev/null && break
+		sleep 0.1
+	done
+	URL=http://127.0.0.1:$PORT
+}
+
+# image NAME: a squashfs, and NAME.manifest (chunks of 64 KiB) beside it
+image() {
+	mkdir -p "$BATS_TEST_TMPDIR/tree"
+	head -c 300000 /dev/urandom >"$BATS_TEST_TMPDIR/tree/f"
+	mksquashfs "$BATS_TEST_TMPDIR/tree" "$W/$1" -noappend -quiet -no-progress >/dev/null
+	"$RAMBOOT_BIN" manifest --chunk-size=64KiB -o "$W/$1.manifest" "$W/$1"
+}
+
+# err_has TEXT: the last run's stderr holds TEXT
+err_has() {
+	[[ $stderr == *"$1"* ]] || fail "stderr lacks '$1': $stderr"
+}
+
+lazy_http() {
+	rb lazy --status="$S/lazy" --tmpfs="$T" "$@"
+}
+
+# The run gave up with WHY, and left nothing: no tmpfs, no directory.
+assert_gave_up() {
+	show_run
+	assert_failure "$1"
+	grep -qx "gave_up=$2" "$S/lazy" || fail "gave_up: $(grep gave_up= "$S/lazy")"
+	grep -qx "state=gave-up" "$S/lazy"
+	[ ! -e "$T" ] || fail "$T left behind"
+	! grep -q " $T " /proc/mounts
+}
+
+@test "lazy-http: no manifest on the server: refused before anything is made" {
+	image img
+	rm "$W/img.manifest"
+	nginx_start
+	lazy_http --image="$URL/img"
+	assert_gave_up 1 manifest
+	err_has "img.manifest"
+}
+
+@test "lazy-http: a manifest without chunk hashes is refused" {
+	image img
+	sed -i -e '/^chunk/d' -e 's/^ramboot-manifest 2$/ramboot-manifest 1/' "$W/img.manifest"
+	nginx_start
+	lazy_http --image="$URL/img"
+	assert_gave_up 1 manifest
+	err_has "no chunk hashes"
+}
+
+@test "lazy-http: a compressed file under the image's name is refused (its size)" {
+	image img
+	zstd -q -c "$W/img" >"$W/img.zst"
+	mv "$W/img.zst" "$W/img"
+	nginx_start
+	lazy_http --image="$URL/img"
+	assert_gave_up 1 size-mismatch
+	err_has "a compressed file?"
+}
+
+@test "lazy-http: --target=zram, --loop and --wait-loop are usage errors" {
+	for o in --target=zram --loop=/dev/loop7 --wait-loop=5; do
+		rb lazy --status="$S/lazy" --image=http://127.0.0.1:9/img "$o"
+		assert_failure 2
+		err_has "an http:// image is served by the copier"
+	done
+}
+
+@test "lazy-http: a verified manifest goes on to the NBD device (a kernel without nbd: given up, nothing left)" {
+	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
+		skip "this kernel has nbd: the QEMU case http-lazy covers it"
+	image img
+	nginx_start
+	lazy_http --image="$URL/img"
+	assert_gave_up 1 source
+	err_has "nbd: netlink family: not in this kernel"
+	grep -q 'GET /img.manifest' "$BATS_TEST_TMPDIR/nginx/access.log"
+	grep -qx "size=$(stat -c %s "$W/img")" "$S/lazy"
+}
+
+@test "lazy-http: a profile recorded on the image is used; one of another image is not" {
+	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
+		skip "this kernel has nbd: the QEMU case http-lazy covers it"
+	image img
+	nginx_start
+	size=$(stat -c %s "$W/img")
+	sha=$(sha256sum "$W/img" | cut -d' ' -f1)
+	printf 'ramboot-profile 1\nimage-size %s\nimage-sha256 %s\npage-size 4096\nrange 65536 4096\n' \
+		"$size" "$sha" >"$BATS_TEST_TMPDIR/p"
+	lazy_http --image="$URL/img" --profile="$BATS_TEST_TMPDIR/p"
+	assert_gave_up 1 source
+	grep -qx "profile=used" "$S/lazy"
+	printf 'ramboot-profile 1\nimage-size %s\nimage-sha256 %064d\npage-size 4096\n' \
+		"$size" 0 >"$BATS_TEST_TMPDIR/p"
+	lazy_http --image="$URL/img" --profile="$BATS_TEST_TMPDIR/p"
+	assert_gave_up 1 source
+	grep -qx "profile=mismatch" "$S/lazy"
+}
