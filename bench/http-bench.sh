@@ -218,7 +218,8 @@ pid $d/nginx.pid;
 error_log $d/error.log;
 events { worker_connections 64; }
 http {
-	access_log off;
+	log_format sent '\$bytes_sent';
+	access_log $d/access.log sent;
 	sendfile on;
 	tcp_nopush on;
 	default_type application/octet-stream;
@@ -243,8 +244,11 @@ nginx_start "$S2" "$A2"
 URL=http://$A1/image.sqfs
 URL2=http://$A2/image.sqfs
 
-# server_bytes, server_ticks: what both servers sent, and their CPU time
-# (clock ticks, utime + stime of every process in their namespaces)
+# server_bytes, server_ticks, http_bytes: what both servers sent, their
+# CPU time (clock ticks: utime + stime of every process in their
+# namespaces, with cutime + cstime: nbd-server's child that served a
+# client and ended counts in its parent's once reaped) and what the first
+# nginx sent (its access log)
 server_bytes() {
 	local n s=0 b
 	for n in "$S1" "$S2"; do
@@ -257,11 +261,14 @@ server_ticks() {
 	local n p s=0 t
 	for n in "$S1" "$S2"; do
 		for p in $(ip netns pids "$n" 2>/dev/null); do
-			t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat" 2>/dev/null) || continue
+			t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$p/stat" 2>/dev/null) || continue
 			s=$((s + ${t:-0}))
 		done
 	done
 	echo "$s"
+}
+http_bytes() {
+	awk '{ s += $1 } END { printf "%d\n", s }' "$tmp/nginx-$S1/access.log" 2>/dev/null || echo 0
 }
 hz=$(getconf CLK_TCK)
 now() { date +%s.%N; }
@@ -392,9 +399,208 @@ host_table=$tmp/host.md
 	done
 } >"$host_table"
 
+# ---------------------------------------------------------------- QEMU level
+
+# The real LTSP initrd (ltsp.img, then Debian's initrd.img with its nbd
+# and network scripts) boots the image through the same shaped link: QEMU
+# runs in the client's namespace with its user network, whose connections
+# leave from that namespace, so the guest's traffic crosses the shaped
+# veth. The network file server is nbd-server in the first server's
+# namespace, exporting an ext4 disk that holds images/x86_64.img (LTSP's
+# NBD root: root=/dev/nbd0 nbdroot=SERVER,srv,nbd0); the web server is the
+# host level's nginx. Modes, interleaved:
+#   default       ramboot=off: LTSP mounts the image over NBD
+#   image-to-ram  ramboot=off ltsp.image_to_ram=1: LTSP copies it into RAM
+#   ram-http      ramboot=ram ramboot.url=URL
+#   lazy-http     ramboot=lazy ramboot.url=URL
+#   lazy-nbd      ramboot=lazy, the image file over NBD
+# A build without ramboot.url= gets n/a for the two HTTP modes; a
+# lazy-http boot that took nothing from the web server is n/a as well.
+# Columns: root-ready and login-ready (bench/boot-bench-init's markers),
+# the bytes the server namespace sent (NBD and HTTP, its veth) and the
+# CPU time of nbd-server (with its per-client children) and nginx.
+#
+#   HTTPBENCH_QEMU=0         the host level only
+#   HTTPBENCH_QEMU_RATES="100mbit 1gbit"   the link's rates for the boots
+#   HTTPBENCH_QEMU_RUNS=n    rounds of boots (default HTTPBENCH_RUNS)
+#   HTTPBENCH_QEMU_MODES="default image-to-ram ram-http lazy-http lazy-nbd"
+#   HTTPBENCH_TIMEOUT=s      per boot (default 600)
+#   HTTPBENCH_MEM=MiB        guest memory (default 1024)
+#   RAMBOOT_QEMU_ACCEL=kvm|tcg   (images/qemu-accel.sh)
+qrates=${HTTPBENCH_QEMU_RATES:-$rates}
+qruns=${HTTPBENCH_QEMU_RUNS:-$runs}
+qmodes=${HTTPBENCH_QEMU_MODES:-default image-to-ram ram-http lazy-http lazy-nbd}
+timeout_s=${HTTPBENCH_TIMEOUT:-600}
+mem=${HTTPBENCH_MEM:-1024}
+qemu_table=
+qemu_why=
+
+has_url=0
+grep -aqF 'ramboot.url' "$rb" && has_url=1
+
+qemu_level() {
+	local k r m rate name lg b0 c0 rc
+	command -v nbd-server >/dev/null || { qemu_why="nbd-server not installed (tests/deps.sh install)"; return 1; }
+	command -v ltsp >/dev/null || { qemu_why="ltsp not installed (tests/deps.sh install)"; return 1; }
+	for t in mkfs.ext4 cpio lsinitramfs; do
+		command -v "$t" >/dev/null || { qemu_why="$t not installed"; return 1; }
+	done
+	bench_qemu_setup
+	lt=$cache/ltsp
+	bench_name=http-bench
+	ltsp_setup || { qemu_why="the LTSP initrd could not be built"; return 1; }
+	for m in nbd virtio_net; do
+		lsinitramfs "$deb_initrd" 2>/dev/null | grep -q "/$m\.ko" ||
+			{ qemu_why="$deb_initrd has no $m module"; return 1; }
+	done
+	# a real NIC: no zz-net.cpio, LTSP reads the identity from eth0
+	cat "$lt/tftp/ltsp/ltsp.img" "$deb_initrd" >"$tmp/initrd.net"
+
+	# the server disk, as make bench-boot's: ext4 holding images/x86_64.img
+	k=$(key "$img"; echo v1)
+	if ! fresh disk "$k" || [ ! -f "$cache/srv.ext4" ]; then
+		rm -rf "$cache/srv"
+		mkdir -p "$cache/srv/images"
+		cp "$img" "$cache/srv/images/x86_64.img"
+		mkfs.ext4 -q -F -L ltsp-srv -d "$cache/srv" "$cache/srv.ext4" \
+			"$(( (img_size * 11 / 10) / 1048576 + 32 ))M" >"$cache/mkfs.log" 2>&1 ||
+			{ qemu_why="mkfs.ext4 -d failed ($cache/mkfs.log)"; return 1; }
+		rm -rf "$cache/srv"
+		stamp disk "$k"
+	fi
+	cat >"$tmp/nbd.conf" <<CONF
+[generic]
+user = root
+group = root
+listenaddr = $A1
+[srv]
+exportname = $cache/srv.ext4
+readonly = true
+CONF
+	ip netns exec "$S1" nbd-server -C "$tmp/nbd.conf" -p "$tmp/nbd.pid" 2>"$tmp/nbd.log" ||
+		{ qemu_why="nbd-server failed: $(tail -n 2 "$tmp/nbd.log")"; return 1; }
+	# nbd-server makes its TLS parameters once it runs: wait for it to
+	# idle, so that no boot is charged with them
+	c0=-1
+	for _ in $(seq 1 60); do
+		sleep 1
+		[ "$(server_ticks)" = "$c0" ] && break
+		c0=$(server_ticks)
+	done
+
+	# QEMU in the client's namespace: `ip netns exec` execs QEMU in its
+	# own process, which qemu_run's timeout can end
+	qemu_real=$(command -v "$qemu_bin")
+	printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$C" "$qemu_real" >"$tmp/qemu-in-ns"
+	chmod 0755 "$tmp/qemu-in-ns"
+	qemu_bin=$tmp/qemu-in-ns
+	logs=$cache/logs
+	mkdir -p "$logs"
+
+	qresults=$cache/qemu.tsv
+	printf 'rate\tround\tmode\troot\tlogin\tbytes\tticks\tok\n' >"$qresults"
+	for rate in $qrates; do
+		shape "$rate"
+		for r in $(seq 1 "$qruns"); do
+			for m in $(rotated "$r" "$qmodes"); do
+				qmode_args "$m" >/dev/null || continue
+				name=r$r-$rate-$m
+				say "boot $r/$qruns, $rate: $m"
+				b0=$(server_bytes) c0=$(server_ticks) h0=$(http_bytes)
+				qemu_run "$timeout_s" "$logs/$name.log" "$logs/$name.qemu" -smp 2 -m "$mem" \
+					-kernel "$kernel" -initrd "$tmp/initrd.net" \
+					-append "console=ttyS0 panic=-1 loglevel=4 ip=dhcp root=/dev/nbd0 nbdroot=$A1,srv,nbd0 ro ltsp.image=images/x86_64.img init=/sbin/bbench-init $(qmode_args "$m")" \
+					-netdev user,id=n0 -device virtio-net-pci,netdev=n0
+				rc=$?
+				# nbd-server reaps the child that served this boot
+				sleep 1
+				tr -d '\r' <"$logs/$name.log" >"$logs/$name.log.txt" 2>/dev/null
+				lg=$logs/$name.log.txt
+				B=$(( $(server_bytes) - b0 )) TK=$(( $(server_ticks) - c0 )) HB=$(( $(http_bytes) - h0 ))
+				ok=1
+				if ! grep -q '^BBENCH-DONE' "$lg"; then
+					say "  $name did not finish (qemu exit $rc; log: $lg)"
+					ok=0
+				elif [ "$m" = lazy-http ] && [ "$HB" -lt $((img_size / 2)) ]; then
+					say "  $name: the web server sent $HB bytes: no lazy copy over HTTP in this build"
+					ok=na
+				fi
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$r" "$m" \
+					"$(val "$lg" ROOT-READY)" "$(val "$lg" LOGIN-READY)" "$B" "$TK" "$ok" >>"$qresults"
+				tail -n 1 "$qresults" | sed 's/^/  /' >&2
+			done
+		done
+	done
+	return 0
+}
+
+# qmode_args MODE: the boot's ramboot arguments, or status 1 when the build
+# has not the mode
+qmode_args() {
+	case $1 in
+	default) echo "ramboot=off" ;;
+	image-to-ram) echo "ramboot=off ltsp.image_to_ram=1" ;;
+	lazy-nbd) echo "ramboot=lazy" ;;
+	ram-http | lazy-http)
+		[ "$has_url" = 1 ] || return 1
+		echo "ramboot=${1%-http} ramboot.url=$URL" ;;
+	*) return 1 ;;
+	esac
+}
+val() { sed -n "s/^BBENCH $2 //p" "$1" | head -n 1; }
+
+# worse CURRENT A B: the larger of CURRENT and A / B (two decimals; n/a
+# for none): the final line's ratios, the worst over the rates
+worse() {
+	awk -v c="$1" -v a="$2" -v b="$3" 'BEGIN {
+		if (a == "-" || b == "-" || b + 0 == 0) { print c; exit }
+		x = sprintf("%.2f", a / b)
+		print (c == "n/a" || x + 0 > c + 0) ? x : c }'
+}
+
+if [ "${HTTPBENCH_QEMU:-1}" != 0 ]; then
+	if qemu_level; then
+		qemu_table=$tmp/qemu.md
+		{
+			echo "| link | mode | root-ready s | login-ready s | server MB | server CPU ms | boots |"
+			echo "|---|---|---:|---:|---:|---:|---:|"
+			for rate in $qrates; do
+				for m in $qmodes; do
+					if ! qmode_args "$m" >/dev/null ||
+						[ "$(awk -F '\t' -v l="$rate" -v m="$m" '$1 == l && $3 == m && $8 == "na"' "$qresults")" ]; then
+						echo "| $rate | $m | $na | | | | |"
+						continue
+					fi
+					read -r rmed rlo rhi n <<<"$(stat_of "$qresults" "$rate" "$m" root)"
+					read -r lmed llo lhi _ <<<"$(stat_of "$qresults" "$rate" "$m" login)"
+					read -r bmed _ _ _ <<<"$(stat_of "$qresults" "$rate" "$m" bytes)"
+					read -r tmed _ _ _ <<<"$(stat_of "$qresults" "$rate" "$m" ticks)"
+					if [ "$n" = 0 ]; then
+						echo "| $rate | $m | failed | | | | 0 of $qruns |"
+						continue
+					fi
+					awk -v r="$rate" -v m="$m" -v a="$rmed" -v al="$rlo" -v ah="$rhi" \
+						-v b="$lmed" -v bl="$llo" -v bh="$lhi" -v by="$bmed" -v t="$tmed" \
+						-v hz="$hz" -v n="$n" -v runs="$qruns" '
+						BEGIN { printf "| %s | %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f | %.0f | %d of %d |\n",
+							r, m, a, al, ah, b, bl, bh, by / 1e6, t * 1000 / hz, n, runs }'
+				done
+				read -r a _ _ _ <<<"$(stat_of "$qresults" "$rate" ram-http login)"
+				read -r b _ _ _ <<<"$(stat_of "$qresults" "$rate" image-to-ram login)"
+				ram_q=$(worse "${ram_q:-n/a}" "$a" "$b")
+				read -r a _ _ _ <<<"$(stat_of "$qresults" "$rate" lazy-http login)"
+				read -r b _ _ _ <<<"$(stat_of "$qresults" "$rate" default login)"
+				lazy_q=$(worse "${lazy_q:-n/a}" "$a" "$b")
+			done
+		} >"$qemu_table"
+	else
+		say "QEMU level skipped: $qemu_why"
+	fi
+fi
+
 # ---------------------------------------------------------------- the summary
 
-ram_r=n/a lazy_l=n/a
+ram_r=${ram_q:-n/a} lazy_l=${lazy_q:-n/a}
 fmt_ratio() { if [ -n "$1" ] && [ "$1" != - ]; then echo "$1"; else echo n/a; fi; }
 section=$tmp/section.md
 {
@@ -411,6 +617,21 @@ section=$tmp/section.md
 		"server CPU: utime + stime of the nginx processes (10 ms ticks)"
 	echo
 	cat "$host_table"
+	echo
+	if [ -n "$qemu_table" ]; then
+		echo "- QEMU level: QEMU $("$qemu_real" --version | head -n 1 | sed 's/.*version //'), accelerator" \
+			"$qemu_accel, guest $mem MiB, 2 vCPUs, Debian kernel $kver; the real LTSP initrd" \
+			"(ltsp.img + Debian's initrd.img), root=/dev/nbd0 from nbd-server" \
+			"$(dpkg-query -W -f '${Version}' nbd-server 2>/dev/null) in the server's namespace," \
+			"QEMU's user network in the client's; $qruns round(s) per rate, the modes interleaved"
+		echo "- Times: seconds since the guest kernel started; root-ready: the image's init runs;" \
+			"login-ready: it has read a fixed 25 % of the image's files; server MB: what the server's" \
+			"veth sent during the boot (NBD and HTTP); server CPU: nbd-server and nginx"
+		echo
+		cat "$qemu_table"
+	else
+		echo "- QEMU level: not run${qemu_why:+ ($qemu_why)}"
+	fi
 } >"$section"
 cat "$section"
 if [ -n "$doc" ]; then
