@@ -445,7 +445,10 @@ qemu_level() {
 	for t in mkfs.ext4 cpio lsinitramfs; do
 		command -v "$t" >/dev/null || { qemu_why="$t not installed"; return 1; }
 	done
-	bench_qemu_setup
+	# bench_qemu_setup, but without QEMU the host level's tables stay
+	boot_host || { qemu_why=$host_why; return 1; }
+	qemu_accel_choose "$kernel" || { qemu_why="no accelerator"; return 1; }
+	say "accelerator: $qemu_accel ($qemu_accel_why)"
 	lt=$cache/ltsp
 	bench_name=http-bench
 	ltsp_setup || { qemu_why="the LTSP initrd could not be built"; return 1; }
