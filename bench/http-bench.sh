@@ -415,7 +415,8 @@ host_table=$tmp/host.md
 #   lazy-http     ramboot=lazy ramboot.url=URL
 #   lazy-nbd      ramboot=lazy, the image file over NBD
 # A build without ramboot.url= gets n/a for the two HTTP modes; a
-# lazy-http boot that took nothing from the web server is n/a as well.
+# lazy-http boot that took nothing from the web server is n/a as well, a
+# ram-http one failed (it fell back to the network image).
 # Columns: root-ready and login-ready (bench/boot-bench-init's markers),
 # the bytes the server namespace sent (NBD and HTTP, its veth) and the
 # CPU time of nbd-server (with its per-client children) and nginx.
@@ -523,6 +524,9 @@ CONF
 				ok=1
 				if ! grep -q '^BBENCH-DONE' "$lg"; then
 					say "  $name did not finish (qemu exit $rc; log: $lg)"
+					ok=0
+				elif [ "$m" = ram-http ] && [ "$HB" -lt $((img_size / 2)) ]; then
+					say "  $name: the web server sent $HB bytes: $(sed -n 's/^BBENCH report fallback/fallback/p' "$lg" | head -n 1)"
 					ok=0
 				elif [ "$m" = lazy-http ] && [ "$HB" -lt $((img_size / 2)) ]; then
 					say "  $name: the web server sent $HB bytes: no lazy copy over HTTP in this build"
