@@ -13,6 +13,8 @@
 #   make bench-netmem  the network memory tier: a small client in QEMU with
 #                   no swap, zram, zram + a memory server (nbd-server); the
 #                   server's CPU, idle and busy (root; docs/benchmarks.md)
+#   make bench-http images over HTTP on a shaped link: curl against ramboot
+#                   load, then boots in QEMU (root; docs/benchmarks.md)
 #   make demo       build, make a demo client image, boot it in QEMU
 #   make man        the man pages (build/man/), from man/*.md and docs/
 #   make check-package  build the Debian package and install it into a
@@ -76,7 +78,7 @@ MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab bench-netmem demo install clean fuzz unit man check-package
+.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab bench-netmem bench-http demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -195,6 +197,10 @@ bench-lab:
 bench-netmem:
 	$(PROJECT_MAKE) all static
 	bench/netmem-bench.sh
+
+bench-http:
+	$(PROJECT_MAKE) all static
+	bench/http-bench.sh
 
 demo:
 	images/demo.sh
