@@ -106,22 +106,19 @@ static/ramboot: $(SOBJ) | static-dir
 	@echo "static/ramboot: $$(stat -c %s $@) bytes"
 
 # The static binary is downloaded by every client in its initrd at every
-# boot: the folders whose speed no copy waits on (settings, the boot's
-# sequence, status, the cache's bookkeeping, the server's commands) are
-# built for size; the data path (codec/, load/, bgread/, lazy/, lib/,
-# format/: the decoders, the pipeline, SHA-256, the read and write loops,
-# the chunker) keeps CFLAGS. make bench measures the copy's speed.
+# boot, and it must fit in 2 MiB: our code is built for size, but for the
+# files whose speed a copy waits on. The decoders are the libraries' own
+# (libzstd, liblzma, ...), SHA-256 and the read and write loops are in
+# lib/ and codec/, the content-defined chunker in format/cdc.c and the
+# lazy copier's loop in lazy/copy.c: those keep CFLAGS. The loader's
+# pipeline (load/) hands buffers between them and waits on them, so it
+# costs nothing measurable at -Os (make bench measures the copy's speed).
 # Nor do they carry unwind tables (.eh_frame): no thread is cancelled
 # in their code (pthread_cancel meets only the codec/ and bgread/
 # readers, in read_full/pread_full of lib/), and C needs them for nothing else.
-STATIC_OS_DIRS := boot cache dev initrd profile publish source status swap trust udpcast
-# The lazy copier's HTTP set-up and NBD server: each read waits on the network.
-STATIC_OS_FILES := lazy/http lazy/nbdserve
-static_opt = $(if $(filter $(STATIC_OS_DIRS),$(firstword $(subst /, ,$(1))))$(filter $(STATIC_OS_FILES),$(1)),-Os -fno-asynchronous-unwind-tables)
-
-# The DNS resolver (format/dns.c, source/dns.c) asks once per connection:
-# no copy waits on its speed either.
-build/static/format/dns.o build/static/source/dns.o: CFLAGS += -Os -fno-asynchronous-unwind-tables
+STATIC_OS_DIRS := boot cache dev format initrd lazy load profile publish source status swap trust udpcast
+STATIC_FAST_FILES := format/cdc lazy/copy
+static_opt = $(if $(filter-out $(STATIC_FAST_FILES),$(filter $(addsuffix /%,$(STATIC_OS_DIRS)),$(1))),-Os -fno-asynchronous-unwind-tables)
 
 build/static/%.o: src/%.c VERSION
 	@echo "  CC      $@"
