@@ -431,7 +431,9 @@ void do_ram(struct boot_run *run)
 		goto out;
 	}
 	if (rc != RB_EXIT_OK) {
-		if (id >= 0 || stuck)
+		/* A copy over HTTP that failed part-way keeps DEST.part in its
+		 * tmpfs for a run again: a boot never runs again, it drops it. */
+		if (id >= 0 || stuck || r->part_kept)
 			drop_copy(rundir, dest);
 		else if (s->target == TARGET_TMPFS)
 			rmdir(tmpfs);   /* the loader unmounted its tmpfs */
