@@ -465,6 +465,8 @@ static void announce(const struct run *u)
 {
 	const struct source *s = &u->src;
 	const struct codec *c = u->codec;
+	/* A ranged copy over HTTP opened no stream: the manifest's size. */
+	uint64_t size = s->size ? s->size : u->ms ? u->man.size : 0;
 	char a[32], b[32], ram[48] = "";
 
 	if (!u->o->announce)
@@ -474,7 +476,7 @@ static void announce(const struct run *u)
 			 fmt_size(u->estimate, b, sizeof(b)));
 	rb_note("copying %s (%s, %s%s) into RAM (%s)",
 		s->kind == SRC_UDPCAST ? "the udpcast stream" : u->o->source,
-		s->size ? fmt_size(s->size, a, sizeof(a)) : "size unknown",
+		size ? fmt_size(size, a, sizeof(a)) : "size unknown",
 		!c ? "format not yet known" : c == &codec_none ? "uncompressed" : c->name, ram,
 		u->o->announce);
 }
