@@ -535,7 +535,7 @@ int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, siz
 {
 	const struct boot_settings *s = &run->s;
 	const struct vplan *vp = &run->vp;
-	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX];
+	char tmpfs[PATH_MAX + 8], pbuf[PATH_MAX], urls[SET_PATH_MAX + 8];
 	struct child_lazy *c = calloc(1, sizeof(*c));
 	struct lazy_opts *o;
 	double limit = read_limit(s);
@@ -547,6 +547,16 @@ int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, siz
 	lazy_opts_init(o);
 	o->background = true;
 	o->image = run->image;
+	if (image_fd < 0 && s->nurl > 1) {
+		/* ramboot.url='s mirrors: the copier takes them as one list. */
+		size_t n = 0;
+
+		for (int i = 0; i < s->nurl && n < sizeof(urls); i++)
+			n += (size_t)snprintf(urls + n, sizeof(urls) - n, "%s%s", i ? "," : "",
+					      settings_url(s, i));
+		if (n < sizeof(urls))
+			o->image = urls;
+	}
 	if (image_fd >= 0) {
 		/* The bytes at disk speed, the loop device the hook mounts. */
 		o->image_fd = image_fd;
