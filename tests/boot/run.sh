@@ -89,6 +89,7 @@ cache-nodisk		cache_case
 http-ram		http_case
 http-mirror		http_case
 http-nohash		http_case
+http-lazy-ltsp		http_case
 http-lazy		http_lazy_case
 http-lazy-mirror	http_lazy_case
 "

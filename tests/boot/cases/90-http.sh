@@ -2,6 +2,8 @@
 # tests/boot/cases/90-http.sh - ramboot.url=: the image over HTTP, with the
 # real LTSP code (ltsp.img, the shipped hook) on Debian's initrd: http-ram
 # (boot=ramboot: no NFS, no NBD, no disk; the root is the RAM copy),
+# http-lazy-ltsp (ramboot=lazy: LTSP mounts the copier's loop device on
+# its NBD server, switched to RAM),
 # http-mirror (the first of two mirrors stopped while the guest copies)
 # and http-nohash (a manifest without chunk hashes: the fallback to the
 # network image, one line).
@@ -177,6 +179,21 @@ http_case() {
 		expect source "$url1"
 		expect_ltsp_copy
 		grep -q 'GET /x86_64.img ' "$fast/access.log" || fail "the second mirror served no part of the image"
+		;;
+	http-lazy-ltsp)
+		# ramboot=lazy: LTSP mounts the loop device the copier put on
+		# its own NBD server, which the copy then switches to RAM.
+		http_nginx "$ht/srv" || { http_stop; result "$name"; return; }
+		url=http://10.0.2.2:$hport/x86_64.img
+		boot_debian "$name" "$ht/initrd.combined" 1024 \
+			"boot=ramboot ip=dhcp init=/sbin/rbtest-init ramboot=lazy ramboot.url=$url" "" "$nic"
+		http_stop
+		ltsp_booted
+		expect_done || { result "$name"; return; }
+		expect_lazy_switched
+		expect source "$url"
+		expect_lazy copy /run/ramboot/ram/x86_64.img
+		grep -q '" 206 ' "$hn/access.log" || fail "no range of the image was served"
 		;;
 	http-nohash)
 		# A version 1 manifest (no chunk hashes): refused, LTSP mounts the

@@ -10,9 +10,9 @@
 # tests/boot/run.sh.
 # shellcheck shell=sh disable=SC2154,SC2034 # the runner's and lib.sh's variables
 
-# http_nginx DIR PORT [TAG]: nginx serving DIR on 127.0.0.1:PORT, its
+# hl_nginx DIR PORT [TAG]: nginx serving DIR on 127.0.0.1:PORT, its
 # pid in $logs/$name.nginxTAG/nginx.pid
-http_nginx() {
+hl_nginx() {
 	ng=$logs/$name.nginx${3:-}
 	mkdir -p "$ng"
 	cat > "$ng/nginx.conf" <<CONF
@@ -37,9 +37,9 @@ CONF
 	PATH=$PATH:/usr/sbin nginx -p "$ng" -c "$ng/nginx.conf"
 }
 
-# http_stop_when MARKER: stop nginx once the console shows MARKER
-# (http_stop_when @TAG: nginxTAG once it answered a ranged GET)
-http_stop_when() {
+# hl_stop_when MARKER: stop nginx once the console shows MARKER
+# (hl_stop_when @TAG: nginxTAG once it answered a ranged GET)
+hl_stop_when() {
 	i=0
 	while [ $i -lt $((timeout_s * 10)) ]; do
 		if [ "${1#@}" != "$1" ]; then
@@ -71,7 +71,7 @@ http_lazy_case() {
 	"${RAMBOOT_BIN:-$top/ramboot}" manifest --chunk-size=256KiB "$www/x86_64.img" \
 		> "$www/x86_64.img.manifest" 2> "$logs/$name.manifest"
 	port=$((20000 + ($$ + 7) % 20000))
-	if ! http_nginx "$www" "$port"; then
+	if ! hl_nginx "$www" "$port"; then
 		skip "$name" "nginx did not start: $(tail -n 1 "$logs/$name.nginx/error.log")"
 		return
 	fi
@@ -79,9 +79,9 @@ http_lazy_case() {
 	mirror=
 	if [ "$name" = http-lazy-mirror ]; then
 		mirror=$((port + 1))
-		http_nginx "$www" "$mirror" 2 || { skip "$name" "the second nginx did not start"; return; }
+		hl_nginx "$www" "$mirror" 2 || { skip "$name" "the second nginx did not start"; return; }
 		url=http://10.0.2.2:$mirror/x86_64.img,$url
-		http_stop_when @2 &
+		hl_stop_when @2 &
 		stopper2=$!
 	fi
 	# Before `ramboot boot`: the lazy server, and the root from its loop
@@ -126,7 +126,7 @@ echo "RBTEST http-nbd0-pid=$(cat /sys/block/nbd0/pid 2>/dev/null)"
 sed 's/^/RBTEST http-lazy-log /' /run/ramboot/lazy.log 2>/dev/null
 CASE
 	: > "$logs/$name.log"
-	http_stop_when "RBTEST http-stop-nginx" &
+	hl_stop_when "RBTEST http-stop-nginx" &
 	stopper=$!
 	boot_extra="-virtfs local,path=$share,mount_tag=rbshare,security_model=none,readonly=on -netdev user,id=n0 -device virtio-net-pci,netdev=n0"
 	boot "$name" 9p "rbtest.ip=10.0.2.15/24 rbtest.pre=1 rbtest.share=1 rbtest.url=$url"
