@@ -19,6 +19,7 @@
 
 load helpers/common
 load helpers/cache
+load helpers/http
 
 setup_file() {
 	cache_images "$BATS_FILE_TMPDIR"
@@ -33,61 +34,22 @@ setup() {
 }
 
 teardown() {
-	if [ -f "$T/nginx/nginx.pid" ]; then
-		kill "$(cat "$T/nginx/nginx.pid")" 2>/dev/null || true
+	if [ -f "$BATS_TEST_TMPDIR/nginx/nginx.pid" ]; then
+		kill "$(cat "$BATS_TEST_TMPDIR/nginx/nginx.pid")" 2>/dev/null || true
 	fi
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # nginx_start: nginx serving $W at $URL, every request logged in $LOG
-# (the lines of tests/http.bats's nginx_start, with an access log)
+# (its method, path, status, body bytes and Range)
 nginx_start() {
-	local n=$T/nginx v t m
-	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
-		skip "nginx not installed (tests/deps.sh install: nginx-light)"
-	PATH=$PATH:/usr/sbin
-	mkdir -p "$n"
-	PORT=$(free_port)
-	LOG=$n/access.log
-	v=$(nginx -V 2>&1)
-	t="client_body_temp_path $n/body;"
-	for m in proxy fastcgi uwsgi scgi; do
-		case $v in
-		*"--without-http_${m}_module"*) ;;
-		*) t="$t ${m}_temp_path $n/$m;" ;;
-		esac
-	done
-	cat >"$n/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo 'user root;' )
-worker_processes 1;
-pid $n/nginx.pid;
-error_log $n/error.log;
-events { worker_connections 64; }
-http {
-	log_format rb '\$request_method \$uri \$status \$body_bytes_sent "\$http_range"';
-	access_log $LOG rb;
-	$t
-	server {
-		listen 127.0.0.1:$PORT;
-		root $W;
-	}
-}
-CONF
-	nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start: $(cat "$n/error.log")"
-	for _ in $(seq 100); do
-		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
-			"$PORT" 2>/dev/null && break
-		sleep 0.1
-	done
-	URL=http://127.0.0.1:$PORT
+	# shellcheck disable=SC2016 # nginx's variables
+	NGINX_LOG_FORMAT='$request_method $uri $status $body_bytes_sent "$http_range"' nginx_at "" "$W"
+	LOG=$BATS_TEST_TMPDIR/nginx/access.log
 }
 
 nginx_stop() {
 	local pid
-	pid=$(cat "$T/nginx/nginx.pid")
+	pid=$(cat "$BATS_TEST_TMPDIR/nginx/nginx.pid")
 	kill "$pid"
 	for _ in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || return 0

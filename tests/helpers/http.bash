@@ -1,0 +1,93 @@
+# shellcheck shell=bash disable=SC2034 # PORT and URL are the tests'
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Web servers for the HTTP tests: Debian's nginx, started on 127.0.0.1
+# with a configuration of the test's own in $BATS_TEST_TMPDIR/nginxNAME.
+# nginx_start serves $W (each file of the test's).
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT [HOST]: up to 10 s for a listener
+wait_port() {
+	for _ in $(seq 100); do
+		python3 -c 'import socket, sys; socket.create_connection((sys.argv[2], int(sys.argv[1])), 1)' \
+			"$1" "${2:-127.0.0.1}" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "nothing listens on ${2:-127.0.0.1}:$1"
+}
+
+# nginx_start [RATE]: nginx serving $W at $URL, each answer at RATE
+# (limit_rate) when given
+nginx_start() {
+	nginx_at "" "$W" "${1:+limit_rate $1;}"
+}
+
+# nginx_at NAME ROOT [DIRECTIVES]: another nginx, in $BATS_TEST_TMPDIR/nginxNAME
+# (its access log: the status and body bytes of each answer, or what
+# NGINX_LOG_FORMAT says), serving ROOT
+# at $URL, with DIRECTIVES in its server block; $PORT kept when NGINX_PORT
+# is set (a restart)
+nginx_at() {
+	local n=$BATS_TEST_TMPDIR/nginx$1 v t fmt
+	# shellcheck disable=SC2016 # nginx's variables
+	fmt=${NGINX_LOG_FORMAT:-'$status $body_bytes_sent'}
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
+		skip "nginx not installed (tests/deps.sh install: nginx-light)"
+	PATH=$PATH:/usr/sbin
+	mkdir -p "$n"
+	PORT=${NGINX_PORT:-$(free_port)}
+	v=$(nginx -V 2>&1)
+	# the temporary directories of the modules built in, all in $n: the
+	# defaults are root's
+	t="client_body_temp_path $n/body;"
+	for m in proxy fastcgi uwsgi scgi; do
+		case $v in
+		*"--without-http_${m}_module"*) ;;
+		*) t="$t ${m}_temp_path $n/$m;" ;;
+		esac
+	done
+	cat >"$n/nginx.conf" <<CONF
+$( [ "$(id -u)" = 0 ] && echo 'user root;' )
+worker_processes 1;
+pid $n/nginx.pid;
+error_log $n/error.log;
+events { worker_connections 64; }
+http {
+	log_format st '$fmt';
+	access_log $n/access.log st;
+	$t
+	server {
+		listen 127.0.0.1:$PORT;
+		root $2;
+		${3:-}
+	}
+}
+CONF
+	nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start: $(cat "$n/error.log")"
+	wait_port "$PORT"
+	URL=http://127.0.0.1:$PORT
+}
+
+# nginx_kill NAME: nginx NAME and its workers killed outright (no answer
+# finished), its pid file waited for (the daemon writes it after its parent
+# returned)
+nginx_kill() {
+	local f=$BATS_TEST_TMPDIR/nginx$1/nginx.pid m
+	for _ in $(seq 100); do
+		[ -s "$f" ] && break
+		sleep 0.05
+	done
+	m=$(cat "$f")
+	# shellcheck disable=SC2046
+	kill -KILL $(pgrep -P "$m") "$m"
+	rm -f "$f"
+}
+
+# log_bytes NAME: body bytes nginx NAME sent
+log_bytes() {
+	awk '{ s += $2 } END { print s + 0 }' "$BATS_TEST_TMPDIR/nginx$1/access.log"
+}
+
