@@ -618,7 +618,9 @@ int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, siz
 			       c->r.error[0] ? c->r.error : "the copier could not start");
 	}
 	if (rc == 0) {
-		snprintf(run->rep.target, sizeof(run->rep.target), "%s", boot_target_name(s->target));
+		/* Over HTTP the copy is a tmpfs file, whatever was asked. */
+		snprintf(run->rep.target, sizeof(run->rep.target), "%s",
+			 boot_target_name(lazy_serves_http(o) ? TARGET_TMPFS : s->target));
 		snprintf(run->rep.mode_done, sizeof(run->rep.mode_done), "lazy");
 		rb_debug("lazy copy of %s started in process %d; progress in %s/lazy", run->image,
 			 (int)c->r.child, run->rundir);

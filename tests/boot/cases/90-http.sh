@@ -182,16 +182,18 @@ http_case() {
 		;;
 	http-lazy-ltsp)
 		# ramboot=lazy: LTSP mounts the loop device the copier put on
-		# its own NBD server, which the copy then switches to RAM.
+		# its own NBD server, which the copy then switches to RAM. Over
+		# HTTP the copy is a tmpfs file, though zram is asked for.
 		http_nginx "$ht/srv" || { http_stop; result "$name"; return; }
 		url=http://10.0.2.2:$hport/x86_64.img
 		boot_debian "$name" "$ht/initrd.combined" 1024 \
-			"boot=ramboot ip=dhcp init=/sbin/rbtest-init ramboot=lazy ramboot.url=$url" "" "$nic"
+			"boot=ramboot ip=dhcp init=/sbin/rbtest-init ramboot=lazy ramboot.target=zram ramboot.url=$url" "" "$nic"
 		http_stop
 		ltsp_booted
 		expect_done || { result "$name"; return; }
 		expect_lazy_switched
 		expect source "$url"
+		expect target tmpfs
 		expect_lazy copy /run/ramboot/ram/x86_64.img
 		grep -q '" 206 ' "$hn/access.log" || fail "no range of the image was served"
 		;;
