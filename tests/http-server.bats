@@ -130,12 +130,13 @@ check_server() {
 	assert_equal "$(header Cache-Control "$CINDEX")" "public, max-age=31536000, immutable"
 	assert_equal "$(header Cache-Control x86_64.img.manifest)" "no-cache"
 	assert_equal "$(header Cache-Control x86_64.img)" "no-cache"
-	assert_equal "$(header Content-Range "$CA" -H 'Range: bytes=1048576-2097151')" \
-		"bytes 1048576-2097151/3145728"
+	# a GET: lighttpd answers a HEAD without the range
+	assert_equal "$(curl -sS -D - -o /dev/null -H 'Range: bytes=1048576-2097151' "$URL/$CA" |
+		tr -d '\r' | sed -n 's/^Content-Range: //Ip')" "bytes 1048576-2097151/3145728"
 	assert_equal "$(curl -sS -o /dev/null -w '%{http_code}' -H 'Range: bytes=0-9' "$URL/$CA")" 206
 	rb load --progress=none "$URL/x86_64.img" "$OUT/img"
 	assert_loaded "$W/x86_64.img" "$OUT/img"
-	grep -q 'chunks ok' <<<"$stderr" || fail "not verified by chunks: $stderr"
+	grep -q 'sha256 ok, chunks=[1-9]' <<<"$stderr" || fail "not verified by chunks: $stderr"
 	rm -f "$OUT/img"
 	rb load --progress=none --manifest="$URL/x86_64.img.manifest" "$URL/$CA" "$OUT/img"
 	assert_loaded "$W/x86_64.img" "$OUT/img"

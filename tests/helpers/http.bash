@@ -75,15 +75,26 @@ CONF
 # finished), its pid file waited for (the daemon writes it after its parent
 # returned)
 nginx_kill() {
-	local f=$BATS_TEST_TMPDIR/nginx$1/nginx.pid m
+	local f=$BATS_TEST_TMPDIR/nginx$1/nginx.pid m w a p
 	for _ in $(seq 100); do
 		[ -s "$f" ] && break
 		sleep 0.05
 	done
 	m=$(cat "$f")
-	# shellcheck disable=SC2046
-	kill -KILL $(pgrep -P "$m") "$m"
+	w=$(pgrep -P "$m")
+	# shellcheck disable=SC2086
+	kill -KILL $w "$m"
 	rm -f "$f"
+	# gone, their listening socket with them (a restart binds its port)
+	for _ in $(seq 200); do
+		a=
+		for p in $w $m; do
+			kill -0 "$p" 2>/dev/null && a=1
+		done
+		[ -z "$a" ] && return 0
+		sleep 0.05
+	done
+	fail "nginx $m did not end"
 }
 
 # log_bytes NAME: body bytes nginx NAME sent
