@@ -430,6 +430,22 @@ static int probe_image(const struct boot_settings *s, const char *image, char *b
 	return rc;
 }
 
+/* The plan checked (settings, verification), the mode: the cache, a
+ * lazy copy or a RAM copy. */
+static void run_mode(struct boot_run *run)
+{
+	const struct boot_settings *s = &run->s;
+
+	if (!settings_usable(s, &run->rep) || !verify_plan(s, run->manifest, &run->vp, &run->rep))
+		return;
+	if (cache_used(s))
+		do_cache(run);
+	else if (s->mode == BOOT_LAZY)
+		lazy_from_network(run);
+	else
+		do_ram(run);
+}
+
 /*
  * ramboot.url=: the image over HTTP, its first URL (the others are its
  * mirrors, fill_opts() in modes.c). Nothing is probed here: the loader
@@ -458,14 +474,7 @@ static void boot_url(struct boot_run *run)
 			 "file, not ramboot.url=");
 		return;
 	}
-	if (!settings_usable(s, rep) || !verify_plan(s, run->manifest, &run->vp, rep))
-		return;
-	if (cache_used(s))
-		do_cache(run);
-	else if (s->mode == BOOT_LAZY)
-		lazy_from_network(run);
-	else
-		do_ram(run);
+	run_mode(run);
 }
 
 /*
@@ -527,14 +536,7 @@ static void boot_image(struct boot_run *run)
 			 "cache's device");
 		return;
 	}
-	if (!settings_usable(s, rep) || !verify_plan(s, run->manifest, &run->vp, rep))
-		return;
-	if (cache_used(s))
-		do_cache(run);
-	else if (s->mode == BOOT_LAZY)
-		lazy_from_network(run);
-	else
-		do_ram(run);
+	run_mode(run);
 }
 
 int cmd_boot(int argc, char **argv)
