@@ -198,38 +198,12 @@ mkdir -p "$tmp/www"
 cp "$img" "$tmp/www/image.sqfs"
 cp "$img.manifest" "$tmp/www/image.sqfs.manifest"
 chmod 0644 "$tmp/www/"*
-nginx_v=$(nginx -V 2>&1)
 # nginx_start NS ADDRESS: nginx serving $tmp/www on ADDRESS:80 in NS
 nginx_start() {
-	local d=$tmp/nginx-$1 t m
-	mkdir -p "$d"
-	# the modules' temporary directories in $d: the defaults are root's
-	t="client_body_temp_path $d/body;"
-	for m in proxy fastcgi uwsgi scgi; do
-		case $nginx_v in
-		*"--without-http_${m}_module"*) ;;
-		*) t="$t ${m}_temp_path $d/$m;" ;;
-		esac
-	done
-	cat >"$d/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $d/nginx.pid;
-error_log $d/error.log;
-events { worker_connections 64; }
-http {
-	log_format sent '\$bytes_sent';
-	access_log $d/access.log sent;
-	sendfile on;
-	tcp_nopush on;
-	default_type application/octet-stream;
-	$t
-	server {
-		listen $2:80;
-		root $tmp/www;
-	}
-}
-CONF
+	local d=$tmp/nginx-$1
+	# shellcheck disable=SC2016 # nginx's variables
+	NGINX_LOG_FORMAT='$bytes_sent' "$top/tests/helpers/nginx-conf.sh" "$d" "$2:80" \
+		"sendfile on; tcp_nopush on; default_type application/octet-stream;" "root $tmp/www;"
 	ip netns exec "$1" nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" ||
 		die "nginx did not start in $1: $(tail -n 2 "$d/error.log")"
 	local i

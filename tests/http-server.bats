@@ -60,36 +60,11 @@ wait_port() {
 # nginx_start NAME BODY: an nginx whose one server listens on $PORT with
 # BODY (the include of a shipped file); $URL its address
 nginx_start() {
-	local n=$BATS_TEST_TMPDIR/$1 v t m
+	local n=$BATS_TEST_TMPDIR/$1
 	PATH=$PATH:/usr/sbin
 	command -v nginx >/dev/null || skip "nginx not installed (tests/deps.sh install)"
-	mkdir -p "$n"
 	PORT=$(free_port)
-	v=$(nginx -V 2>&1)
-	# the modules' temporary directories in $n: the defaults are root's
-	t="client_body_temp_path $n/body;"
-	for m in proxy fastcgi uwsgi scgi; do
-		case $v in
-		*"--without-http_${m}_module"*) ;;
-		*) t="$t ${m}_temp_path $n/$m;" ;;
-		esac
-	done
-	cat >"$n/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo 'user root;' )
-worker_processes 1;
-pid $n/nginx.pid;
-error_log $n/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	$t
-	${3:-}
-	server {
-		listen 127.0.0.1:$PORT;
-		$2
-	}
-}
-CONF
+	"$TOP/tests/helpers/nginx-conf.sh" "$n" "127.0.0.1:$PORT" "${3:-}" "$2"
 	PIDFILES+=("$n/nginx.pid")
 	nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start: $(cat "$n/error.log")"
 	wait_port "$PORT" || fail "nginx does not listen on $PORT: $(cat "$n/error.log")"

@@ -39,24 +39,8 @@ nginx_start() {
 	local n=$BATS_TEST_TMPDIR/nginx
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
 		skip "nginx not installed (tests/deps.sh install: nginx-light)"
-	mkdir -p "$n"
 	PORT=$(free_port)
-	cat >"$n/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $n/nginx.pid;
-error_log $n/error.log;
-events { worker_connections 64; }
-http {
-	access_log $n/access.log;
-	client_body_temp_path $n/body;
-	proxy_temp_path $n/proxy;
-	fastcgi_temp_path $n/fastcgi;
-	uwsgi_temp_path $n/uwsgi;
-	scgi_temp_path $n/scgi;
-	server { listen 127.0.0.1:$PORT; root $W; }
-}
-CONF
+	"$TOP/tests/helpers/nginx-conf.sh" "$n" "127.0.0.1:$PORT" "" "root $W;"
 	PATH=$PATH:/usr/sbin nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start"
 	for _ in $(seq 100); do
 		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \

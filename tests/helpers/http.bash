@@ -31,41 +31,14 @@ nginx_start() {
 # at $URL, with DIRECTIVES in its server block; $PORT kept when NGINX_PORT
 # is set (a restart)
 nginx_at() {
-	local n=$BATS_TEST_TMPDIR/nginx$1 v t fmt
-	# shellcheck disable=SC2016 # nginx's variables
-	fmt=${NGINX_LOG_FORMAT:-'$status $body_bytes_sent'}
+	local n=$BATS_TEST_TMPDIR/nginx$1
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
 		skip "nginx not installed (tests/deps.sh install: nginx-light)"
 	PATH=$PATH:/usr/sbin
-	mkdir -p "$n"
 	PORT=${NGINX_PORT:-$(free_port)}
-	v=$(nginx -V 2>&1)
-	# the temporary directories of the modules built in, all in $n: the
-	# defaults are root's
-	t="client_body_temp_path $n/body;"
-	for m in proxy fastcgi uwsgi scgi; do
-		case $v in
-		*"--without-http_${m}_module"*) ;;
-		*) t="$t ${m}_temp_path $n/$m;" ;;
-		esac
-	done
-	cat >"$n/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo 'user root;' )
-worker_processes 1;
-pid $n/nginx.pid;
-error_log $n/error.log;
-events { worker_connections 64; }
-http {
-	log_format st '$fmt';
-	access_log $n/access.log st;
-	$t
-	server {
-		listen 127.0.0.1:$PORT;
-		root $2;
-		${3:-}
-	}
-}
-CONF
+	# shellcheck disable=SC2016 # nginx's variables
+	NGINX_LOG_FORMAT=${NGINX_LOG_FORMAT:-'$status $body_bytes_sent'} \
+		"$TOP/tests/helpers/nginx-conf.sh" "$n" "127.0.0.1:$PORT" "" "root $2; ${3:-}"
 	nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start: $(cat "$n/error.log")"
 	wait_port "$PORT"
 	URL=http://127.0.0.1:$PORT

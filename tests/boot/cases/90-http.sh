@@ -24,30 +24,8 @@
 http_nginx() {
 	hn=$(mktemp -d "$lt/nginx.XXXXXX")
 	hport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	hv=$(nginx -V 2>&1)
-	htp="client_body_temp_path $hn/body;"
-	for m in proxy fastcgi uwsgi scgi; do
-		case $hv in
-		*"--without-http_${m}_module"*) ;;
-		*) htp="$htp ${m}_temp_path $hn/$m;" ;;
-		esac
-	done
-	cat > "$hn/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $hn/nginx.pid;
-error_log $hn/error.log;
-events { worker_connections 64; }
-http {
-	access_log $hn/access.log;
-	$htp
-	server {
-		listen 127.0.0.1:$hport;
-		root $1;
-		${2:+limit_rate $2;}
-	}
-}
-CONF
+	"$top/tests/helpers/nginx-conf.sh" "$hn" "127.0.0.1:$hport" "" "root $1; ${2:+limit_rate $2;}" ||
+		{ fail "nginx-conf.sh failed"; return 1; }
 	nginx -p "$hn" -c "$hn/nginx.conf" || { fail "nginx did not start: $(cat "$hn/error.log")"; return 1; }
 	for _ in $(seq 100); do
 		[ -s "$hn/nginx.pid" ] && python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \

@@ -14,26 +14,7 @@
 # pid in $logs/$name.nginxTAG/nginx.pid
 hl_nginx() {
 	ng=$logs/$name.nginx${3:-}
-	mkdir -p "$ng"
-	cat > "$ng/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $ng/nginx.pid;
-error_log $ng/error.log;
-events { worker_connections 64; }
-http {
-	access_log $ng/access.log;
-	client_body_temp_path $ng/body;
-	proxy_temp_path $ng/proxy;
-	fastcgi_temp_path $ng/fastcgi;
-	uwsgi_temp_path $ng/uwsgi;
-	scgi_temp_path $ng/scgi;
-	server {
-		listen 127.0.0.1:$2;
-		root $1;
-	}
-}
-CONF
+	"$top/tests/helpers/nginx-conf.sh" "$ng" "127.0.0.1:$2" "" "root $1;" || return 1
 	PATH=$PATH:/usr/sbin nginx -p "$ng" -c "$ng/nginx.conf"
 }
 
