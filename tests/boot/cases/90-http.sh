@@ -86,6 +86,21 @@ expect_one_warning() {
 		fail "the warning does not say '$1'"
 }
 
+# http_stop_at MARKER DIR: the nginx of DIR stopped once a console line
+# begins with MARKER, said in $logs/$name.http
+http_stop_at() {
+	i=0
+	while [ $i -lt $((timeout_s * 10)) ]; do
+		if tr -d '\r' < "$logs/$name.log" 2>/dev/null | grep -q "^$1"; then
+			kill "$(cat "$2/nginx.pid")" &&
+				echo "# $(cut -d' ' -f1 /proc/uptime): $1 seen, nginx stopped" >> "$logs/$name.http"
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # http_case NAME: http-ram, http-mirror or http-nohash
 http_case() {
 	ltsp_begin "$1" || return
@@ -132,18 +147,7 @@ http_case() {
 		http_nginx "$ht/srv" || { http_stop; result "$name"; return; }
 		fast=$hn
 		url2=http://10.0.2.2:$hport/x86_64.img
-		(
-			i=0
-			while [ $i -lt $((timeout_s * 10)) ]; do
-				if tr -d '\r' < "$logs/$name.log" 2>/dev/null | grep -q '^ramboot: boot: copying '; then
-					kill "$(cat "$slow/nginx.pid")" &&
-						echo "# $(cut -d' ' -f1 /proc/uptime): copy seen, first mirror stopped" >> "$logs/$name.http"
-					break
-				fi
-				sleep 0.1
-				i=$((i + 1))
-			done
-		) &
+		http_stop_at 'ramboot: boot: copying ' "$slow" &
 		watch=$!
 		boot_debian "$name" "$ht/initrd.combined" 1024 \
 			"boot=ramboot ip=dhcp init=/sbin/rbtest-init ramboot=ram ramboot.url=$url1,$url2" "" "$nic"
@@ -151,7 +155,7 @@ http_case() {
 		wait "$watch" 2>/dev/null
 		http_stop
 		ltsp_booted
-		grep -q 'first mirror stopped' "$logs/$name.http" 2>/dev/null ||
+		grep -q 'nginx stopped' "$logs/$name.http" 2>/dev/null ||
 			fail "the first mirror was not stopped during the copy"
 		expect_done || { result "$name"; return; }
 		expect source "$url1"
@@ -161,11 +165,18 @@ http_case() {
 	http-lazy-ltsp)
 		# ramboot=lazy: LTSP mounts the loop device the copier put on
 		# its own NBD server, which the copy then switches to RAM. Over
-		# HTTP the copy is a tmpfs file, though zram is asked for.
+		# HTTP the copy is a tmpfs file, though zram is asked for. Once
+		# switched, the guest says so (rbtest.cut: its probe of the NBD
+		# device, gone with the server process), nginx is stopped here,
+		# and the guest reads every file of its root again.
 		http_nginx "$ht/srv" || { http_stop; result "$name"; return; }
 		url=http://10.0.2.2:$hport/x86_64.img
+		http_stop_at "RBTEST lazy-ready-to-cut" "$hn" &
+		watch=$!
 		boot_debian "$name" "$ht/initrd.combined" 1024 \
-			"boot=ramboot ip=dhcp init=/sbin/rbtest-init ramboot=lazy ramboot.target=zram ramboot.url=$url" "" "$nic"
+			"boot=ramboot ip=dhcp init=/sbin/rbtest-init ramboot=lazy ramboot.target=zram ramboot.url=$url rbtest.cut=/dev/nbd0" "" "$nic"
+		kill "$watch" 2>/dev/null
+		wait "$watch" 2>/dev/null
 		http_stop
 		ltsp_booted
 		expect_done || { result "$name"; return; }
@@ -174,6 +185,9 @@ http_case() {
 		expect target tmpfs
 		expect_lazy copy /run/ramboot/ram/x86_64.img
 		grep -q '" 206 ' "$hn/access.log" || fail "no range of the image was served"
+		grep -q 'nginx stopped' "$logs/$name.http" 2>/dev/null ||
+			fail "nginx was not stopped once the copy switched"
+		grep -q '^RBTEST source-cut$' "$log.txt" || fail "the NBD device outlived the switch"
 		;;
 	http-nohash)
 		# A version 1 manifest (no chunk hashes): refused, LTSP mounts the
