@@ -46,25 +46,21 @@ nginx_at() {
 
 # nginx_kill NAME: nginx NAME and its workers killed outright (no answer
 # finished), its pid file waited for (the daemon writes it after its parent
-# returned)
+# returned). The daemon leads a process group of its own (setsid): the
+# group is killed, so that a worker the master forks again in the
+# meantime dies too, and waited for, its listening socket with it (a
+# restart binds its port).
 nginx_kill() {
-	local f=$BATS_TEST_TMPDIR/nginx$1/nginx.pid m w a p
+	local f=$BATS_TEST_TMPDIR/nginx$1/nginx.pid m
 	for _ in $(seq 100); do
 		[ -s "$f" ] && break
 		sleep 0.05
 	done
 	m=$(cat "$f")
-	w=$(pgrep -P "$m")
-	# shellcheck disable=SC2086
-	kill -KILL $w "$m"
+	kill -KILL -- "-$m"
 	rm -f "$f"
-	# gone, their listening socket with them (a restart binds its port)
 	for _ in $(seq 200); do
-		a=
-		for p in $w $m; do
-			kill -0 "$p" 2>/dev/null && a=1
-		done
-		[ -z "$a" ] && return 0
+		pgrep -g "$m" >/dev/null || return 0
 		sleep 0.05
 	done
 	fail "nginx $m did not end"
