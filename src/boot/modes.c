@@ -546,6 +546,7 @@ int do_lazy(struct boot_run *run, int image_fd, const char *loop, char *why, siz
 	o = &c->o;
 	lazy_opts_init(o);
 	o->background = true;
+	o->boot_report = true;
 	o->image = run->image;
 	if (image_fd < 0 && s->nurl > 1) {
 		/* ramboot.url='s mirrors: the copier takes them as one list. */

@@ -31,6 +31,7 @@
 #define LAZY_TMPFS_DIR "/run/ramboot/ram"     /* below the root prefix */
 #define LAZY_STATUS "/run/ramboot/lazy"       /* below the root prefix */
 #define LAZY_WAIT_POLL_MS 50                  /* --wait-loop: sysfs looked at this often */
+#define LAZY_REPORT_WAIT_S 60                 /* boot_report: the boot's report waited for */
 
 /* ---- the run ---- */
 
@@ -59,6 +60,11 @@ struct lazy_opts {
 	uint64_t rate;             /* bytes/s from the network, 0: no cap */
 	const char *status;        /* NULL: LAZY_STATUS below the root prefix */
 	bool background;
+	/* Started by `ramboot boot`, which writes its report only after the
+	 * copier started: a switch waits for that report (mode_done=lazy,
+	 * LAZY_REPORT_WAIT_S at most) before it amends it, so that the boot's
+	 * write never replaces a switch that came first. */
+	bool boot_report;
 	/* Seconds to wait for the loop device backed by the image (0: it
 	 * must be there at the start). The image, /sys/block, /dev and the
 	 * rest are opened at once; the loop device is looked for through

@@ -15,6 +15,7 @@
 
 #include "lazy/lazyint.h"
 #include "lib/clock.h"
+#include "lib/fdio.h"
 #include "lib/msg.h"
 #include "lib/outfile.h"
 #include "lib/report.h"
@@ -130,6 +131,31 @@ void lazy_set_state(struct lazy *L, const char *state)
  * `ramboot lazy` run by hand has none), through the status directory's
  * descriptor.
  */
+/* The boot's report written (lazy_opts.boot_report): mode_done=lazy in
+ * it. Bounded: a boot that died meanwhile leaves the amendment to be
+ * made on whatever is there. */
+static void wait_boot_report(const struct lazy *L)
+{
+	char buf[16384], v[16];
+
+	for (int i = 0; i < LAZY_REPORT_WAIT_S * 20; i++) {
+		int fd = openat(L->status_dirfd, "report", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+		if (fd >= 0) {
+			ssize_t n = read_full(fd, buf, sizeof(buf) - 1);
+
+			(void)close(fd);
+			if (n > 0) {
+				buf[n] = '\0';
+				if (report_text_get(buf, "mode_done", v, sizeof(v)) > 0 &&
+				    !strcmp(v, "lazy"))
+					return;
+			}
+		}
+		usleep(50000);
+	}
+}
+
 void lazy_report_amend(struct lazy *L, bool switched)
 {
 	const struct lazy_result *r = L->r;
@@ -152,6 +178,10 @@ void lazy_report_amend(struct lazy *L, bool switched)
 
 	if (L->status_dirfd < 0)
 		return;
+	/* A switch is the background copier's, after the boot's start of
+	 * it: never the boot's own wait (a start that failed amends at once). */
+	if (switched && L->o->boot_report)
+		wait_boot_report(L);
 	snprintf(t[0], sizeof(t[0]), "%.2f", r->started);
 	if (r->verified > 0)
 		snprintf(t[1], sizeof(t[1]), "%.2f", r->verified);
