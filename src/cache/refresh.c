@@ -83,9 +83,7 @@ struct have {
 	uint32_t len;
 };
 
-/* Over HTTP, adjacent chunks to read from the server go in one request
- * of at most this many bytes. */
-#define RUN_MAX (1024 * 1024)
+#define RUN_MAX (1024 * 1024)   /* HTTP: adjacent chunks, one request of at most */
 
 struct refresh {
 	const struct cache_refresh_opts *o;
@@ -169,8 +167,7 @@ check:
 	return 0;
 }
 
-/* The file name the manifest names beside the image, as a path in path:
- * 0, or -ENAMETOOLONG. */
+/* The file the manifest names beside the image, in path: 0, or -ENAMETOOLONG. */
 static int beside_image(const struct refresh *f, const char *name, char *path, size_t len)
 {
 	const char *slash = strrchr(f->image, '/');
