@@ -56,7 +56,6 @@ struct lazy_http {
 	unsigned nurls;
 	struct http_conn conn[2][URLS_MAX];   /* per nbds slot: server, filler */
 	bool conn_ok[2][URLS_MAX];
-	_Atomic unsigned good;           /* the URL that served last: asked first */
 	int timeout_ms;
 	int sv[2];                       /* [0] the kernel's end, [1] the server's */
 	int nbd_index;
@@ -79,36 +78,29 @@ bool lazy_serves_http(const struct lazy_opts *o)
 }
 
 /*
- * Fetch chunk i, attempt number attempt: the one place that knows where
+ * Fetch chunk i from URL number attempt: the one place that knows where
  * chunks come from (nbdserve.h's fetch; the store verifies the bytes).
- * The first attempt goes to the URL that served last, the next ones to
- * the URLs after it in turn: a server gone costs its retries once, not
- * once per chunk.
  */
 static int fetch_chunk(void *arg, int slot, unsigned attempt, uint32_t i, uint64_t off,
 		       void *buf, size_t len, char *err, size_t errlen)
 {
 	struct lazy_http *h = arg;
 	struct http_conn *c;
-	unsigned u;
 	ssize_t n;
 	int rc;
 
 	if (attempt >= h->nurls)
 		return -ENODEV;
-	u = (h->good + attempt) % h->nurls;
-	c = &h->conn[slot][u];
-	if (!h->conn_ok[slot][u]) {
-		if ((rc = http_init(c, h->url[u], h->timeout_ms, err, errlen)) < 0)
+	c = &h->conn[slot][attempt];
+	if (!h->conn_ok[slot][attempt]) {
+		if ((rc = http_init(c, h->url[attempt], h->timeout_ms, err, errlen)) < 0)
 			return rc;
-		h->conn_ok[slot][u] = true;
+		h->conn_ok[slot][attempt] = true;
 	}
 	n = http_pread(c, buf, len, off, err, errlen);
 	if (n >= 0 && (size_t)n != len)
 		return rb_errfmt(err, errlen, -EIO, "%s: chunk %" PRIu32 ": %zd of %zu bytes",
-				 h->url[u], i, n, len);
-	if (n >= 0)
-		h->good = u;
+				 h->url[attempt], i, n, len);
 	return n < 0 ? (int)n : 0;
 }
 
