@@ -92,6 +92,8 @@ http-nohash		http_case
 http-lazy-ltsp		http_case
 http-lazy		http_lazy_case
 http-lazy-mirror	http_lazy_case
+http-cache-cold		httpcache_case
+http-cache-update	httpcache_case
 "
 CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 
@@ -117,6 +119,8 @@ CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 . "$top/tests/boot/cases/90-http.sh"
 # shellcheck disable=SC1091 source=tests/boot/cases/95-http-lazy.sh
 . "$top/tests/boot/cases/95-http-lazy.sh"
+# shellcheck disable=SC1091 source=tests/boot/cases/96-http-cache.sh
+. "$top/tests/boot/cases/96-http-cache.sh"
 
 # shellcheck disable=SC2034 # counted by lib.sh's ok, skip and not_ok
 n=0
