@@ -79,21 +79,8 @@ if ! fresh image "$rootkey" || [ ! -f "$img" ]; then
 	say "building a ~$mb MB client image of real files"
 	rm -f "$cache/image.key"
 	root=$cache/root
-	images/build-test-root.sh "$root" "$rb" > "$cache/build-root.log" 2>&1 ||
-		die "images/build-test-root.sh failed: $(tail -n 3 "$cache/build-root.log")"
-	rm -rf "$root/usr/share/rbtest"
-	install -m 0755 bench/boot-bench-init "$root/sbin/bbench-init"
-	ln -sf bbench-init "$root/sbin/init"
-	real_files "$root" "$mb" || die "copying the files into the root failed"
-	mkdir -p "$root/etc/bbench"
-	# The login reads a fixed 25 % of the image's files: the first of
-	# every four groups of 32 consecutive files (in the image's order,
-	# like the files of a few packages), so its reads have the locality
-	# of a real login rather than touching every block of the image.
-	awk 'int((NR - 1) / 32) % 4 == 0' "$cache/files" > "$root/etc/bbench/login.list"
-	mksquashfs "$root" "$img.tmp" -comp zstd -noappend -quiet -all-root -no-progress \
-		> "$cache/mksquashfs.log" 2>&1 || die "mksquashfs failed"
-	mv "$img.tmp" "$img"
+	bbench_root "$root" "$mb"
+	squash_zstd "$root" "$img"
 	cp "$root/etc/bbench/login.list" "$cache/login.list"
 	rm -rf "$root"
 	rm -f "$cache/profile" "$cache/profile.key"

@@ -132,17 +132,12 @@ img=$cache/x86_64.img
 if ! fresh image "$rootkey" || [ ! -f "$img" ] || [ ! -d "$root" ]; then
 	say "building a ~$mb MB client image of real files"
 	rm -f "$cache/image.key"
-	images/build-test-root.sh "$root" "$rb" > "$cache/build-root.log" 2>&1 ||
-		die "images/build-test-root.sh failed: $(tail -n 3 "$cache/build-root.log")"
-	rm -rf "$root/usr/share/rbtest"
+	real_root "$root" "$mb"
 	install -m 0755 bench/cache-bench-init "$root/sbin/cbench-init"
-	real_files "$root" "$mb" || die "copying the files into the root failed"
 	mkdir -p "$root/etc/cbench"
 	# The login: three of every four groups of 32 consecutive files.
 	awk 'int((NR - 1) / 32) % 4 != 3' "$cache/files" > "$root/etc/cbench/login.list"
-	mksquashfs "$root" "$img.tmp" -comp zstd -noappend -quiet -all-root -no-progress \
-		> "$cache/mksquashfs.log" 2>&1 || die "mksquashfs failed"
-	mv "$img.tmp" "$img"
+	squash_zstd "$root" "$img"
 	stamp image "$rootkey"
 fi
 img_size=$(stat -c %s "$img")

@@ -108,17 +108,8 @@ if ! fresh image "$rootkey" || [ ! -f "$img" ] || [ ! -s "$img.manifest" ]; then
 	say "building a ~$mb MB client image of real files (cached in $cache)"
 	rm -f "$cache/image.key"
 	root=$cache/root
-	images/build-test-root.sh "$root" "$rb" >"$cache/build-root.log" 2>&1 ||
-		die "images/build-test-root.sh failed: $(tail -n 3 "$cache/build-root.log")"
-	rm -rf "$root/usr/share/rbtest"
-	install -m 0755 bench/boot-bench-init "$root/sbin/bbench-init"
-	ln -sf bbench-init "$root/sbin/init"
-	real_files "$root" "$mb" || die "copying the files into the root failed"
-	mkdir -p "$root/etc/bbench"
-	awk 'int((NR - 1) / 32) % 4 == 0' "$cache/files" >"$root/etc/bbench/login.list"
-	mksquashfs "$root" "$img.tmp" -comp zstd -noappend -quiet -all-root -no-progress \
-		>"$cache/mksquashfs.log" 2>&1 || die "mksquashfs failed"
-	mv "$img.tmp" "$img"
+	bbench_root "$root" "$mb"
+	squash_zstd "$root" "$img"
 	rm -rf "$root"
 	"$RAMBOOT_BIN" manifest -o "$img.manifest" "$img" || die "ramboot manifest failed"
 	stamp image "$rootkey"
@@ -135,42 +126,16 @@ S1=$NS-s1 S2=$NS-s2 C=$NS-c BR=$NS-br
 A1=10.79.0.1 A2=10.79.0.2 AC=10.79.0.10
 nets=()
 tmp=
-cleanup() {
-	local n p
-	for n in "${nets[@]}"; do
-		for p in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null || true
-		done
-	done
-	for n in "${nets[@]}"; do
-		ip netns del "$n" 2>/dev/null || true
-	done
-	# a veth still in this namespace (a setup cut short) goes by its name
-	for p in $(ip -o link show 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1 | grep "^$NS-"); do
-		ip link del "$p" 2>/dev/null || true
-	done
-	[ -z "$tmp" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap netns_cleanup EXIT
 trap 'exit 130' INT TERM
 
 tmp=$(mktemp -d /dev/shm/http-bench.XXXXXX)
 chmod 0755 "$tmp"
 
-ip netns add "$BR" || die "ip netns add failed"
-nets+=("$BR")
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
+netns_bridge "$BR" || die "ip netns add failed"
 for n in s1 s2 c; do
-	ip netns add "$NS-$n"
-	nets+=("$NS-$n")
-	ip link add "$NS-$n" type veth peer name eth0 netns "$NS-$n"
-	ip link set "$NS-$n" netns "$BR"
-	ip -n "$BR" link set "$NS-$n" master br0 up
 	case $n in s1) a=$A1 ;; s2) a=$A2 ;; c) a=$AC ;; esac
-	ip -n "$NS-$n" addr add "$a/24" dev eth0
-	ip -n "$NS-$n" link set eth0 up
-	ip -n "$NS-$n" link set lo up
+	netns_port "$BR" "$NS-$n" "$a/24" || die "the link of $NS-$n cannot be made"
 done
 # A kernel without sch_netem (CONFIG_NET_SCH_NETEM) gets no added latency:
 # the veths' own round trip, tens of microseconds

@@ -51,6 +51,8 @@ esac
 
 die() { echo "lab-bench: $*" >&2; exit 1; }
 log() { echo "lab-bench: $*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces, veth pairs, tc); run it as root"
 [ -x "$RAMBOOT_BIN" ] || die "no $RAMBOOT_BIN (run make)"
@@ -96,23 +98,7 @@ SIZE=$(stat -c %s "$IMG")
 NS=rblab$$
 nets=()
 tmp=
-cleanup() {
-	local n p
-	for n in "${nets[@]}"; do
-		for p in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null || true
-		done
-	done
-	for n in "${nets[@]}"; do
-		ip netns del "$n" 2>/dev/null || true
-	done
-	# a veth still in our namespace (a setup cut short) goes by its name
-	for p in $(ip -o link show 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1 | grep "^$NS-"); do
-		ip link del "$p" 2>/dev/null || true
-	done
-	[ -z "$tmp" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap netns_cleanup EXIT
 trap 'exit 130' INT TERM
 
 tmp=$(mktemp -d /dev/shm/lab-bench.XXXXXX)
@@ -127,20 +113,10 @@ done
 # the server $NS-s at 10.78.0.1 and clients $NS-1..maxn at 10.78.0.(10+i),
 # each on a veth pair named eth0 on its side, with a multicast route.
 # The server's eth0 is the capped link.
-ip netns add "$NS-br"
-nets+=("$NS-br")
-ip -n "$NS-br" link add br0 type bridge mcast_snooping 0
-ip -n "$NS-br" link set br0 up
+netns_bridge "$NS-br" mcast_snooping 0 || die "ip netns add failed"
 for i in s $(seq 1 "$maxn"); do
-	ip netns add "$NS-$i"
-	nets+=("$NS-$i")
-	ip link add "$NS-$i" type veth peer name eth0 netns "$NS-$i"
-	ip link set "$NS-$i" netns "$NS-br"
-	ip -n "$NS-br" link set "$NS-$i" master br0 up
 	case $i in s) a=10.78.0.1 ;; *) a=10.78.0.$((10 + i)) ;; esac
-	ip -n "$NS-$i" addr add "$a/24" brd + dev eth0
-	ip -n "$NS-$i" link set eth0 up
-	ip -n "$NS-$i" link set lo up
+	netns_port "$NS-br" "$NS-$i" "$a/24" brd + || die "the link of $NS-$i cannot be made"
 	ip -n "$NS-$i" route add 224.0.0.0/4 dev eth0
 done
 # tbf: the rate, a burst above a 64 KiB GSO packet, 50 ms of queue

@@ -1,5 +1,5 @@
-# bench/lib.sh - sourced by bench/boot-bench.sh, bench/cache-bench.sh and
-# bench/cache-delta.sh. It sources tests/boot/lib.sh, what the QEMU boot
+# bench/lib.sh - sourced by bench/boot-bench.sh, bench/cache-bench.sh,
+# bench/cache-delta.sh, bench/http-bench.sh and bench/lab-bench.sh. It sources tests/boot/lib.sh, what the QEMU boot
 # tests share: the build-cache helpers key FILE..., fresh NAME KEY and
 # stamp NAME KEY, ltsp_conf, ltsp_initrd, ltsp_net_identity and cache_do
 # DISK SUBCOMMAND ARG... (`ramboot cache` on a disk file through a loop
@@ -17,6 +17,17 @@
 # real_files ROOT MB copies about MB MB of real files of this host (from
 # /usr/share and /usr/lib, spread over them) into ROOT, their list in
 # $cache/files (in the image's order).
+#
+# real_root ROOT MB makes the test client root in ROOT with about MB MB
+# of real files in place of its test data; bbench_root ROOT MB, that root
+# as make bench-boot (and bench-http) boots it; squash_zstd ROOT IMG makes
+# IMG the squashfs (zstd) of ROOT. The caller gives rb and cache.
+#
+# netns_bridge NS, netns_port BR NAME ADDR/LEN and netns_teardown PREFIX:
+# a link of network namespaces on one bridge, and its removal;
+# netns_cleanup, the trap of an exit: netns_teardown "$NS" and the
+# temporary directory $tmp removed. The namespaces made are in the
+# caller's array nets.
 #
 # rotated ROUND MODES gives the order of the modes of a round.
 #
@@ -67,6 +78,83 @@ real_files() { # ROOT MB
 		(NR - 1) % st == 0 { print $2; s += $1; if (s >= want) exit }' \
 		"$cache/candidates" > "$cache/files"
 	tar -cf - --no-recursion -T "$cache/files" 2>/dev/null | tar -xf - -C "$1"
+}
+
+real_root() { # ROOT MB
+	images/build-test-root.sh "$1" "$rb" > "$cache/build-root.log" 2>&1 ||
+		die "images/build-test-root.sh failed: $(tail -n 3 "$cache/build-root.log")"
+	rm -rf "$1/usr/share/rbtest"
+	real_files "$1" "$2" || die "copying the files into the root failed"
+}
+
+# bbench_root ROOT MB: real_root with bench/boot-bench-init as its init
+# and the login's list, /etc/bbench/login.list: a fixed 25 % of the
+# image's files, the first of every four groups of 32 consecutive files
+# (in the image's order, like the files of a few packages), so that its
+# reads have the locality of a real login rather than touching every
+# block of the image
+bbench_root() {
+	real_root "$1" "$2"
+	install -m 0755 bench/boot-bench-init "$1/sbin/bbench-init"
+	ln -sf bbench-init "$1/sbin/init"
+	mkdir -p "$1/etc/bbench"
+	awk 'int((NR - 1) / 32) % 4 == 0' "$cache/files" > "$1/etc/bbench/login.list"
+}
+
+squash_zstd() { # ROOT IMG: written aside, then renamed
+	mksquashfs "$1" "$2.tmp" -comp zstd -noappend -quiet -all-root -no-progress \
+		> "$cache/mksquashfs.log" 2>&1 || die "mksquashfs failed"
+	mv "$2.tmp" "$2"
+}
+
+# netns_bridge NS [OPTION...]: the namespace NS (added to nets) holding
+# the bridge br0, up, made with OPTIONs (ip link add ... type bridge)
+netns_bridge() {
+	local ns=$1
+	shift
+	ip netns add "$ns" || return 1
+	nets+=("$ns")
+	ip -n "$ns" link add br0 type bridge "$@" && ip -n "$ns" link set br0 up
+}
+
+# netns_port BR NAME ADDR/LEN [ARG...]: the namespace NAME (added to
+# nets), its eth0 one end of a veth pair whose other end, NAME, is a port
+# of BR's bridge; eth0 has ADDR/LEN (ARGs: more of `ip addr add`), eth0
+# and lo are up
+netns_port() {
+	local br=$1 ns=$2 addr=$3
+	shift 3
+	ip netns add "$ns" || return 1
+	nets+=("$ns")
+	ip link add "$ns" type veth peer name eth0 netns "$ns" &&
+		ip link set "$ns" netns "$br" &&
+		ip -n "$br" link set "$ns" master br0 up &&
+		ip -n "$ns" addr add "$addr" "$@" dev eth0 &&
+		ip -n "$ns" link set eth0 up &&
+		ip -n "$ns" link set lo up
+}
+
+# netns_teardown PREFIX: every namespace of nets, its processes killed
+# first, and a veth still in this namespace whose name starts with
+# PREFIX- (a setup cut short)
+netns_teardown() {
+	local n p
+	for n in "${nets[@]}"; do
+		for p in $(ip netns pids "$n" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null || true
+		done
+	done
+	for n in "${nets[@]}"; do
+		ip netns del "$n" 2>/dev/null || true
+	done
+	for p in $(ip -o link show 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1 | grep "^$1-"); do
+		ip link del "$p" 2>/dev/null || true
+	done
+}
+
+netns_cleanup() {
+	netns_teardown "$NS"
+	[ -z "$tmp" ] || rm -rf "$tmp"
 }
 
 bench_qemu_setup() {
