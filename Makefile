@@ -123,7 +123,7 @@ static_opt = $(if $(filter-out $(STATIC_FAST_FILES),$(filter $(addsuffix /%,$(ST
 build/static/%.o: src/%.c VERSION
 	@echo "  CC      $@"
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 -DRAMBOOT_LOCALTIME=0 $(ALL_CFLAGS) $(call static_opt,$*) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 -DRAMBOOT_LOCALTIME=0 -DRAMBOOT_PROFILE_SORT=0 $(ALL_CFLAGS) $(call static_opt,$*) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
 
 # Sanitizer build: the unit tests link against it.
 build/asan/%.o: src/%.c VERSION
