@@ -44,7 +44,7 @@ static int img_decode(void *ctx, unsigned comp, const uint8_t *in, size_t inlen,
 		return 0;
 	}
 	case SQFS_XZ: {
-		uint64_t mem = 64ULL << 20;
+		uint64_t mem = 16ULL << 20;   /* a dictionary of at most 1 MiB, the largest block */
 		size_t ip = 0, op = 0;
 
 		if (lzma_stream_buffer_decode(&mem, 0, NULL, in, &ip, inlen, out, &op, cap) != LZMA_OK)
