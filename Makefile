@@ -123,7 +123,7 @@ static_opt = $(if $(filter-out $(STATIC_FAST_FILES),$(filter $(addsuffix /%,$(ST
 build/static/%.o: src/%.c VERSION
 	@echo "  CC      $@"
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 -DRAMBOOT_LOCALTIME=0 $(ALL_CFLAGS) $(call static_opt,$*) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DHAVE_LIBARCHIVE=0 -DRAMBOOT_DELTA_WRITE=0 -DRAMBOOT_LOCALTIME=0 -DRAMBOOT_PROFILE_SORT=0 $(ALL_CFLAGS) $(call static_opt,$*) $(DEPFLAGS) -ffunction-sections -fdata-sections -c -o $@ $<
 
 # Sanitizer build: the unit tests link against it.
 build/asan/%.o: src/%.c VERSION
@@ -229,7 +229,7 @@ FUZZ_LIB      := build/fuzz/libramboot-fuzz.a
 # fuzz_objs DIRS: the objects of the sources in src/DIR/ for each DIR
 fuzz_objs      = $(patsubst src/%.c,build/fuzz/%.o,$(sort $(wildcard $(1:%=src/%/*.c))))
 # Each target: the folders it needs beyond lib/ and format/, its libraries.
-FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex cstate delta http dns
+FUZZ_TARGETS  := manifest lzop sizeexpr cmdline profile sign cindex cstate delta http dns sqfs
 FUZZ_DIRS_cmdline := boot codec udpcast
 FUZZ_DIRS_profile := profile bgread
 FUZZ_DIRS_sign    := trust
@@ -237,6 +237,7 @@ FUZZ_DIRS_delta   := codec
 FUZZ_LIBS_lzop    := -lz
 FUZZ_LIBS_sign    := -lsodium
 FUZZ_LIBS_delta   := -lzstd
+FUZZ_LIBS_sqfs    := -lz
 fuzz_dirlibs   = $(patsubst %,build/fuzz/libramboot-fuzz-%.a,$(FUZZ_DIRS_$(1)))
 
 .PHONY: fuzz-lib fuzz-build

@@ -22,11 +22,11 @@ each=$((secs / 10))
 
 cc=${FUZZ_CC:-clang}
 out=build/fuzz
-targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta http dns"
+targets="manifest lzop sizeexpr cmdline profile sign cindex cstate delta http dns sqfs"
 n=0
 failed=0
 
-echo "1..11"
+echo "1..12"
 
 # seed NAME DIR: a few valid inputs to start from
 seed() {
@@ -133,6 +133,16 @@ PY
 		q='\000\007\201\200\000\001\000\002\000\000\000\000\005image\003lab\000\000\001\000\001'
 		printf "$q"'\300\014\000\005\000\001\000\000\002\130\000\004\001x\300\022\300\047\000\001\000\001\000\000\002\130\000\004\012\000\000\004' >"$d/cname"
 		printf '\000\007\205\203\000\001\000\000\000\000\000\000\005image\003lab\000\000\001\000\001\000' >"$d/nx" ;;
+	sqfs)
+		# small real images: metadata stored as is, and gzip
+		command -v mksquashfs >/dev/null || { printf 'hsqs' >"$d/magic"; return 0; }
+		mkdir -p "$d/.t/d"
+		printf 'a\n' >"$d/.t/a"
+		head -c 5000 /dev/zero >"$d/.t/d/b"
+		ln "$d/.t/a" "$d/.t/d/h"
+		mksquashfs "$d/.t" "$d/raw" -noI -noD -noF -noX -b 4096 -noappend -quiet -no-progress >/dev/null 2>&1
+		mksquashfs "$d/.t" "$d/gzip" -b 4096 -noappend -quiet -no-progress >/dev/null 2>&1
+		rm -rf "$d/.t" ;;
 	esac
 }
 

@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
-@test "fuzz: the manifest, lzop, size expression, settings, profile, signature, chunk index, cache state, delta, HTTP response and DNS answer parsers survive a short run" {
+@test "fuzz: the manifest, lzop, size expression, settings, profile, signature, chunk index, cache state, delta, HTTP response, DNS answer and squashfs table parsers survive a short run" {
 	command -v clang >/dev/null || skip "clang not installed (tests/deps.sh install)"
 	cd "$BATS_TEST_DIRNAME/.."
 	run fuzz/run.sh 10
@@ -25,4 +25,5 @@ load '/usr/lib/bats/bats-assert/load'
 	assert_line --regexp '^ok 9 - fuzz delta \([0-9]+ runs\)$'
 	assert_line --regexp '^ok 10 - fuzz http \([0-9]+ runs\)$'
 	assert_line --regexp '^ok 11 - fuzz dns \([0-9]+ runs\)$'
+	assert_line --regexp '^ok 12 - fuzz sqfs \([0-9]+ runs\)$'
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "format/profile.h"
+#include "format/sqfs.h"
 
 /*
  * Merge the profiles of one image recorded on several clients into *out
@@ -119,5 +120,56 @@ int profile_record_run(const struct profile_record_opts *o);
  * has written its profile and removed its pid file. Every error is said
  * with rb_err(); 0 or -errno. */
 int profile_record_stop(void);
+
+/*
+ * Layout: a profile against the files of its squashfs image
+ * (layout.c). profile_sqfs_load() reads the tables of the image open at
+ * fd (size bytes) with format/sqfs.h's reader, its metadata blocks
+ * decoded by zlib, liblzma, liblzo2 or libzstd (lzma and lz4 images are
+ * refused: -EPROTONOSUPPORT). 0 or -errno with why in err.
+ */
+int profile_sqfs_load(int fd, uint64_t size, struct sqfs *s, char *err, size_t errlen);
+
+/* A file the profile read: its index in sqfs.f and its path. */
+struct profile_read {
+	size_t file;
+	char *path;
+};
+
+/*
+ * The files of s whose data blocks or fragment block a range of p
+ * meets, in the order the boot first read them: by the first range (in
+ * p's order) that meets one of their extents, then by the offset where
+ * it met it, then by path (the files whose tails share a fragment
+ * block). Files never read are not listed. 0 or -ENOMEM.
+ */
+int profile_files_read(const struct sqfs *s, const struct profile *p, struct profile_read **out,
+		       size_t *n);
+void profile_files_free(struct profile_read *r, size_t n);
+
+/*
+ * The mksquashfs -sort file of the files read, in that order: one line
+ * "PATH PRIORITY" each, PATH relative to the image's root (as mksquashfs
+ * takes it with one source directory), white space, backslashes and a
+ * leading '#' quoted with a backslash. mksquashfs writes the files of
+ * the highest priority first and gives 0 to those not listed, so the
+ * first file read gets PROFILE_SORT_TOP, the next one less, down to 1
+ * (the files after the first 32767 all get 1: among them mksquashfs's
+ * own order). A path mksquashfs cannot read back (a newline in it, or
+ * one that ends in "/" and "*") is left out and counted in *skipped.
+ * 0 or -ENOMEM.
+ */
+#define PROFILE_SORT_TOP 32767
+int profile_sortfile(const struct profile_read *r, size_t n, char **text, size_t *len,
+		     size_t *skipped);
+
+/* How scattered the reads of a profile are: the distinct extents they
+ * make on disk (ranges that touch are one), the bytes between the first
+ * byte and the last one read (spread), and the seeks (a range, in
+ * first-read order, that does not start where the one before ended). */
+struct profile_spread {
+	uint64_t extents, spread, seeks;
+};
+int profile_spread(const struct profile *p, struct profile_spread *sp);
 
 #endif
