@@ -51,7 +51,7 @@ EOF
 # sort file's contents. MKSQ=1: LTSP's mksquashfs_main builds the image
 # after (its `ltsp kernel` is this script, which returns 0). Then LTSP's
 # exit commands, and what is left in $COW. The ltsp.conf settings come
-# from the environment (RAMBOOT_SORT, RAMBOOT_SORT_PROFILES).
+# from the environment (RAMBOOT_LTSP_SORT, RAMBOOT_LTSP_SORT_PROFILES).
 hook() {
 	cat >"$T/drv.sh" <<'EOF'
 #!/bin/sh
@@ -115,7 +115,7 @@ previous() {
 	assert_line 'left: root '
 }
 
-@test "ltsp image: no profile, or RAMBOOT_SORT=0: MKSQUASHFS_PARAMS unchanged, ramboot not run, no message" {
+@test "ltsp image: no profile, or RAMBOOT_LTSP_SORT=0: MKSQUASHFS_PARAMS unchanged, ramboot not run, no message" {
 	mkdir -p "$SRV/images"
 	echo image >"$SRV/images/x86_64.img"
 	PARAMS='-comp xz' hook
@@ -125,7 +125,7 @@ previous() {
 	refute_line --partial 'sort: '
 	echo profile >"$SRV/images/x86_64.img.profile"
 	echo 'etc/motd 1' >"$SRV/images/x86_64.img.sort"
-	RAMBOOT_SORT=0 PARAMS='-comp xz' hook
+	RAMBOOT_LTSP_SORT=0 PARAMS='-comp xz' hook
 	assert_success
 	assert_equal "$stderr" ""
 	assert_line 'params=-comp xz'
@@ -187,12 +187,12 @@ previous() {
 	[ ! -e "$T/args" ]
 }
 
-@test "ltsp image: RAMBOOT_SORT_PROFILES names several profiles (patterns), merged by one sort" {
+@test "ltsp image: RAMBOOT_LTSP_SORT_PROFILES names several profiles (patterns), merged by one sort" {
 	previous
 	mkdir -p "$T/profiles"
 	echo a >"$T/profiles/a.profile"
 	echo b >"$T/profiles/b.profile"
-	RAMBOOT_SORT_PROFILES="$T/profiles/*.profile $T/other.profile" PARAMS= hook
+	RAMBOOT_LTSP_SORT_PROFILES="$T/profiles/*.profile $T/other.profile" PARAMS= hook
 	assert_success
 	assert_line "params=-sort $COW/ramboot.sort"
 	run cat "$T/args"
@@ -271,7 +271,7 @@ EOF
 	run data_order "$SRV/images/x86_64.img"
 	assert_output --regexp '^usr/bin/sh etc/motd '
 	# unsorted, the directory order
-	MKSQ=1 RAMBOOT_SORT=0 PARAMS='-noI -noD -noF -no-fragments' hook
+	MKSQ=1 RAMBOOT_LTSP_SORT=0 PARAMS='-noI -noD -noF -no-fragments' hook
 	assert_success
 	run data_order "$SRV/images/x86_64.img"
 	assert_output 'etc/aa etc/motd usr/bin/sh usr/bin/zz'

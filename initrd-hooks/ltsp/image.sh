@@ -76,11 +76,11 @@ ramboot_image_sort() {
 		_RAMBOOT_PARAMS=${MKSQUASHFS_PARAMS-}
 	fi
 	MKSQUASHFS_PARAMS=$_RAMBOOT_PARAMS
-	[ "${RAMBOOT_SORT-}" != 0 ] || return 0
+	[ "${RAMBOOT_LTSP_SORT-}" != 0 ] || return 0
 	ramboot_img=$BASE_DIR/images/$_IMG_NAME.img
-	if [ -n "${RAMBOOT_SORT_PROFILES-}" ]; then
+	if [ -n "${RAMBOOT_LTSP_SORT_PROFILES-}" ]; then
 		# shellcheck disable=SC2086 # file names or patterns
-		set -- $RAMBOOT_SORT_PROFILES
+		set -- $RAMBOOT_LTSP_SORT_PROFILES
 	elif [ -f "$ramboot_img.profile" ]; then
 		set -- "$ramboot_img.profile"
 	else
@@ -108,12 +108,12 @@ ramboot_image_sort() {
 	# The directory is LTSP's own (mktemp -d); a file left there is
 	# replaced, never written through.
 	rm -f "$ramboot_sf" 2>/dev/null || :
-	ramboot_why=
+	ramboot_sort_why=
 	if [ "$#" -eq 0 ]; then
 		:
 	elif [ ! -f "$ramboot_img" ]; then
-		ramboot_why="no $ramboot_img to map the profiles on"
-	elif ramboot_why=$("${RAMBOOT_BIN:-ramboot}" profile sort "$ramboot_img" "$@" \
+		ramboot_sort_why="no $ramboot_img to map the profiles on"
+	elif ramboot_sort_why=$("${RAMBOOT_BIN:-ramboot}" profile sort "$ramboot_img" "$@" \
 		-o "$ramboot_sf" 2>&1 >/dev/null) && [ -f "$ramboot_sf" ]; then
 		exit_command "rw rm -f '$ramboot_sf'"
 		MKSQUASHFS_PARAMS="${MKSQUASHFS_PARAMS:+$MKSQUASHFS_PARAMS }-sort $ramboot_sf"
@@ -125,18 +125,18 @@ ramboot_image_sort() {
 		fi
 		return 0
 	else
-		ramboot_why=$(printf '%s' "${ramboot_why:-no sort file written}" | tail -n 1)
+		ramboot_sort_why=$(printf '%s' "${ramboot_sort_why:-no sort file written}" | tail -n 1)
 		rm -f "$ramboot_sf" 2>/dev/null || :
 	fi
 	# The last run's sort file: its paths still name the tree's files.
 	if [ -f "$ramboot_img.sort" ] && cp "$ramboot_img.sort" "$ramboot_sf" 2>/dev/null; then
 		exit_command "rw rm -f '$ramboot_sf'"
 		MKSQUASHFS_PARAMS="${MKSQUASHFS_PARAMS:+$MKSQUASHFS_PARAMS }-sort $ramboot_sf"
-		[ -z "$ramboot_why" ] ||
-			warn "ramboot: boot profiles not used ($ramboot_why): image $_IMG_NAME sorted by $ramboot_img.sort"
+		[ -z "$ramboot_sort_why" ] ||
+			warn "ramboot: boot profiles not used ($ramboot_sort_why): image $_IMG_NAME sorted by $ramboot_img.sort"
 	else
 		rm -f "$ramboot_sf" 2>/dev/null || :
-		warn "ramboot: image $_IMG_NAME not sorted: ${ramboot_why:-$ramboot_img.sort cannot be read}"
+		warn "ramboot: image $_IMG_NAME not sorted: ${ramboot_sort_why:-$ramboot_img.sort cannot be read}"
 	fi
 	return 0
 }
