@@ -9,15 +9,20 @@
 # exit_command, at_exit), as `ltsp image` runs it between 55-cleanup and
 # 65-mksquashfs, with a fake `ramboot` first in PATH that records its
 # arguments and writes a sort file (or fails); the last tests run LTSP's
-# real 65-mksquashfs (mksquashfs_main) with the result.
+# real 65-mksquashfs (mksquashfs_main) with the result, and the last one
+# the real `ltsp image` (tests/helpers/ltsp.bash, as tests/ltsp-image.bats).
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load helpers/ltsp
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+CONF=$TOP/conf/ltsp.conf
+SERVER_SH=$TOP/initrd-hooks/ltsp-server.sh
+DROPINS=$TOP/initrd-hooks/ltsp
 HOOK=$TOP/initrd-hooks/ltsp/image.sh
 LTSP_MAIN=/usr/share/ltsp/ltsp
 LTSP_MKSQ=/usr/share/ltsp/server/image/65-mksquashfs.sh
@@ -80,6 +85,17 @@ EOF
 	export LTSP_MAIN LTSP_MKSQ HOOK SRV COW PARAMS
 	# shellcheck disable=SC2086 # SH: a command and its arguments
 	PATH=$T/bin:$PATH run --separate-stderr ${SH:-sh} "$T/drv.sh"
+}
+
+# Files $2... of tree $1, each 8 KiB holding a marker of its own name.
+marked() {
+	local r=$1 f
+	shift
+	for f in "$@"; do
+		mkdir -p "$r/${f%/*}"
+		python3 -c "import sys; sys.stdout.write(('MARK-%s-' % sys.argv[1]).ljust(8192, 'x'))" \
+			"$f" >"$r/$f"
+	done
 }
 
 # The previous image and a profile of it, in $SRV/images.
@@ -242,10 +258,10 @@ previous() {
 	assert_line 'left: root '
 }
 
-# The files of image $1 in the order of their data: each file of the
-# tree holds a marker of its own name, the image is uncompressed.
+# The marked files (marked()) of tree $2 (default $COW/root) in the
+# order of their data in image $1, which is uncompressed.
 data_order() {
-	python3 - "$1" "$COW/root" <<'EOF'
+	python3 - "$1" "${2:-$COW/root}" <<'EOF'
 import os, sys
 d = open(sys.argv[1], 'rb').read()
 r = []
@@ -253,7 +269,7 @@ for root, _, fs in os.walk(sys.argv[2]):
     for f in fs:
         n = os.path.relpath(os.path.join(root, f), sys.argv[2])
         r.append((d.find(('MARK-%s-' % n).encode()), n))
-print(' '.join(n for _, n in sorted(r)))
+print(' '.join(n for o, n in sorted(r) if o >= 0))
 EOF
 }
 
@@ -261,10 +277,7 @@ EOF
 	command -v mksquashfs >/dev/null || skip "no mksquashfs (squashfs-tools)"
 	command -v python3 >/dev/null || skip "no python3"
 	previous
-	for f in etc/motd usr/bin/sh usr/bin/zz etc/aa; do
-		python3 -c "import sys; sys.stdout.write(('MARK-%s-' % sys.argv[1]).ljust(8192, 'x'))" \
-			"$f" >"$COW/root/$f"
-	done
+	marked "$COW/root" etc/motd usr/bin/sh usr/bin/zz etc/aa
 	MKSQ=1 PARAMS='-noI -noD -noF -no-fragments' hook
 	assert_success
 	assert_line 'left: root '
@@ -288,4 +301,46 @@ EOF
 	[[ $stderr == *'Cannot stat sortlist entry "usr/bin/gone"'* ]] || fail "stderr: $stderr"
 	run unsquashfs -lc "$SRV/images/x86_64.img"
 	assert_line squashfs-root/etc/motd
+}
+
+@test "ltsp image, the real one: a profile in BASE_DIR/images sorts the image; RAMBOOT_LTSP_SORT=0 in [server] does not; nothing left behind" {
+	need_ltsp_run
+	command -v python3 >/dev/null || skip "no python3"
+	local r=$T/srv/x86_64 img=$T/srv/images/x86_64.img
+	make_chroot aaaa
+	rm "$r/etc/motd" "$r/sbin/init"
+	marked "$r" etc/motd sbin/init usr/bin/sh usr/lib/a usr/lib/z
+	# the tree's program for all but `profile sort`
+	cat >"$T/bin/ramboot-sort" <<EOF
+#!/bin/sh
+[ "\$1 \$2" = "profile sort" ] || exec '$TOP/ramboot' "\$@"
+echo "\$@" >>'$T/args'
+while [ "\$#" -gt 1 ]; do [ "\$1" = -o ] && out=\$2; shift; done
+printf '%s\n' 'usr/lib/z 32767' 'sbin/init 32766' 'usr/bin/sh 32765' >"\$out"
+EOF
+	chmod +x "$T/bin/ramboot-sort"
+	write_conf "$SERVER_SH"
+	RAMBOOT_BIN=$T/bin/ramboot-sort ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
+	assert_success
+	[ ! -e "$T/args" ]
+	echo profile >"$img.profile"
+	RAMBOOT_BIN=$T/bin/ramboot-sort ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
+	assert_success
+	[[ $stderr != *"LTSP command failed"* ]] || fail "stderr: $stderr"
+	[[ $stderr != *ramboot:* ]] || fail "stderr: $stderr"
+	run cat "$T/args"
+	assert_output --regexp "^profile sort $img $img.profile -o /[^ ]*/ramboot.sort\$"
+	run data_order "$img" "$r"
+	assert_output --regexp '^usr/lib/z sbin/init usr/bin/sh '
+	[ -f "$img.sort" ]
+	# the published manifest is the sorted image's
+	[ "$(man_sha "$img.manifest")" = "$(img_sha "$img")" ]
+
+	write_conf "$SERVER_SH" RAMBOOT_LTSP_SORT=0
+	rm "$T/args"
+	RAMBOOT_BIN=$T/bin/ramboot-sort ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
+	assert_success
+	[ ! -e "$T/args" ]
+	run data_order "$img" "$r"
+	assert_output 'etc/motd sbin/init usr/bin/sh usr/lib/a usr/lib/z'
 }
