@@ -48,7 +48,8 @@ ramboot_image_main() {
 	else
 		ADD_IMAGE_EXCLUDES="${_RAMBOOT_EXCLUDES:+$_RAMBOOT_EXCLUDES$_NL}$ramboot_pat"
 	fi
-	ramboot_image_sort
+	# LTSP runs under set -e: the sort never ends `ltsp image`.
+	ramboot_image_sort || :
 	# Also at 65-mksquashfs's at_exit, once the new image is in place
 	# and before `ltsp kernel`, which may fail and end `ltsp image`
 	# before POST_IMAGE_RAMBOOT: the image the clients read has its own
@@ -65,7 +66,7 @@ ramboot_image_main() {
 # from profiles recorded on IMAGE, the previous image: its paths are
 # those of the new tree as well, but its byte ranges no longer fit once
 # the image is rebuilt, so the file is kept as NAME.img.sort and used
-# again until new profiles are recorded. The file goes beside LTSP's
+# again while no profile fits. The file goes beside LTSP's
 # image.excludes.tmp, in the run's own directory, and into
 # MKSQUASHFS_PARAMS for this image only: LTSP splits that into words
 # (and expands patterns), so its path must be a plain one.
