@@ -32,54 +32,6 @@ setup() {
 	IMG=$IMAGES/x86_64.img
 }
 
-# ltsp.conf as the README has it: a [server] section with the lines
-# $2..., [clients] with INCLUDE=ramboot, then the example. $1: the
-# server script the drop-ins run (the tree's, or one that is gone).
-write_conf() {
-	SCRIPT=$1
-	shift
-	mkdir -p "$T/etc-ltsp"
-	{
-		echo '[server]'
-		printf '%s\n' "$@"
-		echo
-		echo '[clients]'
-		echo 'INCLUDE=ramboot'
-		echo
-		cat "$CONF"
-	} >"$T/etc-ltsp/ltsp.conf"
-}
-
-# The drop-ins as the package installs them, into directory $1 (LTSP's
-# /usr/share/ltsp, or /run/ltsp: LTSP looks in both), naming $SCRIPT.
-install_dropins() {
-	local d
-	for d in server/image/56-ramboot-image.sh:image.sh server/ipxe/56-ramboot-ipxe.sh:ipxe.sh \
-		common/initrd/50-ramboot-initrd.sh:initrd.sh; do
-		mkdir -p "$1/$(dirname "${d%%:*}")"
-		sed "s|/usr/share/ramboot/ltsp-server.sh|$SCRIPT|g" "$DROPINS/${d#*:}" >"$1/${d%%:*}"
-	done
-}
-
-# ltsp ARGS: LTSP's own `ltsp ARGS` in a mount namespace, ramboot from
-# the tree in PATH (RAMBOOT_BIN, when set, is passed on).
-ltsp() {
-	mkdir -p "$T/srv" "$T/tftp"
-	rm -rf "$T/dropins"
-	install_dropins "$T/dropins"
-	cat >"$T/ns.sh" <<EOF
-set -e
-mount -t tmpfs tmpfs /run
-mount --bind '$T/etc-ltsp' /etc/ltsp
-mkdir -p /run/ltsp
-cp -a '$T/dropins/.' /run/ltsp/
-export BASE_DIR='$T/srv' TFTP_DIR='$T/tftp' PATH='$TOP':\$PATH
-${RAMBOOT_BIN:+export RAMBOOT_BIN='$RAMBOOT_BIN'}
-exec '$LTSP' "\$@"
-EOF
-	run --separate-stderr unshare -m sh "$T/ns.sh" "$@"
-}
-
 # Each of NAME.img and NAME.img.old has its own manifest.
 assert_own_manifests() {
 	[ -f "$IMG.manifest" ] || fail "no $IMG.manifest"
