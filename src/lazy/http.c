@@ -302,6 +302,12 @@ static void *serve_thread(void *arg)
 	struct lazy_http *h = arg;
 
 	h->serve_rc = nbds_serve(&h->s, h->sv[1]);
+	/* The kernel's requests, sent or to come, end in an error now
+	 * rather than wait for ever for a server that is gone. */
+	(void)shutdown(h->sv[1], SHUT_RDWR);
+	if (h->serve_rc < 0)
+		rb_err("the NBD server ended: %s; reads of the image fail from now on",
+		       strerror(-h->serve_rc));
 	return NULL;
 }
 
@@ -333,7 +339,10 @@ static int hand_over(struct lazy *L, struct lazy_http *h)
 	char err[512], node[64], name[32];
 	int rc;
 
-	h->s.copy_fd = L->copy_fd;
+	/* Its own descriptor: the copy's, closed when the copy is given
+	 * its name, would be gone while the kernel still reads. */
+	if ((rc = nbds_set_copy(&h->s, L->copy_fd)) < 0)
+		return lazy_fail(L, LAZY_DEST, "%s: %s", L->r->copy, strerror(-rc));
 	if (pthread_create(&h->server, NULL, serve_thread, h) != 0)
 		return lazy_fail(L, LAZY_NOMEM, "cannot start the NBD server thread");
 	h->serving = true;

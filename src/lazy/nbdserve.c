@@ -29,11 +29,13 @@
  * when the device is disconnected) ends the connection without a reply.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "lazy/nbdserve.h"
 #include "lib/clock.h"
@@ -72,10 +74,10 @@ int nbds_init(struct nbds *s, int copy_fd, uint64_t size, uint64_t chunk_size,
 	      const uint8_t (*hash)[32], nbds_fetch_fn fetch, void *arg, double timeout)
 {
 	memset(s, 0, sizeof(*s));
+	s->copy_fd = -1;
 	if (chunk_size < 4096 || chunk_size > NBDS_CHUNK_MAX || (chunk_size & (chunk_size - 1)) ||
 	    size == 0 || (size + chunk_size - 1) / chunk_size > UINT32_MAX)
 		return -EINVAL;
-	s->copy_fd = copy_fd;
 	s->size = size;
 	s->chunk_size = chunk_size;
 	s->nchunks = (uint32_t)((size + chunk_size - 1) / chunk_size);
@@ -88,11 +90,35 @@ int nbds_init(struct nbds *s, int copy_fd, uint64_t size, uint64_t chunk_size,
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	if (copy_fd >= 0) {
+		int rc = nbds_set_copy(s, copy_fd);
+
+		if (rc < 0) {
+			nbds_free(s);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int nbds_set_copy(struct nbds *s, int copy_fd)
+{
+	int fd = fcntl(copy_fd, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return -errno;
+	if (s->copy_fd >= 0)
+		(void)close(s->copy_fd);
+	s->copy_fd = fd;
 	return 0;
 }
 
 void nbds_free(struct nbds *s)
 {
+	if (s->copy_fd >= 0) {
+		(void)close(s->copy_fd);
+		s->copy_fd = -1;
+	}
 	if (!s->state)
 		return;
 	pthread_cond_destroy(&s->cond);

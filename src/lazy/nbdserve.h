@@ -42,7 +42,7 @@ typedef int (*nbds_fetch_fn)(void *arg, int slot, unsigned attempt, uint32_t i, 
 
 struct nbds {
 	/* settings */
-	int copy_fd;              /* the RAM copy, read-write */
+	int copy_fd;              /* the RAM copy, read-write: the server's own */
 	uint64_t size;
 	uint64_t chunk_size;
 	uint32_t nchunks;
@@ -67,9 +67,14 @@ struct nbds {
 
 enum { NBDS_ABSENT, NBDS_BUSY, NBDS_PRESENT };
 
-/* 0, -EINVAL (a chunk size not allowed), or -ENOMEM. */
+/* 0, -EINVAL (a chunk size not allowed), -ENOMEM, or nbds_set_copy's
+ * error; copy_fd < 0: no copy yet. */
 int nbds_init(struct nbds *s, int copy_fd, uint64_t size, uint64_t chunk_size,
 	      const uint8_t (*hash)[32], nbds_fetch_fn fetch, void *arg, double timeout);
+/* The server reads and writes the copy through its own descriptor, a
+ * duplicate of copy_fd: the caller may close theirs at any time (a copy
+ * given its name does) while the kernel still reads. 0 or -errno. */
+int nbds_set_copy(struct nbds *s, int copy_fd);
 void nbds_free(struct nbds *s);
 
 /* Chunk i present in the copy: fetched (buf: chunk_size bytes of the

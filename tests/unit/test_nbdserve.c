@@ -194,6 +194,25 @@ static void reads_fetch_once(void)
 	CHECK_EQ_INT(rig_down(&g), 0);
 }
 
+static void copy_closed_by_its_owner(void)
+{
+	struct rig g;
+	uint8_t got[CH];
+
+	/* A lazy copy given its name closes the descriptor it wrote
+	 * through, while the kernel still reads the device: the server
+	 * reads and fills the copy through its own. */
+	rig_up(&g, SRC_GOOD, SRC_GOOD, 1, 5);
+	CHECK_EQ_INT(nbd_read(g.sv[0], 1, 0, 4096), 0);
+	CHECK(close(g.copy_fd) == 0);
+	g.copy_fd = -1;
+	CHECK_EQ_INT(nbd_read(g.sv[0], 2, 100, 4096), 0);
+	CHECK_EQ_INT(nbd_read(g.sv[0], 3, CH, 4096), 0);
+	CHECK_EQ_INT(pread_full(g.s.copy_fd, got, CH, CH), CH);
+	CHECK(memcmp(got, image + CH, CH) == 0);
+	CHECK_EQ_INT(rig_down(&g), 0);
+}
+
 static void wrong_hash_is_eio(void)
 {
 	struct rig g;
@@ -354,6 +373,7 @@ int main(void)
 		sha256(image + (size_t)i * CH, i + 1 < NCH ? CH : SIZE - (size_t)i * CH, hashes[i]);
 	RUN(settings);
 	RUN(reads_fetch_once);
+	RUN(copy_closed_by_its_owner);
 	RUN(wrong_hash_is_eio);
 	RUN(sources_down);
 	RUN(bounds);
