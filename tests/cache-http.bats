@@ -10,7 +10,8 @@
 # empty cache every byte of the content-addressed image once; after a
 # rebuild only the chunks the active slot does not hold (or the delta).
 # A corrupted chunk, a refused manifest and a server that is down leave
-# the old slot active and intact.
+# the old slot active and intact. With --mirror, a URL that is down or
+# serves other bytes is left for the others.
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
@@ -34,9 +35,11 @@ setup() {
 }
 
 teardown() {
-	if [ -f "$BATS_TEST_TMPDIR/nginx/nginx.pid" ]; then
-		kill "$(cat "$BATS_TEST_TMPDIR/nginx/nginx.pid")" 2>/dev/null || true
-	fi
+	local f
+	for f in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	true
 }
 
 # nginx_start: nginx serving $W at $URL, every request logged in $LOG
@@ -301,4 +304,53 @@ assert_active() {
 	[ "$(key sha256)" = "$(sha256sum <"$D/b.img" | cut -d' ' -f1)" ]
 	[ "$(bytes "/$(mkey image)")" = "$(key bytes_network)" ]
 	[ "$(($(key bytes_network) * 4))" -lt "$size" ]
+}
+
+@test "cache over HTTP: --mirror: a first URL that is down is not used, the manifest and the chunks from the mirror" {
+	local dead
+	nginx_start
+	publish "$D/a.img"
+	refresh
+	[ "$status" -eq 0 ]
+	publish "$D/b.img"
+	dead=$(free_port)
+	: >"$LOG"
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--mirror="$URL/x86_64.img" "http://127.0.0.1:$dead/x86_64.img"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(key result)" = refreshed ]
+	[[ "$stderr" == *"127.0.0.1:$dead/$(mkey image): Connection refused: mirror not used"* ]]
+	grep -q '^GET /x86_64.img.manifest 200' "$LOG"
+	[ "$(bytes "/$(mkey image)")" = "$(key bytes_network)" ]
+	assert_active b 2 "$D/b.img"
+}
+
+@test "cache over HTTP: --mirror: chunks that do not match their hash on one URL are read from the other" {
+	local ca size
+	nginx_start
+	publish "$D/a.img"
+	refresh
+	[ "$status" -eq 0 ]
+	publish "$D/b.img"
+	ca=$(mkey image)
+	size=$(stat -c %s "$W/$ca")
+	# the first URL: the same manifest and index, the image's bytes other
+	mkdir "$T/bad"
+	cp "$W/x86_64.img.manifest" "$W/$(mkey cindex)" "$T/bad/"
+	head -c "$size" /dev/urandom >"$T/bad/$ca"
+	good=$URL
+	nginx_at 2 "$T/bad"
+	bad=$URL
+	URL=$good
+	: >"$LOG"
+	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
+		--mirror="$good/x86_64.img" "$bad/x86_64.img"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(key result)" = refreshed ]
+	[[ "$stderr" == *"$bad/$ca: bytes "*" do not match their hash"* ]]
+	[[ "$stderr" == *"$bad/$ca: 0 bytes in 0 runs, "[1-9]*" failed"* ]]
+	[ "$(bytes "/$ca")" = "$(key bytes_network)" ]
+	assert_active b 2 "$D/b.img"
 }

@@ -212,7 +212,7 @@ static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
 			  const char *manifest)
 {
 	const struct boot_settings *s = &run->s;
-	const char *image = run->image, *device = lr->device;
+	const char *image = run->image, *device = lr->device, *mirrors[CACHE_MIRRORS_MAX];
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
 	struct loopdev_watch w;
@@ -270,6 +270,10 @@ static void start_refresh(struct boot_run *run, const struct cache_look_res *lr,
 	o.manifest_fd = mfd_m;
 	o.signed_only = run->vp.signed_only;
 	o.timeout_ms = boot_timeout_ms(s);
+	/* ramboot.url='s other URLs: mirrors of the chunks' ranges. */
+	for (int i = 1; source_is_url(image) && i < s->nurl && o.n_mirrors < CACHE_MIRRORS_MAX; i++)
+		mirrors[o.n_mirrors++] = settings_url(s, i);
+	o.mirrors = mirrors;
 	/* Exactly the image the look chose: a manifest changed or rolled
 	 * back since is refused, and nothing is switched onto. */
 	o.expect_sha256 = lr->want_sha256[0] ? lr->want_sha256 : NULL;

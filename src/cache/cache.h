@@ -84,11 +84,17 @@ struct cache_init_opts {
 /* Prepare a cache at path (see docs/cache.md, "ramboot cache init"). */
 int cache_init(const char *path, const struct cache_init_opts *o, char *err, size_t errlen);
 
+#define CACHE_MIRRORS_MAX 8
+
 struct cache_refresh_opts {
 	const char *image;        /* the new image (a file or block device, or
 				   * an http:// URL: docs/cache.md, "Over HTTP") */
 	const char *manifest;     /* its manifest (a file or a URL), or NULL;
-				   * over HTTP, NULL is IMAGE.manifest */
+				   * over HTTP, NULL is IMAGE.manifest (else
+				   * a mirror's) */
+	const char *const *mirrors; /* over HTTP: more URLs of the same image,
+				   * at most CACHE_MIRRORS_MAX (--mirror) */
+	unsigned n_mirrors;
 	int timeout_ms;           /* over HTTP: each wait for the server, 0:
 				   * HTTP_TIMEOUT_MS (source/http.h) */
 	bool manifest_open;       /* manifest_fd is the manifest, opened early

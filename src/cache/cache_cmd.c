@@ -32,7 +32,8 @@
 #include "source/source.h"
 #include "cache/cache.h"
 
-enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON, OPT_DELTA, OPT_NO_DELTA };
+enum { OPT_LABEL = 256, OPT_NAME, OPT_SIGNED, OPT_KEYS, OPT_JSON, OPT_DELTA, OPT_NO_DELTA,
+       OPT_MIRROR };
 
 static const struct rb_optset init_optset = {
 	.opts = RB_OPTS(
@@ -65,6 +66,9 @@ static const struct rb_optset refresh_optset = {
 		  "never the delta: the chunks of IMAGE" },
 		{ "name", OPT_NAME, "=NAME",
 		  "the image's name in the cache (default: IMAGE's)" },
+		{ "mirror", OPT_MIRROR, "=URL",
+		  "another http:// URL of IMAGE (repeatable): the chunks\n"
+		  "are read from any of them" },
 		{ "force", 'f', NULL,
 		  "start over a state that is not trusted" },
 		RB_OPT_HELP_UNLISTED),
@@ -90,7 +94,8 @@ static void usage(FILE *out)
 {
 	fputs("Usage: ramboot cache init [--label=LABEL] [--force] DEV\n"
 	      "       ramboot cache refresh --cache=DEV [--manifest=M [--signed [--keys=DIR]]]\n"
-	      "                             [--index=I] [--name=NAME] [--force] IMAGE\n"
+	      "                             [--index=I] [--name=NAME] [--mirror=URL...]\n"
+	      "                             [--force] IMAGE\n"
 	      "       ramboot cache status --cache=DEV [--json] [NAME]\n"
 	      "       ramboot cache index [-o FILE] IMAGE\n"
 	      "       ramboot cache diff OLD.cindex NEW.cindex\n"
@@ -294,7 +299,7 @@ static int sub_refresh(int argc, char **argv)
 	struct rb_getopt g = { .set = &refresh_optset };
 	struct cache_refresh_opts o;
 	struct cache_refresh_result r;
-	const char *dev = NULL;
+	const char *dev = NULL, *mirrors[CACHE_MIRRORS_MAX];
 	char err[PATH_MAX + 512];
 	struct cache ca;
 	int c, rc;
@@ -311,6 +316,13 @@ static int sub_refresh(int argc, char **argv)
 		case OPT_SIGNED: o.signed_only = true; break;
 		case OPT_KEYS: o.keydir = optarg; break;
 		case 'f': o.force = true; break;
+		case OPT_MIRROR:
+			if (!source_is_url(optarg))
+				return rb_usage("cache", "--mirror: '%s' is not an http:// URL", optarg);
+			if (o.n_mirrors == CACHE_MIRRORS_MAX)
+				return rb_usage("cache", "--mirror: at most %d", CACHE_MIRRORS_MAX);
+			mirrors[o.n_mirrors++] = optarg;
+			break;
 		default: return other_option(c, argv);
 		}
 	}
@@ -319,6 +331,9 @@ static int sub_refresh(int argc, char **argv)
 	if (!dev)
 		return rb_usage("cache", "refresh needs --cache=DEV");
 	o.image = argv[optind];
+	o.mirrors = mirrors;
+	if (o.n_mirrors && !source_is_url(o.image))
+		return rb_usage("cache", "--mirror goes with an http:// IMAGE");
 	/* Over HTTP the manifest is IMAGE.manifest unless given. */
 	if ((o.signed_only || o.keydir) && !o.manifest && !source_is_url(o.image))
 		return rb_usage("cache", "--signed and --keys need --manifest");

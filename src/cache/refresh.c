@@ -43,7 +43,8 @@
  * names beside the manifest (publish --content-addressed), which no
  * rebuild changes under the refresh. Nothing of the image is requested
  * when the active slot holds it already, and it is never indexed by
- * reading it whole: the index comes from the manifest or --index.
+ * reading it whole: the index comes from the manifest or --index. With
+ * --mirror, the ranges go to the mirrors too (refresh_http.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,41 +76,7 @@
 #include "source/source.h"
 #include "cache/cache.h"
 #include "cache/cacheint.h"
-
-/* A chunk of the active slot, found by its hash. */
-struct have {
-	uint8_t sha256[32];
-	uint64_t off;
-	uint32_t len;
-};
-
-#define RUN_MAX (1024 * 1024)   /* HTTP: adjacent chunks, one request of at most */
-
-struct refresh {
-	const struct cache_refresh_opts *o;
-	struct cache_refresh_result *r;
-	int dir;                      /* the image's directory, locked */
-	struct cstate st;             /* the state as read */
-	struct cindex old;            /* the active slot's index */
-	struct cindex new;            /* the new image's index */
-	struct manifest m;
-	bool have_m;
-	char *mtext;                  /* the manifest's bytes, as read */
-	size_t mlen;
-	struct source img;            /* the image (source/), a file */
-	const char *image;            /* where its bytes are read: o->image, or
-				       * over HTTP the file the manifest names */
-	const char *manifest;         /* o->manifest, or IMAGE.manifest over HTTP */
-	struct http_conn *http;       /* an http:// image: its ranged reads */
-	char url[2048];               /* the image's URL, the manifest's "image" */
-	char murl[2048 + 16];         /* the manifest's default URL */
-	int afd;                      /* the active slot */
-	int sfd;                      /* the slot being written */
-	int target;                   /* its number */
-	uint8_t sum[32];              /* SHA-256 of the chunks as written */
-	char *err;
-	size_t errlen;
-};
+#include "cache/refresh.h"
 
 /* Read the manifest once; the verification policy (trust/policy.h, as
  * `ramboot load` has it) checks and parses those very bytes, which are
@@ -133,10 +100,9 @@ static int read_manifest(struct refresh *f)
 	int fd, rc;
 
 	if (source_is_url(path) && !f->o->manifest_open) {
-		rc = http_fetch(path, f->o->timeout_ms, MANIFEST_HARD_MAX, &f->mtext, &f->mlen,
-				f->err, f->errlen);
-		if (rc < 0)
+		if ((rc = refresh_http_manifest(f)) < 0)
 			return rc;
+		p.manifest = f->manifest;
 		goto check;
 	}
 	fd = f->o->manifest_open ? fcntl(f->o->manifest_fd, F_DUPFD_CLOEXEC, 3) :
@@ -364,9 +330,8 @@ static void reindex_active(struct refresh *f)
 	f->old = again;
 }
 
-/* The active slot's copy of chunk c, or NULL. */
-static const struct have *find_have(const struct have *have, uint32_t nh,
-				    const struct cindex_chunk *c)
+const struct have *refresh_find_have(const struct have *have, uint32_t nh,
+				     const struct cindex_chunk *c)
 {
 	struct have key;
 	const struct have *h;
@@ -387,34 +352,15 @@ static ssize_t image_read(struct refresh *f, const struct have *have, uint32_t n
 			  uint8_t *buf, uint8_t *run, uint64_t *run_off, uint64_t *run_len)
 {
 	const struct cindex_chunk *c = &f->new.chunk[i];
-	uint64_t len = c->len;
 	ssize_t n;
-	uint32_t j;
 
-	if (!f->http) {
-		n = source_pread(&f->img, buf, c->len, c->off);
-		if (n == (ssize_t)c->len)
-			return n;
-		return rb_errfmt(f->err, f->errlen, n < 0 ? (int)n : -EIO, "%s: at %" PRIu64 ": %s",
-				 f->image, c->off, n < 0 ? strerror((int)-n) :
-				 "shorter than its index");
-	}
-	if (c->off < *run_off || c->off + c->len > *run_off + *run_len) {
-		for (j = i + 1; j < f->new.n && len + f->new.chunk[j].len <= RUN_MAX &&
-		     !find_have(have, nh, &f->new.chunk[j]); j++)
-			len += f->new.chunk[j].len;
-		n = http_pread(f->http, run, (size_t)len, c->off, f->err, f->errlen);
-		*run_len = 0;
-		if (n < 0)
-			return n;
-		*run_off = c->off;
-		*run_len = (uint64_t)n;
-		if (c->len > *run_len)
-			return rb_errfmt(f->err, f->errlen, -EIO, "%s: at %" PRIu64 ": shorter than "
-					 "its index", f->image, c->off);
-	}
-	memcpy(buf, run + (c->off - *run_off), c->len);
-	return c->len;
+	if (f->ms)
+		return refresh_http_read(f, have, nh, i, buf, run, run_off, run_len);
+	n = source_pread(&f->img, buf, c->len, c->off);
+	if (n == (ssize_t)c->len)
+		return n;
+	return rb_errfmt(f->err, f->errlen, n < 0 ? (int)n : -EIO, "%s: at %" PRIu64 ": %s",
+			 f->image, c->off, n < 0 ? strerror((int)-n) : "shorter than its index");
 }
 
 /* Step 4: every chunk, hashed, into the slot. */
@@ -438,9 +384,9 @@ static int fill(struct refresh *f)
 	if (f->afd >= 0 && f->old.n)
 		have = malloc((size_t)f->old.n * sizeof(*have));
 	/* A run holds the longest chunk at least. */
-	if (f->http)
+	if (f->ms)
 		run = malloc(RUN_MAX > maxlen ? RUN_MAX : maxlen);
-	if (!buf || (f->afd >= 0 && f->old.n && !have) || (f->http && !run)) {
+	if (!buf || (f->afd >= 0 && f->old.n && !have) || (f->ms && !run)) {
 		free(buf);
 		free(have);
 		free(run);
@@ -460,7 +406,7 @@ static int fill(struct refresh *f)
 		const struct cindex_chunk *c = &f->new.chunk[i];
 		bool got = false;
 
-		h = find_have(have, nh, c);
+		h = refresh_find_have(have, nh, c);
 		if (h) {
 			/* Re-hashed after the read: the disk may have rotted or
 			 * been altered since the slot was verified. */
@@ -827,45 +773,6 @@ back:
 	return rc;
 }
 
-/* Over HTTP, the image's bytes come from the file the manifest names
- * beside it (publish --content-addressed): immutable while a refresh
- * reads it. */
-static int follow_url(struct refresh *f)
-{
-	const char *slash = strrchr(f->manifest, '/');
-	int rc;
-
-	if (!f->have_m || !f->m.image[0] || !source_is_url(f->manifest) || !slash)
-		return 0;
-	rc = snprintf(f->url, sizeof(f->url), "%.*s%s", (int)(slash - f->manifest + 1),
-		      f->manifest, f->m.image);
-	if (rc < 0 || (size_t)rc >= sizeof(f->url))
-		return rb_errfmt(f->err, f->errlen, -ENAMETOOLONG, "%s: the image it names: URL "
-				 "too long", f->manifest);
-	f->image = f->url;
-	return 0;
-}
-
-/* An http:// image, for ranged reads: a HEAD first, for its size and the
- * validators every range is asked under (If-Range). */
-static int open_url(struct refresh *f)
-{
-	int rc;
-
-	f->http = malloc(sizeof(*f->http));
-	if (!f->http)
-		return rb_errfmt(f->err, f->errlen, -ENOMEM, "out of memory");
-	rc = http_init(f->http, f->image, f->o->timeout_ms, f->err, f->errlen);
-	if (rc < 0) {
-		free(f->http);
-		f->http = NULL;
-		return rc;
-	}
-	rc = http_get(f->http, true, false, f->err, f->errlen);
-	f->img.size = f->http->size;
-	return rc;
-}
-
 const char *cache_image_name(const char *image)
 {
 	const char *slash = strrchr(image, '/');
@@ -916,7 +823,7 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 		rc = 0;
 		goto out;
 	}
-	if (rc < 0 || (http && (rc = follow_url(&f)) < 0))
+	if (rc < 0 || (http && (rc = refresh_http_follow(&f)) < 0))
 		goto out;
 	rc = try_delta(&f, &itext, &ilen, isum);
 	if (rc == 1) {
@@ -930,7 +837,7 @@ int cache_refresh(struct cache *c, const struct cache_refresh_opts *o,
 	 * by ranged requests (the index first: nothing of the image is
 	 * requested when it cannot be had). */
 	if (http)
-		rc = (rc = new_index(&f)) < 0 ? rc : open_url(&f);
+		rc = (rc = new_index(&f)) < 0 ? rc : refresh_http_open(&f);
 	else if ((rc = source_open(&f.img, &sp, err, errlen)) == 0)
 		rc = new_index(&f);
 	if (rc < 0)
@@ -984,10 +891,7 @@ out:
 	close_fd(&f.sfd);
 	close_fd(&f.afd);
 	(void)source_close(&f.img);   /* read only */
-	if (f.http) {
-		(void)http_close(f.http);
-		free(f.http);
-	}
+	refresh_http_close(&f);
 	close_fd(&f.dir);             /* the lock goes with it */
 	free(itext);
 	free(f.mtext);

@@ -88,8 +88,38 @@ static int pick(struct mirror_set *set, uint32_t tried)
 	return best;
 }
 
+/* Each piece of the n bytes at buf has its hash: the first that does
+ * not, or -1. */
+static int mismatch(const uint8_t *buf, size_t n, const struct mirror_piece *p, unsigned np)
+{
+	uint8_t md[32];
+	size_t pos = 0;
+	unsigned k;
+
+	for (k = 0; k < np; k++) {
+		size_t len = k + 1 == np ? n - pos : p[k].len;
+
+		if (len > n - pos)
+			return (int)k;
+		sha256(buf + pos, len, md);
+		if (memcmp(md, p[k].sha256, 32))
+			return (int)k;
+		pos += len;
+	}
+	return -1;
+}
+
 ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off,
 		     const uint8_t want[32], int *served_by, char *err, size_t errlen)
+{
+	const struct mirror_piece p = { len, want };
+
+	return mirror_fetch_run(set, buf, len, off, &p, want ? 1 : 0, served_by, err, errlen);
+}
+
+ssize_t mirror_fetch_run(struct mirror_set *set, void *buf, size_t len, uint64_t off,
+			 const struct mirror_piece *p, unsigned np, int *served_by, char *err,
+			 size_t errlen)
 {
 	uint32_t tried = 0;
 	int rc = -ENOENT;
@@ -99,10 +129,9 @@ ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off
 	for (;;) {
 		struct http_conn *c = NULL;
 		struct mirror *m;
-		uint8_t md[32];
 		char e[512];
 		ssize_t n;
-		int i;
+		int i, k;
 
 		pthread_mutex_lock(&set->lock);
 		i = pick(set, tried);
@@ -135,13 +164,10 @@ ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off
 				n = rb_errfmt(e, sizeof(e), -EIO, "%s: %zd of %zu bytes at %" PRIu64,
 					      c->url, n, len, off);
 		}
-		if (n >= 0 && want) {
-			sha256(buf, (size_t)n, md);
-			if (memcmp(md, want, 32))
-				n = rb_errfmt(e, sizeof(e), -EBADMSG, "%s: bytes %" PRIu64 "-%" PRIu64
-					      " do not match their hash", c->url, off,
-					      off + (uint64_t)n - 1);
-		}
+		if (n >= 0 && (k = mismatch(buf, (size_t)n, p, np)) >= 0)
+			n = rb_errfmt(e, sizeof(e), -EBADMSG, "%s: bytes %" PRIu64 "-%" PRIu64
+				      " do not match their hash", c->url, off,
+				      off + (uint64_t)n - 1);
 
 		pthread_mutex_lock(&set->lock);
 		m->busy--;
@@ -196,6 +222,29 @@ unsigned mirror_live(struct mirror_set *set)
 	pthread_mutex_lock(&set->lock);
 	for (i = 0; i < set->n; i++)
 		n += !set->m[i].st.dropped;
+	pthread_mutex_unlock(&set->lock);
+	return n;
+}
+
+unsigned mirror_revive(struct mirror_set *set)
+{
+	unsigned i, n = 0;
+
+	pthread_mutex_lock(&set->lock);
+	for (i = 0; i < set->n; i++)
+		n += !set->m[i].st.dropped;
+	for (i = 0; i < set->n && !n; i++) {
+		struct mirror *m = &set->m[i];
+
+		/* Only one that answered once, dropped for its failures. */
+		if (m->proto.known && m->fails >= MIRROR_FAILS) {
+			m->st.dropped = false;
+			m->fails = 0;
+		}
+	}
+	if (!n)
+		for (i = 0; i < set->n; i++)
+			n += !set->m[i].st.dropped;
 	pthread_mutex_unlock(&set->lock);
 	return n;
 }

@@ -76,12 +76,27 @@ int mirror_set_open(struct mirror_set *set, const char *const *urls, unsigned n,
 ssize_t mirror_fetch(struct mirror_set *set, void *buf, size_t len, uint64_t off,
 		     const uint8_t sha256[32], int *served_by, char *err, size_t errlen);
 
+/* A run of adjacent chunks in one read: as mirror_fetch(), each piece
+ * checked against its own SHA-256 (the last one: the bytes left). */
+struct mirror_piece {
+	size_t len;
+	const uint8_t *sha256;
+};
+ssize_t mirror_fetch_run(struct mirror_set *set, void *buf, size_t len, uint64_t off,
+			 const struct mirror_piece *p, unsigned np, int *served_by, char *err,
+			 size_t errlen);
+
 /* The URL of mirror i, and what it did so far. */
 const char *mirror_url(const struct mirror_set *set, unsigned i);
 void mirror_stats(struct mirror_set *set, unsigned i, struct mirror_stat *st);
 
 /* Mirrors not dropped: 0 when no read can succeed any more. */
 unsigned mirror_live(struct mirror_set *set);
+
+/* None left: the mirrors dropped for failing in a row are tried again
+ * (a server restarted comes back); one that served another file or
+ * ignored a range stays dropped. The mirrors live after. */
+unsigned mirror_revive(struct mirror_set *set);
 
 /* Start the bytes and reads served from zero (after a probe that is not
  * to count); failures and drops stay. */

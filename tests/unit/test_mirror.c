@@ -259,6 +259,64 @@ static void test_none_left(void)
 	stop(&s[2]);
 }
 
+/* A run of chunks, each checked by its own hash: the one piece that
+ * does not match fails the mirror for the run; the other serves it. */
+static void test_run(void)
+{
+	static const enum mode m[] = { OTHER_BYTES, GOOD };
+	struct mirror_piece p[SIZE / CHUNK];
+	uint8_t md[SIZE / CHUNK][32], buf[SIZE];
+	struct mirror_stat a;
+	struct mirror_set set;
+	struct server s[2];
+	unsigned i;
+	int by = -1;
+
+	for (i = 0; i < SIZE / CHUNK; i++) {
+		sha256(file + i * CHUNK, CHUNK, md[i]);
+		p[i].len = CHUNK;
+		p[i].sha256 = md[i];
+	}
+	CHECK_EQ_INT(open_set(&set, s, m, 2), 0);
+	CHECK_EQ_INT(mirror_fetch_run(&set, buf, SIZE, 0, p, SIZE / CHUNK, &by, err, sizeof(err)),
+		     SIZE);
+	CHECK_EQ_INT(by, 1);
+	CHECK(!memcmp(buf, file, SIZE));
+	mirror_stats(&set, 0, &a);
+	CHECK_EQ_INT(a.failures, 1);
+	CHECK_EQ_INT(a.chunks, 0);
+	stop_all(&set, s, 2);
+}
+
+/* Every mirror dropped: those dropped for failing in a row are tried
+ * again (a server back), one that served another file is not. */
+static void test_revive(void)
+{
+	static const enum mode m[] = { GOOD, OTHER_ETAG };
+	struct mirror_stat st;
+	struct mirror_set set;
+	struct server s[2];
+	uint8_t buf[CHUNK];
+	unsigned i;
+
+	CHECK_EQ_INT(open_set(&set, s, m, 2), 0);
+	CHECK_EQ_INT(mirror_revive(&set), 2);
+	stop(&s[0]);
+	for (i = 0; i < MIRROR_FAILS + 1; i++)
+		CHECK(mirror_fetch(&set, buf, CHUNK, 0, NULL, NULL, err, sizeof(err)) < 0);
+	CHECK_EQ_INT(mirror_live(&set), 0);
+	mirror_stats(&set, 0, &st);
+	CHECK_EQ_INT(st.failures, MIRROR_FAILS);
+	CHECK_EQ_INT(mirror_revive(&set), 1);
+	mirror_stats(&set, 1, &st);
+	CHECK(st.dropped);
+	CHECK(mirror_fetch(&set, buf, CHUNK, 0, NULL, NULL, err, sizeof(err)) < 0);
+	mirror_stats(&set, 0, &st);
+	CHECK_EQ_INT(st.failures, MIRROR_FAILS + 1);
+	mirror_set_close(&set);
+	stop(&s[1]);
+}
+
 /* Nobody answers: no set. */
 static void test_open_fails(void)
 {
@@ -282,5 +340,7 @@ int main(void)
 	RUN(test_dropped);
 	RUN(test_none_left);
 	RUN(test_open_fails);
+	RUN(test_run);
+	RUN(test_revive);
 	return TAP_DONE();
 }
