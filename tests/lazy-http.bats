@@ -143,3 +143,18 @@ assert_gave_up() {
 	assert_gave_up 1 source
 	grep -qx "profile=mismatch" "$S/lazy"
 }
+
+@test "lazy-http: a first URL that does not answer is not used: the manifest and the size from the next" {
+	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
+		skip "this kernel has nbd: the QEMU case http-lazy-mirror covers it"
+	image img
+	nginx_start
+	dead=$(free_port)
+	lazy_http --image="http://127.0.0.1:$dead/img,$URL/img"
+	assert_gave_up 1 source
+	err_has "nbd: netlink family: not in this kernel"
+	err_has "http://127.0.0.1:$dead/img: Connection refused: mirror not used"
+	grep -q 'GET /img.manifest' "$BATS_TEST_TMPDIR/nginx/access.log"
+	grep -q 'HEAD /img' "$BATS_TEST_TMPDIR/nginx/access.log"
+	grep -qx "size=$(stat -c %s "$W/img")" "$S/lazy"
+}

@@ -44,9 +44,10 @@
 #include "lib/path.h"
 #include "lib/sysutil.h"
 #include "source/http.h"
+#include "source/mirror.h"
 #include "trust/policy.h"
 
-#define URLS_MAX 8
+#define URLS_MAX 8                 /* at most MIRROR_MAX */
 #define HANDOVER_S 60.0        /* the parent waits this long for the loop device */
 
 struct lazy_http {
@@ -54,8 +55,9 @@ struct lazy_http {
 	char *list;                      /* the URLs, split in place */
 	const char *url[URLS_MAX];
 	unsigned nurls;
-	struct http_conn conn[2][URLS_MAX];   /* per nbds slot: server, filler */
-	bool conn_ok[2][URLS_MAX];
+	struct mirror_set ms;            /* the URLs: the server's and the filler's reads */
+	bool ms_open;
+	const uint8_t (*hash)[32];       /* the manifest's chunk hashes, or NULL */
 	int timeout_ms;
 	int sv[2];                       /* [0] the kernel's end, [1] the server's */
 	int nbd_index;
@@ -78,38 +80,50 @@ bool lazy_serves_http(const struct lazy_opts *o)
 }
 
 /*
- * Fetch chunk i from URL number attempt: the one place that knows where
- * chunks come from (nbdserve.h's fetch; the store verifies the bytes).
+ * Fetch chunk i: the one place that knows where chunks come from
+ * (nbdserve.h's fetch). One attempt asks the mirror set (mirror.h),
+ * which tries each mirror left once, verifies the bytes against the
+ * chunk's hash (bytes of another mirror's that do not match are
+ * fetched from the next) and drops a mirror that keeps failing, so a
+ * server gone costs its retries a few times, not on every chunk. The
+ * store's rounds until its timeout are the retries; with every mirror
+ * dropped, each round tries them all again (a server restarted).
+ * The server and the filler call it at once: the set is thread-safe.
  */
 static int fetch_chunk(void *arg, int slot, unsigned attempt, uint32_t i, uint64_t off,
 		       void *buf, size_t len, char *err, size_t errlen)
 {
 	struct lazy_http *h = arg;
-	struct http_conn *c;
 	ssize_t n;
-	int rc;
 
-	if (attempt >= h->nurls)
+	(void)slot;
+	if (attempt > 0)
 		return -ENODEV;
-	c = &h->conn[slot][attempt];
-	if (!h->conn_ok[slot][attempt]) {
-		if ((rc = http_init(c, h->url[attempt], h->timeout_ms, err, errlen)) < 0)
-			return rc;
-		h->conn_ok[slot][attempt] = true;
-	}
-	n = http_pread(c, buf, len, off, err, errlen);
+	(void)mirror_revive(&h->ms);
+	n = mirror_fetch(&h->ms, buf, len, off, h->hash ? h->hash[i] : NULL, NULL, err, errlen);
 	if (n >= 0 && (size_t)n != len)
-		return rb_errfmt(err, errlen, -EIO, "%s: chunk %" PRIu32 ": %zd of %zu bytes",
-				 h->url[attempt], i, n, len);
+		return rb_errfmt(err, errlen, -EIO, "chunk %" PRIu32 ": %zd of %zu bytes", i, n,
+				 len);
 	return n < 0 ? (int)n : 0;
+}
+
+/* What each URL served, when there are several. */
+static void mirror_report(struct lazy_http *h)
+{
+	struct mirror_stat st;
+
+	for (unsigned k = 0; h->ms_open && h->ms.n > 1 && k < h->ms.n; k++) {
+		mirror_stats(&h->ms, k, &st);
+		rb_info("%s: %" PRIu64 " bytes in %" PRIu32 " chunks, %" PRIu32 " failed%s",
+			mirror_url(&h->ms, k), st.bytes, st.chunks, st.failures,
+			st.dropped ? ", dropped" : "");
+	}
 }
 
 static void http_free(struct lazy_http *h)
 {
-	for (int s = 0; s < 2; s++)
-		for (unsigned u = 0; u < h->nurls; u++)
-			if (h->conn_ok[s][u])
-				(void)http_close(&h->conn[s][u]);
+	if (h->ms_open)
+		mirror_set_close(&h->ms);
 	nbds_free(&h->s);
 	close_fd(&h->sv[0]);
 	close_fd(&h->sv[1]);
@@ -151,9 +165,16 @@ static int read_manifest(struct lazy *L, struct lazy_http *h)
 	if (o->manifest && !lazy_is_http(o->manifest)) {
 		snprintf(name, sizeof(name), "%s", o->manifest);
 	} else {
-		snprintf(name, sizeof(name), "%s%s", o->manifest ? o->manifest : h->url[0],
-			 o->manifest ? "" : ".manifest");
-		rc = http_fetch(name, h->timeout_ms, MANIFEST_HARD_MAX, &text, &len, err, sizeof(err));
+		/* IMAGE.manifest from each URL in turn, the first one's error. */
+		char e2[512];
+		unsigned k = 0;
+
+		do {
+			snprintf(name, sizeof(name), "%s%s", o->manifest ? o->manifest : h->url[k],
+				 o->manifest ? "" : ".manifest");
+			rc = http_fetch(name, h->timeout_ms, MANIFEST_HARD_MAX, &text, &len,
+					k ? e2 : err, k ? sizeof(e2) : sizeof(err));
+		} while (rc < 0 && !o->manifest && ++k < h->nurls);
 		if (rc < 0 && o->unverified)
 			return 0;
 		if (rc < 0)
@@ -177,20 +198,18 @@ static int read_manifest(struct lazy *L, struct lazy_http *h)
 	return 0;
 }
 
-/* The image's size as the server gives it, from the first URL. */
+/* The mirror set of the URLs, opened here (before the fork of
+ * --background: the child inherits it), and the image's size as the
+ * servers give it: a URL that does not answer is not used. */
 static int remote_size(struct lazy *L, struct lazy_http *h, uint64_t *size)
 {
-	struct http_conn *c = &h->conn[0][0];
 	char err[512];
-	int rc = http_init(c, h->url[0], h->timeout_ms, err, sizeof(err));
+	int rc = mirror_set_open(&h->ms, h->url, h->nurls, h->timeout_ms, err, sizeof(err));
 
-	if (rc == 0) {
-		h->conn_ok[0][0] = true;
-		rc = http_get(c, true, false, err, sizeof(err));
-	}
 	if (rc < 0)
 		return lazy_fail(L, LAZY_SOURCE, "%s", err);
-	*size = c->size;
+	h->ms_open = true;
+	*size = h->ms.size;
 	return 0;
 }
 
@@ -282,8 +301,10 @@ int lazy_http_prepare(struct lazy *L)
 	L->size = size;
 	L->r->size = size;
 	chunk = L->have_man && L->man.chunk ? L->man.chunk_size : MANIFEST_CHUNK_DEFAULT;
-	rc = nbds_init(&h->s, -1, size, chunk, L->have_man ? (const uint8_t (*)[32])L->man.chunk :
-		       NULL, fetch_chunk, h, o->stall_timeout > 0 ? o->stall_timeout : 30);
+	/* The mirror set verifies each chunk (fetch_chunk), not the store. */
+	h->hash = L->have_man ? (const uint8_t (*)[32])L->man.chunk : NULL;
+	rc = nbds_init(&h->s, -1, size, chunk, NULL, fetch_chunk, h,
+		       o->stall_timeout > 0 ? o->stall_timeout : 30);
 	if (rc == -EINVAL)
 		return lazy_fail(L, LAZY_MANIFEST, "%s: chunks of %" PRIu64 " bytes: at most %u "
 				 "served lazily", h->url[0], chunk, NBDS_CHUNK_MAX);
@@ -481,6 +502,7 @@ int lazy_http_copy(struct lazy *L)
 	if (nbds_fill(&h->s, h->order, h->norder) < 0)
 		return keep_serving(L, lazy_fail(L, LAZY_NOMEM, "out of memory"));
 	L->r->bytes_network = L->size;
+	mirror_report(h);
 	if ((rc = lazy_verify(L)) != 0 || (rc = lazy_switch(L)) != 0)
 		return keep_serving(L, rc);
 	/* The loop device reads the copy: the NBD device is no one's. The
