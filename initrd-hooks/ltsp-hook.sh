@@ -259,10 +259,14 @@ ramboot_ltsp_main() {
 		ramboot_say "image from the local cache: $ramboot_ram"
 		;;
 	*)
-		# ramboot.verity=1 over the network image (ramboot=off,
-		# prefetch, lazy): the image stays where it is, under the
-		# mapping.
-		ramboot_say "image through dm-verity: $ramboot_ram"
+		# The image stays where it is, under the device: the mapping of
+		# ramboot.verity=1 (ramboot=off, prefetch, lazy), or the loop
+		# device of a lazy boot over HTTP, switched to RAM once copied.
+		if [ -n "$(ramboot_report_get verity_device)" ]; then
+			ramboot_say "image through dm-verity: $ramboot_ram"
+		else
+			ramboot_say "image through $ramboot_ram, copied to RAM behind the boot"
+		fi
 		return 0
 		;;
 	esac

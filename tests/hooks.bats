@@ -195,6 +195,30 @@ umount $T/run/check
 umount /proc"
 }
 
+@test "hooks: ltsp: a lazy boot over HTTP: its loop device replaces the image, named as such (no dm-verity)" {
+	mkdir -p "$T/dev/mapper"
+	: >"$T/dev/loop0"
+	: >"$T/dev/mapper/ramboot-verity"
+	check_root
+	stub "RAMBOOT_IMAGE=$T/dev/loop0"
+	report squashfs "$T/dev/loop0"
+	sed -i 's/^mode_done=ram$/mode_done=lazy/' "$T/run/report"
+	ltsp "images/x86_64.img"
+	assert_success
+	assert_line "status=0"
+	assert_line "IMAGE=$T/dev/loop0"
+	assert_output --partial "image through $T/dev/loop0, copied to RAM behind the boot"
+	refute_output --partial "dm-verity"
+	# ramboot.verity=1: the mapping, named as such
+	stub "RAMBOOT_IMAGE=$T/dev/mapper/ramboot-verity"
+	report squashfs "$T/dev/mapper/ramboot-verity"
+	printf 'mode_done=off\nverity_device=%s\n' "$T/dev/mapper/ramboot-verity" >>"$T/run/report"
+	sed -i '/^mode_done=ram$/d' "$T/run/report"
+	ltsp "images/x86_64.img"
+	assert_success
+	assert_output --partial "image through dm-verity: $T/dev/mapper/ramboot-verity"
+}
+
 @test "hooks: ltsp: a hit of the local disk cache: the slot replaces the image, the network root is unmounted, IMAGE_TO_RAM is LTSP's" {
 	stub "RAMBOOT_IMAGE=$T/ram/x86_64.img"
 	report squashfs
