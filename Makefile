@@ -15,6 +15,8 @@
 #                   server's CPU, idle and busy (root; docs/benchmarks.md)
 #   make bench-http images over HTTP on a shaped link: curl against ramboot
 #                   load, then boots in QEMU (root; docs/benchmarks.md)
+#   make bench-layout  an image sorted by a boot profile against the unsorted
+#                   one: LTSP boots over NBD on a shaped link, deltas (root)
 #   make demo       build, make a demo client image, boot it in QEMU
 #   make man        the man pages (build/man/), from man/*.md and docs/
 #   make check-package  build the Debian package and install it into a
@@ -78,7 +80,7 @@ MAN_DATE  = $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d)
 PROJECT_MAKE = $(MAKE) WERROR=-Werror
 
 .DELETE_ON_ERROR:
-.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab bench-netmem bench-http demo install clean fuzz unit man check-package
+.PHONY: all static check deps bench bench-swap bench-boot bench-cache bench-lab bench-netmem bench-http bench-layout demo install clean fuzz unit man check-package
 
 all: ramboot
 
@@ -198,6 +200,10 @@ bench-netmem:
 bench-http:
 	$(PROJECT_MAKE) all static
 	bench/http-bench.sh
+
+bench-layout:
+	$(PROJECT_MAKE) all static
+	bench/layout-bench.sh
 
 demo:
 	images/demo.sh

@@ -10,7 +10,9 @@
 # 65-mksquashfs, with a fake `ramboot` first in PATH that records its
 # arguments and writes a sort file (or fails); the last tests run LTSP's
 # real 65-mksquashfs (mksquashfs_main) with the result, and the last one
-# the real `ltsp image` (tests/helpers/ltsp.bash, as tests/ltsp-image.bats).
+# the real `ltsp image` (tests/helpers/ltsp.bash, as tests/ltsp-image.bats)
+# with the tree's real `ramboot profile sort`, from a profile written by
+# hand (tests/helpers/profile.bash) of the image it built before.
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
@@ -18,6 +20,7 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 load helpers/ltsp
+load helpers/profile
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 CONF=$TOP/conf/ltsp.conf
@@ -303,44 +306,55 @@ EOF
 	assert_line squashfs-root/etc/motd
 }
 
-@test "ltsp image, the real one: a profile in BASE_DIR/images sorts the image; RAMBOOT_LTSP_SORT=0 in [server] does not; nothing left behind" {
+# The first $2 files of image $1 by the offset of their data, from
+# `ramboot profile extents IMAGE` (the image's layout): "PATH..." while
+# the first starts right after the superblock (96) and each one where
+# the one before ended; "gap before PATH" otherwise.
+first_contiguous() {
+	"$TOP/ramboot" profile extents "$1" | grep -v -e '<' -e ' (fragment)$' | sort -n -k1,1 |
+		head -n "$2" | awk -v end=96 '$1 != end { print "gap before " $3; exit }
+			{ end = $1 + $2; l = l (NR > 1 ? " " : "") $3 } END { if (l) print l }' | tail -n 1
+}
+
+@test "ltsp image, the real one: a profile of the previous image in BASE_DIR/images sorts the image by the real ramboot profile sort; RAMBOOT_LTSP_SORT=0 in [server] does not; nothing left behind" {
 	need_ltsp_run
 	command -v python3 >/dev/null || skip "no python3"
-	local r=$T/srv/x86_64 img=$T/srv/images/x86_64.img
+	local r=$T/srv/x86_64 img=$T/srv/images/x86_64.img o n p ranges=()
 	make_chroot aaaa
 	rm "$r/etc/motd" "$r/sbin/init"
 	marked "$r" etc/motd sbin/init usr/bin/sh usr/lib/a usr/lib/z
-	# the tree's program for all but `profile sort`
-	cat >"$T/bin/ramboot-sort" <<EOF
-#!/bin/sh
-[ "\$1 \$2" = "profile sort" ] || exec '$TOP/ramboot' "\$@"
-echo "\$@" >>'$T/args'
-while [ "\$#" -gt 1 ]; do [ "\$1" = -o ] && out=\$2; shift; done
-printf '%s\n' 'usr/lib/z 32767' 'sbin/init 32766' 'usr/bin/sh 32765' >"\$out"
-EOF
-	chmod +x "$T/bin/ramboot-sort"
 	write_conf "$SERVER_SH"
-	RAMBOOT_BIN=$T/bin/ramboot-sort ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
+	ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
 	assert_success
-	[ ! -e "$T/args" ]
-	echo profile >"$img.profile"
-	RAMBOOT_BIN=$T/bin/ramboot-sort ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
+	[ ! -e "$img.sort" ]
+	run data_order "$img" "$r"
+	assert_output 'etc/motd sbin/init usr/bin/sh usr/lib/a usr/lib/z'
+	# A boot of that image read one page of usr/lib/z, then sbin/init,
+	# then usr/bin/sh (each file is 8 KiB: a whole page lies in it).
+	for f in usr/lib/z sbin/init usr/bin/sh; do
+		read -r o n p < <("$TOP/ramboot" profile extents "$img" | grep " $f\$")
+		[ "$p" = "$f" ] && [ "$n" -eq 8192 ] || fail "extents of $f: $o $n $p"
+		ranges+=($(((o + 4095) / 4096 * 4096)) 4096)
+	done
+	write_profile "$img.profile" "$img" "${ranges[@]}"
+	ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
 	assert_success
 	[[ $stderr != *"LTSP command failed"* ]] || fail "stderr: $stderr"
 	[[ $stderr != *ramboot:* ]] || fail "stderr: $stderr"
-	run cat "$T/args"
-	assert_output --regexp "^profile sort $img $img.profile -o /[^ ]*/ramboot.sort\$"
+	run cat "$img.sort"
+	assert_output "$(printf '%s\n' 'usr/lib/z 32767' 'sbin/init 32766' 'usr/bin/sh 32765')"
+	run first_contiguous "$img" 3
+	assert_output 'usr/lib/z sbin/init usr/bin/sh'
 	run data_order "$img" "$r"
 	assert_output --regexp '^usr/lib/z sbin/init usr/bin/sh '
-	[ -f "$img.sort" ]
 	# the published manifest is the sorted image's
 	[ "$(man_sha "$img.manifest")" = "$(img_sha "$img")" ]
+	[ -z "$(find "$T/srv" -name 'ramboot*.sort*' -o -name '*.tmp')" ] ||
+		fail "left: $(find "$T/srv" -name 'ramboot*.sort*' -o -name '*.tmp')"
 
 	write_conf "$SERVER_SH" RAMBOOT_LTSP_SORT=0
-	rm "$T/args"
-	RAMBOOT_BIN=$T/bin/ramboot-sort ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
+	ltsp image --cleanup=0 -m '-noI -noD -noF -no-fragments' x86_64
 	assert_success
-	[ ! -e "$T/args" ]
 	run data_order "$img" "$r"
 	assert_output 'etc/motd sbin/init usr/bin/sh usr/lib/a usr/lib/z'
 }

@@ -94,6 +94,7 @@ http-lazy		http_lazy_case
 http-lazy-mirror	http_lazy_case
 http-cache-cold		httpcache_case
 http-cache-update	httpcache_case
+ltsp-layout		layout_case
 "
 CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 
@@ -121,6 +122,8 @@ CASES=$(echo "$CASE_TABLE" | awk 'NF { print $1 }')
 . "$top/tests/boot/cases/95-http-lazy.sh"
 # shellcheck disable=SC1091 source=tests/boot/cases/96-http-cache.sh
 . "$top/tests/boot/cases/96-http-cache.sh"
+# shellcheck disable=SC1091 source=tests/boot/cases/97-layout.sh
+. "$top/tests/boot/cases/97-layout.sh"
 
 # shellcheck disable=SC2034 # counted by lib.sh's ok, skip and not_ok
 n=0
