@@ -158,3 +158,30 @@ assert_gave_up() {
 	grep -q 'HEAD /img' "$BATS_TEST_TMPDIR/nginx/access.log"
 	grep -qx "size=$(stat -c %s "$W/img")" "$S/lazy"
 }
+
+@test "lazy-http: --mirror adds servers of the image; a first that does not answer is not used" {
+	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
+		skip "this kernel has nbd: the QEMU case http-lazy-mirror covers it"
+	image img
+	nginx_start
+	dead=$(free_port)
+	lazy_http --image="http://127.0.0.1:$dead/img" --mirror="$URL/img"
+	assert_gave_up 1 source
+	err_has "http://127.0.0.1:$dead/img: Connection refused: mirror not used"
+	grep -q 'GET /img.manifest' "$BATS_TEST_TMPDIR/nginx/access.log"
+	grep -qx "size=$(stat -c %s "$W/img")" "$S/lazy"
+}
+
+@test "lazy-http: --mirror is a usage error with a file image, a URL that is not http://, or a ninth URL" {
+	run "$BIN" lazy --image="$W/img" --mirror=http://127.0.0.1:1/img
+	assert_failure 2
+	assert_output --partial "--mirror: only with an http:// --image"
+	run "$BIN" lazy --image=http://127.0.0.1:1/img --mirror=ftp://127.0.0.1/img
+	assert_failure 2
+	assert_output --partial "--mirror: 'ftp://127.0.0.1/img' is not an http:// URL"
+	local m=() i
+	for i in 1 2 3 4 5 6 7 8; do m+=("--mirror=http://127.0.0.1:1/m$i"); done
+	run "$BIN" lazy --image=http://127.0.0.1:1/img "${m[@]}"
+	assert_failure 2
+	assert_output --partial "--mirror: at most 7"
+}

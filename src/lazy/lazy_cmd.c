@@ -3,6 +3,7 @@
  * ramboot lazy: the command line.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -15,7 +16,9 @@
 
 enum { OPT_IMAGE = 256, OPT_LOOP, OPT_TARGET, OPT_TMPFS, OPT_SHA, OPT_MANIFEST, OPT_MINFREE,
        OPT_STALL, OPT_RATE, OPT_STATUS, OPT_BACKGROUND, OPT_WAIT_LOOP, OPT_PROFILE,
-       OPT_SIGNED, OPT_KEYS, OPT_UDPCAST };
+       OPT_SIGNED, OPT_KEYS, OPT_UDPCAST, OPT_MIRROR };
+
+#define MIRRORS_MAX 7           /* with the image, lazy/http.c's URLS_MAX */
 
 static const struct rb_optset optset = {
 	.head = "Usage: ramboot lazy --image=FILE [OPTIONS]\n"
@@ -65,6 +68,10 @@ static const struct rb_optset optset = {
 		  "boot profile: its ranges are copied first when it\n"
 		  "was recorded on FILE's image (default: FILE.profile\n"
 		  "beside the image when there; 'none': no profile)" },
+		{ "mirror", OPT_MIRROR, "=URL",
+		  "with an http:// image: another server of the same\n"
+		  "image (repeatable, up to 7); chunks come from any,\n"
+		  "each verified, and a server that fails is dropped" },
 		{ "udpcast", OPT_UDPCAST, "[=OPTS]",
 		  "take the copy from a udpcast session of the raw\n"
 		  "image (ramboot serve); OPTS: portbase=P,\n"
@@ -120,13 +127,21 @@ int cmd_lazy(int argc, char **argv)
 	struct lazy_opts o;
 	struct lazy_result r;
 	struct rb_getopt g = { .set = &optset };
-	char why[256];
-	int opt, w;
+	const char *mirror[MIRRORS_MAX];
+	char why[256], *urls = NULL;
+	int opt, w, n_mirrors = 0, rc;
 
 	lazy_opts_init(&o);
 	while ((opt = rb_getopt(&g, argc, argv)) != -1) {
 		switch (opt) {
 		case OPT_IMAGE: o.image = optarg; break;
+		case OPT_MIRROR:
+			if (!lazy_is_http(optarg) || strchr(optarg, ','))
+				return rb_usage("lazy", "--mirror: '%s' is not an http:// URL", optarg);
+			if (n_mirrors == MIRRORS_MAX)
+				return rb_usage("lazy", "--mirror: at most %d", MIRRORS_MAX);
+			mirror[n_mirrors++] = optarg;
+			break;
 		case OPT_LOOP: o.loop = optarg; break;
 		case OPT_TARGET:
 			w = rb_word(optarg, RB_WORDS({ "tmpfs", LAZY_TARGET_TMPFS },
@@ -174,7 +189,28 @@ int cmd_lazy(int argc, char **argv)
 	}
 	if (optind < argc)
 		return rb_usage("lazy", "unexpected argument '%s'", argv[optind]);
-	if (lazy_check(&o, why, sizeof(why)) < 0)
+	if (n_mirrors) {
+		/* The copier's own list: URL,MIRROR,... (ramboot.url=). */
+		size_t len = o.image ? strlen(o.image) + 1 : 0;
+
+		if (!o.image || !lazy_is_http(o.image))
+			return rb_usage("lazy", "--mirror: only with an http:// --image");
+		for (w = 0; w < n_mirrors; w++)
+			len += strlen(mirror[w]) + 1;
+		if (!(urls = malloc(len))) {
+			rb_err("out of memory");
+			return RB_EXIT_NOMEM;
+		}
+		strcpy(urls, o.image);
+		for (w = 0; w < n_mirrors; w++)
+			strcat(strcat(urls, ","), mirror[w]);
+		o.image = urls;
+	}
+	if (lazy_check(&o, why, sizeof(why)) < 0) {
+		free(urls);
 		return rb_usage("lazy", "%s", why);
-	return say_outcome(&o, &r, lazy_start(&o, &r));
+	}
+	rc = say_outcome(&o, &r, lazy_start(&o, &r));
+	free(urls);
+	return rc;
 }
