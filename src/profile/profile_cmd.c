@@ -136,14 +136,47 @@ static int cmd_record(int argc, char **argv)
 	return profile_record_run(&o) < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 }
 
+/* The profiles paths[0..n) merged into *out: 0 or -errno, said. */
+static int load_merged(char **paths, int n, struct profile *out)
+{
+	char err[PATH_MAX + 128];
+	const struct profile **pp = NULL;
+	struct profile *in = NULL;
+	int i, rc = -ENOMEM;
+
+	profile_init(out);
+	in = calloc((size_t)n, sizeof(*in));
+	pp = calloc((size_t)n, sizeof(*pp));
+	if (!in || !pp) {
+		rb_err("%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		rc = profile_load(paths[i], &in[i], err, sizeof(err));
+		if (rc < 0) {
+			rb_err("%s: %s", paths[i], err);
+			goto out;
+		}
+		pp[i] = &in[i];
+	}
+	rc = profile_merge(pp, (size_t)n, out, err, sizeof(err));
+	if (rc < 0)
+		rb_err("%s", err);
+out:
+	for (i = 0; in && i < n; i++)
+		profile_free(&in[i]);
+	free(in);
+	free(pp);
+	return rc;
+}
+
 static int cmd_merge(int argc, char **argv)
 {
 	const char *out = NULL;
 	char err[PATH_MAX + 128];
-	const struct profile **pp = NULL;
-	struct profile *in = NULL, merged;
+	struct profile merged;
 	struct rb_getopt g = { .set = &merge_optset };
-	int c, i, n, rc = RB_EXIT_FAIL;
+	int c, rc = RB_EXIT_FAIL;
 
 	while ((c = rb_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
@@ -155,36 +188,15 @@ static int cmd_merge(int argc, char **argv)
 	}
 	if (!out)
 		return rb_usage("profile", "merge needs -o OUT");
-	n = argc - optind;
-	if (n < 1)
+	if (argc - optind < 1)
 		return rb_usage("profile", "merge needs at least one PROFILE");
-	in = calloc((size_t)n, sizeof(*in));
-	pp = calloc((size_t)n, sizeof(*pp));
-	if (!in || !pp) {
-		rb_err("%s", strerror(ENOMEM));
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		if (profile_load(argv[optind + i], &in[i], err, sizeof(err)) < 0) {
-			rb_err("%s: %s", argv[optind + i], err);
-			goto out;
-		}
-		pp[i] = &in[i];
-	}
-	if (profile_merge(pp, (size_t)n, &merged, err, sizeof(err)) < 0) {
-		rb_err("%s", err);
-		goto out;
-	}
+	if (load_merged(argv + optind, argc - optind, &merged) < 0)
+		return RB_EXIT_FAIL;
 	if (profile_write(&merged, out, err, sizeof(err)) < 0)
 		rb_err("%s", err);
 	else
 		rc = RB_EXIT_OK;
 	profile_free(&merged);
-out:
-	for (i = 0; in && i < n; i++)
-		profile_free(&in[i]);
-	free(in);
-	free(pp);
 	return rc;
 }
 
@@ -225,40 +237,6 @@ static int cmd_show(int argc, char **argv)
 }
 
 /* ---- sort, extents: a profile against the files of its image ---- */
-
-/* The profiles paths[0..n) merged (one: as it is) into *out. */
-static int load_merged(char **paths, int n, struct profile *out)
-{
-	char err[PATH_MAX + 128];
-	const struct profile **pp = NULL;
-	struct profile *in = NULL;
-	int i, rc = -ENOMEM;
-
-	profile_init(out);
-	in = calloc((size_t)n, sizeof(*in));
-	pp = calloc((size_t)n, sizeof(*pp));
-	if (!in || !pp) {
-		rb_err("%s", strerror(ENOMEM));
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		rc = profile_load(paths[i], &in[i], err, sizeof(err));
-		if (rc < 0) {
-			rb_err("%s: %s", paths[i], err);
-			goto out;
-		}
-		pp[i] = &in[i];
-	}
-	rc = profile_merge(pp, (size_t)n, out, err, sizeof(err));
-	if (rc < 0)
-		rb_err("%s", err);
-out:
-	for (i = 0; in && i < n; i++)
-		profile_free(&in[i]);
-	free(in);
-	free(pp);
-	return rc;
-}
 
 /* Open the squashfs image and read its tables; with a profile, check
  * that the profile is of this image. */
