@@ -119,7 +119,8 @@ static int dec(const char *s, size_t n, uint64_t *v)
 	return 0;
 }
 
-/* "bytes FIRST-LAST/TOTAL", TOTAL a number or "*" */
+/* "bytes FIRST-LAST/TOTAL", TOTAL a number or "*"; a 416's has "*" for
+ * FIRST-LAST: no range, the total only (RFC 9110 14.4). */
 static int content_range(const char *v, size_t n, struct http_resp *r)
 {
 	const char *dash, *slash, *e = v + n;
@@ -127,6 +128,8 @@ static int content_range(const char *v, size_t n, struct http_resp *r)
 	if (n < 6 || strncasecmp(v, "bytes ", 6))
 		return -1;
 	v += 6;
+	if (e - v > 2 && !memcmp(v, "*/", 2))
+		return dec(v + 2, (size_t)(e - v - 2), &r->range_total);
 	dash = memchr(v, '-', (size_t)(e - v));
 	slash = memchr(v, '/', (size_t)(e - v));
 	if (!dash || !slash || slash < dash || dec(v, (size_t)(dash - v), &r->range_first) ||

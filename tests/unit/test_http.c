@@ -213,6 +213,11 @@ static void test_range(void)
 	CHECK_EQ_INT(http_check_range(&r, 0, 99, 1000, err, sizeof(err)), -EPROTO);
 	CHECK_EQ_INT(http_check_range(&r, 100, 200, 1000, err, sizeof(err)), -EPROTO);
 	CHECK_EQ_INT(http_check_range(&r, 100, 199, 999, err, sizeof(err)), -EPROTO);
+	/* a 416 says the total only: no range */
+	CHECK_EQ_INT(parse("HTTP/1.1 416 x\r\nContent-Range: bytes */1000\r\n\r\n", &r), 0);
+	CHECK(!r.has_range);
+	CHECK_EQ_INT(http_check_range(&r, 0, 99, 1000, err, sizeof(err)), -EPROTO);
+	CHECK_EQ_INT(parse("HTTP/1.1 416 x\r\nContent-Range: bytes */x\r\n\r\n", &r), -EPROTO);
 	/* 200 to a range: the whole file, never taken for the range */
 	CHECK_EQ_INT(parse("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", &r), 0);
 	CHECK_EQ_INT(http_check_range(&r, 100, 199, 1000, err, sizeof(err)), -ERANGE);
