@@ -7,6 +7,8 @@
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +23,69 @@
 #include "source/dns.h"
 #include "source/http.h"
 
+/*
+ * A chunked stream is decoded by a thread of its own, into a socket pair
+ * whose other end the caller reads. The thread works on a copy of the
+ * connection (a caller may drop its own without ending the stream): the
+ * copy, the server's socket and the pair's end go with the last of the
+ * thread and the connection to let go of them, so that neither closes a
+ * descriptor the other still uses.
+ */
+struct http_pump {
+	struct http_conn c;      /* the server's socket, the decoder's state */
+	int out;                 /* the thread's end of the pair */
+	_Atomic int rc;          /* 1 while it runs; 0 at the body's end, or -errno */
+	_Atomic int refs;
+};
+
+static void pump_unref(struct http_pump *p)
+{
+	if (atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	(void)close(p->c.fd);
+	(void)close(p->out);
+	free(p);
+}
+
+/* The connection lets go: the thread, still reading, is woken (its
+ * reads of the server end). */
+static void pump_release(struct http_conn *c)
+{
+	(void)shutdown(c->pump->c.fd, SHUT_RDWR);
+	pump_unref(c->pump);
+	c->pump = NULL;
+}
+
+/* The decoded body into the pair, to its end or the first error; the
+ * reader's EOF after. */
+static void *pump(void *arg)
+{
+	struct http_pump *p = arg;
+	char buf[16384];
+	ssize_t n;
+
+	while ((n = http_body_read(&p->c, buf, sizeof(buf))) > 0) {
+		ssize_t sent = 0, k;
+
+		/* A signal may cut a send short. */
+		while (sent < n && ((k = send(p->out, buf + sent, (size_t)(n - sent),
+					      MSG_NOSIGNAL)) > 0 || (k < 0 && errno == EINTR)))
+			sent += k > 0 ? k : 0;
+		if (sent < n) {
+			n = -EPIPE;       /* the reader is gone */
+			break;
+		}
+	}
+	atomic_store(&p->rc, (int)n);
+	(void)shutdown(p->out, SHUT_WR);
+	pump_unref(p);
+	return NULL;
+}
+
 int http_init(struct http_conn *c, const char *url, int timeout_ms, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
-	c->fd = c->pump_fd = -1;
+	c->fd = -1;
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : HTTP_TIMEOUT_MS;
 	if (strlen(url) >= sizeof(c->url))
 		return rb_errfmt(err, errlen, -EINVAL, "%.200s...: URL too long", url);
@@ -43,15 +104,8 @@ int http_close(struct http_conn *c)
 {
 	int rc = 0;
 
-	/* A chunked stream's thread: woken from its wait for the server. */
-	if (c->pump) {
-		(void)shutdown(c->fd, SHUT_RDWR);
-		(void)pthread_join(c->pump_thread, NULL);
-		c->pump = false;
-	}
-	if (c->pump_fd >= 0)
-		(void)close(c->pump_fd);
-	c->pump_fd = -1;
+	if (c->pump)
+		pump_release(c);
 	if (c->fd >= 0)
 		rc = close_checked(c->fd);
 	c->fd = -1;
@@ -436,25 +490,6 @@ ssize_t http_pread(struct http_conn *c, void *buf, size_t len, uint64_t off, cha
 	return (ssize_t)got;
 }
 
-/* A chunked stream's thread: the decoded body into the socket pair, up
- * to its end or the first error (in c->pump_rc); its end of the pair
- * closed after, the reader's EOF. */
-static void *pump(void *arg)
-{
-	struct http_conn *c = arg;
-	char buf[16384];
-	ssize_t n;
-
-	while ((n = http_body_read(c, buf, sizeof(buf))) > 0)
-		if (send(c->pump_fd, buf, (size_t)n, MSG_NOSIGNAL) != n) {
-			n = -EPIPE;       /* the reader is gone */
-			break;
-		}
-	c->pump_rc = (int)n;
-	(void)shutdown(c->pump_fd, SHUT_WR);
-	return NULL;
-}
-
 int http_stream_open(struct http_conn *c, int *fd, char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = c->timeout_ms / 1000, .tv_usec = c->timeout_ms % 1000 * 1000 };
@@ -463,18 +498,34 @@ int http_stream_open(struct http_conn *c, int *fd, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	if (c->body == HTTP_BODY_CHUNKED) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-			rc = -errno;
+		struct http_pump *p = malloc(sizeof(*p));
+		pthread_attr_t at;
+
+		rc = !p ? -ENOMEM : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ?
+		     -errno : 0;
+		if (rc == 0) {
+			p->c = *c;
+			p->out = sv[1];
+			atomic_init(&p->rc, 1);
+			atomic_init(&p->refs, 2);
+			c->fd = -1;
+			c->pump = p;
+			if ((rc = -pthread_attr_init(&at)) == 0) {
+				(void)pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+				rc = -pthread_create(&(pthread_t){ 0 }, &at, pump, p);
+				(void)pthread_attr_destroy(&at);
+			}
+			if (rc < 0) {
+				atomic_store(&p->refs, 1);
+				(void)close(sv[0]);
+			}
+		} else {
+			free(p);
+		}
+		if (rc < 0) {
 			(void)http_close(c);
 			return rb_errfmt(err, errlen, rc, "%s: %s", c->url, strerror(-rc));
 		}
-		c->pump_fd = sv[1];
-		if ((rc = pthread_create(&c->pump_thread, NULL, pump, c)) != 0) {
-			(void)close(sv[0]);
-			(void)http_close(c);
-			return rb_errfmt(err, errlen, -rc, "%s: %s", c->url, strerror(rc));
-		}
-		c->pump = true;
 		*fd = sv[0];
 		return 0;
 	}
@@ -500,13 +551,17 @@ int http_stream_end(struct http_conn *c, int fd, char *err, size_t errlen)
 	uint64_t body;
 
 	if (c->pump) {
-		(void)pthread_join(c->pump_thread, NULL);
-		c->pump = false;
-		if (c->pump_rc < 0)
-			return rb_errfmt(err, errlen, c->pump_rc, "%s: %s", c->url, c->body_err[0] ?
-					 c->body_err : c->pump_rc == -EIO ? "chunked body cut short" :
-					 strerror(-c->pump_rc));
-		return http_get(c, true, false, err, errlen);
+		/* Its EOF came after the thread's last word. */
+		int rc = atomic_load(&c->pump->rc);
+
+		if (rc > 0)
+			rc = -EIO;
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "%s: %s", c->url, c->pump->c.body_err[0] ?
+				  c->pump->c.body_err : rc == -EIO ? "chunked body cut short" :
+				  strerror(-rc));
+		pump_release(c);
+		return rc < 0 ? rc : http_get(c, true, false, err, errlen);
 	}
 	/* What TCP took in (RFC 4898's ThruOctetsReceived, Linux 4.1): the
 	 * head and the body, read to their end, and the server's FIN as one

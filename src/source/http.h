@@ -14,7 +14,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,6 +22,8 @@
 #define HTTP_REDIRECTS 5
 #define HTTP_RETRIES   3
 #define HTTP_TIMEOUT_MS 30000    /* when the caller gives 0 */
+
+struct http_pump;
 
 /* How the end of a body is known (RFC 9112 6.3). */
 enum http_body { HTTP_BODY_LENGTH, HTTP_BODY_CHUNKED, HTTP_BODY_CLOSE };
@@ -35,10 +36,7 @@ struct http_conn {
 	uint64_t left;           /* HTTP_BODY_LENGTH: bytes not read yet */
 	struct http_chunked ck;  /* HTTP_BODY_CHUNKED: where in the framing */
 	char body_err[128];      /* why a body was refused ("" if not) */
-	bool pump;               /* a chunked stream: a thread decodes it */
-	pthread_t pump_thread;
-	int pump_fd;             /* its end of the stream's socket pair */
-	int pump_rc;             /* 0 once it read the whole body, or -errno */
+	struct http_pump *pump;  /* a chunked stream: the thread that decodes it */
 	size_t head_len;         /* of the last answer */
 	bool keep;               /* the connection may serve the next request */
 	int timeout_ms;          /* connect, a whole head, each wait for body bytes */

@@ -343,7 +343,7 @@ static void test_chunked_stream(void)
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
 		"5\r\nhello\r\n6\r\n wo",
 	};
-	struct http_conn c;
+	struct http_conn c, kept;
 	char buf[64];
 	size_t got = 0;
 	ssize_t r;
@@ -377,6 +377,20 @@ static void test_chunked_stream(void)
 	CHECK_EQ_INT(http_stream_open(&c, &fd, err, sizeof(err)), 0);
 	close(fd);
 	http_close(&c);
+	done();
+
+	/* the caller's connection scribbled over while the stream is read:
+	 * the thread works on its own copy */
+	connect_to(&c, a, 1, 5000);
+	CHECK_EQ_INT(http_stream_open(&c, &fd, err, sizeof(err)), 0);
+	kept = c;
+	memset(&c, 0x55, sizeof(c));
+	got = 0;
+	while ((r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	CHECK_EQ_INT(got, 11);
+	close(fd);
+	http_close(&kept);
 	done();
 }
 
