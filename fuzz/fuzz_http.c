@@ -2,8 +2,9 @@
 /*
  * libFuzzer target: what a web server sends is the input of
  * http_head_len(), http_parse_head() and http_check_range(), and the
- * Location it names that of http_url_parse() and http_url_join(). A
- * refusal says why; what is accepted keeps the bounds of http.h.
+ * Location it names that of http_url_parse() and http_url_join(), and
+ * as a chunked body that of http_chunk_byte(). A refusal says why; what is
+ * accepted keeps the bounds of http.h.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -13,6 +14,40 @@
 #include "format/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* data as a chunked body, fed as the client does: framing bytes one at a
+ * time, each chunk's data skipped whole. */
+static void dechunk(const uint8_t *data, size_t size)
+{
+	struct http_chunked d;
+	uint64_t seen = 0;
+	size_t i = 0;
+	char err[256];
+
+	memset(&d, 0, sizeof(d));
+	while (i < size && !d.done) {
+		if (d.left) {
+			size_t n = size - i < d.left ? size - i : (size_t)d.left;
+
+			i += n;
+			seen += n;
+			d.left -= n;
+			continue;
+		}
+		err[0] = '\0';
+		if (http_chunk_byte(&d, (char)data[i++], err, sizeof(err)) < 0) {
+			if (!err[0])
+				abort();
+			return;
+		}
+		if (d.trailer_bytes > HTTP_HEAD_MAX || d.trailer_lines > HTTP_HEADERS_MAX)
+			abort();
+	}
+	if (d.done && (d.left || seen != d.total))
+		abort();
+	if (!d.done && seen + d.left != d.total)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 3 * HTTP_HEAD_MAX)
 		return 0;
+	dechunk(data, size);
 	head = http_head_len(buf, size);
 	if (head < -E2BIG || head > HTTP_HEAD_MAX || head > (ssize_t)size ||
 	    (head == -E2BIG && size < HTTP_HEAD_MAX))

@@ -124,7 +124,8 @@ PY
 		printf 'HTTP/1.1 206 Partial Content\r\nServer: nginx\r\nContent-Length: 100\r\nContent-Range: bytes 100-199/1000\r\nETag: "5f-3e8"\r\nLast-Modified: Mon, 07 Dec 2026 06:00:00 GMT\r\n\r\n' >"$d/range"
 		printf 'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\nbody' >"$d/whole"
 		printf 'HTTP/1.0 302 Found\nLocation: /b\nTransfer-Encoding: chunked\n\n' >"$d/redirect"
-		printf 'http://[fd00::1]:8080/images/x.img?v=1#f' >"$d/url" ;;
+		printf 'http://[fd00::1]:8080/images/x.img?v=1#f' >"$d/url"
+		printf '5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\n' >"$d/chunked" ;;
 	dns)
 		# answers for image.lab (the last byte picks the name): an
 		# address after a pointer to the question, a CNAME, NXDOMAIN

@@ -119,7 +119,8 @@ static int dec(const char *s, size_t n, uint64_t *v)
 	return 0;
 }
 
-/* "bytes FIRST-LAST/TOTAL", TOTAL a number or "*" */
+/* "bytes FIRST-LAST/TOTAL", TOTAL a number or "*"; a 416's has "*" for
+ * FIRST-LAST: no range, the total only (RFC 9110 14.4). */
 static int content_range(const char *v, size_t n, struct http_resp *r)
 {
 	const char *dash, *slash, *e = v + n;
@@ -127,6 +128,8 @@ static int content_range(const char *v, size_t n, struct http_resp *r)
 	if (n < 6 || strncasecmp(v, "bytes ", 6))
 		return -1;
 	v += 6;
+	if (e - v > 2 && !memcmp(v, "*/", 2))
+		return dec(v + 2, (size_t)(e - v - 2), &r->range_total);
 	dash = memchr(v, '-', (size_t)(e - v));
 	slash = memchr(v, '/', (size_t)(e - v));
 	if (!dash || !slash || slash < dash || dec(v, (size_t)(dash - v), &r->range_first) ||
@@ -179,8 +182,12 @@ static int header(const char *line, size_t n, struct http_resp *r, char *err, si
 		if (r->has_range || content_range(v, (size_t)(e - v), r))
 			return rb_errfmt(err, errlen, -EPROTO, "bad Content-Range");
 	} else if (IS("Transfer-Encoding")) {
-		if ((size_t)(e - v) != 8 || strncasecmp(v, "identity", 8))
+		/* chunked is the last coding when there is one (RFC 9112
+		 * 6.1); ours ask for no other. */
+		if ((size_t)(e - v) == 7 && !strncasecmp(v, "chunked", 7))
 			r->chunked = true;
+		else if ((size_t)(e - v) != 8 || strncasecmp(v, "identity", 8))
+			r->coded = true;
 	} else if (IS("Connection")) {
 		if ((size_t)(e - v) == 5 && !strncasecmp(v, "close", 5))
 			r->close = true;
@@ -258,11 +265,101 @@ int http_check_range(const struct http_resp *r, uint64_t first, uint64_t last, u
 		return rb_errfmt(err, errlen, -EPROTO, "Content-Range is not the range asked for "
 				 "(bytes %llu-%llu)", (unsigned long long)first,
 				 (unsigned long long)last);
-	if (!r->has_length || r->chunked)
+	if (!r->has_length || r->chunked || r->coded)
 		return rb_errfmt(err, errlen, -EPROTO, "a range without a Content-Length");
 	if (size && r->range_total && r->range_total != size)
 		return rb_errfmt(err, errlen, -EPROTO, "Content-Range says the file has %llu "
 				 "bytes, not %llu", (unsigned long long)r->range_total,
 				 (unsigned long long)size);
 	return 0;
+}
+
+enum { CK_SIZE, CK_EXT, CK_SIZE_LF, CK_DATA_CR, CK_DATA_LF, CK_TRAILER, CK_TRAILER_LF };
+
+int http_chunk_byte(struct http_chunked *d, char c, char *err, size_t errlen)
+{
+	int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+		c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+	if (d->done || d->left)
+		return rb_errfmt(err, errlen, -EPROTO, "chunked body: framing byte out of place");
+	if (++d->line > HTTP_CHUNK_LINE_MAX && d->state < CK_DATA_CR)
+		return rb_errfmt(err, errlen, -EPROTO, "chunked body: chunk size line longer than "
+				 "%d bytes", HTTP_CHUNK_LINE_MAX);
+	switch (d->state) {
+	case CK_SIZE:
+		if (x >= 0 && d->line <= 15) {
+			d->size = d->size * 16 + (uint64_t)x;
+			return 0;
+		}
+		if (x >= 0 || d->line == 1)
+			break;
+		if (c == ';' || c == ' ' || c == '\t') {
+			d->state = CK_EXT;
+			return 0;
+		}
+		/* the size line ends */
+		/* fall through */
+	case CK_EXT:
+		if (c == '\r') {
+			d->state = CK_SIZE_LF;
+			return 0;
+		}
+		if (c != '\n') {
+			if (d->state == CK_EXT && ((unsigned char)c >= ' ' || c == '\t'))
+				return 0;
+			break;
+		}
+		/* fall through */
+	case CK_SIZE_LF:
+		if (c != '\n')
+			break;
+		if (d->size > UINT64_MAX - d->total)
+			return rb_errfmt(err, errlen, -EPROTO, "chunked body: too long");
+		d->line = 0;
+		d->total += d->size;
+		d->left = d->size;
+		d->size = 0;
+		d->state = d->left ? CK_DATA_CR : CK_TRAILER;
+		return 0;
+	case CK_DATA_CR:
+		if (c == '\r') {
+			d->state = CK_DATA_LF;
+			return 0;
+		}
+		/* fall through */
+	case CK_DATA_LF:
+		if (c != '\n')
+			break;
+		d->line = 0;
+		d->state = CK_SIZE;
+		return 0;
+	case CK_TRAILER:
+		if (++d->trailer_bytes > HTTP_HEAD_MAX)
+			return rb_errfmt(err, errlen, -EPROTO, "chunked body: trailers longer than %d "
+					 "bytes", HTTP_HEAD_MAX);
+		if (c == '\r' && d->line == 1) {
+			d->state = CK_TRAILER_LF;
+			return 0;
+		}
+		if (c != '\n')
+			return (unsigned char)c >= ' ' || c == '\t' || c == '\r' ? 0 :
+			       rb_errfmt(err, errlen, -EPROTO, "chunked body: control character in "
+					 "a trailer");
+		if (d->line == 1) {
+			d->done = true;
+			return 0;
+		}
+		if (++d->trailer_lines > HTTP_HEADERS_MAX)
+			return rb_errfmt(err, errlen, -EPROTO, "chunked body: more than %d trailer "
+					 "lines", HTTP_HEADERS_MAX);
+		d->line = 0;
+		return 0;
+	case CK_TRAILER_LF:
+		if (c != '\n')
+			break;
+		d->done = true;
+		return 0;
+	}
+	return rb_errfmt(err, errlen, -EPROTO, "chunked body: malformed chunk framing");
 }

@@ -33,9 +33,33 @@ struct http_resp {
 	char etag[128];          /* "" when none */
 	char last_modified[64];
 	char location[1024];
-	bool chunked;            /* Transfer-Encoding other than identity */
+	bool chunked;            /* Transfer-Encoding: chunked */
+	bool coded;              /* another Transfer-Encoding (gzip, ...): not read */
 	bool close;              /* Connection: close */
 };
+
+/* A chunked body (RFC 9112 7.1) as it comes: "SIZE[;ext]CRLF", SIZE
+ * bytes, CRLF, ..., "0CRLF", trailer lines, CRLF. The caller feeds the
+ * bytes around the data one at a time to http_chunk_byte() while left
+ * is 0 and done is not set, and takes the next left bytes as data (then
+ * lowers left by as many). Bounded: a size line of at most
+ * HTTP_CHUNK_LINE_MAX bytes, a SIZE of at most 15 hex digits, trailers
+ * of at most HTTP_HEAD_MAX bytes and HTTP_HEADERS_MAX lines. */
+#define HTTP_CHUNK_LINE_MAX 1024
+
+struct http_chunked {
+	uint64_t left;           /* data bytes of the current chunk still to come */
+	uint64_t total;          /* data bytes so far, the current chunk's included */
+	uint64_t size;           /* the size line's digits so far */
+	unsigned state;
+	unsigned line;           /* bytes of the current line */
+	unsigned trailer_bytes, trailer_lines;
+	bool done;               /* the last chunk and the trailers came */
+};
+
+/* One byte of the framing into d: 0, or -EPROTO (malformed or past a
+ * bound) with the reason in err. */
+int http_chunk_byte(struct http_chunked *d, char c, char *err, size_t errlen);
 
 /* Take url apart: "http://HOST[:PORT][/PATH]". 0, or -EINVAL (and
  * -EPROTONOSUPPORT for another scheme) with the reason in err. */

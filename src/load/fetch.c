@@ -150,6 +150,36 @@ static bool state_matches(int fd, const char *want)
 	return pread_full(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, want, sizeof(h));
 }
 
+/* DEST.part or DEST.part-state, opened as what an earlier run of ours
+ * left or made new: never through a symbolic link, never a FIFO (whose
+ * open or read could wait for a writer) or anything but a regular file,
+ * never a file with another name (a hard link to a file of someone
+ * else's would be truncated and written). Nothing is truncated before
+ * these checks. The descriptor, or -1 with the run's error set. */
+static int open_own(struct run *u, const char *path, mode_t mode)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+	const char *why = NULL;
+	struct stat st;
+
+	if (fd < 0)
+		why = errno == ELOOP ? "is a symbolic link; not written through it" :
+		      errno == EISDIR ? "exists and is not a regular file; not replaced" :
+		      strerror(errno);
+	else if (fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "exists and is not a regular file; not replaced";
+	else if (st.st_nlink != 1)
+		why = "has other links; not written through it";
+	if (!why)
+		return fd;
+	if (fd >= 0)
+		(void)close(fd);
+	(void)load_fail(u, LOAD_DEST, "%s: %s", path, why);
+	return -1;
+}
+
 /* DEST.part and DEST.part-state: those of an earlier run of this image,
  * or new ones. */
 static int open_part(struct run *u, struct fetch *f)
@@ -158,7 +188,7 @@ static int open_part(struct run *u, struct fetch *f)
 	const struct manifest *m = &u->man;
 	char part[4200], state[4200], h[STATE_HEAD];
 	struct stat st;
-	bool resume;
+	bool resume, had_state;
 	int rc;
 
 	if (part_path(u, "", u->r->dest_path, sizeof(u->r->dest_path)) < 0 ||
@@ -183,29 +213,31 @@ static int open_part(struct run *u, struct fetch *f)
 	f->have = calloc(m->nchunks, 1);
 	if (!f->have)
 		return load_fail(u, LOAD_NOMEM, "out of memory");
-	f->state_fd = open(state, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (f->state_fd < 0)
-		return load_fail(u, LOAD_DEST, "%s: %s", state, strerror(errno));
-	resume = state_matches(f->state_fd, h);
-	f->fd = open(part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (resume ? 0 : O_TRUNC),
-		     0644);
-	if (f->fd < 0)
-		return load_fail(u, LOAD_DEST, "%s: %s", part, strerror(errno));
-	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return load_fail(u, LOAD_DEST, "%s: not a regular file", part);
-	if (resume && pread_full(f->state_fd, f->have, m->nchunks, STATE_HEAD) !=
-	    (ssize_t)m->nchunks)
-		resume = false;
+	had_state = lstat(state, &st) == 0;
+	if ((f->state_fd = open_own(u, state, 0600)) < 0)
+		return load_exit_code(u->r->err);
+	if ((f->fd = open_own(u, part, 0644)) < 0) {
+		if (!had_state)
+			(void)unlink(state);
+		return load_exit_code(u->r->err);
+	}
+	/* From here on, a failure removes both or keeps both (fetch_undo). */
+	u->snk.fd = f->fd;
+	u->part_made = true;
+	resume = state_matches(f->state_fd, h) &&
+		 pread_full(f->state_fd, f->have, m->nchunks, STATE_HEAD) == (ssize_t)m->nchunks;
 	if (!resume) {
 		memset(f->have, 0, m->nchunks);
-		if (ftruncate(f->state_fd, 0) < 0 ||
-		    (rc = pwrite_full(f->state_fd, h, sizeof(h), 0)) < 0 ||
-		    (rc = pwrite_full(f->state_fd, f->have, m->nchunks, STATE_HEAD)) < 0)
-			return load_fail(u, LOAD_DEST, "%s: %s", state, strerror(errno));
+		if (ftruncate(f->fd, 0) < 0)
+			return load_fail(u, LOAD_DEST, "%s: %s", part, strerror(errno));
+		rc = ftruncate(f->state_fd, 0) < 0 ? -errno : 0;
+		if (rc == 0 && (rc = pwrite_full(f->state_fd, h, sizeof(h), 0)) == 0)
+			rc = pwrite_full(f->state_fd, f->have, m->nchunks, STATE_HEAD);
+		if (rc < 0)
+			return load_fail(u, LOAD_DEST, "%s: %s", state, strerror(-rc));
 	}
 	if (ftruncate(f->fd, (off_t)m->size) < 0)
 		return load_fail(u, LOAD_DEST, "%s: %s", part, strerror(errno));
-	u->snk.fd = f->fd;
 	u->keep_part = true;
 	return 0;
 }
@@ -448,7 +480,7 @@ void fetch_undo(struct run *u)
 	char part[4200], state[4200];
 	enum run_err e = u->r->err;
 
-	if (u->snk.blk || !u->ms)
+	if (u->snk.blk || !u->ms || !u->part_made)
 		return;
 	if (u->snk.fd >= 0)
 		(void)close(u->snk.fd);

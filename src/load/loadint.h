@@ -48,6 +48,7 @@ struct run {
 	 * from these mirrors (fetch.c), the source never streamed. */
 	struct mirror_set *ms;
 	uint64_t part_have;      /* bytes of DEST.part an earlier run left */
+	bool part_made;          /* DEST.part and DEST.part-state are ours */
 	bool keep_part;          /* a failure keeps DEST.part and the tmpfs */
 	bool tmpfs_reused;       /* --tmpfs already mounted, holding DEST.part */
 	unsigned next_mirror;    /* a stream: the next o->mirrors[] to read */

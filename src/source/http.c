@@ -7,6 +7,8 @@
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,65 @@
 #include "lib/msg.h"
 #include "source/dns.h"
 #include "source/http.h"
+
+/*
+ * A chunked stream is decoded by a thread of its own, into a socket pair
+ * whose other end the caller reads. The thread works on a copy of the
+ * connection (a caller may drop its own without ending the stream): the
+ * copy, the server's socket and the pair's end go with the last of the
+ * thread and the connection to let go of them, so that neither closes a
+ * descriptor the other still uses.
+ */
+struct http_pump {
+	struct http_conn c;      /* the server's socket, the decoder's state */
+	int out;                 /* the thread's end of the pair */
+	_Atomic int rc;          /* 1 while it runs; 0 at the body's end, or -errno */
+	_Atomic int refs;
+};
+
+static void pump_unref(struct http_pump *p)
+{
+	if (atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	(void)close(p->c.fd);
+	(void)close(p->out);
+	free(p);
+}
+
+/* The connection lets go: the thread, still reading, is woken (its
+ * reads of the server end). */
+static void pump_release(struct http_conn *c)
+{
+	(void)shutdown(c->pump->c.fd, SHUT_RDWR);
+	pump_unref(c->pump);
+	c->pump = NULL;
+}
+
+/* The decoded body into the pair, to its end or the first error; the
+ * reader's EOF after. */
+static void *pump(void *arg)
+{
+	struct http_pump *p = arg;
+	char buf[16384];
+	ssize_t n;
+
+	while ((n = http_body_read(&p->c, buf, sizeof(buf))) > 0) {
+		ssize_t sent = 0, k;
+
+		/* A signal may cut a send short. */
+		while (sent < n && ((k = send(p->out, buf + sent, (size_t)(n - sent),
+					      MSG_NOSIGNAL)) > 0 || (k < 0 && errno == EINTR)))
+			sent += k > 0 ? k : 0;
+		if (sent < n) {
+			n = -EPIPE;       /* the reader is gone */
+			break;
+		}
+	}
+	atomic_store(&p->rc, (int)n);
+	(void)shutdown(p->out, SHUT_WR);
+	pump_unref(p);
+	return NULL;
+}
 
 int http_init(struct http_conn *c, const char *url, int timeout_ms, char *err, size_t errlen)
 {
@@ -43,6 +104,8 @@ int http_close(struct http_conn *c)
 {
 	int rc = 0;
 
+	if (c->pump)
+		pump_release(c);
 	if (c->fd >= 0)
 		rc = close_checked(c->fd);
 	c->fd = -1;
@@ -202,11 +265,13 @@ static int same_file(struct http_conn *c, const struct http_resp *r, uint64_t si
 		memcpy(c->last_modified, r->last_modified, sizeof(c->last_modified));
 		return 0;
 	}
-	if ((size && size != c->size) || (r->etag[0] && c->etag[0] && strcmp(r->etag, c->etag)) ||
+	if ((size && c->size && size != c->size) || (r->etag[0] && c->etag[0] && strcmp(r->etag, c->etag)) ||
 	    (r->last_modified[0] && c->last_modified[0] &&
 	     strcmp(r->last_modified, c->last_modified)))
 		return rb_errfmt(err, errlen, -ESTALE, "%s: changed on the server while being read",
 				 c->url);
+	if (!c->size)
+		c->size = size;
 	return 0;
 }
 
@@ -302,12 +367,23 @@ static int exchange(struct http_conn *c, const char *method, const char *range, 
 				 r->status == 403 || r->status == 401 ? -EACCES : -EIO,
 				 "%s: HTTP status %d", c->url, r->status);
 	}
-	if (!r->has_length || r->chunked) {
+	if (r->coded) {
 		(void)http_close(c);
-		return rb_errfmt(err, errlen, -EPROTO, "%s: no Content-Length (a chunked body is "
-				 "not read)", c->url);
+		return rb_errfmt(err, errlen, -EPROTO, "%s: a transfer coding other than chunked",
+				 c->url);
 	}
-	c->left = strcmp(method, "HEAD") ? r->length : 0;
+	/* RFC 9112 6.3: chunked wins over a Content-Length; without either,
+	 * the body ends where the server closes. A ranged answer is checked
+	 * by its reader (http_check_range()). */
+	c->body = r->chunked ? HTTP_BODY_CHUNKED : r->has_length ? HTTP_BODY_LENGTH :
+		  HTTP_BODY_CLOSE;
+	memset(&c->ck, 0, sizeof(c->ck));
+	c->body_err[0] = '\0';
+	if (c->body != HTTP_BODY_LENGTH)
+		c->keep = false;
+	c->left = strcmp(method, "HEAD") && c->body == HTTP_BODY_LENGTH ? r->length : 0;
+	if (!strcmp(method, "HEAD"))
+		c->body = HTTP_BODY_LENGTH;
 	return 0;
 }
 
@@ -320,35 +396,57 @@ int http_get(struct http_conn *c, bool head, bool close, char *err, size_t errle
 		rc = rb_errfmt(err, errlen, -EPROTO, "%s: HTTP status %d to a plain GET", c->url,
 			       r.status);
 	if (rc == 0)
-		rc = same_file(c, &r, r.length, err, errlen);
+		rc = same_file(c, &r, r.has_length && !r.chunked ? r.length : 0, err, errlen);
 	if (rc < 0)
 		(void)http_close(c);
 	return rc;
 }
 
+/* At most len bytes of the socket: the count, 0 at the server's close. */
+static ssize_t recv_some(int fd, void *buf, size_t len, double deadline)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+		int rc;
+
+		if (n >= 0)
+			return n;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if ((rc = wait_fd(fd, POLLIN, deadline)) < 0)
+			return rc;
+	}
+}
+
 ssize_t http_body_read(struct http_conn *c, void *buf, size_t len)
 {
 	double deadline = now_sec() + c->timeout_ms / 1000.0;
+	ssize_t n;
+	char b;
 
-	if (len > c->left)
+	/* The framing before the next data, a byte at a time: what follows
+	 * the body stays on the socket. */
+	while (c->body == HTTP_BODY_CHUNKED && !c->ck.left && !c->ck.done) {
+		n = recv_some(c->fd, &b, 1, deadline);
+		if (n <= 0)
+			return n < 0 ? n : -EIO;
+		if (http_chunk_byte(&c->ck, b, c->body_err, sizeof(c->body_err)) < 0)
+			return -EPROTO;
+	}
+	if (c->body == HTTP_BODY_CHUNKED && len > c->ck.left)
+		len = (size_t)c->ck.left;
+	if (c->body == HTTP_BODY_LENGTH && len > c->left)
 		len = (size_t)c->left;
 	if (len == 0)
 		return 0;
-	for (;;) {
-		ssize_t n = recv(c->fd, buf, len, MSG_DONTWAIT);
-		int rc;
-
-		if (n > 0) {
-			c->left -= (uint64_t)n;
-			return n;
-		}
-		if (n == 0)
-			return -EIO;          /* the server ended the body early */
-		if (errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if ((rc = wait_fd(c->fd, POLLIN, deadline)) < 0)
-			return rc;
-	}
+	n = recv_some(c->fd, buf, len, deadline);
+	if (n == 0)
+		return c->body == HTTP_BODY_CLOSE ? 0 : -EIO;   /* the server ended it early */
+	if (n > 0 && c->body == HTTP_BODY_CHUNKED)
+		c->ck.left -= (uint64_t)n;
+	else if (n > 0)
+		c->left -= (uint64_t)n;
+	return n;
 }
 
 ssize_t http_pread(struct http_conn *c, void *buf, size_t len, uint64_t off, char *err,
@@ -395,10 +493,42 @@ ssize_t http_pread(struct http_conn *c, void *buf, size_t len, uint64_t off, cha
 int http_stream_open(struct http_conn *c, int *fd, char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = c->timeout_ms / 1000, .tv_usec = c->timeout_ms % 1000 * 1000 };
-	int rc = http_get(c, false, true, err, errlen);
+	int rc = http_get(c, false, true, err, errlen), sv[2];
 
 	if (rc < 0)
 		return rc;
+	if (c->body == HTTP_BODY_CHUNKED) {
+		struct http_pump *p = malloc(sizeof(*p));
+		pthread_attr_t at;
+
+		rc = !p ? -ENOMEM : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ?
+		     -errno : 0;
+		if (rc == 0) {
+			p->c = *c;
+			p->out = sv[1];
+			atomic_init(&p->rc, 1);
+			atomic_init(&p->refs, 2);
+			c->fd = -1;
+			c->pump = p;
+			if ((rc = -pthread_attr_init(&at)) == 0) {
+				(void)pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+				rc = -pthread_create(&(pthread_t){ 0 }, &at, pump, p);
+				(void)pthread_attr_destroy(&at);
+			}
+			if (rc < 0) {
+				atomic_store(&p->refs, 1);
+				(void)close(sv[0]);
+			}
+		} else {
+			free(p);
+		}
+		if (rc < 0) {
+			(void)http_close(c);
+			return rb_errfmt(err, errlen, rc, "%s: %s", c->url, strerror(-rc));
+		}
+		*fd = sv[0];
+		return 0;
+	}
 	if (fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK) < 0 ||
 	    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
 		rc = -errno;
@@ -420,6 +550,19 @@ int http_stream_end(struct http_conn *c, int fd, char *err, size_t errlen)
 	socklen_t len = sizeof(ti);
 	uint64_t body;
 
+	if (c->pump) {
+		/* Its EOF came after the thread's last word. */
+		int rc = atomic_load(&c->pump->rc);
+
+		if (rc > 0)
+			rc = -EIO;
+		if (rc < 0)
+			rb_errfmt(err, errlen, rc, "%s: %s", c->url, c->pump->c.body_err[0] ?
+				  c->pump->c.body_err : rc == -EIO ? "chunked body cut short" :
+				  strerror(-rc));
+		pump_release(c);
+		return rc < 0 ? rc : http_get(c, true, false, err, errlen);
+	}
 	/* What TCP took in (RFC 4898's ThruOctetsReceived, Linux 4.1): the
 	 * head and the body, read to their end, and the server's FIN as one
 	 * more when it closed in order (the connection is in CLOSE_WAIT). */
@@ -428,7 +571,7 @@ int http_stream_end(struct http_conn *c, int fd, char *err, size_t errlen)
 	    len >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received)) {
 		body = ti.tcpi_bytes_received - c->stream_head -
 		       (ti.tcpi_state == TCP_STATE_CLOSE_WAIT);
-		if (body != c->size)
+		if (c->body == HTTP_BODY_LENGTH && body != c->size)
 			return rb_errfmt(err, errlen, -EIO, "%s: the server sent %" PRIu64 " of %"
 					 PRIu64 " bytes", c->url, body, c->size);
 	}
@@ -439,8 +582,8 @@ int http_fetch(const char *url, int timeout_ms, size_t max, char **text, size_t 
 	       size_t errlen)
 {
 	struct http_conn c;
-	size_t got = 0;
-	char *buf;
+	size_t got = 0, cap;
+	char *buf, *more;
 	int rc = http_init(&c, url, timeout_ms, err, errlen);
 
 	*text = NULL;
@@ -451,21 +594,38 @@ int http_fetch(const char *url, int timeout_ms, size_t max, char **text, size_t 
 		(void)http_close(&c);
 		return rb_errfmt(err, errlen, -EFBIG, "%s: larger than %zu bytes", c.url, max);
 	}
-	buf = malloc((size_t)c.size + 1);
-	if (!buf) {
-		(void)http_close(&c);
-		return rb_errfmt(err, errlen, -ENOMEM, "%s: %s", c.url, strerror(ENOMEM));
-	}
-	while (got < c.size) {
-		ssize_t n = http_body_read(&c, buf + got, (size_t)c.size - got);
+	/* Of a length not said: grown as it comes, up to max. */
+	cap = c.body == HTTP_BODY_LENGTH ? (size_t)c.size : max < 65536 ? max : 65536;
+	buf = malloc(cap + 1);
+	for (rc = buf ? 0 : -ENOMEM; rc == 0;) {
+		ssize_t n;
 
-		if (n <= 0) {
-			free(buf);
-			(void)http_close(&c);
-			return rb_errfmt(err, errlen, n < 0 ? (int)n : -EIO, "%s: body cut short: %s",
-					 c.url, strerror(n < 0 ? (int)-n : EIO));
+		if (got == cap && cap < max && c.body != HTTP_BODY_LENGTH) {
+			cap = cap < max / 2 ? cap * 2 : max;
+			if (!(more = realloc(buf, cap + 1))) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = more;
 		}
-		got += (size_t)n;
+		/* One byte past cap (buf has room for it): is there more? */
+		n = http_body_read(&c, buf + got, got < cap ? cap - got : 1);
+		if (n == 0)
+			break;
+		if (n < 0)
+			rc = (int)n;
+		else if (got + (size_t)n > cap)
+			rc = -EFBIG;
+		else
+			got += (size_t)n;
+	}
+	if (rc < 0) {
+		free(buf);
+		(void)http_close(&c);
+		if (rc == -EFBIG)
+			return rb_errfmt(err, errlen, rc, "%s: larger than %zu bytes", c.url, max);
+		return rb_errfmt(err, errlen, rc, "%s: %s", c.url, rc == -EIO ? "body cut short" :
+				 c.body_err[0] ? c.body_err : strerror(-rc));
 	}
 	buf[got] = '\0';
 	*text = buf;

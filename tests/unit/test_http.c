@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tap.h"
 #include "format/http.h"
@@ -212,6 +213,11 @@ static void test_range(void)
 	CHECK_EQ_INT(http_check_range(&r, 0, 99, 1000, err, sizeof(err)), -EPROTO);
 	CHECK_EQ_INT(http_check_range(&r, 100, 200, 1000, err, sizeof(err)), -EPROTO);
 	CHECK_EQ_INT(http_check_range(&r, 100, 199, 999, err, sizeof(err)), -EPROTO);
+	/* a 416 says the total only: no range */
+	CHECK_EQ_INT(parse("HTTP/1.1 416 x\r\nContent-Range: bytes */1000\r\n\r\n", &r), 0);
+	CHECK(!r.has_range);
+	CHECK_EQ_INT(http_check_range(&r, 0, 99, 1000, err, sizeof(err)), -EPROTO);
+	CHECK_EQ_INT(parse("HTTP/1.1 416 x\r\nContent-Range: bytes */x\r\n\r\n", &r), -EPROTO);
 	/* 200 to a range: the whole file, never taken for the range */
 	CHECK_EQ_INT(parse("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", &r), 0);
 	CHECK_EQ_INT(http_check_range(&r, 100, 199, 1000, err, sizeof(err)), -ERANGE);
@@ -234,6 +240,92 @@ static void test_range(void)
 	CHECK_EQ_INT(http_check_range(&r, 0, 1, 3, err, sizeof(err)), -EPROTO);
 }
 
+/* A chunked body fed as a client does: framing bytes one at a time, data
+ * in whole runs. The data into out (at most outlen), its length, or the
+ * error; *used: the bytes taken (the rest follows the body). */
+static long dechunk(const char *in, size_t len, char *out, size_t outlen, size_t *used)
+{
+	struct http_chunked d;
+	size_t i = 0, o = 0;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	err[0] = '\0';
+	while (i < len && !d.done) {
+		if (d.left) {
+			size_t n = len - i < d.left ? len - i : (size_t)d.left;
+
+			if (o + n > outlen)
+				return -E2BIG;
+			memcpy(out + o, in + i, n);
+			o += n;
+			i += n;
+			d.left -= n;
+			continue;
+		}
+		rc = http_chunk_byte(&d, in[i++], err, sizeof(err));
+		*used = i;
+		if (rc < 0)
+			return rc;
+	}
+	*used = i;
+	if (!d.done)
+		return -EAGAIN;
+	if (d.total != o)
+		return -EFAULT;
+	out[o] = '\0';
+	return (long)o;
+}
+
+#define DECHUNK(s, want) do { \
+	size_t used_; \
+	CHECK_EQ_INT(dechunk(s, sizeof(s) - 1, out, sizeof(out) - 1, &used_), (long)strlen(want)); \
+	CHECK_EQ_STR(out, want); \
+} while (0)
+
+static void test_chunked(void)
+{
+	static char big[HTTP_HEAD_MAX * 2];
+	char out[256];
+	size_t used, n;
+
+	DECHUNK("5\r\nhello\r\n0\r\n\r\n", "hello");
+	/* extensions, upper-case hex, bare LF, trailers */
+	DECHUNK("3;name=v\r\nabc\r\nA \t;x\r\n0123456789\r\n0\r\nX-Sum: 1\r\nY: 2\r\n\r\n",
+		"abc0123456789");
+	DECHUNK("2\nhi\n0\n\n", "hi");
+	DECHUNK("0\r\n\r\n", "");
+	/* what follows the body is not taken */
+	CHECK_EQ_INT(dechunk("1\r\nx\r\n0\r\n\r\nHTTP/1.1", 20, out, sizeof(out), &used), 1);
+	CHECK_EQ_INT(used, 11);
+	/* not a size, a size of 16 digits (past 2^60), no line end after the data */
+	CHECK_EQ_INT(dechunk("\r\n", 2, out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_STR(err, "chunked body: malformed chunk framing");
+	CHECK_EQ_INT(dechunk("g\r\n", 3, out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_INT(dechunk("5x\r\n", 4, out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_INT(dechunk("1000000000000000\r\n", 18, out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_INT(dechunk("fffffffffffffff\r\n", 17, out, sizeof(out), &used), -EAGAIN);
+	CHECK_EQ_INT(dechunk("2\r\nhiX\r\n0\r\n\r\n", 14, out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_INT(dechunk("2\r\nhi\r\n0\r\nX\001\r\n\r\n", 16, out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_STR(err, "chunked body: control character in a trailer");
+	/* an endless extension, endless trailers, too many trailer lines */
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "1;", 2);
+	CHECK_EQ_INT(dechunk(big, sizeof(big), out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_STR(err, "chunked body: chunk size line longer than 1024 bytes");
+	CHECK_EQ_INT(used, HTTP_CHUNK_LINE_MAX + 1);
+	memcpy(big, "0\r\n", 3);
+	CHECK_EQ_INT(dechunk(big, sizeof(big), out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_STR(err, "chunked body: trailers longer than 8192 bytes");
+	for (n = 3; n + 3 < sizeof(big); n += 3)
+		memcpy(big + n, "A\r\n", 3);
+	CHECK_EQ_INT(dechunk(big, sizeof(big), out, sizeof(out), &used), -EPROTO);
+	CHECK_EQ_STR(err, "chunked body: more than 64 trailer lines");
+	/* cut short anywhere: more is wanted, never a wrong end */
+	for (n = 0; n < 15; n++)
+		CHECK_EQ_INT(dechunk("5\r\nhello\r\n0\r\n\r\n", n, out, sizeof(out), &used), -EAGAIN);
+}
+
 int main(void)
 {
 	RUN(test_url);
@@ -245,5 +337,6 @@ int main(void)
 	RUN(test_huge_length);
 	RUN(test_endless_headers);
 	RUN(test_range);
+	RUN(test_chunked);
 	return TAP_DONE();
 }

@@ -270,10 +270,127 @@ static void test_broken(void)
 	a[0] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
 	pread_says(a, 1, 5000, 1, -ENOENT, "HTTP status 404");
 
-	a[0] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	a[0] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n";
 	connect_to(&c, a, 1, 5000);
 	CHECK_EQ_INT(http_get(&c, false, true, err, sizeof(err)), -EPROTO);
+	CHECK(strstr(err, "a transfer coding other than chunked") != NULL);
 	http_close(&c);
+	done();
+
+	/* a chunked answer to a range: its length is not known */
+	a[0] = "HTTP/1.1 206 x\r\nTransfer-Encoding: chunked\r\nContent-Range: bytes 0-1/10\r\n"
+	       "\r\n2\r\nab\r\n0\r\n\r\n";
+	pread_says(a, 1, 5000, 2, -EPROTO, "a range without a Content-Length");
+}
+
+/* http_fetch() of a[0]: want, and the text or err's words says. */
+static void fetch_says(const char *a0, size_t max, int want, const char *says)
+{
+	const char *a[1] = { a0 };
+	char *text = NULL;
+	size_t len;
+
+	serve(a, 1);
+	err[0] = '\0';
+	CHECK_EQ_INT(http_fetch(url, 5000, max, &text, &len, err, sizeof(err)), want);
+	if (want == 0) {
+		CHECK_EQ_STR(text, says);
+		CHECK_EQ_INT(len, strlen(says));
+	} else {
+		CHECK(strstr(err, says) != NULL);
+	}
+	free(text);
+	done();
+}
+
+/* Bodies without a Content-Length: chunked (RFC 9112 7.1), or up to the
+ * server's close (an HTTP/1.0 server's, or a dynamic one's). */
+static void test_bodies(void)
+{
+	static char big[70000];
+	size_t n;
+
+	fetch_says("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+		   "6;x=y\r\n world\r\n0\r\nX-T: 1\r\n\r\n", 100, 0, "hello world");
+	/* chunked wins over a Content-Length */
+	fetch_says("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+		   "5\r\nhello\r\n0\r\n\r\n", 100, 0, "hello");
+	fetch_says("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+		   "5\r\nhel", 100, -EIO, "body cut short");
+	fetch_says("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 100, -EPROTO,
+		   "chunked body: malformed chunk framing");
+	fetch_says("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+		   "5\r\nhello\r\n0\r\n\r\n", 8, -EFBIG, "larger than 8 bytes");
+	fetch_says("HTTP/1.0 200 OK\r\nConnection: close\r\n\r\nhello", 100, 0, "hello");
+	fetch_says("HTTP/1.0 200 OK\r\nConnection: close\r\n\r\nhello", 5, 0, "hello");
+	fetch_says("HTTP/1.0 200 OK\r\nConnection: close\r\n\r\nhello", 4, -EFBIG,
+		   "larger than 4 bytes");
+	/* grown past its first buffer */
+	n = (size_t)snprintf(big, sizeof(big), "HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n");
+	memset(big + n, 'a', sizeof(big) - n - 1);
+	fetch_says(big, sizeof(big), 0, big + n);
+}
+
+/* A chunked stream: decoded into a socket pair, its end checked. */
+static void test_chunked_stream(void)
+{
+	static const char *const a[] = {
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nETag: \"e1\"\r\n\r\n"
+		"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nETag: \"e1\"\r\n\r\n",
+	};
+	static const char *const cut[] = {
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+		"5\r\nhello\r\n6\r\n wo",
+	};
+	struct http_conn c, kept;
+	char buf[64];
+	size_t got = 0;
+	ssize_t r;
+	int fd = -1;
+
+	connect_to(&c, a, 2, 5000);
+	CHECK_EQ_INT(http_stream_open(&c, &fd, err, sizeof(err)), 0);
+	while ((r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	buf[got] = '\0';
+	CHECK_EQ_STR(buf, "hello world");
+	CHECK_EQ_INT(http_stream_end(&c, fd, err, sizeof(err)), 0);
+	close(fd);
+	http_close(&c);
+	done();
+
+	connect_to(&c, cut, 1, 5000);
+	CHECK_EQ_INT(http_stream_open(&c, &fd, err, sizeof(err)), 0);
+	got = 0;
+	while ((r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	CHECK_EQ_INT(got, 8);
+	CHECK_EQ_INT(http_stream_end(&c, fd, err, sizeof(err)), -EIO);
+	CHECK(strstr(err, "chunked body cut short") != NULL);
+	close(fd);
+	http_close(&c);
+	done();
+
+	/* the reader gone before the end: the thread ends, nothing waits */
+	connect_to(&c, cut, 1, 5000);
+	CHECK_EQ_INT(http_stream_open(&c, &fd, err, sizeof(err)), 0);
+	close(fd);
+	http_close(&c);
+	done();
+
+	/* the caller's connection scribbled over while the stream is read:
+	 * the thread works on its own copy */
+	connect_to(&c, a, 1, 5000);
+	CHECK_EQ_INT(http_stream_open(&c, &fd, err, sizeof(err)), 0);
+	kept = c;
+	memset(&c, 0x55, sizeof(c));
+	got = 0;
+	while ((r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	CHECK_EQ_INT(got, 11);
+	close(fd);
+	http_close(&kept);
 	done();
 }
 
@@ -312,5 +429,7 @@ int main(void)
 	RUN(test_redirects);
 	RUN(test_broken);
 	RUN(test_fetch);
+	RUN(test_bodies);
+	RUN(test_chunked_stream);
 	return TAP_DONE();
 }
