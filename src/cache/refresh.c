@@ -647,6 +647,15 @@ static int no_delta(struct refresh *f, bool warn, const char *fmt, ...)
 	return 0;
 }
 
+/* The delta's descriptor, read only, and its connection when it came
+ * over HTTP (a chunked body's decoder goes with it). */
+static void close_delta(int fd, struct http_conn *c)
+{
+	(void)close(fd);
+	if (c)
+		(void)http_close(c);
+}
+
 /* The delta's way (the head of this file): 1 when the slot holds the
  * image, verified, with its index in *itext; 0 to go on with the chunks
  * (the slots closed again, f->new empty); -errno when the slot cannot be
@@ -658,6 +667,8 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 	uint8_t dsha[32];
 	struct stat st, as;
 	uint64_t dsize;
+	struct http_conn dc;
+	bool dc_open = false;
 	int dfd, rc;
 
 	if (f->o->no_delta || !f->have_m)
@@ -684,20 +695,19 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 	if (source_is_url(path)) {
 		/* One GET, read as a stream: delta_apply() holds it to its
 		 * length and SHA-256. */
-		struct http_conn dc;
-
 		rc = http_init(&dc, path, f->o->timeout_ms, why, sizeof(why));
 		if (rc == 0)
 			rc = http_stream_open(&dc, &dfd, why, sizeof(why));
 		if (rc < 0)
 			return no_delta(f, true, "%s", why);
+		dc_open = true;
 		dsize = dc.size;
 	} else {
 		dfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISREG(st.st_mode)) {
 			rc = dfd < 0 ? errno : EINVAL;
 			if (dfd >= 0)
-				(void)close(dfd);
+				close_delta(dfd, dc_open ? &dc : NULL);
 			return no_delta(f, true, "%s: %s", path, rc == EINVAL ?
 					"not a regular file" : strerror(rc));
 		}
@@ -705,26 +715,26 @@ static int try_delta(struct refresh *f, char **itext, size_t *ilen, uint8_t isum
 	}
 	/* A delta larger than the image saves nothing: not read. */
 	if (dsize > f->m.size) {
-		(void)close(dfd);
+		close_delta(dfd, dc_open ? &dc : NULL);
 		return no_delta(f, true, "%s: %" PRIu64 " bytes, larger than the image", path,
 				dsize);
 	}
 	f->new.size = f->m.size;
 	rc = open_slots(f);
 	if (rc < 0) {
-		(void)close(dfd);
+		close_delta(dfd, dc_open ? &dc : NULL);
 		f->new.size = 0;
 		return rc;
 	}
 	if (f->afd < 0 || fstat(f->afd, &as) < 0 || (uint64_t)as.st_size != a->size) {
-		(void)close(dfd);
+		close_delta(dfd, dc_open ? &dc : NULL);
 		rc = no_delta(f, true, "slot %c is not the %" PRIu64 " bytes its state says",
 			      cstate_slot_name(f->st.active), a->size);
 		goto back;
 	}
 	hex_decode(f->m.delta_sha256, 32, dsha);
 	rc = delta_apply(f->afd, a->size, dfd, dsize, dsha, f->sfd, f->m.size, why, sizeof(why));
-	(void)close(dfd);             /* read only */
+	close_delta(dfd, dc_open ? &dc : NULL);
 	/* Read from the server, whatever came of it. */
 	f->r->bytes_network += dsize;
 	f->r->bytes_delta = dsize;
