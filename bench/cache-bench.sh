@@ -143,8 +143,8 @@ fi
 img_size=$(stat -c %s "$img")
 nfiles=$(wc -l < "$cache/files")
 nlogin=$(wc -l < "$root/etc/cbench/login.list")
-login_bytes=$(sed "s|^|$root|" "$root/etc/cbench/login.list" | xargs stat -c %s | awk '{ s += $1 } END { printf "%d\n", s }')
-files_bytes=$(sed "s|^|$root|" "$cache/files" | xargs stat -c %s | awk '{ s += $1 } END { printf "%d\n", s }')
+login_bytes=$(sed "s|^|$root|" "$root/etc/cbench/login.list" | xargs stat -c %s | awk '{ s += $1 } END { printf "%.0f\n", s }')
+files_bytes=$(sed "s|^|$root|" "$cache/files" | xargs stat -c %s | awk '{ s += $1 } END { printf "%.0f\n", s }')
 say "image: $img_size bytes, $nfiles files ($files_bytes bytes), login reads $nlogin ($login_bytes bytes)"
 
 # ---------------------------------------------------------------- LTSP

@@ -207,7 +207,7 @@ server_ticks() {
 	echo "$s"
 }
 http_bytes() {
-	awk '{ s += $1 } END { printf "%d\n", s }' "$tmp/nginx-$S1/access.log" 2>/dev/null || echo 0
+	awk '{ s += $1 } END { printf "%.0f\n", s }' "$tmp/nginx-$S1/access.log" 2>/dev/null || echo 0
 }
 hz=$(getconf CLK_TCK)
 now() { date +%s.%N; }

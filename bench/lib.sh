@@ -70,7 +70,7 @@ real_files() { # ROOT MB
 		-printf '%s\t%p\n' 2>/dev/null |
 		awk -F '\t' 'index($2, " ") == 0 && index($2, "\"") == 0 && index($2, "\047") == 0 && index($2, "\\") == 0' |
 		LC_ALL=C sort -t "$(printf '\t')" -k2 > "$cache/candidates"
-	total=$(awk -F '\t' '{ s += $1 } END { printf "%d\n", s }' "$cache/candidates")
+	total=$(awk -F '\t' '{ s += $1 } END { printf "%.0f\n", s }' "$cache/candidates")
 	want=$(($2 * 3300000))
 	stride=$((total / want))
 	[ "$stride" -ge 1 ] || stride=1
