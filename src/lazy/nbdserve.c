@@ -85,6 +85,7 @@ int nbds_init(struct nbds *s, int copy_fd, uint64_t size, uint64_t chunk_size,
 	s->fetch = fetch;
 	s->arg = arg;
 	s->timeout = timeout;
+	s->yield_max = NBDS_YIELD_MAX_S;
 	s->state = calloc(s->nchunks, 1);
 	if (!s->state)
 		return -ENOMEM;
@@ -200,12 +201,17 @@ int nbds_ensure(struct nbds *s, int slot, uint32_t i, void *buf)
 	}
 	s->state[i] = NBDS_BUSY;
 	s->fetching++;
+	s->demand += slot == 0;
 	pthread_mutex_unlock(&s->lock);
 
 	rc = fetch_verified(s, slot, i, buf);
 
 	pthread_mutex_lock(&s->lock);
 	s->fetching--;
+	if (slot == 0) {
+		s->demand--;
+		s->demand_end = now_sec();
+	}
 	if (rc == 0) {
 		s->state[i] = NBDS_PRESENT;
 		s->present++;
@@ -367,6 +373,29 @@ static bool stopped(struct nbds *s)
 	return stop;
 }
 
+/* Chunk i is absent and the server fetched lately: wait (bounded). */
+static void yield_to_reads(struct nbds *s, uint32_t i)
+{
+	double until = now_sec() + s->yield_max;
+	bool counted = false;
+
+	for (;;) {
+		bool wait;
+
+		pthread_mutex_lock(&s->lock);
+		wait = !s->stop && s->state[i] == NBDS_ABSENT &&
+		       (s->demand > 0 || now_sec() - s->demand_end < NBDS_YIELD_S);
+		if (wait && !counted) {
+			s->yields++;
+			counted = true;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!wait || now_sec() >= until)
+			return;
+		nap_ms(20);
+	}
+}
+
 int nbds_fill(struct nbds *s, const uint32_t *order, uint32_t n)
 {
 	uint8_t *buf = malloc(s->chunk_size);
@@ -380,8 +409,10 @@ int nbds_fill(struct nbds *s, const uint32_t *order, uint32_t n)
 		for (uint64_t k = 0; k < (uint64_t)n + s->nchunks && !stopped(s); k++) {
 			uint32_t i = k < n ? order[k] : (uint32_t)(k - n);
 
-			if (i < s->nchunks)
+			if (i < s->nchunks) {
+				yield_to_reads(s, i);
 				(void)nbds_ensure(s, 1, i, buf);
+			}
 			if (s->tick)
 				s->tick(s->tick_arg);
 		}

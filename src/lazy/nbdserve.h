@@ -52,6 +52,7 @@ struct nbds {
 	double timeout;           /* seconds a chunk is tried for, over all sources */
 	void (*tick)(void *);     /* the filler calls it after each chunk, or NULL */
 	void *tick_arg;
+	double yield_max;         /* seconds the filler waits for reads, per chunk */
 	/* state, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;      /* a chunk's fetch ended */
@@ -61,9 +62,20 @@ struct nbds {
 	uint64_t failed;          /* fetches that ended in an error */
 	uint64_t bad_hash;        /* fetched chunks whose SHA-256 was wrong */
 	uint64_t reads, read_errors;
+	uint32_t demand;          /* the server's fetches in progress */
+	double demand_end;        /* when the last of them ended (now_sec) */
+	uint64_t yields;          /* times the filler waited for them */
 	char last_error[256];
 	bool stop;                /* the filler ends */
 };
+
+/* The filler leaves the link to the reads: before each chunk it waits
+ * while the server fetches for the kernel, or did so less than
+ * NBDS_YIELD_S ago, for at most yield_max seconds (default
+ * NBDS_YIELD_MAX_S: a boot that reads all the time still gets its
+ * copy). */
+#define NBDS_YIELD_S 0.25
+#define NBDS_YIELD_MAX_S 2.0
 
 enum { NBDS_ABSENT, NBDS_BUSY, NBDS_PRESENT };
 
@@ -91,8 +103,9 @@ int nbds_ensure(struct nbds *s, int slot, uint32_t i, void *buf);
 int nbds_serve(struct nbds *s, int sock);
 
 /* Fetch every absent chunk, those in order[0..n) first, then the rest
- * in offset order; a chunk that fails is tried again in the next round
- * (a pause between rounds) until s->stop. 0 when all are present,
+ * in offset order, each after the server's fetches (NBDS_YIELD_S); a
+ * chunk that fails is tried again in the next round (a pause between
+ * rounds) until s->stop. 0 when all are present,
  * -ECANCELED when stopped, -ENOMEM. */
 int nbds_fill(struct nbds *s, const uint32_t *order, uint32_t n);
 

@@ -5,6 +5,7 @@
  * that can be down or serve wrong bytes. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,9 @@ struct fake {
 	enum src_kind src[3];
 	unsigned nsrc;
 	unsigned fetches;          /* of good bytes */
+	unsigned filler_fetches;   /* of those, the filler's (slot 1) */
+	bool gate;                 /* the server's fetches wait for it */
+	pthread_cond_t opened;
 	pthread_mutex_t lock;
 };
 
@@ -39,8 +43,11 @@ static int fake_fetch(void *arg, int slot, unsigned attempt, uint32_t i, uint64_
 {
 	struct fake *f = arg;
 
-	(void)slot;
 	(void)i;
+	pthread_mutex_lock(&f->lock);
+	while (slot == 0 && f->gate)
+		pthread_cond_wait(&f->opened, &f->lock);
+	pthread_mutex_unlock(&f->lock);
 	if (attempt >= f->nsrc)
 		return -ENODEV;
 	if (f->src[attempt] == SRC_DOWN) {
@@ -52,6 +59,7 @@ static int fake_fetch(void *arg, int slot, unsigned attempt, uint32_t i, uint64_
 		((uint8_t *)buf)[len / 2] ^= 0x40;
 	pthread_mutex_lock(&f->lock);
 	f->fetches++;
+	f->filler_fetches += slot == 1;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -84,6 +92,7 @@ static void rig_up(struct rig *g, enum src_kind a, enum src_kind b, unsigned nsr
 	g->f.src[1] = b;
 	g->f.nsrc = nsrc;
 	pthread_mutex_init(&g->f.lock, NULL);
+	pthread_cond_init(&g->f.opened, NULL);
 	g->copy_fd = mkstemp(path);
 	CHECK(g->copy_fd >= 0);
 	(void)unlink(path);
@@ -103,6 +112,7 @@ static int rig_down(struct rig *g)
 	pthread_join(g->th, NULL);
 	nbds_free(&g->s);
 	(void)close(g->copy_fd);
+	pthread_cond_destroy(&g->f.opened);
 	pthread_mutex_destroy(&g->f.lock);
 	return g->rc;
 }
@@ -350,6 +360,68 @@ static void filler(void)
 	CHECK_EQ_INT(rig_down(&g), 0);
 }
 
+struct fill_run {
+	struct rig *g;
+	int rc;
+};
+
+static void *fill_thread(void *arg)
+{
+	struct fill_run *r = arg;
+
+	r->rc = nbds_fill(&r->g->s, NULL, 0);
+	return NULL;
+}
+
+/* Poll (no deadline: the test's own timeout bounds it) until *v, read
+ * under lock, is at least want. */
+static void await(pthread_mutex_t *lock, const void *v, size_t size, uint64_t want)
+{
+	for (;;) {
+		uint64_t now;
+
+		pthread_mutex_lock(lock);
+		now = size == sizeof(uint32_t) ? *(const uint32_t *)v : *(const uint64_t *)v;
+		pthread_mutex_unlock(lock);
+		if (now >= want)
+			return;
+		usleep(10000);
+	}
+}
+
+static void filler_yields_to_reads(void)
+{
+	struct rig g;
+	struct fill_run r;
+	pthread_t th;
+	uint8_t buf[100];
+
+	/* A read of chunk 2 waits for its fetch (held at the gate): the
+	 * filler, started meanwhile, fetches nothing until that fetch is
+	 * done. */
+	rig_up(&g, SRC_GOOD, SRC_GOOD, 1, 5);
+	g.s.yield_max = 3600;
+	g.f.gate = true;
+	request(g.sv[0], 0x25609513u, 0, 1, 2 * CH, sizeof(buf));
+	await(&g.s.lock, &g.s.demand, sizeof(g.s.demand), 1);
+	r.g = &g;
+	CHECK(pthread_create(&th, NULL, fill_thread, &r) == 0);
+	await(&g.s.lock, &g.s.yields, sizeof(g.s.yields), 1);
+	pthread_mutex_lock(&g.f.lock);
+	CHECK_EQ_INT(g.f.filler_fetches, 0);
+	g.f.gate = false;
+	pthread_cond_broadcast(&g.f.opened);
+	pthread_mutex_unlock(&g.f.lock);
+	CHECK_EQ_INT(answer(g.sv[0], 1), 0);
+	CHECK_EQ_INT(read_full(g.sv[0], buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	CHECK(memcmp(buf, image + 2 * CH, sizeof(buf)) == 0);
+	pthread_join(th, NULL);
+	CHECK_EQ_INT(r.rc, 0);
+	CHECK_EQ_INT(g.s.present, NCH);
+	CHECK_EQ_INT(g.f.filler_fetches, NCH - 1);
+	CHECK_EQ_INT(rig_down(&g), 0);
+}
+
 static void settings(void)
 {
 	struct nbds s;
@@ -379,5 +451,6 @@ int main(void)
 	RUN(bounds);
 	RUN(random_requests);
 	RUN(filler);
+	RUN(filler_yields_to_reads);
 	return TAP_DONE();
 }
