@@ -20,24 +20,11 @@ load helpers/common
 load helpers/http
 
 setup() {
-	require_loader
-	setup_out
-	W=$BATS_TEST_TMPDIR/www
-	mkdir -p "$W"
-	PIDS=()
+	http_setup
 }
 
 teardown() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
-		if [ -f "$p" ]; then
-			kill "$(cat "$p")" 2>/dev/null || true
-		fi
-	done
+	http_teardown
 }
 
 # image NAME MIB: random bytes, NAME.manifest beside them (chunks of 1 MiB),

@@ -15,22 +15,14 @@ load helpers/common
 load helpers/http
 
 setup() {
-	require_loader
-	setup_out
-	W=$BATS_TEST_TMPDIR/www
-	mkdir -p "$W"
+	http_setup
 	VICTIM=$BATS_TEST_TMPDIR/victim
 	printf 'precious\n' >"$VICTIM"
 	SMALL=
 }
 
 teardown() {
-	local p
-	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
-		if [ -f "$p" ]; then
-			kill "$(cat "$p")" 2>/dev/null || true
-		fi
-	done
+	http_teardown
 	if [ -n "$SMALL" ]; then
 		umount "$SMALL" 2>/dev/null || true
 	fi

@@ -71,3 +71,25 @@ log_bytes() {
 	awk '{ s += $2 } END { print s + 0 }' "$BATS_TEST_TMPDIR/nginx$1/access.log"
 }
 
+# http_setup / http_teardown: a test file's web root $W and the servers
+# it started (PIDS: its own processes; nginx: by their pid files).
+http_setup() {
+	require_loader
+	setup_out
+	W=$BATS_TEST_TMPDIR/www
+	mkdir -p "$W"
+	PIDS=()
+}
+
+http_teardown() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
+		if [ -f "$p" ]; then
+			kill "$(cat "$p")" 2>/dev/null || true
+		fi
+	done
+}
