@@ -67,3 +67,50 @@ BATS
 	assert_failure 1
 	assert_equal "$(cut -d: -f2 <<<"$output" | tr '\n' ' ')" "2 3 4 5 11 "
 }
+
+@test "setup_suite: a process a test leaves behind is named and killed; bats ends" {
+	command -v busybox >/dev/null || skip "busybox not installed"
+	d=$BATS_TEST_TMPDIR/suite
+	mkdir -p "$d"
+	cp "$TOP/tests/setup_suite.bash" "$d/"
+	# one child that keeps the suite's mark, one that drops its
+	# environment but holds bats's output, one daemon that forks away
+	# (busybox httpd without -f); a test after them runs as before
+	sed -e 's/^|//' -e 's/^%/@/' >"$d/left.bats" <<'BATS'
+|%test "leaves three" {
+|	sleep 1000 &
+|	env -i sleep 1001 &
+|	cd "$BATS_TEST_TMPDIR" && busybox httpd -p 127.0.0.1:0
+|}
+|%test "after" {
+|	true
+|}
+BATS
+	run timeout 60 bats --tap "$d/left.bats"
+	assert_failure 1
+	assert_line "ok 1 leaves three"
+	assert_line "ok 2 after"
+	assert_line "not ok 3 teardown_suite"
+	assert_line --regexp "^# a test left process [0-9]+ running: sleep 1000 +\(killed\)$"
+	assert_line --regexp "^# a test left process [0-9]+ running: sleep 1001 +\(killed\)$"
+	assert_line --regexp "^# a test left process [0-9]+ running: busybox httpd -p 127.0.0.1:0 +\(killed\)$"
+	refute_output --partial "No such process"
+	# nothing of it runs on
+	run pgrep -f "^(sleep 100[01]|busybox httpd -p 127.0.0.1:0)"
+	assert_failure 1
+}
+
+@test "setup_suite: a suite whose tests clean up passes, nothing named" {
+	d=$BATS_TEST_TMPDIR/suite
+	mkdir -p "$d"
+	cp "$TOP/tests/setup_suite.bash" "$d/"
+	sed -e 's/^|//' -e 's/^%/@/' >"$d/clean.bats" <<'BATS'
+|%test "waits for its child" {
+|	sleep 0.1 &
+|	wait
+|}
+BATS
+	run timeout 60 bats --tap "$d/clean.bats"
+	assert_success
+	assert_output $'1..1\nok 1 waits for its child'
+}
