@@ -4,9 +4,11 @@
 # `ramboot profile sort` and `ramboot profile extents`: a profile's ranges
 # mapped to the files of its squashfs image, written as a mksquashfs -sort
 # file; an image rebuilt with it holds the files read first, contiguous,
-# in first-read order. The profile is written by hand (helpers/profile):
-# one page inside the data blocks of each of 20 files spread through an
-# image of 200, in an order that is not the image's.
+# grouped by directory: the directories in the order the boot first read
+# one of their files, the files within one by name. The profile is
+# written by hand (helpers/profile): one page inside the data blocks of
+# each of 20 files spread through an image of 200, in an order that is
+# not the image's and goes from directory to directory.
 
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
@@ -53,8 +55,9 @@ data_layout() {
 	"$RAMBOOT_BIN" profile extents "$1" | grep -v -e '<' -e ' (fragment)$' | sort -n -k1,1
 }
 
-# pick IMG: every 10th file of the image, in reverse order (not the
-# image's); sets PICK (paths) and RANGES (one page inside each).
+# pick IMG: every 10th file of the image (5 of each directory), in
+# reverse order (not the image's); sets PICK (paths) and RANGES (one page
+# inside each).
 pick() {
 	local o n p s
 	PICK=()
@@ -67,11 +70,34 @@ pick() {
 	done < <(data_layout "$1" | awk 'NR % 10 == 0' | tac)
 }
 
-@test "profile sort: the files a profile read lie first in the rebuilt image, contiguous, in first-read order" {
+# interleave: PICK and RANGES reordered from directory to directory (the
+# first of each of the 4 directories, then the second of each, ...), as a
+# boot reads; sets WANT, the order the sorted image is to have
+interleave() {
+	local j k pick=() ranges=()
+	for j in 0 1 2 3 4; do
+		for k in 0 5 10 15; do
+			pick+=("${PICK[$((k + j))]}")
+			ranges+=("${RANGES[$((2 * (k + j)))]}" "${RANGES[$((2 * (k + j) + 1))]}")
+		done
+	done
+	PICK=("${pick[@]}")
+	RANGES=("${ranges[@]}")
+	# the directories as first read; the files of each by name (bytes)
+	mapfile -t WANT < <(printf '%s\n' "${PICK[@]}" |
+		awk '{ d = $0; sub(/\/[^\/]*$/, "", d); if (!(d in r)) r[d] = n++; print r[d] "\t" $0 }' |
+		LC_ALL=C sort -t "$(printf '\t')" -k1,1n -k2 | cut -f2-)
+}
+
+@test "profile sort: the files a profile read lie first in the rebuilt image, contiguous, by directory as first read" {
 	make_src "$T/src"
 	mksq "$T/src" "$T/img"
 	pick "$T/img"
 	[ "${#PICK[@]}" -eq 20 ] || fail "picked ${#PICK[@]} files, not 20"
+	interleave
+	# the boot went e, c d, b, a, e, ...: so the image is e, c d, b, a
+	[ "${WANT[0]%%/*}" = e ] && [ "${WANT[5]%%/*}" = "c d" ] &&
+		[ "${WANT[10]%%/*}" = b ] && [ "${WANT[15]%%/*}" = a ] || fail "${WANT[*]}"
 	write_profile "$T/p" "$T/img" "${RANGES[@]}"
 
 	rb profile sort "$T/img" "$T/p" -o "$T/sort"
@@ -85,7 +111,7 @@ pick() {
 	local i=0 o n p end=96
 	while read -r o n p; do
 		[ "$i" -lt 20 ] || break
-		[ "$p" = "${PICK[$i]}" ] || fail "file $i of the rebuilt image is '$p', not '${PICK[$i]}'"
+		[ "$p" = "${WANT[$i]}" ] || fail "file $i of the rebuilt image is '$p', not '${WANT[$i]}'"
 		[ "$o" -eq "$end" ] || fail "'$p' starts at $o, not at $end"
 		end=$((o + n))
 		i=$((i + 1))
@@ -136,8 +162,9 @@ pick() {
 	grep -qF 'back\\slash ' "$T/sort"
 	grep -qF '\#hash ' "$T/sort"
 	mksq "$T/src" "$T/img2" -sort "$T/sort"
-	# the order is the profile's: the image's data in reverse
-	diff <(data_layout "$T/img" | tac | cut -d' ' -f3-) <(data_layout "$T/img2" | cut -d' ' -f3-)
+	# the profile read the image's data in reverse: "sp ace" first, then
+	# the top directory's files, by name
+	diff <(printf '%s\n' 'sp ace/x' '#hash' 'back\slash' plain) <(data_layout "$T/img2" | cut -d' ' -f3-)
 }
 
 @test "profile sort: a hostile or unsupported image, a profile of another image: one error line, exit 1" {

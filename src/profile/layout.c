@@ -280,6 +280,74 @@ void profile_files_free(struct profile_read *r, size_t n)
 	free(r);
 }
 
+/* ---- files read, grouped by directory ---- */
+
+struct grp {
+	struct profile_read r;
+	size_t dlen;  /* the directory's part of the path: up to its last '/' */
+	size_t idx;   /* place in first-read order */
+	size_t rank;  /* the first-read place of the directory's first file */
+};
+
+static int cmp_dir(const struct grp *x, const struct grp *y)
+{
+	int c = memcmp(x->r.path, y->r.path, x->dlen < y->dlen ? x->dlen : y->dlen);
+
+	if (c)
+		return c;
+	return x->dlen < y->dlen ? -1 : x->dlen > y->dlen;
+}
+
+static int cmp_dir_idx(const void *a, const void *b)
+{
+	const struct grp *x = a, *y = b;
+	int c = cmp_dir(x, y);
+
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_rank_name(const void *a, const void *b)
+{
+	const struct grp *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->r.path, y->r.path);
+}
+
+int profile_group_dirs(struct profile_read *r, size_t n)
+{
+	struct grp *g;
+	size_t i, first = 0;
+
+	if (n < 2)
+		return 0;
+	g = calloc(n, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *sl = strrchr(r[i].path, '/');
+
+		g[i].r = r[i];
+		g[i].dlen = sl ? (size_t)(sl - r[i].path) : 0;
+		g[i].idx = i;
+	}
+	/* each directory's files together, the first one read first */
+	qsort(g, n, sizeof(*g), cmp_dir_idx);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && cmp_dir(&g[i - 1], &g[i]) != 0)
+			first = i;
+		g[i].rank = g[first].idx;
+	}
+	qsort(g, n, sizeof(*g), cmp_rank_name);
+	for (i = 0; i < n; i++)
+		r[i] = g[i].r;
+	free(g);
+	return 0;
+}
+
 /* mksquashfs reads a name up to the first white space, a backslash
  * quoting the next character; a line starting with '#' is a comment.
  * A newline cannot be quoted (it reads line by line), nor a name that

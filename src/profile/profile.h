@@ -148,6 +148,19 @@ int profile_files_read(const struct sqfs *s, const struct profile *p, struct pro
 void profile_files_free(struct profile_read *r, size_t n);
 
 /*
+ * The files read, reordered as the sort file lists them: by directory,
+ * the directories in the order the boot first read one of their files,
+ * and within a directory by name, as mksquashfs orders them. The read
+ * set still comes first and contiguous; what this keeps from
+ * mksquashfs's own layout is that a directory's files (a package's, as
+ * a rule) share their fragment blocks with each other, so that a
+ * rebuild that changes one package changes about as many compressed
+ * blocks as without a sort file (docs/profiles.md, "Sorting the
+ * image"). 0 or -ENOMEM.
+ */
+int profile_group_dirs(struct profile_read *r, size_t n);
+
+/*
  * The mksquashfs -sort file of the files read, in that order: one line
  * "PATH PRIORITY" each, PATH relative to the image's root (as mksquashfs
  * takes it with one source directory), white space, backslashes and a

@@ -314,6 +314,8 @@ static int cmd_sort(int argc, char **argv)
 	if (rc == 0) {
 		rc = profile_files_read(&s, &p, &r, &n);
 		if (rc == 0)
+			rc = profile_group_dirs(r, n);
+		if (rc == 0)
 			rc = profile_sortfile(r, n, &text, &len, &skipped);
 		if (rc < 0)
 			rb_err("%s", strerror(-rc));

@@ -384,6 +384,36 @@ static void test_sortfile(void)
 	free(text);
 }
 
+/* The files read, grouped: directories as first read ("usr/lib" by its
+ * first file, before "usr/bin"), names within one by bytes; "usr" and
+ * "usr/lib" and "usr/lib2" are three directories, the top one a fourth. */
+static void test_group_dirs(void)
+{
+	static const char *in[] = {
+		"usr/lib/z", "usr/bin/sh", "top", "usr/lib2/a", "usr/lib/a b", "usr/x",
+		"usr/lib/a", "etc", "usr/bin/ash", "usr/lib/Z",
+	};
+	static const char *want[] = {
+		"usr/lib/Z", "usr/lib/a", "usr/lib/a b", "usr/lib/z", "usr/bin/ash", "usr/bin/sh",
+		"etc", "top", "usr/lib2/a", "usr/x",
+	};
+	struct profile_read r[10];
+	size_t i;
+
+	for (i = 0; i < 10; i++) {
+		r[i].file = i;
+		r[i].path = (char *)in[i];
+	}
+	CHECK_EQ_INT(profile_group_dirs(r, 10), 0);
+	for (i = 0; i < 10; i++) {
+		CHECK_EQ_STR(r[i].path, want[i]);
+		/* each path keeps its file */
+		CHECK(!strcmp(in[r[i].file], r[i].path));
+	}
+	CHECK_EQ_INT(profile_group_dirs(r, 1), 0);
+	CHECK_EQ_INT(profile_group_dirs(NULL, 0), 0);
+}
+
 static void test_spread(void)
 {
 	struct profile p;
@@ -457,6 +487,7 @@ int main(void)
 	RUN(test_loop);
 	RUN(test_corrupted);
 	RUN(test_sortfile);
+	RUN(test_group_dirs);
 	RUN(test_spread);
 	RUN(test_files_read);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
