@@ -68,15 +68,22 @@ BATS
 	assert_equal "$(cut -d: -f2 <<<"$output" | tr '\n' ' ')" "2 3 4 5 11 "
 }
 
-@test "setup_suite: a process a test leaves behind is named and killed; bats ends" {
-	command -v busybox >/dev/null || skip "busybox not installed"
-	d=$BATS_TEST_TMPDIR/suite
+# suite NAME: stdin (each line after a '|', '%' for '@') as NAME.bats in
+# a directory of its own beside tests/setup_suite.bash; its path in $F
+suite() {
+	local d=$BATS_TEST_TMPDIR/suite
 	mkdir -p "$d"
 	cp "$TOP/tests/setup_suite.bash" "$d/"
+	F=$d/$1.bats
+	sed -e 's/^|//' -e 's/^%/@/' >"$F"
+}
+
+@test "setup_suite: a process a test leaves behind is named and killed; bats ends" {
+	command -v busybox >/dev/null || skip "busybox not installed"
 	# one child that keeps the suite's mark, one that drops its
 	# environment but holds bats's output, one daemon that forks away
 	# (busybox httpd without -f); a test after them runs as before
-	sed -e 's/^|//' -e 's/^%/@/' >"$d/left.bats" <<'BATS'
+	suite left <<'BATS'
 |%test "leaves three" {
 |	sleep 1000 &
 |	env -i sleep 1001 &
@@ -86,7 +93,7 @@ BATS
 |	true
 |}
 BATS
-	run timeout 60 bats --tap "$d/left.bats"
+	run timeout 60 bats --tap "$F"
 	assert_failure 1
 	assert_line "ok 1 leaves three"
 	assert_line "ok 2 after"
@@ -101,16 +108,13 @@ BATS
 }
 
 @test "setup_suite: a suite whose tests clean up passes, nothing named" {
-	d=$BATS_TEST_TMPDIR/suite
-	mkdir -p "$d"
-	cp "$TOP/tests/setup_suite.bash" "$d/"
-	sed -e 's/^|//' -e 's/^%/@/' >"$d/clean.bats" <<'BATS'
+	suite clean <<'BATS'
 |%test "waits for its child" {
 |	sleep 0.1 &
 |	wait
 |}
 BATS
-	run timeout 60 bats --tap "$d/clean.bats"
+	run timeout 60 bats --tap "$F"
 	assert_success
 	assert_output $'1..1\nok 1 waits for its child'
 }
