@@ -19,21 +19,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-struct mem {
-	const uint8_t *b;
-	size_t len;
-};
-
-static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-
-	if (off > m->len || len > m->len - off)
-		return -EIO;
-	memcpy(buf, m->b + off, len);
-	return 0;
-}
-
 static int mem_decode(void *ctx, unsigned comp, const uint8_t *in, size_t inlen, uint8_t *out,
 		      size_t cap, size_t *outlen)
 {
@@ -50,8 +35,8 @@ static int mem_decode(void *ctx, unsigned comp, const uint8_t *in, size_t inlen,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mem m = { data, size };
-	struct sqfs_io io = { &m, mem_read, mem_decode };
+	struct sqfs_mem m = { data, size };
+	struct sqfs_io io = { &m, sqfs_mem_read, mem_decode };
 	char err[256], path[SQFS_PATH_MAX + 1];
 	struct sqfs s;
 	size_t i;

@@ -774,6 +774,16 @@ int sqfs_read(struct sqfs *s, uint64_t image_size, const struct sqfs_io *io, cha
 	return rc;
 }
 
+int sqfs_mem_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct sqfs_mem *m = ctx;
+
+	if (off > m->len || len > m->len - off)
+		return -EIO;
+	memcpy(buf, m->b + off, len);
+	return 0;
+}
+
 void sqfs_free(struct sqfs *s)
 {
 	free(s->f);

@@ -64,6 +64,14 @@ struct sqfs_io {
 		      size_t cap, size_t *outlen);
 };
 
+/* An image held in memory: sqfs_mem_read as sqfs_io.read, a struct
+ * sqfs_mem as its ctx (the fuzz target, the tests' hostile images). */
+struct sqfs_mem {
+	const uint8_t *b;
+	size_t len;
+};
+int sqfs_mem_read(void *ctx, uint64_t off, void *buf, size_t len);
+
 /* A regular file, once per inode (hard links: the first name the walk
  * met, links counts the names). */
 struct sqfs_file {

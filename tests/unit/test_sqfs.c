@@ -225,22 +225,7 @@ static void test_extents_hold_the_data(void)
 	sqfs_free(&s);
 }
 
-/* An image in memory, for the hostile cases. */
-struct mem {
-	const uint8_t *b;
-	size_t len;
-};
-
-static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-
-	if (off > m->len || len > m->len - off)
-		return -EIO;
-	memcpy(buf, m->b + off, len);
-	return 0;
-}
-
+/* The hostile cases: an image in memory (struct sqfs_mem), nothing decoded. */
 static int mem_decode(void *ctx, unsigned comp, const uint8_t *in, size_t inlen, uint8_t *out,
 		      size_t cap, size_t *outlen)
 {
@@ -250,8 +235,8 @@ static int mem_decode(void *ctx, unsigned comp, const uint8_t *in, size_t inlen,
 
 static int mem_load(const uint8_t *b, size_t len, struct sqfs *s)
 {
-	struct mem m = { b, len };
-	struct sqfs_io io = { &m, mem_read, mem_decode };
+	struct sqfs_mem m = { b, len };
+	struct sqfs_io io = { &m, sqfs_mem_read, mem_decode };
 
 	return sqfs_read(s, len, &io, err, sizeof(err));
 }
