@@ -57,27 +57,13 @@ mb=${HTTPBENCH_MB:-64}
 rates=${HTTPBENCH_RATES:-100mbit 1gbit}
 delay=${HTTPBENCH_DELAY:-1ms}
 runs=${HTTPBENCH_RUNS:-3}
-RAMBOOT_BIN=${RAMBOOT_BIN:-$top/ramboot}
-case $RAMBOOT_BIN in /*) ;; *) RAMBOOT_BIN=$top/$RAMBOOT_BIN ;; esac
-rb=${RAMBOOT_STATIC:-$top/static/ramboot}
-case ${HTTPBENCH_DOC:-0} in
-0 | "") doc= ;;
-1) doc=$top/docs/benchmarks.md ;;
-*) doc=$HTTPBENCH_DOC ;;
-esac
 
 say() { echo "http-bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces, veth pairs, tc); run it as root"
-[ -x "$RAMBOOT_BIN" ] || die "no $RAMBOOT_BIN (run make)"
-[ -x "$rb" ] || die "no $rb (run make static)"
-PATH=$PATH:/usr/sbin:/sbin
-for t in ip tc nginx curl mksquashfs busybox; do
-	command -v "$t" >/dev/null || die "$t not installed (tests/deps.sh install)"
-done
-case $runs in '' | *[!0-9]* | 0) die "HTTPBENCH_RUNS=$runs: expected a count" ;; esac
-case $mb in '' | *[!0-9]* | 0) die "HTTPBENCH_MB=$mb: expected MB" ;; esac
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
+bench_start HTTPBENCH "network namespaces, veth pairs, tc" ip tc nginx curl mksquashfs busybox
 
 # rate_bits RATE: a tc rate in bit/s (empty when it is none)
 rate_bits() {
@@ -90,9 +76,6 @@ rate_bits() {
 for r in $rates; do
 	[ -n "$(rate_bits "$r")" ] || die "HTTPBENCH_RATES: $r is not a tc rate (100mbit, 1gbit)"
 done
-
-# shellcheck source=bench/lib.sh
-. "$top/bench/lib.sh"
 mkdir -p "$cache"
 
 # ---------------------------------------------------------------- the image

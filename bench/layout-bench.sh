@@ -66,35 +66,20 @@ rates=${LAYOUTBENCH_RATES:-100mbit 20mbit}
 runs=${LAYOUTBENCH_RUNS:-3}
 timeout_s=${LAYOUTBENCH_TIMEOUT:-900}
 mem=${LAYOUTBENCH_MEM:-1024}
-RAMBOOT_BIN=${RAMBOOT_BIN:-$top/ramboot}
-case $RAMBOOT_BIN in /*) ;; *) RAMBOOT_BIN=$top/$RAMBOOT_BIN ;; esac
-rb=${RAMBOOT_STATIC:-$top/static/ramboot}
-case ${LAYOUTBENCH_DOC:-0} in
-0 | "") doc= ;;
-1) doc=$top/docs/benchmarks.md ;;
-*) doc=$LAYOUTBENCH_DOC ;;
-esac
 
 say() { echo "layout-bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces, veth pairs, tc, nbd-server); run it as root"
-[ -x "$RAMBOOT_BIN" ] || die "no $RAMBOOT_BIN (run make)"
-[ -x "$rb" ] || die "no $rb (run make static)"
-PATH=$PATH:/usr/sbin:/sbin
-for t in ip tc nbd-server ltsp mksquashfs busybox mkfs.ext4 cpio lsinitramfs python3; do
-	command -v "$t" >/dev/null || die "$t not installed (tests/deps.sh install)"
-done
-case $runs in '' | *[!0-9]* | 0) die "LAYOUTBENCH_RUNS=$runs: expected a count" ;; esac
-case $mb in '' | *[!0-9]* | 0) die "LAYOUTBENCH_MB=$mb: expected MB" ;; esac
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
+bench_start LAYOUTBENCH "network namespaces, veth pairs, tc, nbd-server" \
+	ip tc nbd-server ltsp mksquashfs busybox mkfs.ext4 cpio lsinitramfs python3
 for r in $rates; do
 	case $r in [0-9]*bit) ;; *) die "LAYOUTBENCH_RATES: $r is not a tc rate (100mbit, 20mbit)" ;; esac
 done
 "$RAMBOOT_BIN" profile sort 2>&1 | grep -q 'not in this build' &&
 	die "$RAMBOOT_BIN has no profile sort (the static build): use the host one"
 
-# shellcheck source=bench/lib.sh
-. "$top/bench/lib.sh"
 mkdir -p "$cache"
 
 # ---------------------------------------------------------------- the image

@@ -1,5 +1,6 @@
 # bench/lib.sh - sourced by bench/boot-bench.sh, bench/cache-bench.sh,
-# bench/cache-delta.sh, bench/http-bench.sh and bench/lab-bench.sh. It sources tests/boot/lib.sh, what the QEMU boot
+# bench/cache-delta.sh, bench/http-bench.sh, bench/lab-bench.sh and
+# bench/layout-bench.sh. It sources tests/boot/lib.sh, what the QEMU boot
 # tests share: the build-cache helpers key FILE..., fresh NAME KEY and
 # stamp NAME KEY, ltsp_conf, ltsp_initrd, ltsp_net_identity and cache_do
 # DISK SUBCOMMAND ARG... (`ramboot cache` on a disk file through a loop
@@ -34,10 +35,39 @@
 # doc_table NAME TITLE TABLE DOC puts the file TABLE into the markdown DOC
 # between <!-- NAME:begin --> and <!-- NAME:end -->, or at its end under
 # the heading TITLE.
+# bench_start PREFIX WHY TOOL..., what a bench checks first: RAMBOOT_BIN
+# made absolute, rb (the static binary) and doc (PREFIX_DOC: 0 or unset
+# none, 1 docs/benchmarks.md, else that file) set; root (WHY: what for),
+# both binaries, each TOOL, $runs a count and $mb a size, or die.
+#
 # shellcheck shell=bash disable=SC2154 # the caller's variables
 
 # shellcheck source=tests/boot/lib.sh
 . "$top/tests/boot/lib.sh"
+
+# shellcheck disable=SC2034 # rb and doc are the caller's
+bench_start() {
+	local p=$1 why=$2 d t
+	shift 2
+	RAMBOOT_BIN=${RAMBOOT_BIN:-$top/ramboot}
+	case $RAMBOOT_BIN in /*) ;; *) RAMBOOT_BIN=$top/$RAMBOOT_BIN ;; esac
+	rb=${RAMBOOT_STATIC:-$top/static/ramboot}
+	d=${p}_DOC
+	case ${!d:-0} in
+	0 | "") doc= ;;
+	1) doc=$top/docs/benchmarks.md ;;
+	*) doc=${!d} ;;
+	esac
+	[ "$(id -u)" = 0 ] || die "needs root ($why); run it as root"
+	[ -x "$RAMBOOT_BIN" ] || die "no $RAMBOOT_BIN (run make)"
+	[ -x "$rb" ] || die "no $rb (run make static)"
+	PATH=$PATH:/usr/sbin:/sbin
+	for t in "$@"; do
+		command -v "$t" >/dev/null || die "$t not installed (tests/deps.sh install)"
+	done
+	case $runs in '' | *[!0-9]* | 0) die "${p}_RUNS=$runs: expected a count" ;; esac
+	case $mb in '' | *[!0-9]* | 0) die "${p}_MB=$mb: expected MB" ;; esac
+}
 
 ltsp_setup() {
 	mkdir -p "$lt"
