@@ -170,22 +170,35 @@ out:
 	return rc;
 }
 
+/* The options of merge and sort: -o FILE into *out; -1 with the exit
+ * code in *rc when the command is to end here (--help, a usage error). */
+static int out_opt(int argc, char **argv, const char **out, int *rc)
+{
+	struct rb_getopt g = { .set = &merge_optset };
+	int c;
+
+	while ((c = rb_getopt(&g, argc, argv)) != -1) {
+		switch (c) {
+		case 'o': *out = optarg; break;
+		case 'h': usage(stdout); *rc = RB_EXIT_OK; return -1;
+		default:
+			*rc = rb_usage("profile", "unknown or incomplete option '%s'",
+				       argv[optind - 1]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int cmd_merge(int argc, char **argv)
 {
 	const char *out = NULL;
 	char err[PATH_MAX + 128];
 	struct profile merged;
-	struct rb_getopt g = { .set = &merge_optset };
-	int c, rc = RB_EXIT_FAIL;
+	int rc = RB_EXIT_FAIL;
 
-	while ((c = rb_getopt(&g, argc, argv)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("profile", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	if (out_opt(argc, argv, &out, &rc) < 0)
+		return rc;
 	if (!out)
 		return rb_usage("profile", "merge needs -o OUT");
 	if (argc - optind < 1)
@@ -287,21 +300,14 @@ static int cmd_sort(int argc, char **argv)
 {
 	const char *out = NULL;
 	char err[PATH_MAX + 128], *text = NULL;
-	struct rb_getopt g = { .set = &merge_optset };
 	struct profile_read *r = NULL;
 	struct profile p;
 	struct sqfs s;
 	size_t n = 0, len = 0, skipped = 0;
-	int c, rc;
+	int rc;
 
-	while ((c = rb_getopt(&g, argc, argv)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'h': usage(stdout); return RB_EXIT_OK;
-		default:
-			return rb_usage("profile", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	if (out_opt(argc, argv, &out, &rc) < 0)
+		return rc;
 	if (argc - optind < 2)
 		return rb_usage("profile", "sort needs IMAGE and at least one PROFILE");
 	if (!RAMBOOT_PROFILE_SORT) {
