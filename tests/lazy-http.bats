@@ -11,6 +11,7 @@
 # bats sets status, output, stderr after each `run`
 # shellcheck disable=SC2154
 load helpers/common
+load helpers/http
 
 setup() {
 	require_loader
@@ -19,6 +20,9 @@ setup() {
 	S=$BATS_TEST_TMPDIR/st
 	mkdir -p "$W" "$S"
 	T=$BATS_TEST_TMPDIR/ram
+	# the request line in nginx's access log (helpers/http.bash)
+	# shellcheck disable=SC2016 # nginx's variables
+	NGINX_LOG_FORMAT='"$request" $status $body_bytes_sent'
 }
 
 teardown() {
@@ -30,24 +34,11 @@ teardown() {
 	fi
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# nginx_start: nginx serving $W at $URL
-nginx_start() {
-	local n=$BATS_TEST_TMPDIR/nginx
-	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
-		skip "nginx not installed (tests/deps.sh install: nginx-light)"
-	PORT=$(free_port)
-	"$TOP/tests/helpers/nginx-conf.sh" "$n" "127.0.0.1:$PORT" "" "root $W;"
-	PATH=$PATH:/usr/sbin nginx -p "$n" -c "$n/nginx.conf" || fail "nginx did not start"
-	for _ in $(seq 100); do
-		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
-			"$PORT" 2>/dev/null && break
-		sleep 0.1
-	done
-	URL=http://127.0.0.1:$PORT
+# need_no_nbd CASE: skip where the kernel has NBD (the lazy copy would
+# go on to the kernel's client): the QEMU case CASE covers it there
+need_no_nbd() {
+	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
+		skip "this kernel has nbd: the QEMU case $1 covers it"
 }
 
 # image NAME: a squashfs, and NAME.manifest (chunks of 64 KiB) beside it
@@ -114,8 +105,7 @@ assert_gave_up() {
 }
 
 @test "lazy-http: a verified manifest goes on to the NBD device (a kernel without nbd: given up, nothing left)" {
-	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
-		skip "this kernel has nbd: the QEMU case http-lazy covers it"
+	need_no_nbd http-lazy
 	image img
 	nginx_start
 	lazy_http --image="$URL/img"
@@ -126,8 +116,7 @@ assert_gave_up() {
 }
 
 @test "lazy-http: a profile recorded on the image is used; one of another image is not" {
-	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
-		skip "this kernel has nbd: the QEMU case http-lazy covers it"
+	need_no_nbd http-lazy
 	image img
 	nginx_start
 	size=$(stat -c %s "$W/img")
@@ -145,8 +134,7 @@ assert_gave_up() {
 }
 
 @test "lazy-http: a first URL that does not answer is not used: the manifest and the size from the next" {
-	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
-		skip "this kernel has nbd: the QEMU case http-lazy-mirror covers it"
+	need_no_nbd http-lazy-mirror
 	image img
 	nginx_start
 	dead=$(free_port)
@@ -160,8 +148,7 @@ assert_gave_up() {
 }
 
 @test "lazy-http: --mirror adds servers of the image; a first that does not answer is not used" {
-	[ ! -d /sys/module/nbd ] && ! modprobe -n -q nbd 2>/dev/null ||
-		skip "this kernel has nbd: the QEMU case http-lazy-mirror covers it"
+	need_no_nbd http-lazy-mirror
 	image img
 	nginx_start
 	dead=$(free_port)
