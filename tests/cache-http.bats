@@ -71,6 +71,16 @@ publish() {
 	"$RAMBOOT_BIN" publish --cindex --content-addressed "$@" "$W/x86_64.img" >/dev/null
 }
 
+# b_published [OPTION...]: nginx serving a.img, the cache refreshed to it,
+# then b.img published (with the publish OPTIONs)
+b_published() {
+	nginx_start
+	publish "$D/a.img"
+	refresh
+	[ "$status" -eq 0 ] || fail "the first refresh failed: $stderr"
+	publish "$D/b.img" "$@"
+}
+
 # mkey NAME: the value of the manifest key NAME in the server's manifest
 mkey() {
 	sed -n "s/^$1 //p" "$W/x86_64.img.manifest"
@@ -140,11 +150,7 @@ assert_active() {
 
 @test "cache over HTTP: a rebuilt image reads only the chunks the active slot lacks, by range" {
 	local size ca net
-	nginx_start
-	publish "$D/a.img"
-	refresh
-	[ "$status" -eq 0 ]
-	publish "$D/b.img"
+	b_published
 	ca=/$(mkey image)
 	size=$(stat -c %s "$D/b.img")
 	refresh
@@ -167,11 +173,7 @@ assert_active() {
 
 @test "cache over HTTP: the delta publish wrote is read in place of the chunks" {
 	local size delta
-	nginx_start
-	publish "$D/a.img"
-	refresh
-	[ "$status" -eq 0 ]
-	publish "$D/b.img" --delta
+	b_published --delta
 	delta=/$(mkey delta)
 	[ "$delta" != / ]
 	size=$(stat -c %s "$D/b.img")
@@ -199,11 +201,7 @@ assert_active() {
 
 @test "cache over HTTP: a corrupted chunk on the server is refused, the old slot active and intact" {
 	local ca off
-	nginx_start
-	publish "$D/a.img"
-	refresh
-	[ "$status" -eq 0 ]
-	publish "$D/b.img"
+	b_published
 	ca=$(mkey image)
 	# a byte in the middle of the first chunk of b.img that a.img lacks
 	off=$(awk 'NR == FNR { if ($1 == "chunk") have[$4] = 1; next }
@@ -258,11 +256,7 @@ assert_active() {
 }
 
 @test "cache over HTTP: a server that is down is a clear error, the old slot active and intact" {
-	nginx_start
-	publish "$D/a.img"
-	refresh
-	[ "$status" -eq 0 ]
-	publish "$D/b.img"
+	b_published
 	nginx_stop
 	refresh
 	[ "$status" -eq 1 ]
@@ -308,11 +302,7 @@ assert_active() {
 
 @test "cache over HTTP: --mirror: a first URL that is down is not used, the manifest and the chunks from the mirror" {
 	local dead
-	nginx_start
-	publish "$D/a.img"
-	refresh
-	[ "$status" -eq 0 ]
-	publish "$D/b.img"
+	b_published
 	dead=$(free_port)
 	: >"$LOG"
 	run --separate-stderr "$RAMBOOT_BIN" cache refresh --cache="$C" --name=x \
@@ -328,11 +318,7 @@ assert_active() {
 
 @test "cache over HTTP: --mirror: chunks that do not match their hash on one URL are read from the other" {
 	local ca size
-	nginx_start
-	publish "$D/a.img"
-	refresh
-	[ "$status" -eq 0 ]
-	publish "$D/b.img"
+	b_published
 	ca=$(mkey image)
 	size=$(stat -c %s "$W/$ca")
 	# the first URL: the same manifest and index, the image's bytes other
