@@ -85,7 +85,7 @@ interleave() {
 	RANGES=("${ranges[@]}")
 	# the directories as first read; the files of each by name (bytes)
 	mapfile -t WANT < <(printf '%s\n' "${PICK[@]}" |
-		awk '{ d = $0; sub(/\/[^\/]*$/, "", d); if (!(d in r)) r[d] = n++; print r[d] "\t" $0 }' |
+		awk '{ d = $0; if (!sub(/\/[^\/]*$/, "", d)) d = ""; if (!(d in r)) r[d] = n++; print r[d] "\t" $0 }' |
 		LC_ALL=C sort -t "$(printf '\t')" -k1,1n -k2 | cut -f2-)
 }
 

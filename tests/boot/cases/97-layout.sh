@@ -15,7 +15,8 @@
 # one page inside the data of each file that has one, in the reverse of
 # the unsorted image's order. On the host, before the boot, `ramboot
 # profile extents` of the sorted image shows those files first, right
-# after the superblock, contiguous, in the profile's order.
+# after the superblock, contiguous, in the sort file's order: by
+# directory, as the profile first read each, and by name within one.
 
 # layout_first IMG N: the first N files of IMG by the offset of their
 # data, "PATH" a line, while each starts where the one before ended (the
@@ -62,7 +63,11 @@ EOF
 		>> "$lt/setup.log" 2>&1 || { fail "ramboot profile sort failed: $(tail -n 1 "$lt/setup.log")"; return 1; }
 	mksquashfs "$ly/root" "$ly/srv/images/x86_64.img" -noappend -quiet -all-root -no-progress \
 		-sort "$ly/sort" >> "$lt/setup.log" 2>&1 || { fail "mksquashfs -sort failed"; return 1; }
-	cut -d' ' -f3- "$ly/picked" > "$ly/want"
+	# the sort file's order: the directories as the profile first read
+	# them, the files of each by name (bytes)
+	cut -d' ' -f3- "$ly/picked" |
+		awk '{ d = $0; if (!sub(/\/[^\/]*$/, "", d)) d = ""; if (!(d in r)) r[d] = n++; print r[d] "\t" $0 }' |
+		LC_ALL=C sort -t "$(printf '\t')" -k1,1n -k2 | cut -f2- > "$ly/want"
 	layout_first "$ly/srv/images/x86_64.img" "$(wc -l < "$ly/want")" > "$ly/first"
 	cmp -s "$ly/want" "$ly/first" ||
 		{ fail "the sorted image does not start with the profile's files: $(tr '\n' ' ' < "$ly/first")"; return 1; }
