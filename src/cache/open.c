@@ -226,6 +226,24 @@ static int mount_fd(struct cache *c, int fd, const struct stat *st, int how, cha
 	return rc < 0 ? rc : mount_detached(c, src, how, err, errlen);
 }
 
+/* path opened (without waiting on a FIFO, never a terminal), or pfd
+ * duplicated when it is one, and its stat into *st: the descriptor, or
+ * -errno with err. */
+static int open_nowait(const char *path, int pfd, struct stat *st, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	fd = pfd >= 0 ? fcntl(pfd, F_DUPFD_CLOEXEC, 3) :
+	     open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			(void)close(fd);
+		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
+	}
+	return fd;
+}
+
 /*
  * A device that may not be a cache is mounted read-only and norecovery
  * (nothing written: not the mount count, not the journal's replay) until
@@ -242,14 +260,9 @@ static int cache_mount(struct cache *c, const char *path, int pfd, bool rw, bool
 	int fd, rc;
 
 	cache_reset(c, path);
-	fd = pfd >= 0 ? fcntl(pfd, F_DUPFD_CLOEXEC, 3) :
-	     open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			(void)close(fd);
-		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
-	}
+	fd = open_nowait(path, pfd, &st, err, errlen);
+	if (fd < 0)
+		return fd;
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(c->how, sizeof(c->how), "directory");
 		c->root = fd;
@@ -557,13 +570,9 @@ int cache_init(const char *path, const struct cache_init_opts *o, char *err, siz
 	 * formatted is what this descriptor is, whatever the path names
 	 * later. A file is never taken through a symbolic link (a device
 	 * is: /dev/disk/by-id/...). */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			(void)close(fd);
-		return rb_errfmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
-	}
+	fd = open_nowait(path, -1, &st, err, errlen);
+	if (fd < 0)
+		return fd;
 	if (S_ISDIR(st.st_mode)) {
 		(void)close(fd);
 		return init_dir(path, o->force, err, errlen);
