@@ -60,6 +60,8 @@ setup() {
 teardown() {
 	local l
 	wait_refresh || true
+	# a refresh behind a hit may still be asking the server
+	kill_env "RAMBOOT_ROOT=$R" >/dev/null
 	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT" || umount -l "$MNT"; fi
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
 	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then

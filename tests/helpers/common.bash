@@ -274,3 +274,44 @@ EOF
 is_root() {
 	[ "$(id -u)" = 0 ]
 }
+
+# kill_env VAR=VALUE: every process with VAR=VALUE in its environment
+# (what a test started with it and left running: a refresh behind a
+# boot) killed and waited for, up to 5 s; the pids killed on stdout
+kill_env() {
+	local d e pids=() p
+	local -a env
+	for d in /proc/[0-9]*; do
+		[ "${d#/proc/}" = "$BASHPID" ] && continue
+		env=()
+		mapfile -d "" env 2>/dev/null <"$d/environ" || continue
+		for e in "${env[@]}"; do
+			if [ "$e" = "$1" ]; then
+				pids+=("${d#/proc/}")
+				break
+			fi
+		done
+	done
+	[ "${#pids[@]}" -gt 0 ] || return 0
+	kill -KILL "${pids[@]}" 2>/dev/null || true
+	for p in "${pids[@]}"; do
+		for _ in $(seq 50); do
+			if [ ! -e "/proc/$p" ] || [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" = Z ]; then
+				break
+			fi
+			sleep 0.1
+		done
+	done
+	printf '%s\n' "${pids[@]}"
+}
+
+# kill_pids: the test's own background processes (the array PIDS) ended
+# and waited for
+kill_pids() {
+	local p
+	# shellcheck disable=SC2153 # the test's array
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
