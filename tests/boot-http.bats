@@ -30,10 +30,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
-		[ -f "$p" ] && { kill "$(cat "$p")" 2>/dev/null || true; }
-	done
+	nginx_stop_all
 	if grep -qs " $R/run/ramboot/ram " /proc/mounts; then
 		umount "$R/run/ramboot/ram" || umount -l "$R/run/ramboot/ram"
 	fi

@@ -35,11 +35,7 @@ setup() {
 }
 
 teardown() {
-	local f
-	for f in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
-		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
-	done
-	true
+	nginx_stop_all
 }
 
 # nginx_start: nginx serving $W at $URL, every request logged in $LOG

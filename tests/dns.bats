@@ -57,11 +57,7 @@ for p in 53, 8080:
 }
 
 teardown() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	kill_pids
 	if [ -n "${NS:-}" ]; then
 		ip netns del "$NS" 2>/dev/null || true
 		rm -rf "/etc/netns/${NS:?}"

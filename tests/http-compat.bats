@@ -19,14 +19,6 @@
 load helpers/common
 load helpers/http
 
-setup() {
-	http_setup
-}
-
-teardown() {
-	http_teardown
-}
-
 # image NAME MIB: random bytes, NAME.manifest beside them (chunks of 1 MiB),
 # and NAME.zst with the same manifest. Neither file ends in '<': nginx's
 # SSI filter keeps a last '<' back as the start of a "<!--" and drops it

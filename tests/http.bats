@@ -15,14 +15,6 @@
 load helpers/common
 load helpers/http
 
-setup() {
-	http_setup
-}
-
-teardown() {
-	http_teardown
-}
-
 # image NAME MIB: random bytes, and NAME.manifest beside them (chunks of 1 MiB)
 image() {
 	head -c "$(($2 * 1048576 + 12345))" /dev/urandom >"$W/$1"

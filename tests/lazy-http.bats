@@ -26,9 +26,7 @@ setup() {
 }
 
 teardown() {
-	if [ -f "$BATS_TEST_TMPDIR/nginx/nginx.pid" ]; then
-		kill "$(cat "$BATS_TEST_TMPDIR/nginx/nginx.pid")" 2>/dev/null || true
-	fi
+	nginx_stop_all
 	if mountpoint -q "$BATS_TEST_TMPDIR/ram" 2>/dev/null; then
 		umount "$BATS_TEST_TMPDIR/ram" || true
 	fi

@@ -82,14 +82,27 @@ http_setup() {
 }
 
 http_teardown() {
+	kill_pids
+	nginx_stop_all
+}
+
+# nginx_stop_all: every nginx the test started (by their pid files) asked
+# to stop
+nginx_stop_all() {
 	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
 	for p in "$BATS_TEST_TMPDIR"/nginx*/nginx.pid; do
 		if [ -f "$p" ]; then
 			kill "$(cat "$p")" 2>/dev/null || true
 		fi
 	done
+}
+
+# A file that loads this and defines no setup or teardown of its own
+# gets these (its own, defined after the load, take their place).
+setup() {
+	http_setup
+}
+
+teardown() {
+	http_teardown
 }
