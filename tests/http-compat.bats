@@ -43,15 +43,6 @@ load_both() {
 	done
 }
 
-# bad_start MODE FILE: the one-shot server of what no real server sends
-bad_start() {
-	PORT=$(free_port)
-	timeout 60 python3 "$TOP/tests/helpers/http-bad.py" "$PORT" "$1" "$2" &
-	PIDS+=("$!")
-	wait_port "$PORT"
-	URL=http://127.0.0.1:$PORT
-}
-
 @test "http-compat: busybox httpd (a connection per request): by ranges, a stream, the manifest" {
 	command -v busybox >/dev/null || skip "busybox not installed"
 	# not `busybox httpd`: without -f it forks a daemon onto port 80

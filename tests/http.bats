@@ -56,15 +56,6 @@ pyhttp_start() {
 	esac
 }
 
-# bad_start MODE FILE: the one-shot server of what no real server sends
-bad_start() {
-	PORT=$(free_port)
-	timeout 60 python3 "$TOP/tests/helpers/http-bad.py" "$PORT" "$1" "$2" &
-	PIDS+=("$!")
-	wait_port "$PORT"
-	URL=http://127.0.0.1:$PORT
-}
-
 @test "http: nginx: a verified copy, its manifest fetched beside the image" {
 	image img 6
 	nginx_start

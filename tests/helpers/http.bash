@@ -19,6 +19,16 @@ wait_port() {
 	fail "nothing listens on ${2:-127.0.0.1}:$1"
 }
 
+# bad_start MODE FILE: the one-shot server of what no real server sends
+# (tests/helpers/http-bad.py), at $URL, in PIDS
+bad_start() {
+	PORT=$(free_port)
+	timeout 60 python3 "$TOP/tests/helpers/http-bad.py" "$PORT" "$1" "$2" &
+	PIDS+=("$!")
+	wait_port "$PORT"
+	URL=http://127.0.0.1:$PORT
+}
+
 # nginx_start [RATE]: nginx serving $W at $URL, each answer at RATE
 # (limit_rate) when given
 nginx_start() {
